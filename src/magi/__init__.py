@@ -1,0 +1,4 @@
+"""magi: a blind multi-agent implementation competition."""
+
+__version__ = "0.1.0"
+__all__ = ["__version__"]

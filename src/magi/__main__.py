@@ -1,0 +1,5 @@
+"""``python -m magi`` runs the CLI."""
+
+from magi.cli import main
+
+main()

@@ -1,0 +1,95 @@
+"""What one agent turn is, whatever CLI runs it: the request, the result, the port.
+
+A turn is keyed by *seat* (``impl-B``, ``judge-2``, ``review-1``, ``fix``), never by agent
+id: the conversation a seat continues is the seat's own, so a model sitting as a judge
+cannot see the conversation in which it wrote a candidate.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+
+class TurnStatus(str, enum.Enum):
+    OK = "ok"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+    QUOTA = "quota"  # a rate limit or exhausted plan: refunded, the run stalls rather than fails
+    INVALID = "invalid"  # answered, but not in the shape the seat owes (set by the caller)
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    cost_usd: float | None = None
+
+    def __add__(self, other: Usage) -> Usage:
+        def add(a: float | int | None, b: float | int | None) -> float | int | None:
+            if a is None:
+                return b
+            if b is None:
+                return a
+            return a + b
+
+        return Usage(
+            input_tokens=add(self.input_tokens, other.input_tokens),  # type: ignore[arg-type]
+            output_tokens=add(self.output_tokens, other.output_tokens),  # type: ignore[arg-type]
+            cached_tokens=add(self.cached_tokens, other.cached_tokens),  # type: ignore[arg-type]
+            cost_usd=add(self.cost_usd, other.cost_usd),
+        )
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    """Everything an adapter needs for one turn.
+
+    ``session_id`` is the seat's live conversation (None: open a new one). ``run_id`` and
+    ``node`` reach the process as MAGI_RUN / MAGI_NODE; ``label`` is the candidate label a
+    seat works on, when there is one (``{label}`` for command agents).
+    """
+
+    seat: str
+    prompt: str
+    cwd: Path
+    allow_write: bool
+    timeout: float
+    session_id: str | None = None
+    run_id: str = ""
+    node: str = ""
+    turn: int = 1
+    label: str = ""
+    prompt_file: Path | None = None  # where the prompt was stored (artifacts); command agents read it
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """What came back. ``text`` is the agent's final reply, never an instruction to magi."""
+
+    status: TurnStatus
+    text: str = ""
+    session_id: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    duration_s: float = 0.0
+    error: str | None = None  # why the turn is not OK, in one line
+    raw_stdout: str = ""  # capped; stored as an artifact
+    raw_stderr: str = ""  # capped; stored as an artifact
+    exit_code: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status is TurnStatus.OK
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """The port the graph talks to. Real adapters spawn a CLI; fakes answer in-process."""
+
+    id: str
+    kind: str
+
+    def run_turn(self, request: TurnRequest) -> TurnResult: ...

@@ -1,0 +1,193 @@
+"""The config file's schema: every table and key magi reads, validated strictly.
+
+Unknown keys are errors (``extra="forbid"``): a typo such as ``judgs = 3`` must fail loudly
+rather than silently run a default panel. Arrays are whole values (see ``config.load`` for
+why an array may be declared in one layer only).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+BUILTIN_KINDS = ("claude", "codex", "opencode", "gemini", "antigravity", "command")
+AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+DEFAULT_PROTECTED = [".github/workflows/", ".magi/", "magi.toml", "CODEOWNERS"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AgentTimeouts(_Strict):
+    """Per-agent overrides of the node budgets, in seconds."""
+
+    implement: int | None = Field(None, gt=0)
+    judge: int | None = Field(None, gt=0)
+    deliberate: int | None = Field(None, gt=0)
+    vote: int | None = Field(None, gt=0)
+    review: int | None = Field(None, gt=0)
+    fix: int | None = Field(None, gt=0)
+
+
+class AgentConfig(_Strict):
+    """One ``[[agents]]`` entry: a CLI (or any command) magi may seat."""
+
+    id: str = Field(description="Roster id, used in [roles]; never shown to a judge.")
+    kind: str = Field(description="claude | codex | opencode | gemini | antigravity | command, "
+                      "or a kind registered by a plugin.")
+    model: str | None = Field(None, description="Model name or alias passed to the CLI.")
+    command: list[str] | None = Field(
+        None,
+        description="argv for kind=command (placeholders {prompt_file} {cwd} {label} {session}), "
+        "or the executable (and leading args) to run instead of the CLI's default name.",
+    )
+    args: list[str] = Field(default_factory=list, description="Extra CLI arguments, appended.")
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Variables set for this agent's process."
+    )
+    pass_env: list[str] = Field(
+        default_factory=list,
+        description="Names of variables passed through from magi's environment (e.g. an API "
+        "key). Nothing else outside the allowlist reaches an agent.",
+    )
+    timeouts: AgentTimeouts = Field(default_factory=AgentTimeouts)
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, v: str) -> str:
+        if not AGENT_ID.match(v):
+            raise ValueError(f"agent id {v!r} must match {AGENT_ID.pattern}")
+        return v
+
+    @model_validator(mode="after")
+    def _command_kind_needs_command(self) -> AgentConfig:
+        if self.kind == "command" and not self.command:
+            raise ValueError(f"agent {self.id!r}: kind = 'command' needs command = [...]")
+        return self
+
+
+class Roles(_Strict):
+    """Who sits where. An empty role rotates through the roster."""
+
+    implementers: list[str] = Field(default_factory=list)
+    judges: list[str] = Field(default_factory=list)
+    reviewers: list[str] = Field(default_factory=list)
+    fixer: str | None = None
+    planner: str | None = None
+
+
+class Graph(_Strict):
+    """Shape and budgets of the competition graph."""
+
+    candidates: int = Field(3, ge=1, le=26)
+    judges: int = Field(3, ge=0, le=15)
+    deliberate_rounds: int = Field(1, ge=0, le=10)
+    reviewers: int = Field(2, ge=0, le=10)
+    review_rounds: int = Field(6, ge=0, le=50)
+    incomplete_review: Literal["block", "warn"] = "block"
+    max_parallel: int = Field(4, ge=1, le=64)
+    language: str = "en"
+    sessions: bool = True
+    failover: bool = Field(True, description="Hand a seat lost to quota/timeout to the next agent.")
+    timeout_implement: int = Field(3600, gt=0)
+    timeout_verify: int = Field(900, gt=0)
+    timeout_judge: int = Field(1200, gt=0)
+    timeout_deliberate: int = Field(600, gt=0)
+    timeout_vote: int = Field(300, gt=0)
+    timeout_review: int = Field(1200, gt=0)
+    timeout_fix: int = Field(1800, gt=0)
+    worktree_root: str | None = None
+    patch_max_bytes: int = Field(
+        200_000, gt=0, description="Cap on each candidate's patch in a judge packet."
+    )
+    output_max_bytes: int = Field(
+        4_000_000, gt=0, description="Cap on what magi keeps of one process's output."
+    )
+
+
+class Blind(_Strict):
+    """What keeps the judging blind."""
+
+    commit_msg_hook: bool = True
+    on_leak: Literal["warn", "redact", "fail"] = "warn"
+    seed: int | None = None
+    protected: Literal["warn", "fail"] = "warn"
+    protected_paths: list[str] = Field(default_factory=lambda: list(DEFAULT_PROTECTED))
+
+
+class Verify(_Strict):
+    """Commands run through ``sh -c``: e2e per candidate and per review round, gate at the end."""
+
+    e2e: list[str] = Field(default_factory=list)
+    gate: list[str] = Field(default_factory=list)
+    candidates: bool = True
+
+
+class Merge(_Strict):
+    mode: Literal["none", "local", "pr"] = "none"
+
+
+class Prompts(_Strict):
+    """Appended under a heading of their own; never replaces a built-in prompt."""
+
+    all: str = ""
+    implement: str = ""
+    judge: str = ""
+    review: str = ""
+    fix: str = ""
+
+
+class Notify(_Strict):
+    command: list[str] = Field(default_factory=list)
+
+
+class Github(_Strict):
+    label: str = "magi"
+    workflow: str = "magi.yml"
+    runner_labels: list[str] = Field(default_factory=lambda: ["self-hosted", "magi"])
+
+
+class Budget(_Strict):
+    run_usd: float | None = Field(None, gt=0)
+    day_usd: float | None = Field(None, gt=0)
+
+
+class Config(_Strict):
+    """The whole resolved config (all layers merged, templates rendered)."""
+
+    agents: list[AgentConfig] = Field(default_factory=list)
+    roles: Roles = Field(default_factory=Roles)
+    graph: Graph = Field(default_factory=Graph)
+    blind: Blind = Field(default_factory=Blind)
+    verify: Verify = Field(default_factory=Verify)
+    merge: Merge = Field(default_factory=Merge)
+    prompts: Prompts = Field(default_factory=Prompts)
+    notify: Notify = Field(default_factory=Notify)
+    github: Github = Field(default_factory=Github)
+    budget: Budget = Field(default_factory=Budget)
+    vars: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _ids_unique_and_roles_known(self) -> Config:
+        seen: set[str] = set()
+        for a in self.agents:
+            if a.id in seen:
+                raise ValueError(f"agents: id {a.id!r} is declared twice")
+            seen.add(a.id)
+        if self.agents:
+            r = self.roles
+            named = [*r.implementers, *r.judges, *r.reviewers]
+            named += [x for x in (r.fixer, r.planner) if x]
+            unknown = sorted({n for n in named if n not in seen})
+            if unknown:
+                raise ValueError(f"roles name agents not in [[agents]]: {', '.join(unknown)}")
+        return self
+
+    def agent(self, agent_id: str) -> AgentConfig:
+        for a in self.agents:
+            if a.id == agent_id:
+                return a
+        raise KeyError(agent_id)
