@@ -36,8 +36,10 @@ class AgentConfig(_Strict):
     """One ``[[agents]]`` entry: a CLI (or any command) magi may seat."""
 
     id: str = Field(description="Roster id, used in [roles]; never shown to a judge.")
-    kind: str = Field(description="claude | codex | opencode | gemini | antigravity | command, "
-                      "or a kind registered by a plugin.")
+    kind: str = Field(
+        description="claude | codex | opencode | gemini | antigravity | command, "
+        "or a kind registered by a plugin."
+    )
     model: str | None = Field(None, description="Model name or alias passed to the CLI.")
     command: list[str] | None = Field(
         None,
@@ -127,6 +129,8 @@ class Verify(_Strict):
 
 
 class Merge(_Strict):
+    """What happens to the winner once it is ready: nothing, a local merge, or a pull request."""
+
     mode: Literal["none", "local", "pr"] = "none"
 
 
@@ -141,16 +145,22 @@ class Prompts(_Strict):
 
 
 class Notify(_Strict):
+    """A command told when a run ends (an argv; nothing runs when empty)."""
+
     command: list[str] = Field(default_factory=list)
 
 
 class Github(_Strict):
+    """How the GitHub App and the Actions runner find magi's work."""
+
     label: str = "magi"
     workflow: str = "magi.yml"
     runner_labels: list[str] = Field(default_factory=lambda: ["self-hosted", "magi"])
 
 
 class Budget(_Strict):
+    """Spending caps in US dollars, where an agent CLI reports its cost."""
+
     run_usd: float | None = Field(None, gt=0)
     day_usd: float | None = Field(None, gt=0)
 
