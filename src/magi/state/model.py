@@ -21,7 +21,7 @@ class _Rec(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
-class RunStatus(str, enum.Enum):
+class RunStatus(enum.StrEnum):
     CREATED = "created"
     PREPARING = "preparing"
     IMPLEMENTING = "implementing"

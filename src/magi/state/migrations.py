@@ -1,0 +1,96 @@
+"""Named, pure migrations that carry an old ``run.json`` record forward to ``SCHEMA``.
+
+A migration exists only where an old record's meaning can be reconstructed, not guessed
+(seed 003: schema 6 -> 7 turned a recorded gate into ``gate_ran = true``; a status a reader
+cannot infer from an old record gets no migration, and that record fails loudly instead).
+Adding one is one function and one registry entry::
+
+    def _gate_ran_from_gate(record: Record) -> Record:
+        record["gate_ran"] = bool(record.get("gate"))
+        return record
+
+    MIGRATIONS = {1: Migration("gate_ran_from_gate", _gate_ran_from_gate)}
+
+The function receives a deep copy of the record at version ``n`` and returns the record at
+``n + 1``; ``migrate`` stamps the new version itself, so a migration touches only the fields
+whose meaning moved. Errors are ``StateError`` without a path; ``Store.load`` adds the file.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from magi.errors import StateError
+from magi.state.model import SCHEMA
+
+__all__ = ["MIGRATIONS", "Migration", "Record", "migrate", "record_version"]
+
+Record = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One step from version ``n`` (its registry key) to ``n + 1``."""
+
+    name: str  # shown in errors and events, so a migrated run says what was done to it
+    apply: Callable[[Record], Record]
+
+
+# from-version -> the step that produces from-version + 1. Empty while SCHEMA is 1.
+MIGRATIONS: dict[int, Migration] = {}
+
+
+def record_version(record: Mapping[str, Any]) -> int:
+    """The ``schema`` a record declares; a missing or non-integer one is an error, never 1."""
+    if "schema" not in record:
+        # Guessing "1" for a record that does not say would be exactly the silent half-read
+        # the schema number exists to prevent.
+        raise StateError("the record has no 'schema' key, so its format is unknown")
+    version = record["schema"]
+    # bool is an int subclass; `"schema": true` is not a version.
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise StateError(f"'schema' must be an integer, found {version!r}")
+    return version
+
+
+def migrate(
+    record: Mapping[str, Any],
+    *,
+    target: int = SCHEMA,
+    migrations: Mapping[int, Migration] = MIGRATIONS,
+) -> Record:
+    """Return ``record`` carried to ``target`` through ``migrations``; the input is untouched.
+
+    A record newer than ``target`` was written by a newer magi and is refused: reading it
+    would drop whatever meaning the newer fields carry. An older one with a gap in the chain
+    is refused too, naming the missing step.
+    """
+    version = record_version(record)
+    if version > target:
+        raise StateError(
+            f"run.json was written by schema {version}; this magi reads schema {target}"
+            " — upgrade magi"
+        )
+    if version < target:
+        missing = next((v for v in range(version, target) if v not in migrations), None)
+        if missing is not None:
+            raise StateError(
+                f"run.json was written by schema {version}; this magi reads schema {target},"
+                f" and there is no migration from schema {missing} to {missing + 1}"
+            )
+    out: Record = copy.deepcopy(dict(record))
+    for step in range(version, target):
+        migration = migrations[step]
+        result = migration.apply(out)
+        if not isinstance(result, dict):
+            # A registry bug, not a bad record: say which step broke the chain.
+            raise TypeError(
+                f"migration {migration.name} ({step} -> {step + 1}) returned"
+                f" {type(result).__name__}, not a dict"
+            )
+        result["schema"] = step + 1
+        out = result
+    return out

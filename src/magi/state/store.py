@@ -1,0 +1,249 @@
+"""The on-disk run store: ``<home>/runs/<id>/run.json`` plus the run's ``artifacts/``.
+
+Every write is atomic (temp file in the same directory, fsync, ``os.replace``, fsync the
+directory), so a crash or a failed save leaves the previous record whole, never half of
+each. Every read fails loudly with the file's path: unreadable, not JSON (line and column),
+a schema this magi cannot read (both versions named), or a field that does not validate
+(its path named). A record is never guessed into shape.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+
+import platformdirs
+from pydantic import ValidationError
+
+from magi.errors import StateError
+from magi.state.migrations import migrate
+from magi.state.model import SCHEMA, Run
+
+__all__ = ["RUN_ID", "Store", "magi_home", "new_run_id"]
+
+RUN_ID = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{4}")
+RECORD = "run.json"
+ARTIFACTS = "artifacts"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_MAX_NAME = 200  # below every common filesystem's 255-byte name limit, leaving room for temp
+
+
+def magi_home(environ: Mapping[str, str] | None = None) -> Path:
+    """``$MAGI_HOME`` when set and non-empty, else the platform's user data dir for magi."""
+    env = os.environ if environ is None else environ
+    if env.get("MAGI_HOME"):
+        return Path(env["MAGI_HOME"]).expanduser()
+    return Path(platformdirs.user_data_dir("magi"))
+
+
+def new_run_id(now: datetime, rand: Callable[[], int] | random.Random) -> str:
+    """``YYYYMMDD-HHMMSS-xxxx``; an aware ``now`` is taken in UTC so ids sort by time."""
+    if now.tzinfo is not None:
+        now = now.astimezone(UTC)
+    n = rand.getrandbits(16) if isinstance(rand, random.Random) else rand()
+    if not 0 <= n <= 0xFFFF:
+        raise ValueError(f"run id suffix must be in 0..0xffff, got {n}")
+    return f"{now:%Y%m%d-%H%M%S}-{n:04x}"
+
+
+def _fsync_dir(path: Path) -> None:
+    # Makes the rename itself durable; Windows cannot open a directory for fsync.
+    if sys.platform == "win32":  # pragma: no cover
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` whole, or leave it as it was and no temp file behind."""
+    tmp: str | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        tmp = None
+        _fsync_dir(path.parent)
+    except OSError as exc:
+        raise StateError(f"cannot write: {exc.strerror or exc}", path=path) from exc
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(record)"
+
+
+def _describe(err: ValidationError, limit: int = 5) -> str:
+    errors = err.errors(include_url=False)
+    parts = [f"{_field_path(e['loc'])}: {e['msg']}" for e in errors[:limit]]
+    if len(errors) > limit:
+        parts.append(f"and {len(errors) - limit} more")
+    return "; ".join(parts)
+
+
+class Store:
+    """Runs under ``home/runs``, one directory per run id."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = Path(home)
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.home / "runs"
+
+    def run_dir(self, run_id: str) -> Path:
+        # The id becomes a path component: only the documented shape may, so no id can
+        # name a parent directory or another run's files.
+        if not RUN_ID.fullmatch(run_id):
+            raise StateError(f"{run_id!r} is not a run id (YYYYMMDD-HHMMSS-xxxx)")
+        return self.runs_dir / run_id
+
+    def create(self, run: Run) -> Path:
+        """Make the run's directory and first record; an existing id is refused."""
+        d = self.run_dir(run.id)
+        self.runs_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            d.mkdir()
+        except FileExistsError:
+            raise StateError(f"run {run.id} already exists", path=d) from None
+        try:
+            self.save(run)
+        except BaseException:
+            # A directory without a record is not a run; leave nothing for list_ids to trip on.
+            d.rmdir()
+            raise
+        return d
+
+    def save(self, run: Run) -> None:
+        """Write ``run.json`` atomically; the run must have been created."""
+        d = self.run_dir(run.id)
+        path = d / RECORD
+        if run.schema_version != SCHEMA:
+            raise StateError(
+                f"refusing to write a record stamped schema {run.schema_version};"
+                f" this magi writes schema {SCHEMA}",
+                path=path,
+            )
+        if not d.is_dir():
+            raise StateError(f"no run {run.id}; create it before saving", path=d)
+        # Serialize before touching the disk: a model that cannot be dumped writes nothing.
+        text = run.model_dump_json(by_alias=True, indent=2) + "\n"
+        _write_atomic(path, text)
+
+    def load(self, run_id: str) -> Run:
+        path = self.run_dir(run_id) / RECORD
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise StateError(f"no run {run_id}", path=path) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StateError(f"cannot read: {exc}", path=path) from exc
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise StateError(
+                f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", path=path
+            ) from None
+        if not isinstance(record, dict):
+            raise StateError(f"expected a JSON object, found {type(record).__name__}", path=path)
+        try:
+            record = migrate(record)
+        except StateError as exc:
+            raise StateError(exc.message, path=path) from None
+        try:
+            run = Run.model_validate(record)
+        except ValidationError as exc:
+            raise StateError(f"invalid record: {_describe(exc)}", path=path) from None
+        if run.id != run_id:
+            # A copied or renamed directory: saving would write one run's record into another's.
+            raise StateError(f"record says id {run.id}, but lives under {run_id}", path=path)
+        return run
+
+    def list_ids(self) -> list[str]:
+        """Ids of runs that have a record, newest first (ids begin with their time)."""
+        if not self.runs_dir.is_dir():
+            return []
+        ids = [
+            p.name
+            for p in self.runs_dir.iterdir()
+            if RUN_ID.fullmatch(p.name) and (p / RECORD).is_file()
+        ]
+        return sorted(ids, reverse=True)
+
+    def latest(self) -> str | None:
+        ids = self.list_ids()
+        return ids[0] if ids else None
+
+    def resolve(self, ref: str) -> str:
+        """A full id, a unique prefix of the 4-hex suffix, or a unique prefix of the id.
+
+        A short hex ref is read as a suffix first (``49ad`` is how people name runs); only
+        when no suffix matches is it tried as the start of the id (``20260912-05``).
+        """
+        ref = ref.strip()
+        if not ref:
+            raise StateError("empty run reference")
+        ids = self.list_ids()
+        if ref in ids:
+            return ref
+        matches: list[str] = []
+        if re.fullmatch(r"[0-9a-f]{1,4}", ref):
+            matches = [i for i in ids if i[-4:].startswith(ref)]
+        if not matches:
+            matches = [i for i in ids if i.startswith(ref)]
+        if not matches:
+            raise StateError(f"no run matches {ref!r} in {self.runs_dir}")
+        if len(matches) > 1:
+            shown = ", ".join(matches[:10]) + (" ..." if len(matches) > 10 else "")
+            raise StateError(f"{ref!r} matches {len(matches)} runs: {shown}; give more of the id")
+        return matches[0]
+
+    def write_artifact(self, run_id: str, name: str, text: str) -> str:
+        """Store ``text`` as ``artifacts/<sanitized name>``; return that path, run-relative."""
+        d = self.run_dir(run_id)
+        if not d.is_dir():
+            raise StateError(f"no run {run_id}", path=d)
+        safe = _sanitize(name)
+        target = d / ARTIFACTS
+        target.mkdir(exist_ok=True)
+        _write_atomic(target / safe, text)
+        return f"{ARTIFACTS}/{safe}"
+
+    def read_artifact(self, run_id: str, rel: str) -> str:
+        d = self.run_dir(run_id)
+        head, _, name = rel.partition("/")
+        # Only what write_artifact can return is readable: no '..', no absolute paths.
+        if head != ARTIFACTS or not name or _UNSAFE.search(name) or name.startswith("."):
+            raise StateError(f"{rel!r} is not an artifact path", path=d)
+        path = d / ARTIFACTS / name
+        try:
+            return path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise StateError("no such artifact", path=path) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StateError(f"cannot read: {exc}", path=path) from exc
+
+
+def _sanitize(name: str) -> str:
+    # Leading dots go: '..' would name the parent, and '.x' would hide among temp files.
+    safe = _UNSAFE.sub("_", name).lstrip(".")[:_MAX_NAME]
+    if not safe:
+        raise StateError(f"artifact name {name!r} has no usable characters")
+    return safe

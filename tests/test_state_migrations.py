@@ -1,0 +1,146 @@
+"""Migrations: named pure steps carry frozen old records forward, or fail naming both versions."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from magi.errors import StateError
+from magi.state.migrations import MIGRATIONS, Migration, Record, migrate, record_version
+from magi.state.model import SCHEMA, Run
+
+FIXTURES = Path(__file__).parent / "fixtures" / "state"
+
+
+def frozen(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+    return data
+
+
+# A fictional evolution (see fixtures/state/fictional/README.md): two steps, each
+# reconstructing a fact from what an older record already held.
+def _judge_skipped_from_solo(record: Record) -> Record:
+    record["judge_skipped"] = len(record["candidates"]) == 1 and not record["judgements"]
+    return record
+
+
+def _gate_ran_from_gate(record: Record) -> Record:
+    record["gate_ran"] = bool(record.get("gate"))
+    return record
+
+
+FICTION = {
+    1: Migration("judge_skipped_from_solo", _judge_skipped_from_solo),
+    2: Migration("gate_ran_from_gate", _gate_ran_from_gate),
+}
+
+
+def test_schema_1_migrates_to_itself_and_validates() -> None:
+    """With SCHEMA at 1, the real path for a schema-1 record is the identity."""
+    record = frozen("run-schema1.json")
+    out = migrate(record)
+    assert out == record
+    assert out is not record
+    assert Run.model_validate(out).schema_version == SCHEMA
+
+
+def test_real_registry_only_holds_steps_below_schema() -> None:
+    """Every registered step starts below SCHEMA, so each one can actually run."""
+    assert all(0 <= version < SCHEMA for version in MIGRATIONS)
+    assert len({m.name for m in MIGRATIONS.values()}) == len(MIGRATIONS)
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "expected"),
+    [
+        ("fictional/v1.json", 2, "fictional/v2.json"),
+        ("fictional/v2.json", 3, "fictional/v3.json"),
+        ("fictional/v1.json", 3, "fictional/v3.json"),
+        ("fictional/v3.json", 3, "fictional/v3.json"),
+    ],
+)
+def test_fictional_records_migrate_step_by_step(source: str, target: int, expected: str) -> None:
+    """Frozen records from versions 1 and 2 reach version 3 through the steps in order."""
+    assert migrate(frozen(source), target=target, migrations=FICTION) == frozen(expected)
+
+
+def test_migrate_never_touches_its_input() -> None:
+    """Migrations run on a deep copy, even when a step mutates nested parts of its input."""
+
+    def rename_files(record: Record) -> Record:
+        for candidate in record["candidates"]:
+            candidate["paths"] = candidate.pop("files")
+        return record
+
+    record = frozen("fictional/v1.json")
+    before = copy.deepcopy(record)
+    out = migrate(record, target=2, migrations={1: Migration("rename_files", rename_files)})
+    assert out["candidates"] == [{"label": "A", "paths": ["src/app.py"]}]
+    assert record == before
+
+
+def test_migrate_stamps_the_version_itself() -> None:
+    """A step touches only its fields; the machinery writes schema n + 1."""
+    seen: list[int] = []
+
+    def spy(record: Record) -> Record:
+        seen.append(record["schema"])
+        return record
+
+    out = migrate(
+        {"schema": 1}, target=4, migrations={v: Migration(f"s{v}", spy) for v in (1, 2, 3)}
+    )
+    assert seen == [1, 2, 3]
+    assert out == {"schema": 4}
+
+
+def test_a_gap_in_the_chain_names_the_missing_step() -> None:
+    """A chain with a hole fails before any step runs, naming the step that is missing."""
+    with pytest.raises(StateError) as err:
+        migrate(frozen("fictional/v1.json"), target=3, migrations={1: FICTION[1]})
+    assert str(err.value) == (
+        "run.json was written by schema 1; this magi reads schema 3,"
+        " and there is no migration from schema 2 to 3"
+    )
+
+
+def test_an_older_record_with_no_migration() -> None:
+    """A schema-0 record against the real registry says there is no way to 1."""
+    with pytest.raises(StateError, match="no migration from schema 0 to 1"):
+        migrate({"schema": 0})
+
+
+def test_a_newer_record_says_upgrade() -> None:
+    """A record from a newer magi is refused, naming both versions."""
+    with pytest.raises(StateError) as err:
+        migrate(frozen("run-schema99.json"))
+    assert str(err.value) == (
+        f"run.json was written by schema 99; this magi reads schema {SCHEMA} — upgrade magi"
+    )
+
+
+def test_a_record_without_schema_is_not_schema_1() -> None:
+    """The frozen record with no schema key is an error, not a guess."""
+    record = frozen("run-no-schema.json")
+    with pytest.raises(StateError, match="no 'schema' key"):
+        migrate(record)
+    # It would validate as schema 1 if the key were merely defaulted: that is the trap.
+    assert Run.model_validate(record).schema_version == 1
+
+
+@pytest.mark.parametrize("bad", [True, "1", 1.0, None])
+def test_schema_must_be_an_integer(bad: object) -> None:
+    """A schema that is not a plain integer is refused as it is."""
+    with pytest.raises(StateError, match="'schema' must be an integer"):
+        record_version({"schema": bad})
+
+
+def test_a_step_returning_a_non_dict_is_a_registry_bug() -> None:
+    """A broken migration fails with its name, not a confusing validation error later."""
+    broken = {1: Migration("forgot_return", lambda record: None)}  # type: ignore[arg-type,return-value]
+    with pytest.raises(TypeError, match=r"forgot_return \(1 -> 2\) returned NoneType"):
+        migrate({"schema": 1}, target=2, migrations=broken)
