@@ -1,0 +1,95 @@
+"""Antigravity (``agy -p --output-format json``): argv and output parsing, largely UNVERIFIED.
+
+No installable package ships the ``agy`` binary (README §5), so nothing here was checked
+against a real agy. What is unverified, exactly:
+
+- the flags ``--output-format json``, ``--conversation <id>``, ``--print-timeout <N>s``,
+  ``--add-dir``, ``--model`` and ``--dangerously-skip-permissions`` (from the spec magi was
+  seeded from and from the third-party agy-headless-bridge; none seen in a help text);
+- that ``-p`` with no argument reads the prompt from stdin (magi sends it there, as for claude);
+- the output: one JSON object carrying ``conversation_id`` and the reply, whose key is
+  unknown, so ``response``, ``result``, ``text`` and ``output`` are tried in that order;
+  a ``usage`` object with ``input_tokens``/``output_tokens`` is read if present;
+- the report that ``agy -p`` prints nothing when stdout is not a TTY (then every turn fails
+  here with a message saying so, rather than passing an empty reply on);
+- the quota signal: a non-zero exit whose output matches quota/rate limit/RESOURCE_EXHAUSTED/429.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from magi.agents.base import TurnRequest, TurnStatus, Usage
+from magi.agents.cli import (
+    Invocation,
+    Parsed,
+    executable,
+    int_or_none,
+    json_object,
+    malformed,
+    tail,
+)
+from magi.config.model import AgentConfig
+
+EXECUTABLE = "agy"
+VERSION_ARGV = ("agy", "--version")
+KEY_ENV_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+REPLY_KEYS = ("response", "result", "text", "output")
+
+QUOTA = re.compile(r"quota|rate[ _-]?limit|RESOURCE_EXHAUSTED|\b429\b|resets in", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class AntigravityAdapter:
+    cfg: AgentConfig
+    mints_session: ClassVar[bool] = False
+    needs_prompt_file: ClassVar[bool] = False
+
+    def build(self, request: TurnRequest, session_id_to_open: str | None) -> Invocation:
+        argv = [*executable(self.cfg, EXECUTABLE), "-p", "--output-format", "json"]
+        if self.cfg.model:
+            argv += ["--model", self.cfg.model]
+        # Without --add-dir agy is reported to work in a scratch workspace, not the worktree.
+        argv += ["--add-dir", str(request.cwd)]
+        # agy's own print timeout must not cut a turn short of magi's budget for the node.
+        argv += ["--print-timeout", f"{max(1, math.ceil(request.timeout))}s"]
+        if request.allow_write:
+            argv.append("--dangerously-skip-permissions")
+        if request.session_id:
+            argv += ["--conversation", request.session_id]
+        argv += self.cfg.args
+        return Invocation(argv, request.prompt.encode())
+
+    def parse(
+        self, stdout: str, stderr: str, exit_code: int | None, request: TurnRequest
+    ) -> Parsed:
+        obj = json_object(stdout) if stdout.strip() else None
+        sid = obj.get("conversation_id") if obj is not None else None
+        session_id = sid if isinstance(sid, str) and sid else None
+        if exit_code != 0:
+            both = f"{stderr}\n{stdout}"
+            status = TurnStatus.QUOTA if QUOTA.search(both) else TurnStatus.ERROR
+            why = tail(stderr) or tail(stdout) or "no output"
+            return Parsed(status, session_id=session_id, error=f"agy exited {exit_code}: {why}")
+        if not stdout.strip():
+            return Parsed(
+                TurnStatus.ERROR,
+                error="agy printed nothing (agy -p is reported to "
+                "print nothing when stdout is not a terminal; unverified)",
+            )
+        if obj is None:
+            return malformed("agy", "no JSON object", stdout)
+        reply = next((obj[k] for k in REPLY_KEYS if isinstance(obj.get(k), str)), None)
+        if reply is None:
+            keys = ", ".join(REPLY_KEYS)
+            return malformed("agy", f"the JSON object has none of {keys}", stdout)
+        raw_usage = obj.get("usage")
+        u = raw_usage if isinstance(raw_usage, dict) else {}
+        usage = Usage(
+            input_tokens=int_or_none(u.get("input_tokens")),
+            output_tokens=int_or_none(u.get("output_tokens")),
+        )
+        return Parsed(TurnStatus.OK, text=reply, session_id=session_id, usage=usage)

@@ -1,0 +1,171 @@
+"""The adapters' pure halves: argv building and output parsing, without processes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from magi.agents import TurnRequest, TurnStatus, Usage
+from magi.agents.antigravity import AntigravityAdapter
+from magi.agents.claude import ClaudeAdapter
+from magi.agents.codex import CodexAdapter
+from magi.agents.command import CommandAdapter
+from magi.agents.gemini import GeminiAdapter
+from magi.agents.opencode import OpencodeAdapter
+from magi.config.model import AgentConfig
+from magi.errors import AgentError
+
+REQ = TurnRequest(seat="judge-1", prompt="judge", cwd=Path("/w"), allow_write=False, timeout=90.5)
+
+
+def cfg(kind: str, **fields: object) -> AgentConfig:
+    return AgentConfig(id="a", kind=kind, **fields)
+
+
+def lines(*events: object) -> str:
+    return "".join(json.dumps(e) + "\n" for e in events)
+
+
+def test_config_command_replaces_the_executable_and_keeps_leading_args() -> None:
+    inv = ClaudeAdapter(cfg("claude", command=["npx", "claude"])).build(REQ, "sid")
+    assert inv.argv[:3] == ["npx", "claude", "-p"]
+    assert "--verbose" not in inv.argv
+    assert inv.stdin == b"judge"
+
+
+def test_claude_quota_from_the_result_text_alone() -> None:
+    out = json.dumps(
+        {
+            "type": "result",
+            "is_error": True,
+            "api_error_status": None,
+            "result": "API Error: Request rejected (429) · slow down",
+            "session_id": "s1",
+        }
+    )
+    parsed = ClaudeAdapter(cfg("claude")).parse(out, "", 1, REQ)
+    assert (parsed.status, parsed.session_id) == (TurnStatus.QUOTA, "s1")
+
+
+def test_claude_failed_first_turn_without_json_returns_no_session() -> None:
+    parsed = ClaudeAdapter(cfg("claude")).parse("", "Error: Invalid session ID.\n", 1, REQ)
+    assert parsed.status is TurnStatus.ERROR
+    assert parsed.session_id is None
+    assert parsed.error == "claude exited 1: Error: Invalid session ID."
+
+
+def test_codex_error_event_then_completed_turn_is_ok() -> None:
+    out = lines(
+        {"type": "thread.started", "thread_id": "t1"},
+        {"type": "error", "message": "Reconnecting... 1/5"},
+        {"type": "item.completed", "item": {"type": "agent_message", "text": "fine"}},
+        {"type": "turn.completed", "usage": {"input_tokens": 3, "output_tokens": 4}},
+    )
+    parsed = CodexAdapter(cfg("codex")).parse(out, "", 0, REQ)
+    assert (parsed.status, parsed.text, parsed.session_id) == (TurnStatus.OK, "fine", "t1")
+    assert parsed.usage == Usage(3, 4, None, None)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "You’ve hit your usage limit. Upgrade to Plus.",  # the real curly apostrophe
+        "exceeded retry limit, last status: 429 Too Many Requests",
+        "Usage limit reached. You've reached your usage limit.",
+    ],
+)
+def test_codex_quota_messages(message: str) -> None:
+    out = lines({"type": "turn.failed", "error": {"message": message}})
+    assert CodexAdapter(cfg("codex")).parse(out, "", 1, REQ).status is TurnStatus.QUOTA
+
+
+def test_codex_exit_zero_without_a_reply_is_an_error() -> None:
+    out = lines({"type": "thread.started", "thread_id": "t1"}, {"type": "turn.completed"})
+    parsed = CodexAdapter(cfg("codex")).parse(out, "", 0, REQ)
+    assert (parsed.status, parsed.error) == (TurnStatus.ERROR, "codex: no agent_message item")
+
+
+def test_opencode_reply_falls_back_to_the_last_text_part() -> None:
+    """A last step with no text (ended on tool calls) still yields the last text seen."""
+    out = lines(
+        {"type": "step_start", "sessionID": "ses_1"},
+        {"type": "text", "sessionID": "ses_1", "part": {"text": "the answer"}},
+        {"type": "step_finish", "part": {"cost": 0.5, "tokens": {"input": 1, "output": 2}}},
+        {"type": "step_start", "sessionID": "ses_1"},
+    )
+    parsed = OpencodeAdapter(cfg("opencode")).parse(out, "", 0, REQ)
+    assert (parsed.status, parsed.text, parsed.session_id) == (TurnStatus.OK, "the answer", "ses_1")
+    assert parsed.usage == Usage(1, 2, None, 0.5)
+
+
+def test_opencode_read_only_sets_the_permission_env_and_plan_agent() -> None:
+    inv = OpencodeAdapter(cfg("opencode")).build(REQ, None)
+    assert inv.argv[inv.argv.index("--agent") + 1] == "plan"
+    assert json.loads(inv.extra_env["OPENCODE_PERMISSION"]) == {
+        "edit": "deny",
+        "bash": "deny",
+        "webfetch": "deny",
+    }
+
+
+def test_gemini_quota_by_status_name_in_the_stdout_error() -> None:
+    out = json.dumps(
+        {
+            "session_id": "g1",
+            "response": "",
+            "error": {
+                "type": "ApiError",
+                "message": "[API Error: x (Status: RESOURCE_EXHAUSTED)]",
+                "code": 1,
+            },
+        }
+    )
+    parsed = GeminiAdapter(cfg("gemini")).parse(out, "", 1, REQ)
+    assert (parsed.status, parsed.session_id) == (TurnStatus.QUOTA, "g1")
+
+
+def test_gemini_large_prompt_raises_agent_error_from_build() -> None:
+    big = TurnRequest(seat="s", prompt="é" * 60_000, cwd=Path("/w"), allow_write=True, timeout=1)
+    with pytest.raises(AgentError, match="120000 bytes"):
+        GeminiAdapter(cfg("gemini")).build(big, "sid")
+
+
+def test_antigravity_print_timeout_covers_the_node_budget() -> None:
+    inv = AntigravityAdapter(cfg("antigravity")).build(REQ, None)
+    assert inv.argv[inv.argv.index("--print-timeout") + 1] == "91s"
+    assert "--dangerously-skip-permissions" not in inv.argv
+
+
+def test_antigravity_silent_exit_is_explained() -> None:
+    parsed = AntigravityAdapter(cfg("antigravity")).parse("", "", 0, REQ)
+    assert parsed.status is TurnStatus.ERROR
+    assert parsed.error is not None
+    assert "not a terminal" in parsed.error
+
+
+def test_command_substitutes_placeholders_inside_arguments_only() -> None:
+    c = cfg(
+        "command",
+        command=["run", "--in={cwd}/x", "{label}{session}", "{unknown}", "{cwd"],
+        args=["{prompt_file}"],
+    )
+    req = TurnRequest(
+        seat="s",
+        prompt="p",
+        cwd=Path("/w d"),
+        allow_write=True,
+        timeout=1,
+        label="B",
+        session_id="s9",
+        prompt_file=Path("/p.md"),
+    )
+    inv = CommandAdapter(c).build(req, None)
+    assert inv.argv == ["run", "--in=/w d/x", "Bs9", "{unknown}", "{cwd", "/p.md"]
+
+
+def test_command_success_mentioning_quota_is_still_a_success() -> None:
+    c = cfg("command", command=["x"])
+    parsed = CommandAdapter(c).parse("  the reply \n", "quota: 10% used\n", 0, REQ)
+    assert (parsed.status, parsed.text) == (TurnStatus.OK, "the reply")
