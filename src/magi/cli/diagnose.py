@@ -1,0 +1,192 @@
+"""What ``magi doctor`` finds: config layers, CLIs, roster, seats, repository, and problems.
+
+Each check runs whatever failed before it: a broken config is one problem among others, and
+the repository and CLI sections are still worth printing beside it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from magi.errors import AgentError, ConfigError, MagiError, RepoError
+
+if TYPE_CHECKING:
+    from magi.agents.discover import FoundCli
+    from magi.agents.registry import KindSpec
+    from magi.config.load import ResolvedConfig
+    from magi.config.model import AgentConfig, Config
+    from magi.core.seating import Seating
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong; an error stops a run from starting, a warning does not."""
+
+    severity: Literal["error", "warning"]
+    message: str
+    exit_code: int = 1
+
+
+@dataclass(frozen=True)
+class RosterEntry:
+    agent: AgentConfig
+    executable: str
+    path: str | None  # where the executable resolved on PATH; None: missing
+
+
+@dataclass
+class Diagnosis:
+    """Everything doctor found; fields are None when the check could not run."""
+
+    kinds: dict[str, KindSpec] = field(default_factory=dict)
+    resolved: ResolvedConfig | None = None
+    clis: list[FoundCli] = field(default_factory=list)
+    roster_from_path: bool = False  # no [[agents]]: the roster was built from PATH
+    roster: list[RosterEntry] = field(default_factory=list)
+    seating: Seating | None = None
+    repo: dict[str, Any] | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+    def error(self, exc: MagiError | str) -> None:
+        if isinstance(exc, str):
+            self.problems.append(Problem("error", exc))
+            return
+        lines = exc.message.splitlines()
+        # load_config folds every config problem into one error, one problem a line after a
+        # header; doctor lists them as the separate problems they are.
+        for line in lines[1:] if len(lines) > 1 and lines[0].endswith(":") else [exc.message]:
+            self.problems.append(Problem("error", line.strip(), exc.exit_code))
+
+    def warn(self, message: str) -> None:
+        self.problems.append(Problem("warning", message))
+
+    @property
+    def exit_code(self) -> int:
+        """0 when a run could start, else the highest error's exit code."""
+        codes = [p.exit_code for p in self.problems if p.severity == "error"]
+        return max(codes, default=0)
+
+
+def _repo(d: Diagnosis, cwd: Path) -> Path | None:
+    from magi.git import Git
+
+    try:
+        git = Git.discover(cwd)
+    except RepoError as exc:
+        d.error(exc)
+        return None
+    info: dict[str, Any] = {"root": str(git.root)}
+    d.repo = info
+    try:
+        info["branch"] = git.current_branch()
+        info["dirty"] = git.is_dirty()
+        info["base"] = git.default_base()
+        info["base_sha"] = git.rev_parse(info["base"])
+    except RepoError as exc:
+        d.error(exc)
+    return Path(git.root)
+
+
+def _kinds(d: Diagnosis) -> dict[str, KindSpec]:
+    from magi.agents.registry import kinds
+
+    try:
+        return kinds()
+    except MagiError as exc:  # two plugins claiming one kind: report it, check the rest
+        d.error(exc)
+        return {}
+
+
+def _config(
+    d: Diagnosis, root: Path | None, config_path: Path | None, environ: Mapping[str, str]
+) -> Config | None:
+    from magi.config.load import load_config
+
+    try:
+        d.resolved = load_config(
+            root, config_path=config_path, environ=environ, known_kinds=list(d.kinds) or None
+        )
+    except ConfigError as exc:
+        d.error(exc)
+        return None
+    return d.resolved.config
+
+
+def _executable(agent: AgentConfig, specs: Mapping[str, KindSpec]) -> str:
+    if agent.command:
+        return agent.command[0]
+    spec = specs.get(agent.kind)
+    return spec.executable if spec is not None and spec.executable else agent.kind
+
+
+def _roster(d: Diagnosis, config: Config, environ: Mapping[str, str]) -> Config | None:
+    from magi.agents.registry import unpassed_keys
+    from magi.config.roster import default_agents
+
+    agents = list(config.agents)
+    if not agents:
+        agents = default_agents([c.kind for c in d.clis])
+        d.roster_from_path = True
+        config = config.model_copy(update={"agents": agents})
+    if not agents:
+        d.error(AgentError("no agents: the config has no [[agents]] and no agent CLI is on PATH"))
+        return None
+    for agent in agents:
+        exe = _executable(agent, d.kinds)
+        path = shutil.which(exe, path=environ.get("PATH", os.defpath))
+        d.roster.append(RosterEntry(agent, exe, path))
+        if path is None:
+            d.error(AgentError(f"agent {agent.id!r} ({agent.kind}): `{exe}` is not on PATH"))
+        for name in unpassed_keys(agent, environ) if d.kinds else []:
+            d.warn(
+                f"agent {agent.id!r}: {name} is set here but not in its pass_env, "
+                "so the agent will not see it"
+            )
+    return config
+
+
+def _seats(d: Diagnosis, config: Config) -> None:
+    from magi.core.seating import assign_seats
+
+    try:
+        d.seating = assign_seats(config)
+    except MagiError as exc:
+        d.error(exc)
+
+
+def _worktree_root(d: Diagnosis, config: Config) -> None:
+    if not config.graph.worktree_root:
+        return
+    root = Path(config.graph.worktree_root).expanduser()
+    probe = root
+    # It need not exist yet, only be creatable: the nearest existing ancestor decides.
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        d.error(f"graph.worktree_root = {root}: {probe} is not a writable directory")
+
+
+def diagnose(
+    cwd: Path, config_path: Path | None = None, environ: Mapping[str, str] | None = None
+) -> Diagnosis:
+    """Run every check, collecting problems instead of stopping at the first."""
+    from magi.agents.discover import find_clis
+
+    env = os.environ if environ is None else environ
+    d = Diagnosis()
+    root = _repo(d, cwd)
+    d.kinds = _kinds(d)
+    config = _config(d, root, config_path, env)
+    if d.kinds:  # find_clis asks the registry again, which has already said what is wrong
+        d.clis = find_clis(env.get("PATH"))
+    if config is not None:
+        seated = _roster(d, config, env)
+        if seated is not None:
+            _seats(d, seated)
+        _worktree_root(d, config)
+    return d

@@ -1,0 +1,244 @@
+"""``magi doctor``: print what resolved and everything that would stop a run, all at once."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Group, RenderableType
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from magi.cli import ConfigOption, app, config_path, emit
+from magi.cli.diagnose import Diagnosis, diagnose
+from magi.report import cells
+
+if TYPE_CHECKING:
+    from magi.core.seating import Seating
+
+SEAT_FIELDS = ("implementers", "judges", "reviewers", "fixer", "planner")
+SLOT_NOTE = "labels are drawn per run by seeded shuffle: implementer slot 1 is not label A"
+
+
+def _fmt(value: Any, width: int = 70) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def config_values(d: Diagnosis) -> dict[str, dict[str, Any]]:
+    """Each resolved key (dotted, one per table entry) with its value and the layer it came from."""
+    if d.resolved is None:
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for table, body in d.resolved.config.model_dump(mode="json").items():
+        if isinstance(body, dict):
+            for key, value in body.items():
+                dotted = f"{table}.{key}"
+                out[dotted] = {"value": value, "source": d.resolved.provenance(dotted)}
+        else:
+            out[table] = {"value": body, "source": d.resolved.provenance(table)}
+    return out
+
+
+def _agent_line(agent: dict[str, Any]) -> str:
+    """An agent's settings on one line, leaving out what is unset."""
+    parts = []
+    for key, value in agent.items():
+        if isinstance(value, dict):
+            value = {k: v for k, v in value.items() if v is not None}
+        if key != "id" and value not in (None, [], {}):
+            parts.append(f"{key}={_fmt(value, 60)}")
+    return "  ".join(parts)
+
+
+def _source(d: Diagnosis, source: str) -> str:
+    """A layer file, relative to the repository when it lives there (shorter, and greppable)."""
+    if d.repo is not None and source != "default":
+        path = Path(source)
+        if path.is_relative_to(d.repo["root"]):
+            return str(path.relative_to(d.repo["root"]))
+    return source
+
+
+def _seating_rows(seating: Seating) -> list[tuple[str, str]]:
+    rows = []
+    for name in SEAT_FIELDS:
+        value = getattr(seating, name, None)
+        if isinstance(value, tuple | list):
+            shown = "  ".join(f"{i}:{agent}" for i, agent in enumerate(value, 1)) or "-"
+        elif value is None:
+            shown = "the winner's own author" if name == "fixer" else "-"
+        else:
+            shown = str(value)
+        rows.append((name, shown))
+    return rows
+
+
+def _grid(rows: Sequence[tuple[str | Text, ...]], indent: int = 2) -> Padding:
+    grid = Table.grid(padding=(0, 2))
+    for i in range(max((len(r) for r in rows), default=1)):
+        grid.add_column(no_wrap=i == 0)
+    for row in rows:
+        grid.add_row(*cells(*row))
+    return Padding(grid, (0, 0, 0, indent))
+
+
+def _heading(title: str, note: str = "") -> Text:
+    text = Text(f"\n{title}", style="bold")
+    if note:
+        text.append(f"  ({note})", style="dim")
+    return text
+
+
+def _config_section(d: Diagnosis) -> list[RenderableType]:
+    out: list[RenderableType] = [_heading("config")]
+    if d.resolved is None:
+        return [*out, Text("  not loaded: see problems below", style="dim")]
+    files = [(str(i), str(p)) for i, p in enumerate(d.resolved.files, 1)]
+    out.append(
+        Text(
+            "  files read, lowest precedence first:"
+            if files
+            else "  no config file found: every value is a default"
+        )
+    )
+    if files:
+        out.append(_grid(files, indent=4))
+    tables: dict[str, list[tuple[str | Text, ...]]] = {}
+    for dotted, entry in config_values(d).items():
+        table, _, key = dotted.partition(".")
+        source = _source(d, entry["source"])
+        # Defaults recede so the values someone actually set stand out.
+        style = "dim" if source == "default" else ""
+        if table == "agents":
+            for agent in entry["value"]:
+                line = Text(_agent_line(agent), style=style)
+                tables.setdefault("[[agents]]", []).append((agent["id"], line, f"← {source}"))
+            continue
+        row = (Text(f"{key} =", style=style), Text(_fmt(entry["value"]), style=style))
+        tables.setdefault(f"[{table}]", []).append((*row, Text(f"← {source}", style=style)))
+    for name, rows in tables.items():
+        out += [Text(f"  {name}"), _grid(rows, indent=4)]
+    return out
+
+
+def _clis_section(d: Diagnosis) -> list[RenderableType]:
+    rows = [(c.kind, c.version or "?", str(c.executable_path)) for c in d.clis]
+    body: RenderableType = _grid(rows) if rows else Text("  none found", style="dim")
+    return [_heading("agent CLIs on PATH"), body]
+
+
+def _roster_section(d: Diagnosis) -> list[RenderableType]:
+    if not d.roster:
+        return []
+    note = "built from the CLIs on PATH: no [[agents]] configured" if d.roster_from_path else ""
+    rows = [
+        (e.agent.id, e.agent.kind, e.path or f"missing: `{e.executable}` is not on PATH")
+        for e in d.roster
+    ]
+    out: list[RenderableType] = [_heading("roster", note), _grid(rows)]
+    if d.seating is not None:
+        out += [_heading("seats", SLOT_NOTE), _grid(_seating_rows(d.seating))]
+    return out
+
+
+def _repo_section(d: Diagnosis) -> list[RenderableType]:
+    if d.repo is None:
+        return [_heading("repository"), Text("  not a git repository", style="dim")]
+    r = d.repo
+    base = r.get("base") or "?"
+    sha = r.get("base_sha")
+    dirty = r.get("dirty")
+    rows = [
+        ("root", r["root"]),
+        ("branch", r.get("branch") or "?"),
+        ("base", f"{base} @ {sha[:12]}" if sha else f"{base} (not found)"),
+        (
+            "tree",
+            "?"
+            if dirty is None
+            else "dirty (uncommitted work is not part of a run)"
+            if dirty
+            else "clean",
+        ),
+    ]
+    return [_heading("repository"), _grid(rows)]
+
+
+def _problems_section(d: Diagnosis) -> list[RenderableType]:
+    if not d.problems:
+        return [_heading("problems"), Text("  none: a run can start")]
+    rows = [
+        (Text(p.severity, style="red" if p.severity == "error" else "yellow"), p.message)
+        for p in sorted(d.problems, key=lambda p: p.severity != "error")
+    ]
+    verdict = (
+        f"  a run could not start (exit {d.exit_code})"
+        if d.exit_code
+        else "  warnings only: a run can start"
+    )
+    return [_heading("problems"), _grid(rows), Text(verdict, style="bold")]
+
+
+def render(d: Diagnosis) -> RenderableType:
+    """The doctor report as text."""
+    return Group(
+        *_config_section(d),
+        *_clis_section(d),
+        *_roster_section(d),
+        *_repo_section(d),
+        *_problems_section(d),
+    )
+
+
+def as_json(d: Diagnosis) -> dict[str, Any]:
+    """The doctor report as a JSON-ready dict."""
+    seating: dict[str, Any] | None = None
+    if d.seating is not None:
+        seating = {}
+        for name in SEAT_FIELDS:
+            value = getattr(d.seating, name, None)
+            seating[name] = list(value) if isinstance(value, tuple | list) else value
+    return {
+        "ok": d.exit_code == 0,
+        "exit_code": d.exit_code,
+        "config": {
+            "files": [str(p) for p in d.resolved.files] if d.resolved else None,
+            "values": config_values(d),
+        },
+        "clis": [
+            {"kind": c.kind, "version": c.version, "path": str(c.executable_path)} for c in d.clis
+        ],
+        "roster_from_path": d.roster_from_path,
+        "roster": [
+            {"id": e.agent.id, "kind": e.agent.kind, "executable": e.executable, "path": e.path}
+            for e in d.roster
+        ],
+        "seating": seating,
+        "repo": d.repo,
+        "problems": [
+            {"severity": p.severity, "message": p.message, "exit_code": p.exit_code}
+            for p in d.problems
+        ],
+    }
+
+
+@app.command()
+def doctor(
+    ctx: typer.Context,
+    config: ConfigOption = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
+) -> None:
+    """Check the config, agent CLIs, roster, seat assignment and repository."""
+    d = diagnose(Path.cwd(), config_path(ctx, config))
+    if json_:
+        typer.echo(json.dumps(as_json(d), indent=2))
+    else:
+        emit(render(d))
+    # Warnings alone exit 0: doctor fails only when `magi run` could not start.
+    if d.exit_code:
+        raise typer.Exit(d.exit_code)

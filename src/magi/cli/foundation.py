@@ -1,0 +1,138 @@
+"""The commands that spend nothing: ``init``, ``config schema``, ``list`` and ``show``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from magi.cli import app, emit
+from magi.errors import StateError, UsageError
+from magi.state.model import Run
+
+if TYPE_CHECKING:
+    from magi.state.store import Store
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+config_app = typer.Typer(help="Inspect the config format.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+
+def _store() -> Store:
+    # Imported here so `magi --help` never pays for (or trips on) the store's imports.
+    from magi.state.store import Store, magi_home
+
+    return Store(magi_home())
+
+
+def latest_run() -> Run | None:
+    """The newest run on disk, or None when there is none."""
+    store = _store()
+    run_id = store.latest()
+    return None if run_id is None else store.load(run_id)
+
+
+@app.command()
+def init(
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented starter .magi/config.toml for the agent CLIs on PATH."""
+    from magi.agents.discover import find_clis
+    from magi.config.starter import starter_config
+    from magi.git import Git
+
+    root = Git.discover(Path.cwd()).root
+    target = root / ".magi" / "config.toml"
+    if target.exists() and not force:
+        raise UsageError(f"{target} already exists; pass --force to overwrite it")
+    found = find_clis()
+    target.parent.mkdir(exist_ok=True)
+    target.write_text(starter_config([cli.kind for cli in found]), encoding="utf-8")
+    typer.echo(f"wrote {target}")
+    if found:
+        for cli in found:
+            typer.echo(f"  agent {cli.kind:<12} {cli.version or '?':<12} {cli.executable_path}")
+    else:
+        typer.echo("  no agent CLI found on PATH: the [[agents]] entries are left commented out")
+    typer.echo("next: magi doctor   (checks the CLIs, the roster, the seats and the repository)")
+
+
+@config_app.command("schema")
+def config_schema() -> None:
+    """Print the JSON Schema of the config file."""
+    from magi.config.load import config_json_schema
+
+    typer.echo(json.dumps(config_json_schema(), indent=2))
+
+
+def _summary(store: Store, run_id: str) -> dict[str, Any]:
+    from magi.report import first_line
+
+    try:
+        run = store.load(run_id)
+    except StateError as exc:
+        # One unreadable record must not hide the others from the listing.
+        return {
+            "id": run_id,
+            "status": "unreadable",
+            "winner": None,
+            "created_at": None,
+            "task": "",
+            "error": exc.message,
+        }
+    return {
+        "id": run.id,
+        "status": run.status.value,
+        "winner": run.tally.winner if run.tally else None,
+        "created_at": run.created_at.isoformat(),
+        "task": first_line(run.task.cleaned, 200),
+    }
+
+
+@app.command("list")
+def list_runs(json_: JsonFlag = False) -> None:
+    """List runs, newest first."""
+    from rich.table import Table
+
+    from magi.report import cells, first_line
+
+    store = _store()
+    rows = [_summary(store, run_id) for run_id in store.list_ids()]
+    if json_:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        typer.echo(f"no runs yet in {store.runs_dir}")
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for col in ("id", "status", "winner", "created", "task"):
+        table.add_column(col, no_wrap=col != "task", overflow="ellipsis")
+    for row in rows:
+        created = (row["created_at"] or "")[:16].replace("T", " ")
+        task = row.get("error") or first_line(row["task"], 50)
+        table.add_row(*cells(row["id"], row["status"], row["winner"] or "-", created, task))
+    emit(table)
+
+
+@app.command()
+def show(
+    run: Annotated[
+        str | None, typer.Argument(help="Run id or a unique prefix of its 4-hex suffix.")
+    ] = None,
+    json_: JsonFlag = False,
+) -> None:
+    """Print the full report of a run (the latest when RUN is omitted)."""
+    from magi.report import render, report_json
+
+    store = _store()
+    run_id = store.resolve(run) if run else store.latest()
+    if run_id is None:
+        raise StateError(f"no runs yet in {store.runs_dir}")
+    record = store.load(run_id)
+    # A blocked or failed run still exits 0: this is a report, not the run itself.
+    if json_:
+        typer.echo(json.dumps(report_json(record), indent=2))
+    else:
+        emit(render(record))
