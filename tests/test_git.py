@@ -1,0 +1,345 @@
+"""The git adapter, against real repositories: worktrees, neutral commits, diffs, lockdown."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from magi.errors import RepoError
+from magi.git import NEUTRAL_EMAIL, NEUTRAL_NAME, Git
+
+
+def _real_hook() -> str | None:
+    """magi's own trailer-stripping hook, when its module is present."""
+    try:
+        from magi.core.blind import COMMIT_MSG_HOOK
+    except ImportError:
+        return None
+    return COMMIT_MSG_HOOK
+
+
+TRIVIAL_HOOK = """#!/bin/sh
+grep -v -i '^co-authored-by:' "$1" > "$1.tmp"
+mv "$1.tmp" "$1"
+"""
+TRAILER = "Co-Authored-By: Some Model <model@vendor.example>"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No global or system git config of the machine running the tests; an agent identity."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for who in ("AUTHOR", "COMMITTER"):  # what an agent's own commits are made as
+        monkeypatch.setenv(f"GIT_{who}_NAME", "Agent Smith")
+        monkeypatch.setenv(f"GIT_{who}_EMAIL", "smith@vendor.example")
+
+
+def agent_git(cwd: Path, *args: str) -> str:
+    """git as an agent runs it: plain, honouring every hook and config it finds."""
+    res = subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
+    return res.stdout
+
+
+def commit_file(cwd: Path, name: str, text: str, message: str = "change") -> None:
+    (cwd / name).write_text(text)
+    agent_git(cwd, "add", "-A")
+    agent_git(cwd, "commit", "-q", "-m", message)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "repo"
+    agent_git(tmp_path, "init", "-q", "-b", "main", str(path))
+    commit_file(path, "README.md", "hello\n", "initial")
+    return path
+
+
+@pytest.fixture
+def git(repo: Path) -> Git:
+    return Git(repo)
+
+
+def plant_marker_script(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """An executable that proves it ran by creating a marker file."""
+    marker = tmp_path / f"{name}.ran"
+    script = tmp_path / f"{name}.sh"
+    script.write_text(f"#!/bin/sh\ntouch '{marker}'\n")
+    script.chmod(0o755)
+    return script, marker
+
+
+# -- discovery and refs -----------------------------------------------------------------
+
+
+def test_discover_finds_the_main_worktree_from_anywhere(repo: Path, git: Git) -> None:
+    """From a subdirectory or a linked worktree, root is the main worktree's toplevel."""
+    (repo / "sub").mkdir()
+    assert Git.discover(repo / "sub").root == repo.resolve()
+    wt = repo.parent / "wt"
+    git.worktree_add(wt, start="main", branch="magi/r1/A")
+    assert Git.discover(wt).root == repo.resolve()
+    assert git.common_dir() == (repo / ".git").resolve()
+
+
+def test_discover_outside_a_repository_raises(tmp_path: Path) -> None:
+    """A plain directory is a RepoError that names it."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(RepoError, match="not a git repository"):
+        Git.discover(plain)
+
+
+def test_default_base(repo: Path, git: Git) -> None:
+    """The current branch; main when HEAD is detached; an error with neither."""
+    agent_git(repo, "switch", "-q", "-c", "feature")
+    assert git.default_base() == "feature"
+    agent_git(repo, "switch", "-q", "--detach")
+    assert git.current_branch() is None
+    assert git.default_base() == "main"
+    agent_git(repo, "branch", "-q", "-m", "main", "trunk")
+    with pytest.raises(RepoError, match="no base branch"):
+        git.default_base()
+
+
+def test_is_dirty_sees_untracked_and_modified_files(repo: Path, git: Git) -> None:
+    """Clean is clean; an untracked file or an edit to a tracked one is dirty."""
+    assert not git.is_dirty()
+    (repo / "new.txt").write_text("x")
+    assert git.is_dirty()
+    (repo / "new.txt").unlink()
+    (repo / "README.md").write_text("changed\n")
+    assert git.is_dirty()
+
+
+def test_repo_errors_name_the_command(git: Git) -> None:
+    """A failed command is quoted in the error, with git's own stderr."""
+    with pytest.raises(RepoError, match="rev-parse") as unknown:
+        git.rev_parse("no-such-ref")
+    assert "no-such-ref" in str(unknown.value)
+    with pytest.raises(RepoError, match=r"git frobnicate .*failed.*not a git command"):
+        git.run("frobnicate", "--now")
+    with pytest.raises(RepoError, match="not a revision"):
+        git.rev_parse("--output=/tmp/x")
+    assert git.run("frobnicate", check=False) == ""
+
+
+def test_callers_git_environment_does_not_redirect(
+    repo: Path, git: Git, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIT_DIR / GIT_WORK_TREE / GIT_INDEX_FILE in magi's own environment are ignored."""
+    other = tmp_path / "other"
+    agent_git(tmp_path, "init", "-q", "-b", "main", str(other))
+    commit_file(other, "other.txt", "other\n")
+    (other / "dirt").write_text("x")
+    mine = agent_git(repo, "rev-parse", "HEAD").strip()
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(other))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(other / ".git" / "index"))
+    assert git.rev_parse("HEAD") == mine
+    assert not git.is_dirty()
+
+
+# -- worktrees and branches -------------------------------------------------------------
+
+
+def test_worktree_add_names_the_branch_after_the_label(repo: Path, git: Git) -> None:
+    """A candidate worktree sits on magi/<run>/<label>, started at the base."""
+    wt = repo.parent / "wt-A"
+    git.worktree_add(wt, start="main", branch="magi/r1/A")
+    git.worktree_add(repo.parent / "wt-B", start="main", branch="magi/r1/B")
+    agent_git(repo, "branch", "-q", "magi/r10/A")  # another run whose id shares a prefix
+    assert git.branches("magi/r1/") == ["magi/r1/A", "magi/r1/B"]
+    assert agent_git(wt, "symbolic-ref", "HEAD").strip() == "refs/heads/magi/r1/A"
+    assert git.head(wt) == git.rev_parse("main")
+    assert wt.resolve() in git.worktrees()
+    assert git.worktrees()[0] == repo.resolve()
+
+
+def test_worktree_add_refuses_an_existing_branch(repo: Path, git: Git) -> None:
+    """Reusing a branch would hand a candidate someone else's history."""
+    agent_git(repo, "branch", "magi/r1/A")
+    with pytest.raises(RepoError, match="magi/r1/A already exists"):
+        git.worktree_add(repo.parent / "wt", start="main", branch="magi/r1/A")
+    assert not (repo.parent / "wt").exists()
+
+
+def test_detached_worktree_for_a_judge(repo: Path, git: Git) -> None:
+    """Without a branch the worktree is detached at the start commit."""
+    wt = repo.parent / "judge-1"
+    sha = git.rev_parse("main")
+    git.worktree_add(wt, start=sha)
+    assert git.head(wt) == sha
+    res = subprocess.run(["git", "symbolic-ref", "-q", "HEAD"], cwd=wt, check=False)
+    assert res.returncode == 1
+    assert git.branches("") == ["main"]
+
+
+def test_worktree_remove_and_delete_branch_tolerate_what_is_gone(repo: Path, git: Git) -> None:
+    """A worktree whose directory is already gone is pruned; a missing branch is no error."""
+    kept, gone = repo.parent / "kept", repo.parent / "gone"
+    git.worktree_add(kept, start="main", branch="magi/r1/A")
+    git.worktree_add(gone, start="main", branch="magi/r1/B")
+    (kept / "scratch.txt").write_text("uncommitted")
+    shutil.rmtree(gone)
+    git.worktree_remove(kept)
+    git.worktree_remove(gone)
+    assert git.worktrees() == [repo.resolve()]
+    assert not kept.exists()
+    git.delete_branch("magi/r1/A")
+    git.delete_branch("magi/r1/B")
+    git.delete_branch("magi/r1/never-existed")
+    assert git.branches("magi/") == []
+
+
+def test_worktree_from_a_remote_branch_writes_no_tracking_config(
+    tmp_path: Path, repo: Path
+) -> None:
+    """--no-track: starting at origin/main must not add branch.* keys to the shared config."""
+    remote = tmp_path / "remote.git"
+    agent_git(tmp_path, "clone", "-q", "--bare", str(repo), str(remote))
+    clone = tmp_path / "clone"
+    agent_git(tmp_path, "clone", "-q", str(remote), str(clone))
+    git = Git(clone)
+    before = (clone / ".git" / "config").read_bytes()
+    git.worktree_add(tmp_path / "wt", start="origin/main", branch="magi/r1/A")
+    assert (clone / ".git" / "config").read_bytes() == before
+    assert git.head(tmp_path / "wt") == git.rev_parse("origin/main")
+
+
+# -- commits ----------------------------------------------------------------------------
+
+
+def test_commit_all_uses_the_neutral_identity(repo: Path, git: Git) -> None:
+    """Author and committer are both magi's, whatever identity the environment carries."""
+    wt = repo.parent / "wt"
+    git.worktree_add(wt, start="main", branch="magi/r1/A")
+    (wt / "work.py").write_text("print('hi')\n")
+    assert git.commit_all(wt, "rescued work") is True
+    who = agent_git(wt, "log", "-1", "--format=%an|%ae|%cn|%ce|%s").strip()
+    assert who == f"{NEUTRAL_NAME}|{NEUTRAL_EMAIL}|{NEUTRAL_NAME}|{NEUTRAL_EMAIL}|rescued work"
+    assert git.author_identities("main", "magi/r1/A") == [f"{NEUTRAL_NAME} <{NEUTRAL_EMAIL}>"]
+
+
+def test_commit_all_on_a_clean_tree_returns_false(repo: Path, git: Git) -> None:
+    """Nothing to commit is not an error, and makes no commit."""
+    head = git.head(repo)
+    assert git.commit_all(repo, "nothing") is False
+    assert git.head(repo) == head
+
+
+REAL_HOOK = _real_hook()
+HOOKS = [
+    pytest.param(TRIVIAL_HOOK, id="trivial"),
+    pytest.param(
+        REAL_HOOK,
+        id="magi.core.blind",
+        marks=pytest.mark.skipif(REAL_HOOK is None, reason="magi.core.blind not importable"),
+    ),
+]
+
+
+@pytest.mark.parametrize("script", HOOKS)
+def test_commit_msg_hook_strips_trailers_in_that_worktree_only(
+    repo: Path, git: Git, tmp_path: Path, script: str
+) -> None:
+    """The agent's plain `git commit` in its worktree loses the trailer; main keeps it."""
+    wt = repo.parent / "wt"
+    git.worktree_add(wt, start="main", branch="magi/r1/A")
+    git.install_commit_msg_hook(wt, tmp_path / "magi-hooks", script)
+    message = f"add feature\n\n{TRAILER}\n"
+    commit_file(wt, "feature.py", "x = 1\n", message)
+    assert "Co-Authored-By" not in agent_git(wt, "log", "-1", "--format=%B")
+    assert git.commit_messages("main", "magi/r1/A") == ["add feature"]
+    commit_file(repo, "main.py", "y = 2\n", message)
+    assert TRAILER in agent_git(repo, "log", "-1", "--format=%B")
+
+
+def test_commit_all_runs_magis_own_hook(repo: Path, tmp_path: Path) -> None:
+    """Rescued work goes through magi's commit-msg hook too (no --no-verify)."""
+    hooks = tmp_path / "magi-hooks"
+    git = Git(repo, hooks_dir=hooks)
+    git.install_commit_msg_hook(repo, hooks, TRIVIAL_HOOK)
+    (repo / "a.txt").write_text("a")
+    assert git.commit_all(repo, f"rescued\n\n{TRAILER}")
+    assert "Co-Authored-By" not in agent_git(repo, "log", "-1", "--format=%B")
+
+
+def test_planted_hooks_do_not_run_under_magi(repo: Path, tmp_path: Path) -> None:
+    """post-commit and post-checkout planted in .git/hooks run for plain git, never for magi."""
+    script, marker = plant_marker_script(tmp_path, "hook")
+    for name in ("post-commit", "post-checkout"):
+        shutil.copy(script, repo / ".git" / "hooks" / name)
+    commit_file(repo, "a.txt", "a")  # the control: the planted hook is live
+    assert marker.exists()
+    marker.unlink()
+    git = Git(repo, hooks_dir=tmp_path / "magi-hooks")
+    (repo / "b.txt").write_text("b")
+    assert git.commit_all(repo, "rescued")
+    git.worktree_add(tmp_path / "wt", start="main", branch="magi/r1/A")
+    assert not marker.exists()
+
+
+def test_planted_fsmonitor_does_not_run_under_magi(repo: Path, git: Git, tmp_path: Path) -> None:
+    """core.fsmonitor in the shared config is a program git would run on status; magi's never."""
+    script, marker = plant_marker_script(tmp_path, "fsmonitor")
+    agent_git(repo, "config", "core.fsmonitor", str(script))
+    agent_git(repo, "status", "--porcelain")  # the control: plain git runs it
+    assert marker.exists()
+    marker.unlink()
+    (repo / "c.txt").write_text("c")
+    assert git.is_dirty()
+    assert git.commit_all(repo, "rescued")
+    git.numstat("main~1", "main")
+    assert not marker.exists()
+
+
+# -- history and diffs ------------------------------------------------------------------
+
+
+def test_history_readers(repo: Path, git: Git) -> None:
+    """Counts, messages oldest first, touched paths (both sides of a rename), identities."""
+    base = git.rev_parse("HEAD")
+    commit_file(repo, "a.txt", "a\n", "first\n\nwith a body")
+    agent_git(repo, "mv", "README.md", "DOCS.md")
+    agent_git(repo, "commit", "-q", "-m", "second")
+    assert git.commit_count(base, "HEAD") == 2
+    assert git.commit_messages(base, "HEAD") == ["first\n\nwith a body", "second"]
+    assert sorted(git.changed_paths(base, "HEAD")) == ["DOCS.md", "README.md", "a.txt"]
+    assert git.author_identities(base, "HEAD") == ["Agent Smith <smith@vendor.example>"]
+
+
+def test_numstat_counts_text_binary_and_renames(repo: Path, git: Git) -> None:
+    """Exact counts; None for binary; a rename is reported under its new path."""
+    lines = "".join(f"line {i}\n" for i in range(20))
+    commit_file(repo, "old_name.txt", lines)
+    base = git.rev_parse("HEAD")
+    (repo / "README.md").write_text("hello\nworld\nagain\n")
+    (repo / "blob.bin").write_bytes(bytes(range(256)) * 4)
+    agent_git(repo, "mv", "old_name.txt", "new name.txt")
+    (repo / "new name.txt").write_text(lines + "one more\n")
+    agent_git(repo, "add", "-A")
+    agent_git(repo, "commit", "-q", "-m", "mixed")
+    stats = {s.path: (s.added, s.deleted) for s in git.numstat(base, "HEAD")}
+    assert stats == {"README.md": (2, 0), "blob.bin": (None, None), "new name.txt": (1, 0)}
+
+
+def test_patch_is_bounded(repo: Path, git: Git) -> None:
+    """A diff past max_bytes is cut at a line end and the rest is counted, not kept."""
+    base = git.rev_parse("HEAD")
+    commit_file(repo, "big.txt", "".join(f"row {i:06d}\n" for i in range(20000)))
+    full = agent_git(repo, "diff", base, "HEAD")
+    text, dropped = git.patch(base, "HEAD", max_bytes=5000)
+    assert len(text.encode()) <= 5000
+    assert text.endswith("\n")
+    assert full.startswith(text)
+    assert len(text.encode()) + dropped == len(full.encode())
+    assert git.patch(base, "HEAD", max_bytes=10**9) == (full, 0)
+    with pytest.raises(RepoError, match="git diff"):
+        git.patch(base, "no-such-ref", max_bytes=100)
