@@ -1,0 +1,130 @@
+"""``make bench``: what a competition costs magi itself, as ratios against baselines in this process.
+
+1. magi's own CPU per competition (3 candidates, 3 judges, instant scripted agents, a
+   generated 2,000-file repo), beyond git's and the agents' work (those are child processes,
+   counted apart); goal <= 0.5 s.
+2. prep wall time against raw ``git worktree add`` of as many worktrees; goal <= 1.1x.
+3. implement-wave wall time against the slowest seat, agents that sleep; goal <= 1.05x + 0.2 s.
+4. peak memory (max RSS) of this process over the competitions; goal <= 200 MB.
+
+Absolute times on a noisy machine do not hold; the ratios do. Each figure is the median of
+a few repetitions.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from magi.config.model import Config
+from magi.git import Git
+from magi.graph.runner import context_for, create_run, execute
+from magi.state.model import Run, RunStatus
+from magi.state.store import Store
+
+REPS = 3
+FILES = 2000
+
+JUDGE = r"""case "$MAGI_NODE" in
+  vote) printf '```json\n{"vote": "A", "rationale": "r"}\n```\n' ;;
+  deliberate) printf '```json\n{"ranking": ["A", "B", "C"], "argument": "a"}\n```\n' ;;
+  *) printf '```json\n{"ranking": ["A", "B", "C"], "rationale": "r"}\n```\n' ;;
+esac"""
+
+
+def implementer(sleep: float) -> list[str]:
+    body = f"sleep {sleep}; " if sleep else ""
+    return ["sh", "-c", body + 'echo "$MAGI_LABEL" >> src/d0/f0.txt && echo done']
+
+
+def make_repo(root: Path) -> Path:
+    repo = root / "repo"
+    for i in range(FILES):
+        d = repo / "src" / f"d{i % 40}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"f{i}.txt").write_text(f"file {i}\n" * 20)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x",
+           "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@x"}  # fmt: skip
+    for argv in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"],
+                 ["git", "commit", "-q", "-m", "generated"]):  # fmt: skip
+        subprocess.run(argv, cwd=repo, env=env, check=True)
+    return repo
+
+
+def config(sleeps: tuple[float, float, float]) -> Config:
+    agents = [{"id": f"i{n}", "kind": "command", "command": implementer(s)}
+              for n, s in enumerate(sleeps)]  # fmt: skip
+    agents += [{"id": f"j{n}", "kind": "command", "command": ["sh", "-c", JUDGE]} for n in range(3)]
+    return Config.model_validate({
+        "agents": agents,
+        "roles": {"implementers": ["i0", "i1", "i2"], "judges": ["j0", "j1", "j2"]},
+        "graph": {"candidates": 3, "judges": 3, "max_parallel": 4},
+    })  # fmt: skip
+
+
+def compete(repo: Path, home: Path, cfg: Config, seed: int) -> tuple[Run, float, float]:
+    """One competition; returns the run, magi's own CPU and the children's CPU."""
+    store = Store(home)
+    kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu0 = time.process_time()
+    run = create_run(task="append the label", source="bench", config=cfg, git=Git.discover(repo),
+                     store=store, now=datetime.now(UTC), rng=random.Random(seed), seed=seed)  # fmt: skip
+    run = execute(context_for(run, store=store, environ=dict(os.environ), config=cfg))
+    cpu = time.process_time() - cpu0
+    kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    kids = (kids1.ru_utime - kids0.ru_utime) + (kids1.ru_stime - kids0.ru_stime)
+    assert run.status is RunStatus.READY, run.reason
+    return run, cpu, kids
+
+
+def raw_worktrees(repo: Path, root: Path, n: int) -> float:
+    t0 = time.monotonic()
+    for i in range(n):
+        subprocess.run(["git", "worktree", "add", "-q", "-b", f"bench-{root.name}-{i}",
+                        str(root / f"w{i}"), "main"], cwd=repo, check=True)  # fmt: skip
+    return time.monotonic() - t0
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="magi-bench-") as tmp:
+        root = Path(tmp)
+        repo = make_repo(root)
+        cpu, kids, prep, raw = [], [], [], []
+        for rep in range(REPS):
+            run, c, k = compete(repo, root / f"home{rep}", config((0, 0, 0)), seed=rep)
+            cpu.append(c)
+            kids.append(k)
+            prep.append(run.timings["prep"].seconds or 0.0)
+            raw.append(raw_worktrees(repo, root / f"raw{rep}", len(run.candidates)))
+        waves, slowest = [], 1.5
+        for rep in range(REPS):
+            run, _, _ = compete(repo, root / f"sleep{rep}", config((0.5, 1.0, slowest)), seed=rep)
+            waves.append(run.timings["implement"].seconds or 0.0)
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    m = statistics.median
+    rows = [
+        ("magi CPU per competition", f"{m(cpu):.3f} s", f"{m(cpu) / m(kids):.2f}x of git+agents CPU "
+         f"({m(kids):.2f} s)", "<= 0.5 s", m(cpu) <= 0.5),
+        ("prep vs raw worktree add", f"{m(prep):.3f} s vs {m(raw):.3f} s",
+         f"{m(prep) / m(raw):.2f}x", "<= 1.1x", m(prep) / m(raw) <= 1.1),
+        ("implement wave vs slowest seat", f"{m(waves):.3f} s vs {slowest:.1f} s",
+         f"{m(waves) / slowest:.3f}x", "<= 1.05x + 0.2 s", m(waves) <= 1.05 * slowest + 0.2),
+        ("peak memory (max RSS)", f"{peak_mb:.0f} MB", "", "<= 200 MB", peak_mb <= 200),
+    ]  # fmt: skip
+    print(f"magi bench, {datetime.now(UTC):%Y-%m-%d}, {os.cpu_count()} cores, "
+          f"python {sys.version.split()[0]}, {FILES}-file repo, median of {REPS}")
+    for name, value, ratio, goal, ok in rows:
+        print(f"  {name:<32} {value:<24} {ratio:<34} goal {goal:<18} {'ok' if ok else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

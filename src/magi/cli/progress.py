@@ -1,0 +1,61 @@
+"""What a person sees while a run is live: the node, the seats out, the elapsed time.
+
+On a terminal a single status line is redrawn in place; piped (or in CI) every change is a
+plain line, so logs read top to bottom and nothing ever takes over the screen.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from rich.console import Console
+from rich.status import Status
+
+
+class TerminalReporter:
+    """Implements ``magi.graph.context.Reporter``."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.started = time.monotonic()
+        self.current = "start"
+        self.out: set[str] = set()
+        self.lock = threading.Lock()
+        self.status: Status | None = None
+        if console.is_terminal:
+            self.status = console.status("starting", spinner="dots")
+            self.status.start()
+
+    def _elapsed(self) -> str:
+        s = int(time.monotonic() - self.started)
+        return f"{s // 60:02d}:{s % 60:02d}"
+
+    def _line(self, text: str, style: str = "") -> None:
+        with self.lock:
+            self.console.print(f"[dim]{self._elapsed()}[/dim] {text}", style=style, highlight=False)
+            if self.status is not None:
+                seats = ", ".join(sorted(self.out)) or "-"
+                self.status.update(f"{self.current}  out: {seats}  {self._elapsed()}")
+
+    def node(self, name: str) -> None:
+        self.current = name
+        self._line(f"[bold]{name}[/bold]")
+
+    def seat(self, seat: str, state: str, detail: str = "") -> None:
+        with self.lock:
+            if state in ("asked", "running"):
+                self.out.add(seat)
+            else:
+                self.out.discard(seat)
+        extra = f" ({detail})" if detail else ""
+        self._line(f"  {seat}: {state}{extra}")
+
+    def note(self, message: str, level: str = "info") -> None:
+        style = {"warn": "yellow", "error": "red"}.get(level, "")
+        self._line(f"  {message}", style)
+
+    def close(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None

@@ -1,0 +1,101 @@
+"""deliberate: when first choices split, judges argue in sequential rounds; code relays the transcript.
+
+Deliberation is sequential by design: a turn must be able to answer the one before it.
+Each judge continues its own conversation; a judge with no live conversation is re-sent its
+full judging context rather than left to argue from memory it does not have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from magi.core.answers import DeliberationAnswer
+from magi.core.prompts import deliberation_prompt
+from magi.core.tally import first_choices_split
+from magi.graph.context import Context
+from magi.graph.judge import ensure_judge_worktree
+from magi.graph.packets import judge_context, viable_labels
+from magi.graph.seats import RETRYABLE, ask_structured
+from magi.state.model import Ranking
+
+NAME = "deliberate"
+
+Transcript = list[tuple[str, Sequence[str], str]]
+
+
+def transcript(ctx: Context) -> Transcript:
+    return [(t.seat, t.ranking, t.text) for t in ctx.run.deliberation if t.status == "ok"]
+
+
+def latest_rankings(ctx: Context) -> dict[str, list[str] | None]:
+    """Each seated judge's most recent ranking: its last deliberation turn, else its first."""
+    out: dict[str, list[str] | None] = {
+        j.seat: (list(j.ranking) if j.status == "ok" else None) for j in ctx.run.judgements
+    }
+    for t in ctx.run.deliberation:
+        if t.status == "ok":
+            out[t.seat] = list(t.ranking)
+    return out
+
+
+def run(ctx: Context) -> None:
+    r = ctx.run
+    if r.deliberated or r.judge_skipped:
+        return
+    labels = viable_labels(ctx)
+    rounds = ctx.config.graph.deliberate_rounds
+    firsts = {j.seat: (j.ranking if j.status == "ok" else None) for j in r.judgements}
+    if rounds == 0 or not first_choices_split(firsts, labels):
+        r.deliberated = True
+        why = "deliberate_rounds = 0" if rounds == 0 else "first choices agree"
+        ctx.event(NAME, f"no deliberation: {why}")
+        ctx.save()
+        return
+    ctx.event(NAME, "first choices split: deliberating")
+    seated = [j.seat for j in r.judgements if j.status == "ok"]
+    for rnd in range(1, rounds + 1):
+        for seat in seated:
+            if any(t.round == rnd and t.seat == seat and t.status not in RETRYABLE
+                   for t in r.deliberation):
+                continue  # recorded before a resume
+            _turn(ctx, seat, rnd, rounds, labels)
+        if not first_choices_split(latest_rankings(ctx), labels):
+            ctx.event(NAME, f"first choices agree after round {rnd}")
+            break
+    r.deliberated = True
+    ctx.save()
+
+
+def _turn(ctx: Context, seat: str, rnd: int, rounds: int, labels: list[str]) -> None:
+    cwd = ensure_judge_worktree(ctx, seat)
+    so_far = transcript(ctx)
+
+    def build(live: bool) -> str:
+        return deliberation_prompt(
+            round=rnd,
+            rounds=rounds,
+            seat=seat,
+            transcript=so_far,
+            context=None if live else judge_context(ctx, seat),
+            prompts=ctx.config.prompts,
+            language=ctx.config.graph.language,
+        )
+
+    answer, status, error = ask_structured(
+        ctx, seat=seat, node=NAME, build=build, shape=DeliberationAnswer,
+        shape_name="deliberation", labels=labels, cwd=cwd,
+    )
+    with ctx.lock:
+        ctx.run.deliberation = [
+            t for t in ctx.run.deliberation if not (t.round == rnd and t.seat == seat)
+        ]
+        ctx.run.deliberation.append(
+            Ranking(
+                seat=seat,
+                status=status,
+                ranking=list(answer.ranking) if answer else [],
+                text=answer.argument if answer else error,
+                round=rnd,
+            )
+        )
+        ctx.save()

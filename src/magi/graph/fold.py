@@ -1,0 +1,55 @@
+"""fold: judge worktrees go once the tally is stored; losers' worktrees go, their branches stay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from magi.graph.context import Context
+from magi.state.model import RunStatus
+
+NAME = "fold"
+
+
+def run(ctx: Context) -> None:
+    r = ctx.run
+    if r.folded:
+        return
+    for j in r.judges:
+        path = ctx.worktree_root() / j.seat
+        if path.exists():
+            ctx.git.worktree_remove(path)
+    winner = r.tally.winner if r.tally else None
+    for c in r.candidates:
+        if c.label != winner and c.worktree:
+            ctx.git.worktree_remove(Path(c.worktree))
+            c.worktree = None
+    r.folded = True
+    r.status = RunStatus.READY
+    r.reason = f"candidate {winner} won; branch {r.candidate(winner).branch}" if winner else None
+    ctx.save()
+
+
+def fold_all(ctx: Context, *, keep_winner_branch: bool = True) -> list[str]:
+    """``magi fold <run>``: every worktree of the run, and the branches of all but the winner.
+
+    The winner's branch is the product of the run; it stays unless asked otherwise.
+    """
+    r = ctx.run
+    removed: list[str] = []
+    root = Path(r.worktree_root) if r.worktree_root else None
+    for j in r.judges:
+        if root is not None and (root / j.seat).exists():
+            ctx.git.worktree_remove(root / j.seat)
+            removed.append(str(root / j.seat))
+    winner = r.tally.winner if r.tally else None
+    for c in r.candidates:
+        if c.worktree:
+            ctx.git.worktree_remove(Path(c.worktree))
+            removed.append(c.worktree)
+            c.worktree = None
+        if not (keep_winner_branch and c.label == winner):
+            ctx.git.delete_branch(c.branch)
+            removed.append(c.branch)
+    r.folded = True
+    ctx.save()
+    return removed

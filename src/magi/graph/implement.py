@@ -1,0 +1,127 @@
+"""implement: every candidate seat works alone in its worktree, in one parallel wave."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from magi.core.answers import parse_noop
+from magi.core.prompts import implement_prompt
+from magi.graph.context import Context, Stop
+from magi.graph.scrub import scrub_branch
+from magi.graph.seats import RETRYABLE, ask_with_failover
+from magi.state.model import Candidate, RunStatus
+from magi.worktree_guard import GuardSnapshot, restore
+
+NAME = "implement"
+RESCUE_MESSAGE = "Work left uncommitted at the end of the implement turn"
+SUMMARY_CHARS = 4000
+
+
+def protected_hits(paths: list[str], patterns: list[str]) -> list[str]:
+    """Paths under a protected prefix ("dir/"), equal to one, or named like one anywhere."""
+    hits = []
+    for p in paths:
+        for pat in patterns:
+            if (pat.endswith("/") and p.startswith(pat)) or p == pat or (
+                "/" not in pat and p.rsplit("/", 1)[-1] == pat
+            ):
+                hits.append(p)
+                break
+    return hits
+
+
+def viable(c: Candidate) -> bool:
+    """May be judged: produced a change, was not disqualified, and was not cut off by quota."""
+    return c.produced and c.disqualified is None and c.status in ("ok", "timeout")
+
+
+def run(ctx: Context) -> None:
+    r = ctx.run
+    todo = [c for c in r.candidates if c.status in RETRYABLE]
+    if todo:
+        guard = GuardSnapshot.take(ctx.git, [Path(c.worktree) for c in r.candidates if c.worktree])
+        workers = min(ctx.config.graph.max_parallel, len(todo))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="impl") as pool:
+            for f in [pool.submit(_one, ctx, c, guard) for c in todo]:
+                f.result()
+    _settle(ctx)
+
+
+def _reset(ctx: Context, worktree: Path) -> None:
+    """A seat that starts (again) starts from the base: no half-written turn survives a resume."""
+    base = ctx.run.base_sha or ctx.run.base
+    ctx.git.run("reset", "-q", "--hard", base, cwd=worktree)
+    ctx.git.run("clean", "-q", "-fdx", cwd=worktree)
+
+
+def _one(ctx: Context, c: Candidate, guard: GuardSnapshot) -> None:
+    assert c.worktree is not None
+    worktree = Path(c.worktree)
+    base = ctx.run.base_sha or ctx.run.base
+    _reset(ctx, worktree)
+    prompt = implement_prompt(
+        ctx.run.task.cleaned, prompts=ctx.config.prompts, language=ctx.config.graph.language
+    )
+    result = ask_with_failover(
+        ctx,
+        seat=c.seat,
+        node=NAME,
+        build=lambda _live: prompt,
+        cwd=worktree,
+        allow_write=True,
+        label=c.label,
+        before_retry=lambda: _reset(ctx, worktree),
+    )
+    with ctx.lock:
+        violations = restore(ctx.git, guard)
+    rescued = ctx.git.commit_all(worktree, RESCUE_MESSAGE)
+    scrubbed = scrub_branch(ctx.git, base=base, branch=c.branch)
+    head = ctx.git.head(worktree)
+    files = ctx.git.numstat(base, head)
+    with ctx.lock:
+        c.agent = ctx.run.seats[c.seat].agent  # failover may have changed the author
+        c.violations = [*c.violations, *violations]
+        c.rescued = c.rescued or rescued
+        c.head = head
+        c.files = files
+        c.commits = ctx.git.commit_count(base, head)
+        c.summary = result.text.strip()[-SUMMARY_CHARS:]
+        c.status = result.status.value
+        c.protected_changed = protected_hits(
+            [f.path for f in files], list(ctx.config.blind.protected_paths)
+        )
+        if c.protected_changed and ctx.config.blind.protected == "fail":
+            c.disqualified = "changes protected paths: " + ", ".join(c.protected_changed)
+        if not files and result.ok:
+            evidence = parse_noop(result.text)
+            c.verified_noop = evidence is not None
+            c.noop_evidence = evidence
+        ctx.save()
+    if violations:
+        ctx.event(NAME, f"candidate {c.label}: git control files tampered and restored: "
+                  + "; ".join(violations), "warn")
+    if scrubbed:
+        ctx.event(NAME, f"candidate {c.label}: trailers stripped from {scrubbed} commit(s) that "
+                  "bypassed the commit-msg hook")
+    if rescued:
+        ctx.event(NAME, f"candidate {c.label}: uncommitted work committed under the neutral identity")
+
+
+def _settle(ctx: Context) -> None:
+    """Decide whether there is anything to judge."""
+    cands = ctx.run.candidates
+    if any(viable(c) for c in cands):
+        return
+    if cands and all(c.verified_noop for c in cands):
+        raise Stop(
+            RunStatus.VERIFIED_NOOP,
+            "every candidate concluded, with evidence, that nothing needs to change",
+        )
+    if cands and all(c.status == "quota" for c in cands):
+        raise Stop(RunStatus.STALLED, "every implementer seat was lost to a rate limit or quota")
+    reasons = ", ".join(
+        f"{c.label}: {c.disqualified or ('no change' if c.status == 'ok' else c.status)}"
+        for c in cands
+    )
+    raise Stop(RunStatus.FAILED, f"no candidate produced a change to judge ({reasons})")

@@ -1,0 +1,104 @@
+"""judge: each judge, in its own detached read-only worktree, ranks every viable candidate blind."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from magi.core.answers import JudgeAnswer
+from magi.graph.context import Context, Stop, seat_order
+from magi.graph.packets import all_packets, judge_context, viable_labels
+from magi.graph.seats import RETRYABLE, ask_structured
+from magi.state.model import JudgeSeat, Ranking, RunStatus
+from magi.worktree_guard import GuardSnapshot, restore
+
+NAME = "judge"
+
+
+def judge_worktree(ctx: Context, seat: str) -> Path:
+    return ctx.worktree_root() / seat
+
+
+def ensure_judge_worktree(ctx: Context, seat: str) -> Path:
+    path = judge_worktree(ctx, seat)
+    if not path.exists():
+        ctx.git.run("worktree", "prune")
+        ctx.git.worktree_add(path, start=ctx.run.base_sha or ctx.run.base, branch=None)
+    return path
+
+
+def run(ctx: Context) -> None:
+    r = ctx.run
+    labels = viable_labels(ctx)
+    if len(labels) == 1:
+        if not r.judge_skipped:
+            r.judge_skipped = True
+            ctx.event(NAME, f"only candidate {labels[0]} is viable: uncontested, no judge sits")
+            ctx.save()
+        return
+    if not r.judges:
+        raise Stop(RunStatus.FAILED, "graph.judges = 0 but several candidates are viable")
+    done = {j.seat for j in r.judgements if j.status not in RETRYABLE}
+    todo = [j for j in r.judges if j.seat not in done]
+    if not todo:
+        return
+    pin_branches(ctx)
+    all_packets(ctx)  # the leak scan runs (and may stop the run) before any judge is asked
+    for j in todo:  # git worktree add takes repository locks: one at a time, before the wave
+        ensure_judge_worktree(ctx, j.seat)
+    guard = GuardSnapshot.take(ctx.git, [])
+    with ThreadPoolExecutor(
+        max_workers=min(ctx.config.graph.max_parallel, len(todo)), thread_name_prefix="judge"
+    ) as pool:
+        for f in [pool.submit(_one, ctx, j, labels, guard) for j in todo]:
+            f.result()
+
+
+def pin_branches(ctx: Context) -> None:
+    """Each candidate branch must still point at the head recorded after its own turn.
+
+    Worktrees share refs, so one implementer could move or delete another's branch; the
+    judges must see what each seat actually left, so a moved branch is put back.
+    """
+    for c in ctx.run.candidates:
+        if c.head is None or not c.produced:
+            continue
+        ref = f"refs/heads/{c.branch}"
+        now = ctx.git.rev_parse(ref) if ctx.git.ref_exists(ref) else None
+        if now != c.head:
+            ctx.git.run("update-ref", ref, c.head)
+            with ctx.lock:
+                c.violations = [*c.violations, f"branch {c.branch} was moved by another seat; restored"]
+            ctx.event(NAME, f"branch {c.branch} did not point at its recorded head; restored", "warn")
+    ctx.save()
+
+
+def _one(ctx: Context, judge: JudgeSeat, labels: list[str], guard: GuardSnapshot) -> None:
+    cwd = ensure_judge_worktree(ctx, judge.seat)
+    answer, status, error = ask_structured(
+        ctx,
+        seat=judge.seat,
+        node=NAME,
+        build=lambda _live: judge_context(ctx, judge.seat),
+        shape=JudgeAnswer,
+        shape_name="judge",
+        labels=labels,
+        cwd=cwd,
+    )
+    with ctx.lock:
+        violations = restore(ctx.git, guard)
+        if violations:
+            ctx.event(NAME, f"{judge.seat} tampered with git control files (restored): "
+                      + "; ".join(violations), "warn")
+        ctx.run.judgements = [j for j in ctx.run.judgements if j.seat != judge.seat]
+        ctx.run.judgements.append(
+            Ranking(
+                seat=judge.seat,
+                status=status,
+                ranking=list(answer.ranking) if answer else [],
+                text=answer.rationale if answer else error,
+                round=0,
+            )
+        )
+        ctx.run.judgements.sort(key=lambda j: seat_order(j.seat))
+        ctx.save()

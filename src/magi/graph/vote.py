@@ -1,0 +1,66 @@
+"""vote: each judge is asked alone, told nobody sees the answer, with no running tally to drift toward."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from magi.core.answers import VoteAnswer
+from magi.core.prompts import vote_prompt
+from magi.graph.context import Context, seat_order
+from magi.graph.deliberate import transcript
+from magi.graph.judge import ensure_judge_worktree
+from magi.graph.packets import judge_context, viable_labels
+from magi.graph.seats import RETRYABLE, ask_structured
+from magi.state.model import Vote
+
+NAME = "vote"
+
+
+def run(ctx: Context) -> None:
+    r = ctx.run
+    if r.judge_skipped:
+        return
+    labels = viable_labels(ctx)
+    done = {v.seat for v in r.votes if v.status not in RETRYABLE}
+    # A judge whose first judgement never came is not asked to vote blind of the candidates.
+    todo = [j.seat for j in r.judgements if j.status == "ok" and j.seat not in done]
+    if not todo:
+        return
+    for seat in todo:  # git worktree add takes repository locks: one at a time, before the wave
+        ensure_judge_worktree(ctx, seat)
+    with ThreadPoolExecutor(
+        max_workers=min(ctx.config.graph.max_parallel, len(todo)), thread_name_prefix="vote"
+    ) as pool:
+        for f in [pool.submit(_one, ctx, seat, labels) for seat in todo]:
+            f.result()
+
+
+def _one(ctx: Context, seat: str, labels: list[str]) -> None:
+    cwd = ensure_judge_worktree(ctx, seat)
+    said = transcript(ctx)
+
+    def build(live: bool) -> str:
+        return vote_prompt(
+            labels=labels,
+            context=None if live else judge_context(ctx, seat),
+            transcript=None if live else said,
+            prompts=ctx.config.prompts,
+            language=ctx.config.graph.language,
+        )
+
+    answer, status, error = ask_structured(
+        ctx, seat=seat, node=NAME, build=build, shape=VoteAnswer, shape_name="vote",
+        labels=labels, cwd=cwd,
+    )
+    with ctx.lock:
+        ctx.run.votes = [v for v in ctx.run.votes if v.seat != seat]
+        ctx.run.votes.append(
+            Vote(
+                seat=seat,
+                status=status,
+                vote=answer.vote if answer else None,
+                rationale=answer.rationale if answer else error,
+            )
+        )
+        ctx.run.votes.sort(key=lambda v: seat_order(v.seat))
+        ctx.save()

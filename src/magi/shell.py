@@ -1,0 +1,68 @@
+"""Running the repository's own commands (verify.e2e, verify.gate) through ``sh -c``.
+
+They run candidate code, so they get the same allowlisted environment as an agent: no
+GitHub token or App key reaches a test suite an agent just wrote. One budget covers all the
+commands of one check; output is capped and only its tail is kept for the record.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from magi.agents.process import allowlisted_env, run
+from magi.state.model import Verification
+
+TAIL_LINES = 60
+TAIL_CHARS = 6000
+
+
+def tail(text: str, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
+    return "\n".join(text.rstrip("\n").splitlines()[-lines:])[-chars:]
+
+
+def run_checks(
+    commands: Sequence[str],
+    *,
+    cwd: Path,
+    timeout: float,
+    environ: Mapping[str, str],
+    output_max_bytes: int,
+    head: str | None = None,
+) -> Verification:
+    """Run ``commands`` in order, stopping at the first failure."""
+    env = allowlisted_env(environ)
+    started = time.monotonic()
+    out: list[str] = []
+    code: int | None = 0
+    timed_out = False
+    for cmd in commands:
+        left = timeout - (time.monotonic() - started)
+        if left <= 0:
+            timed_out, code = True, None
+            out.append(f"$ {cmd}\n[not started: the verification budget of {timeout:.0f}s ran out]")
+            break
+        res = run(["sh", "-c", cmd], cwd=cwd, stdin=None, env=env, timeout=left,
+                  output_max_bytes=output_max_bytes)  # fmt: skip
+        out.append(f"$ {cmd}\n{res.stdout}{res.stderr}".rstrip("\n"))
+        if res.start_error:
+            code = None
+            out.append(res.start_error)
+            break
+        code = res.exit_code
+        if res.timed_out:
+            timed_out = True
+            out.append(f"[timed out after {timeout:.0f}s; process group killed]")
+            break
+        if code != 0:
+            break
+    return Verification(
+        passed=code == 0 and not timed_out,
+        commands=list(commands),
+        exit_code=code,
+        timed_out=timed_out,
+        tail=tail("\n".join(out)),
+        head=head,
+        duration_s=round(time.monotonic() - started, 3),
+    )

@@ -1,0 +1,103 @@
+"""``magi demo``: a complete competition offline, on a scratch repo, with the scripted roster."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import tempfile
+from pathlib import Path
+
+from magi.graph.context import Reporter
+from magi.state.model import Run
+from magi.testing import demo_repo
+
+CONFIG = """\
+# The demo's roster: scripted stand-ins speaking the `command` agent protocol.
+# Three implementers (one right, one partial, one wrong) and three judges who read the
+# verification results in their packets. Swap in real CLIs with `kind = "claude"` etc.
+
+[[agents]]
+id = "right"
+kind = "command"
+command = ["{python}", "-m", "magi.testing.scripted", "right"]
+
+[[agents]]
+id = "partial"
+kind = "command"
+command = ["{python}", "-m", "magi.testing.scripted", "partial"]
+
+[[agents]]
+id = "wrong"
+kind = "command"
+command = ["{python}", "-m", "magi.testing.scripted", "wrong"]
+
+[[agents]]
+id = "judge-evidence-1"
+kind = "command"
+command = ["{python}", "-m", "magi.testing.scripted", "evidence"]
+
+[[agents]]
+id = "judge-evidence-2"
+kind = "command"
+command = ["{python}", "-m", "magi.testing.scripted", "evidence"]
+
+[[agents]]
+id = "judge-minimal"
+kind = "command"
+command = ["{python}", "-m", "magi.testing.scripted", "minimal"]
+
+[roles]
+implementers = ["right", "partial", "wrong"]
+judges = ["judge-evidence-1", "judge-minimal", "judge-evidence-2"]
+
+[graph]
+candidates = 3
+judges = 3
+deliberate_rounds = 1
+timeout_implement = 120
+timeout_judge = 60
+
+[verify]
+e2e = ["{e2e}"]
+"""
+
+
+def make_repo(path: Path) -> None:
+    """A git repo holding the buggy module and its failing tests, on branch main."""
+    path.mkdir(parents=True, exist_ok=True)
+    for name, text in demo_repo.FILES.items():
+        (path / name).write_text(text, encoding="utf-8")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "demo", "GIT_AUTHOR_EMAIL": "demo@example.invalid",
+           "GIT_COMMITTER_NAME": "demo", "GIT_COMMITTER_EMAIL": "demo@example.invalid"}  # fmt: skip
+    for argv in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"],
+                 ["git", "commit", "-q", "-m", "textstats with two failing tests"]):  # fmt: skip
+        subprocess.run(argv, cwd=path, env=env, check=True, stdin=subprocess.DEVNULL)
+
+
+def run_demo(
+    where: Path | None, *, seed: int, reporter: Reporter, python: str
+) -> tuple[Run, Path]:
+    from magi.agents.registry import kinds
+    from magi.config.load import load_config
+    from magi.git import Git
+    from magi.graph.runner import context_for, create_run, execute, now
+    from magi.state.store import Store
+
+    home = Path(where) if where else Path(tempfile.mkdtemp(prefix="magi-demo-"))
+    repo = home / "repo"
+    make_repo(repo)
+    cfg_file = repo / ".magi" / "config.toml"
+    cfg_file.parent.mkdir(exist_ok=True)
+    cfg_file.write_text(CONFIG.format(python=python, e2e=demo_repo.E2E), encoding="utf-8")
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "-c", "user.name=demo", "-c", "user.email=demo@example.invalid",
+                    "commit", "-q", "-m", "magi config"], cwd=repo, check=True)  # fmt: skip
+    config = load_config(repo, config_path=cfg_file, environ=os.environ, known_kinds=kinds()).config
+    store = Store(home / "magi-home")
+    git = Git.discover(repo)
+    run = create_run(task=demo_repo.TASK, source="demo", config=config, git=git, store=store,
+                     now=now(), rng=random.Random(seed), seed=seed)  # fmt: skip
+    ctx = context_for(run, store=store, environ=os.environ, config=config, reporter=reporter)
+    reporter.note(f"demo run {run.id} in {repo}")
+    return execute(ctx), home

@@ -1,0 +1,177 @@
+"""Scripted stand-ins for the model seats: deterministic ``command`` agents for the demo and tests.
+
+Run as ``python -m magi.testing.scripted <persona>``. The prompt arrives on stdin, the node
+in MAGI_NODE, the session in MAGI_SESSION. A judge keeps its rankings between turns in a
+small state file keyed by its session id, beside the prompt file, and reports the session
+on stderr as ``MAGI-SESSION: <id>`` (the command-agent convention).
+
+Implementer personas: right, partial, wrong (the demo's textstats solutions), noop, leaky,
+uncommitted, quota, empty. Judge personas: evidence (passing verification first, then the
+smaller patch), minimal (smallest patch first; persuaded by a verification argument in
+deliberation), quota, malformed, reask (malformed once, then well-formed).
+
+For tests, with MAGI_SCRIPTED_DIR set (through the agent's ``env``): every invocation is
+logged to ``calls.jsonl`` there; ``hang-once:<persona>`` hangs on its first call (until
+killed) and acts as <persona> afterwards; ``quota-until-unlock:<persona>`` reports a rate
+limit until a file named ``unlock`` exists there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from magi.testing import demo_repo
+
+HEADER = re.compile(r"^<<<MATERIAL (\S+) ([A-Z])\b", re.M)
+CLOSE = "MATERIAL>>>"
+
+
+def _blocks(prompt: str) -> dict[tuple[str, str], str]:
+    """Material blocks by (kind, label)."""
+    out: dict[tuple[str, str], str] = {}
+    for m in HEADER.finditer(prompt):
+        end = prompt.find(CLOSE, m.end())
+        out[(m.group(1), m.group(2))] = prompt[m.end() : end if end >= 0 else len(prompt)]
+    return out
+
+
+def _labels(prompt: str) -> list[str]:
+    return sorted({label for _, label in _blocks(prompt)})
+
+
+def _passed(prompt: str) -> dict[str, bool]:
+    return {
+        label: body.lstrip().startswith("PASSED")
+        for (kind, label), body in _blocks(prompt).items()
+        if kind == "verification"
+    }
+
+
+def _patch_size(prompt: str) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for (kind, label), body in _blocks(prompt).items():
+        if kind == "patch":
+            sizes[label] = sum(
+                1 for line in body.splitlines()
+                if line[:1] in "+-" and not line.startswith(("+++", "---"))
+            )  # fmt: skip
+    return sizes
+
+
+def _state_file(session: str) -> Path:
+    base = Path(os.environ.get("MAGI_PROMPT_FILE", "/tmp/x")).parent  # noqa: S108 - fallback only
+    return base / f".scripted-{session}.json"
+
+
+def _answer(obj: dict[str, object], prose: str = "") -> str:
+    return f"{prose}\n\n```json\n{json.dumps(obj)}\n```\n"
+
+
+def implement(persona: str) -> int:
+    cwd = Path.cwd()
+    if persona == "quota":
+        print("You've hit your usage limit (scripted)", file=sys.stderr)
+        return 75
+    if persona == "empty":
+        print("I looked around and did nothing.")
+        return 0
+    if persona == "noop":
+        print("NO CHANGE NEEDED\nEvidence: `python3 -m unittest -q` already passes on the base "
+              "branch; textstats.py handles every case the task names.")  # fmt: skip
+        return 0
+    source = demo_repo.SOLUTIONS.get(persona, demo_repo.RIGHT)
+    if persona == "leaky":
+        source += "\n# Written by Claude for the demo.\n"
+    (cwd / "textstats.py").write_text(source)
+    if persona != "uncommitted":
+        msg = "Fix textstats word splitting"
+        if persona == "leaky":
+            msg += "\n\nCo-Authored-By: Claude <noreply@anthropic.com>"
+        subprocess.run(["git", "add", "-A"], check=True)
+        subprocess.run(["git", "-c", "user.name=dev", "-c", "user.email=dev@example.invalid",
+                        "commit", "-q", "-m", msg], check=True)  # fmt: skip
+    print("Changed textstats.py and ran the unit tests.")
+    return 0
+
+
+def judge(persona: str, prompt: str) -> int:
+    node = os.environ.get("MAGI_NODE", "judge")
+    session = os.environ.get("MAGI_SESSION") or str(uuid.uuid4())
+    print(f"MAGI-SESSION: {session}", file=sys.stderr)
+    if persona == "quota":
+        print("Error: Too Many Requests (rate limit)", file=sys.stderr)
+        return 75
+    state_path = _state_file(session)
+    state = json.loads(state_path.read_text()) if state_path.exists() else {}
+    if persona == "malformed" or (persona == "reask" and not state.get("reasked")):
+        state["reasked"] = True
+        state_path.write_text(json.dumps(state))
+        print("I prefer the first one. {ranking: A}")
+        return 0
+    if node == "judge":
+        passed, size = _passed(prompt), _patch_size(prompt)
+        labels = _labels(prompt)
+        evidence = sorted(labels, key=lambda x: (not passed.get(x, False), size.get(x, 0), x))
+        minimal = sorted(labels, key=lambda x: (size.get(x, 0), x))
+        state.update(evidence=evidence, current=minimal if persona == "minimal" else evidence)
+        state_path.write_text(json.dumps(state))
+        why = ("the smallest change is the safest" if persona == "minimal"
+               else "verification results first, then the smaller patch")  # fmt: skip
+        print(_answer({"ranking": state["current"], "rationale": why}, "My ranking."))
+    elif node == "deliberate":
+        if persona == "minimal" and "verification" in prompt.lower():
+            state["current"] = state["evidence"]
+            arg = "Persuaded: a candidate that fails its tests cannot win on size."
+        else:
+            arg = f"{state['current'][0]} is the only one whose verification passed."
+        state_path.write_text(json.dumps(state))
+        print(_answer({"ranking": state["current"], "argument": arg}))
+    else:
+        print(_answer({"vote": state["current"][0], "rationale": "as argued"}))
+    return 0
+
+
+def _test_hooks(persona: str) -> str:
+    """Apply the test modifiers; returns the persona to act as."""
+    folder = os.environ.get("MAGI_SCRIPTED_DIR")
+    if not folder:
+        return persona
+    d = Path(folder)
+    entry = {"persona": persona, "node": os.environ.get("MAGI_NODE"),
+             "seat": os.environ.get("MAGI_SEAT"), "pid": os.getpid()}  # fmt: skip
+    with (d / "calls.jsonl").open("a", encoding="utf-8") as f:
+        f.write(json.dumps(entry) + "\n")
+    mod, _, rest = persona.partition(":")
+    if mod == "hang-once":
+        marker = d / f"hung-{os.environ.get('MAGI_SEAT')}"
+        if not marker.exists():
+            marker.write_text(str(os.getpid()))
+            while True:  # until the test kills magi and this process
+                time.sleep(3600)
+        return rest
+    if mod == "quota-until-unlock":
+        return rest if (d / "unlock").exists() else "quota"
+    return persona
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args:
+        print("usage: python -m magi.testing.scripted <persona>", file=sys.stderr)
+        return 2
+    prompt = sys.stdin.read()
+    persona = _test_hooks(args[0])
+    if os.environ.get("MAGI_NODE", "implement") == "implement":
+        return implement(persona)
+    return judge(persona, prompt)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

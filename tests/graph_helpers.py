@@ -1,0 +1,84 @@
+"""Shared set-up for the competition tests: a real repo with a bare remote, scripted agents."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from magi.config.model import Config
+from magi.git import Git
+from magi.graph.runner import context_for, create_run, execute
+from magi.state.model import Run
+from magi.state.store import Store
+from magi.testing.demo import make_repo
+from magi.testing.demo_repo import E2E, TASK
+
+SCRIPTED = [sys.executable, "-m", "magi.testing.scripted"]
+NOW = __import__("datetime").datetime(2026, 11, 29, 12, 0, 0, tzinfo=__import__("datetime").UTC)
+
+
+def scratch_repo(tmp: Path) -> Path:
+    """The demo's textstats repo, pushed to a bare remote as origin/main."""
+    repo = tmp / "repo"
+    make_repo(repo)
+    remote = tmp / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    subprocess.run(["git", "remote", "add", "origin", str(remote)], cwd=repo, check=True)
+    subprocess.run(["git", "push", "-q", "origin", "main"], cwd=repo, check=True)
+    return repo
+
+
+def config(
+    scripted_dir: Path,
+    implementers: dict[str, str],
+    judges: dict[str, str] | None = None,
+    **tables: dict[str, Any],
+) -> Config:
+    """A Config of scripted command agents: {agent id: persona} for each role."""
+    judges = judges if judges is not None else {
+        "j1": "evidence", "j2": "minimal", "j3": "evidence",
+    }  # fmt: skip
+    env = {"MAGI_SCRIPTED_DIR": str(scripted_dir)}
+    agents = [
+        {"id": aid, "kind": "command", "command": [*SCRIPTED, persona], "env": env}
+        for aid, persona in {**implementers, **judges}.items()
+    ]
+    graph = {"candidates": len(implementers), "judges": len(judges), "timeout_implement": 60,
+             "timeout_judge": 60, "timeout_verify": 60, **tables.pop("graph", {})}  # fmt: skip
+    data: dict[str, Any] = {
+        "agents": agents,
+        "roles": {"implementers": list(implementers), "judges": list(judges)},
+        "graph": graph,
+        "verify": {"e2e": [E2E], **tables.pop("verify", {})},
+        **tables,
+    }
+    return Config.model_validate(data)
+
+
+def start(repo: Path, home: Path, cfg: Config, *, seed: int = 1, task: str = TASK) -> Run:
+    store = Store(home)
+    run = create_run(task=task, source="test", config=cfg, git=Git.discover(repo), store=store,
+                     now=NOW, rng=random.Random(seed), seed=seed)  # fmt: skip
+    return execute(context_for(run, store=store, environ=dict(os.environ), config=cfg))
+
+
+def calls(scripted_dir: Path) -> list[dict[str, Any]]:
+    log = scripted_dir / "calls.jsonl"
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+
+def prompts(home: Path, run: Run, node: str) -> list[str]:
+    art = home / "runs" / run.id / "artifacts"
+    return [p.read_text() for p in sorted(art.glob(f"{node}-*.prompt.md"))]
+
+
+def git_out(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout  # fmt: skip
