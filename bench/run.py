@@ -1,4 +1,4 @@
-"""``make bench``: what a competition costs magi itself, as ratios against baselines in this process.
+"""``make bench``: what a competition costs magi itself, as ratios against in-process baselines.
 
 1. magi's own CPU per competition (3 candidates, 3 judges, instant scripted agents, a
    generated 2,000-file repo), beyond git's and the agents' work (those are child processes,
@@ -51,23 +51,34 @@ def make_repo(root: Path) -> Path:
         d = repo / "src" / f"d{i % 40}"
         d.mkdir(parents=True, exist_ok=True)
         (d / f"f{i}.txt").write_text(f"file {i}\n" * 20)
-    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x",
-           "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@x"}  # fmt: skip
-    for argv in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"],
-                 ["git", "commit", "-q", "-m", "generated"]):  # fmt: skip
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@x",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@x",
+    }
+    for argv in (
+        ["git", "init", "-q", "-b", "main"],
+        ["git", "add", "-A"],
+        ["git", "commit", "-q", "-m", "generated"],
+    ):
         subprocess.run(argv, cwd=repo, env=env, check=True)
     return repo
 
 
 def config(sleeps: tuple[float, float, float]) -> Config:
-    agents = [{"id": f"i{n}", "kind": "command", "command": implementer(s)}
-              for n, s in enumerate(sleeps)]  # fmt: skip
+    agents = [
+        {"id": f"i{n}", "kind": "command", "command": implementer(s)} for n, s in enumerate(sleeps)
+    ]
     agents += [{"id": f"j{n}", "kind": "command", "command": ["sh", "-c", JUDGE]} for n in range(3)]
-    return Config.model_validate({
-        "agents": agents,
-        "roles": {"implementers": ["i0", "i1", "i2"], "judges": ["j0", "j1", "j2"]},
-        "graph": {"candidates": 3, "judges": 3, "max_parallel": 4},
-    })  # fmt: skip
+    return Config.model_validate(
+        {
+            "agents": agents,
+            "roles": {"implementers": ["i0", "i1", "i2"], "judges": ["j0", "j1", "j2"]},
+            "graph": {"candidates": 3, "judges": 3, "max_parallel": 4},
+        }
+    )
 
 
 def compete(repo: Path, home: Path, cfg: Config, seed: int) -> tuple[Run, float, float]:
@@ -75,8 +86,16 @@ def compete(repo: Path, home: Path, cfg: Config, seed: int) -> tuple[Run, float,
     store = Store(home)
     kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu0 = time.process_time()
-    run = create_run(task="append the label", source="bench", config=cfg, git=Git.discover(repo),
-                     store=store, now=datetime.now(UTC), rng=random.Random(seed), seed=seed)  # fmt: skip
+    run = create_run(
+        task="append the label",
+        source="bench",
+        config=cfg,
+        git=Git.discover(repo),
+        store=store,
+        now=datetime.now(UTC),
+        rng=random.Random(seed),
+        seed=seed,
+    )
     run = execute(context_for(run, store=store, environ=dict(os.environ), config=cfg))
     cpu = time.process_time() - cpu0
     kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -88,8 +107,20 @@ def compete(repo: Path, home: Path, cfg: Config, seed: int) -> tuple[Run, float,
 def raw_worktrees(repo: Path, root: Path, n: int) -> float:
     t0 = time.monotonic()
     for i in range(n):
-        subprocess.run(["git", "worktree", "add", "-q", "-b", f"bench-{root.name}-{i}",
-                        str(root / f"w{i}"), "main"], cwd=repo, check=True)  # fmt: skip
+        subprocess.run(
+            [
+                "git",
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                f"bench-{root.name}-{i}",
+                str(root / f"w{i}"),
+                "main",
+            ],
+            cwd=repo,
+            check=True,
+        )
     return time.monotonic() - t0
 
 
@@ -111,16 +142,33 @@ def main() -> int:
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     m = statistics.median
     rows = [
-        ("magi CPU per competition", f"{m(cpu):.3f} s", f"{m(cpu) / m(kids):.2f}x of git+agents CPU "
-         f"({m(kids):.2f} s)", "<= 0.5 s", m(cpu) <= 0.5),
-        ("prep vs raw worktree add", f"{m(prep):.3f} s vs {m(raw):.3f} s",
-         f"{m(prep) / m(raw):.2f}x", "<= 1.1x", m(prep) / m(raw) <= 1.1),
-        ("implement wave vs slowest seat", f"{m(waves):.3f} s vs {slowest:.1f} s",
-         f"{m(waves) / slowest:.3f}x", "<= 1.05x + 0.2 s", m(waves) <= 1.05 * slowest + 0.2),
+        (
+            "magi CPU per competition",
+            f"{m(cpu):.3f} s",
+            f"{m(cpu) / m(kids):.2f}x of git+agents CPU ({m(kids):.2f} s)",
+            "<= 0.5 s",
+            m(cpu) <= 0.5,
+        ),
+        (
+            "prep vs raw worktree add",
+            f"{m(prep):.3f} s vs {m(raw):.3f} s",
+            f"{m(prep) / m(raw):.2f}x",
+            "<= 1.1x",
+            m(prep) / m(raw) <= 1.1,
+        ),
+        (
+            "implement wave vs slowest seat",
+            f"{m(waves):.3f} s vs {slowest:.1f} s",
+            f"{m(waves) / slowest:.3f}x",
+            "<= 1.05x + 0.2 s",
+            m(waves) <= 1.05 * slowest + 0.2,
+        ),
         ("peak memory (max RSS)", f"{peak_mb:.0f} MB", "", "<= 200 MB", peak_mb <= 200),
-    ]  # fmt: skip
-    print(f"magi bench, {datetime.now(UTC):%Y-%m-%d}, {os.cpu_count()} cores, "
-          f"python {sys.version.split()[0]}, {FILES}-file repo, median of {REPS}")
+    ]
+    print(
+        f"magi bench, {datetime.now(UTC):%Y-%m-%d}, {os.cpu_count()} cores, "
+        f"python {sys.version.split()[0]}, {FILES}-file repo, median of {REPS}"
+    )
     for name, value, ratio, goal, ok in rows:
         print(f"  {name:<32} {value:<24} {ratio:<34} goal {goal:<18} {'ok' if ok else 'MISSED'}")
     return 0

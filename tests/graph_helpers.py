@@ -40,16 +40,28 @@ def config(
     **tables: dict[str, Any],
 ) -> Config:
     """A Config of scripted command agents: {agent id: persona} for each role."""
-    judges = judges if judges is not None else {
-        "j1": "evidence", "j2": "minimal", "j3": "evidence",
-    }  # fmt: skip
+    judges = (
+        judges
+        if judges is not None
+        else {
+            "j1": "evidence",
+            "j2": "minimal",
+            "j3": "evidence",
+        }
+    )
     env = {"MAGI_SCRIPTED_DIR": str(scripted_dir)}
     agents = [
         {"id": aid, "kind": "command", "command": [*SCRIPTED, persona], "env": env}
         for aid, persona in {**implementers, **judges}.items()
     ]
-    graph = {"candidates": len(implementers), "judges": len(judges), "timeout_implement": 60,
-             "timeout_judge": 60, "timeout_verify": 60, **tables.pop("graph", {})}  # fmt: skip
+    graph = {
+        "candidates": len(implementers),
+        "judges": len(judges),
+        "timeout_implement": 60,
+        "timeout_judge": 60,
+        "timeout_verify": 60,
+        **tables.pop("graph", {}),
+    }
     data: dict[str, Any] = {
         "agents": agents,
         "roles": {"implementers": list(implementers), "judges": list(judges)},
@@ -62,8 +74,16 @@ def config(
 
 def start(repo: Path, home: Path, cfg: Config, *, seed: int = 1, task: str = TASK) -> Run:
     store = Store(home)
-    run = create_run(task=task, source="test", config=cfg, git=Git.discover(repo), store=store,
-                     now=NOW, rng=random.Random(seed), seed=seed)  # fmt: skip
+    run = create_run(
+        task=task,
+        source="test",
+        config=cfg,
+        git=Git.discover(repo),
+        store=store,
+        now=NOW,
+        rng=random.Random(seed),
+        seed=seed,
+    )
     return execute(context_for(run, store=store, environ=dict(os.environ), config=cfg))
 
 
@@ -80,5 +100,6 @@ def prompts(home: Path, run: Run, node: str) -> list[str]:
 
 
 def git_out(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                          text=True).stdout  # fmt: skip
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout

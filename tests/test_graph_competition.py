@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-from graph_helpers import calls, config, git_out, prompts, scratch_repo, start
 
+from graph_helpers import calls, config, git_out, prompts, scratch_repo, start
 from magi.state.model import RunStatus
 
 THREE = {"a1": "right", "a2": "partial", "a3": "wrong"}
@@ -48,8 +48,10 @@ def test_labels_are_reproducible_by_seed_and_judges_see_their_own_order(env, tmp
     assert {c.label: c.agent for c in one.candidates} == {c.label: c.agent for c in two.candidates}
     orders = [tuple(j.order) for j in one.judges]
     assert len(set(orders)) == len(orders)
-    seeds = {tuple(c.agent for c in start(repo, tmp_path / f"h{s}", cfg, seed=s).candidates)
-             for s in (11, 12, 13, 14)}  # fmt: skip
+    seeds = {
+        tuple(c.agent for c in start(repo, tmp_path / f"h{s}", cfg, seed=s).candidates)
+        for s in (11, 12, 13, 14)
+    }
     assert len(seeds) > 1, "different seeds should not all give the same assignment"
 
 
@@ -69,7 +71,9 @@ def test_judge_packets_name_no_author_and_carry_verification(env):
 def test_trailers_never_reach_a_branch_or_a_judge_and_leaks_are_recorded(env):
     """A leaky implementer's Co-Authored-By is stripped; its vendor name in code is recorded."""
     repo, home, sd = env
-    run = start(repo, home, config(sd, {"a1": "leaky", "a2": "wrong"}, graph={"deliberate_rounds": 0}))
+    run = start(
+        repo, home, config(sd, {"a1": "leaky", "a2": "wrong"}, graph={"deliberate_rounds": 0})
+    )
     leaky = next(c for c in run.candidates if c.agent == "a1")
     log = git_out(repo, "log", "--format=%B", f"{run.base_sha}..{leaky.branch}")
     assert "Fix textstats word splitting" in log
@@ -88,17 +92,20 @@ def test_an_agent_id_in_a_commit_message_is_caught(env, tmp_path):
     cfg_data = cfg.model_dump()
     cfg_data["agents"][0]["id"] = "zeta9"
     cfg_data["agents"][0]["command"] = [
-        "sh", "-c",
+        "sh",
+        "-c",
         "printf 'def word_count(t):\\n    return len(t.split())\\n' > textstats.py && git add -A "
         "&& git -c user.name=x -c user.email=x@y commit -qm 'fix by zeta9' && echo done",
-    ]  # fmt: skip
+    ]
     cfg_data["roles"]["implementers"] = ["zeta9", "a2"]
     from magi.config.model import Config
 
     run = start(repo, home, Config.model_validate(cfg_data))
     label = next(c.label for c in run.candidates if c.agent == "zeta9")
-    assert any(lk.label == label and lk.where == "commit message" and lk.term == "zeta9"
-               for lk in run.leaks)  # fmt: skip
+    assert any(
+        lk.label == label and lk.where == "commit message" and lk.term == "zeta9"
+        for lk in run.leaks
+    )
 
 
 def test_on_leak_fail_stops_the_run(env):
@@ -113,8 +120,9 @@ def test_on_leak_fail_stops_the_run(env):
 def test_uncommitted_work_is_rescued_under_the_neutral_identity(env):
     """Work an implementer leaves uncommitted is committed by magi, authored by nobody."""
     repo, home, sd = env
-    run = start(repo, home, config(sd, {"a1": "uncommitted", "a2": "wrong"},
-                                   graph={"deliberate_rounds": 0}))  # fmt: skip
+    run = start(
+        repo, home, config(sd, {"a1": "uncommitted", "a2": "wrong"}, graph={"deliberate_rounds": 0})
+    )
     c = next(c for c in run.candidates if c.agent == "a1")
     assert c.rescued
     authors = git_out(repo, "log", "--format=%an <%ae>|%cn <%ce>", f"{run.base_sha}..{c.branch}")
@@ -126,7 +134,9 @@ def test_single_viable_candidate_is_uncontested(env):
     repo, home, sd = env
     run = start(repo, home, config(sd, {"a1": "right", "a2": "empty"}))
     assert run.status is RunStatus.READY
-    assert run.judge_skipped and run.tally.uncontested and run.tally.judges == 0
+    assert run.judge_skipped
+    assert run.tally.uncontested
+    assert run.tally.judges == 0
     assert not [c for c in calls(sd) if c["node"] in ("judge", "vote")]
 
 
@@ -149,9 +159,16 @@ def test_nothing_produced_fails_with_the_reason(env):
 def test_tie_is_broken_by_the_documented_rule(env):
     """Two judges, two first choices, no deliberation: the tie-break is recorded with its reason."""
     repo, home, sd = env
-    run = start(repo, home, config(sd, {"a1": "right", "a2": "partial"},
-                                   judges={"j1": "evidence", "j2": "minimal"},
-                                   graph={"deliberate_rounds": 0}))  # fmt: skip
+    run = start(
+        repo,
+        home,
+        config(
+            sd,
+            {"a1": "right", "a2": "partial"},
+            judges={"j1": "evidence", "j2": "minimal"},
+            graph={"deliberate_rounds": 0},
+        ),
+    )
     assert run.status is RunStatus.READY
     assert run.tally.tie_break
     assert sorted(run.tally.counts.values()) == [1, 1]
@@ -163,23 +180,30 @@ def test_protected_path_is_flagged_and_can_disqualify(env):
     cfg = config(sd, {"a1": "right", "a2": "partial"}, blind={"protected": "fail"})
     data = cfg.model_dump()
     data["agents"][0]["command"] = [
-        "sh", "-c", "mkdir -p .magi && echo x > .magi/config.toml && echo changed",
-    ]  # fmt: skip
+        "sh",
+        "-c",
+        "mkdir -p .magi && echo x > .magi/config.toml && echo changed",
+    ]
     from magi.config.model import Config
 
     run = start(repo, home, Config.model_validate(data))
     bad = next(c for c in run.candidates if c.agent == "a1")
     assert bad.protected_changed == [".magi/config.toml"]
     assert bad.disqualified
-    assert run.tally.uncontested and run.tally.winner != bad.label
+    assert run.tally.uncontested
+    assert run.tally.winner != bad.label
 
 
 def test_secrets_in_the_task_never_reach_an_agent(env):
     """A token pasted into the task is redacted before any prompt; the record keeps the original."""
     repo, home, sd = env
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-    run = start(repo, home, config(sd, {"a1": "right"}, judges={}),
-                task=f"fix textstats; deploy with {token}")  # fmt: skip
+    run = start(
+        repo,
+        home,
+        config(sd, {"a1": "right"}, judges={}),
+        task=f"fix textstats; deploy with {token}",
+    )
     assert token in run.task.original
     assert token not in run.task.cleaned
     for text in prompts(home, run, "implement"):
@@ -201,10 +225,19 @@ def test_budget_cap_holds_the_run_before_a_seat_starts(env):
     cfg = config(sd, THREE, budget={"run_usd": 1.5}, graph={"max_parallel": 1})
     agents = {a.id: FakeAgent(a.id, answering("did it", cost_usd=1.0)) for a in cfg.agents}
     store = Store(home)
-    run = create_run(task="t", source="test", config=cfg, git=Git.discover(repo), store=store,
-                     now=__import__("graph_helpers").NOW, rng=random.Random(1), seed=1)
-    run = execute(context_for(run, store=store, environ=dict(os.environ), config=cfg,
-                              agents=agents))  # fmt: skip
+    run = create_run(
+        task="t",
+        source="test",
+        config=cfg,
+        git=Git.discover(repo),
+        store=store,
+        now=__import__("graph_helpers").NOW,
+        rng=random.Random(1),
+        seed=1,
+    )
+    run = execute(
+        context_for(run, store=store, environ=dict(os.environ), config=cfg, agents=agents)
+    )
     assert run.status is RunStatus.HELD
     assert "$2.00 of its $1.50 cap" in (run.reason or "")
     asked = sum(len(a.requests) for a in agents.values())
@@ -218,15 +251,17 @@ def test_trailers_committed_past_the_hook_are_scrubbed_from_the_branch(env):
     repo, home, sd = env
     data = config(sd, {"a1": "right", "a2": "wrong"}, graph={"deliberate_rounds": 0}).model_dump()
     data["agents"][0]["command"] = [
-        "sh", "-c",
+        "sh",
+        "-c",
         "printf 'def word_count(t):\\n    return len(t.split())\\n' > textstats.py && git add -A "
         "&& git -c user.name=x -c user.email=x@y commit -q --no-verify "
         "-m 'Fix split' -m 'Co-Authored-By: Someone <s@example.invalid>' && echo done",
-    ]  # fmt: skip
+    ]
     run = start(repo, home, Config.model_validate(data))
     c = next(c for c in run.candidates if c.agent == "a1")
     log = git_out(repo, "log", "--format=%B%an", f"{run.base_sha}..{c.branch}")
-    assert "Fix split" in log and "x\n" in log + "\n"
+    assert "Fix split" in log
+    assert "x\n" in log + "\n"
     assert "Co-Authored-By" not in log
     assert git_out(repo, "rev-parse", c.branch).strip() == c.head
 
@@ -236,16 +271,18 @@ def test_a_branch_moved_by_another_seat_is_put_back_before_judging(env):
     from magi.config.model import Config
 
     repo, home, sd = env
-    data = config(sd, {"a1": "right", "a2": "wrong"}, graph={"deliberate_rounds": 0,
-                                                             "max_parallel": 1}).model_dump()
+    data = config(
+        sd, {"a1": "right", "a2": "wrong"}, graph={"deliberate_rounds": 0, "max_parallel": 1}
+    ).model_dump()
     # a2 runs after a1 (max_parallel 1, slot order) and points every other magi branch at base.
     data["agents"][1]["command"] = [
-        "sh", "-c",
+        "sh",
+        "-c",
         "for b in $(git for-each-ref --format='%(refname)' refs/heads/magi/); do "
-        "[ \"$b\" = \"refs/heads/$(git symbolic-ref --short HEAD)\" ] || "
-        "git update-ref \"$b\" \"$(git merge-base HEAD \"$b\")\"; done; "
+        '[ "$b" = "refs/heads/$(git symbolic-ref --short HEAD)" ] || '
+        'git update-ref "$b" "$(git merge-base HEAD "$b")"; done; '
         "echo x >> README.md && git add -A && git -c user.name=x -c user.email=x@y commit -qm r",
-    ]  # fmt: skip
+    ]
     from magi.core.blind import shuffle_labels
 
     seed = next(s for s in range(100) if shuffle_labels(2, s) == ["A", "B"])  # a1 runs first

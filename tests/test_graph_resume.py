@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -12,7 +13,6 @@ from collections import Counter
 from pathlib import Path
 
 from graph_helpers import SCRIPTED, calls, config, scratch_repo, start
-
 from magi.graph.runner import context_for, execute, prepare_resume
 from magi.state.model import RunStatus
 from magi.state.store import Store
@@ -25,16 +25,20 @@ def seat_calls(sd: Path) -> Counter[tuple[str, str]]:
 
 
 def test_quorum_lost_to_quota_stalls_and_resume_asks_only_the_missing_seats(tmp_path):
-    """Two judges rate-limited: stalled (not failed); resumed, finished seats are not asked again."""
+    """Two judges rate-limited: stalled, not failed; resumed, finished seats are not asked again."""
     sd = tmp_path / "scripted"
     sd.mkdir()
     repo, home = scratch_repo(tmp_path), tmp_path / "home"
-    judges = {"j1": "evidence", "j2": "quota-until-unlock:evidence",
-              "j3": "quota-until-unlock:minimal"}  # fmt: skip
+    judges = {
+        "j1": "evidence",
+        "j2": "quota-until-unlock:evidence",
+        "j3": "quota-until-unlock:minimal",
+    }
     cfg = config(sd, THREE, judges=judges, graph={"failover": False})
     run = start(repo, home, cfg)
     assert run.status is RunStatus.STALLED, run.reason
-    assert run.tally is not None and not run.tally.quorum
+    assert run.tally is not None
+    assert not run.tally.quorum
     assert [j.status for j in run.judgements] == ["ok", "quota", "quota"]
     before = seat_calls(sd)
 
@@ -66,12 +70,27 @@ def _toml_config(sd: Path, personas: dict[str, str], judges: dict[str, str]) -> 
     lines = []
     for aid, persona in {**personas, **judges}.items():
         cmd = json.dumps([*SCRIPTED, persona])
-        lines += ["[[agents]]", f'id = "{aid}"', 'kind = "command"', f"command = {cmd}",
-                  f'env = {{ MAGI_SCRIPTED_DIR = "{sd}" }}', ""]  # fmt: skip
-    lines += ["[roles]", f"implementers = {json.dumps(list(personas))}",
-              f"judges = {json.dumps(list(judges))}", "", "[graph]",
-              f"candidates = {len(personas)}", f"judges = {len(judges)}", "max_parallel = 3", "",
-              "[verify]", 'e2e = ["python3 -m unittest -q"]']  # fmt: skip
+        lines += [
+            "[[agents]]",
+            f'id = "{aid}"',
+            'kind = "command"',
+            f"command = {cmd}",
+            f'env = {{ MAGI_SCRIPTED_DIR = "{sd}" }}',
+            "",
+        ]
+    lines += [
+        "[roles]",
+        f"implementers = {json.dumps(list(personas))}",
+        f"judges = {json.dumps(list(judges))}",
+        "",
+        "[graph]",
+        f"candidates = {len(personas)}",
+        f"judges = {len(judges)}",
+        "max_parallel = 3",
+        "",
+        "[verify]",
+        'e2e = ["python3 -m unittest -q"]',
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -86,9 +105,14 @@ def test_a_run_killed_mid_wave_resumes_without_paying_finished_seats_again(tmp_p
     cfg_file.write_text(_toml_config(sd, personas, judges))
     env = {**os.environ, "MAGI_HOME": str(home), "MAGI_CONFIG_DIR": str(tmp_path / "nocfg")}
     magi = [sys.executable, "-m", "magi"]
-    proc = subprocess.Popen([*magi, "run", "--config", str(cfg_file), "--seed", "3", "fix textstats"],
-                            cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [*magi, "run", "--config", str(cfg_file), "--seed", "3", "fix textstats"],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     store = Store(home)
 
     def others_recorded() -> bool:
@@ -103,17 +127,21 @@ def test_a_run_killed_mid_wave_resumes_without_paying_finished_seats_again(tmp_p
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         for marker in sd.glob("hung-*"):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(int(marker.read_text()), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
     run_id = store.latest()
     assert run_id is not None
     killed = store.load(run_id)
     assert killed.status is RunStatus.IMPLEMENTING
 
-    res = subprocess.run([*magi, "run", "--resume", run_id[-4:]], cwd=repo, env=env,
-                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    res = subprocess.run(
+        [*magi, "run", "--resume", run_id[-4:]],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr + res.stdout
     done = store.load(run_id)
     assert done.status is RunStatus.READY

@@ -12,7 +12,8 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 def test_readme_opens_with_the_two_commands():
     """A fresh clone needs only `make demo` and `make test`: they come first."""
     head = README.read_text().split("```", 2)[1]
-    assert "make demo" in head and "make test" in head
+    assert "make demo" in head
+    assert "make test" in head
 
 
 def test_readme_diagram_is_drawn_from_the_pipeline():

@@ -43,8 +43,14 @@ def run_checks(
             timed_out, code = True, None
             out.append(f"$ {cmd}\n[not started: the verification budget of {timeout:.0f}s ran out]")
             break
-        res = run(["sh", "-c", cmd], cwd=cwd, stdin=None, env=env, timeout=left,
-                  output_max_bytes=output_max_bytes)  # fmt: skip
+        res = run(
+            ["sh", "-c", cmd],
+            cwd=cwd,
+            stdin=None,
+            env=env,
+            timeout=left,
+            output_max_bytes=output_max_bytes,
+        )
         out.append(f"$ {cmd}\n{res.stdout}{res.stderr}".rstrip("\n"))
         if res.start_error:
             code = None

@@ -226,9 +226,15 @@ def _config_values(git: Git, content: bytes) -> dict[str, list[str]]:
     # -f - reads stdin; --no-includes so a planted include.path is reported, not followed.
     # Run outside the repository: its own (possibly broken) config must not be read.
     out = git.run(
-        "config", "--file", "-", "--no-includes", "--list", "-z",
-        cwd=Path(tempfile.gettempdir()), input=content.decode("utf-8", "replace"),
-    )  # fmt: skip
+        "config",
+        "--file",
+        "-",
+        "--no-includes",
+        "--list",
+        "-z",
+        cwd=Path(tempfile.gettempdir()),
+        input=content.decode("utf-8", "replace"),
+    )
     values: dict[str, list[str]] = {}
     for record in filter(None, out.split("\0")):
         key, _, value = record.partition("\n")

@@ -27,13 +27,22 @@ if TYPE_CHECKING:
     )
 
 _LAZY = {
-    "Adapter": "cli", "CliAgent": "cli", "Invocation": "cli", "Parsed": "cli",
-    "FoundCli": "discover", "find_clis": "discover",
-    "ProcessResult": "process", "child_env": "process",
-    "KindSpec": "registry", "build_agent": "registry", "hookimpl": "registry",
-    "hookspec": "registry", "kinds": "registry", "plugin_manager": "registry",
+    "Adapter": "cli",
+    "CliAgent": "cli",
+    "Invocation": "cli",
+    "Parsed": "cli",
+    "FoundCli": "discover",
+    "find_clis": "discover",
+    "ProcessResult": "process",
+    "child_env": "process",
+    "KindSpec": "registry",
+    "build_agent": "registry",
+    "hookimpl": "registry",
+    "hookspec": "registry",
+    "kinds": "registry",
+    "plugin_manager": "registry",
     "unpassed_keys": "registry",
-}  # fmt: skip
+}
 
 __all__ = [
     "Adapter",

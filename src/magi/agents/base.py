@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 
-class TurnStatus(str, enum.Enum):
+class TurnStatus(enum.StrEnum):
     OK = "ok"
     TIMEOUT = "timeout"
     ERROR = "error"
@@ -63,7 +63,9 @@ class TurnRequest:
     node: str = ""
     turn: int = 1
     label: str = ""
-    prompt_file: Path | None = None  # where the prompt was stored (artifacts); command agents read it
+    prompt_file: Path | None = (
+        None  # where the prompt was stored (artifacts); command agents read it
+    )
 
 
 @dataclass(frozen=True)

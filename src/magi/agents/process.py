@@ -25,13 +25,27 @@ from magi.config.model import AgentConfig
 
 # Variables an agent CLI needs to run at all, plus each CLI's own config locations.
 BASE_ENV = (
-    "PATH", "HOME", "USER", "LOGNAME", "LANG", "TERM", "TMPDIR", "SHELL", "TZ",
-)  # fmt: skip
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "TERM",
+    "TMPDIR",
+    "SHELL",
+    "TZ",
+)
 CLI_CONFIG_ENV = (
-    "CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR",
-    "OPENCODE_CONFIG_CONTENT", "GEMINI_CLI_HOME",
-    "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
-)  # fmt: skip
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "OPENCODE_CONFIG",
+    "OPENCODE_CONFIG_DIR",
+    "OPENCODE_CONFIG_CONTENT",
+    "GEMINI_CLI_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+)
 _CHUNK = 65536
 _READER_JOIN_S = 5.0  # a child that escaped the group may hold a pipe open; stop waiting then
 

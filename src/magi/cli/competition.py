@@ -90,11 +90,17 @@ def _task_text(ctx: typer.Context, words: list[str], file: Path | None) -> tuple
 def run(
     ctx: typer.Context,
     words: Annotated[list[str] | None, typer.Argument(help="The task, as words.")] = None,
-    file: Annotated[Path | None, typer.Option("--file", "-f", help="Read the task from a file.")] = None,
+    file: Annotated[
+        Path | None, typer.Option("--file", "-f", help="Read the task from a file.")
+    ] = None,
     resume: Annotated[str | None, typer.Option("--resume", help="Continue a stopped run.")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Reproduce a label assignment.")] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Reproduce a label assignment.")
+    ] = None,
     base: Annotated[str | None, typer.Option("--base", help="Branch to start from.")] = None,
-    config: Annotated[Path | None, typer.Option("--config", help="Use this config file alone.")] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Use this config file alone.")
+    ] = None,
 ) -> None:
     """Hold a competition on the task: implement, verify, judge blind, deliberate, vote, tally."""
     from magi.cli.progress import TerminalReporter
@@ -116,12 +122,24 @@ def run(
             text, source = _task_text(ctx, list(words or []), file)
             git = Git.discover(Path.cwd())
             cfg = _load(git.root, config_path(ctx, config))
-            record = create_run(task=text, source=source, config=cfg, git=git, store=store,
-                                now=now(), rng=random.Random(), seed=seed, base=base)  # fmt: skip
-            ctx_ = context_for(record, store=store, environ=os.environ, config=cfg,
-                               reporter=reporter)  # fmt: skip
-            reporter.note(f"run {record.id}: seed {record.seed}, base {record.base} "
-                          f"({(record.base_sha or '')[:10]})")  # fmt: skip
+            record = create_run(
+                task=text,
+                source=source,
+                config=cfg,
+                git=git,
+                store=store,
+                now=now(),
+                rng=random.Random(),
+                seed=seed,
+                base=base,
+            )
+            ctx_ = context_for(
+                record, store=store, environ=os.environ, config=cfg, reporter=reporter
+            )
+            reporter.note(
+                f"run {record.id}: seed {record.seed}, base {record.base} "
+                f"({(record.base_sha or '')[:10]})"
+            )
         execute(ctx_)
     finally:
         reporter.close()
@@ -131,7 +149,9 @@ def run(
 @app.command()
 def tally(
     ref: Annotated[str, typer.Argument(help="Run id or unique prefix.")],
-    verify: Annotated[bool, typer.Option("--verify", help="Recompute from the record and compare.")] = True,
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Recompute from the record and compare.")
+    ] = True,
 ) -> None:
     """Recompute a run's tally from its stored judgements and votes, and compare."""
     from magi.graph.runner import context_for
@@ -147,8 +167,9 @@ def tally(
     stored = record.tally.model_dump()
     fresh = again.model_dump()
     if stored == fresh:
-        typer.echo(f"run {record.id}: tally verified — winner {again.winner or 'none'} "
-                   f"({again.reason})")  # fmt: skip
+        typer.echo(
+            f"run {record.id}: tally verified — winner {again.winner or 'none'} ({again.reason})"
+        )
         return
     typer.echo(f"run {record.id}: the stored tally does NOT match a recount", err=True)
     for key in sorted(set(stored) | set(fresh)):
@@ -186,7 +207,9 @@ def fold(
 
 @app.command()
 def demo(
-    where: Annotated[Path | None, typer.Option("--dir", help="Where to build the scratch repo.")] = None,
+    where: Annotated[
+        Path | None, typer.Option("--dir", help="Where to build the scratch repo.")
+    ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Label seed for the demo run.")] = 7,
 ) -> None:
     """A complete competition offline: scratch repo, scripted agents, the report at the end."""

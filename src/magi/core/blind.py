@@ -80,7 +80,7 @@ def shuffle_labels(count: int, seed: int) -> list[str]:
     labels = list(LABELS[:count])
     # A string seed derived per purpose keeps this stream independent of the others that
     # share the run's seed (a str seed is hashed with SHA-512, stable across processes).
-    random.Random(f"labels:{seed}").shuffle(labels)  # noqa: S311 -- fairness, not secrecy
+    random.Random(f"labels:{seed}").shuffle(labels)
     return labels
 
 
@@ -97,7 +97,7 @@ def judge_order(labels: Sequence[str], seed: int, judge_index: int) -> list[str]
     # Sorted first, so the result depends on the set of labels and the seed, not on the
     # order the caller happened to hold them in.
     base = sorted(labels)
-    random.Random(f"order:{seed}").shuffle(base)  # noqa: S311 -- fairness, not secrecy
+    random.Random(f"order:{seed}").shuffle(base)
     if not base:
         return []
     shift = judge_index % len(base)

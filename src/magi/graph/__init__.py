@@ -7,6 +7,7 @@ without paying again for finished seats.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from types import ModuleType
 
@@ -35,7 +36,7 @@ def mermaid() -> str:
     """The README diagram, drawn from PIPELINE."""
     names = [m.NAME for m in PIPELINE]
     lines = ["flowchart LR"]
-    lines += [f"  {a} --> {b}" for a, b in zip(names, names[1:], strict=False)]
+    lines += [f"  {a} --> {b}" for a, b in itertools.pairwise(names)]
     return "\n".join(lines)
 
 

@@ -17,7 +17,7 @@ from magi.state.model import Event, Run, RunStatus
 from magi.state.store import Store
 
 
-class Stop(Exception):  # noqa: N818 - a control-flow signal, not an error
+class Stop(Exception):
     """Ends the pipeline with a final status (failed, stalled, held, verified_noop...)."""
 
     def __init__(self, status: RunStatus, reason: str) -> None:
@@ -87,7 +87,7 @@ class Context:
 
     def worktree_root(self) -> Path:
         root = self.run.worktree_root
-        assert root is not None, "prep sets the worktree root before any node uses it"
+        assert root is not None, "create_run sets it"  # noqa: S101 - invariant of every record
         return Path(root)
 
 

@@ -1,4 +1,4 @@
-"""deliberate: when first choices split, judges argue in sequential rounds; code relays the transcript.
+"""deliberate: on a split, judges argue in sequential rounds; code relays the transcript.
 
 Deliberation is sequential by design: a turn must be able to answer the one before it.
 Each judge continues its own conversation; a judge with no live conversation is re-sent its
@@ -55,8 +55,10 @@ def run(ctx: Context) -> None:
     seated = [j.seat for j in r.judgements if j.status == "ok"]
     for rnd in range(1, rounds + 1):
         for seat in seated:
-            if any(t.round == rnd and t.seat == seat and t.status not in RETRYABLE
-                   for t in r.deliberation):
+            if any(
+                t.round == rnd and t.seat == seat and t.status not in RETRYABLE
+                for t in r.deliberation
+            ):
                 continue  # recorded before a resume
             _turn(ctx, seat, rnd, rounds, labels)
         if not first_choices_split(latest_rankings(ctx), labels):
@@ -82,8 +84,14 @@ def _turn(ctx: Context, seat: str, rnd: int, rounds: int, labels: list[str]) -> 
         )
 
     answer, status, error = ask_structured(
-        ctx, seat=seat, node=NAME, build=build, shape=DeliberationAnswer,
-        shape_name="deliberation", labels=labels, cwd=cwd,
+        ctx,
+        seat=seat,
+        node=NAME,
+        build=build,
+        shape=DeliberationAnswer,
+        shape_name="deliberation",
+        labels=labels,
+        cwd=cwd,
     )
     with ctx.lock:
         ctx.run.deliberation = [

@@ -23,8 +23,10 @@ def protected_hits(paths: list[str], patterns: list[str]) -> list[str]:
     hits = []
     for p in paths:
         for pat in patterns:
-            if (pat.endswith("/") and p.startswith(pat)) or p == pat or (
-                "/" not in pat and p.rsplit("/", 1)[-1] == pat
+            if (
+                (pat.endswith("/") and p.startswith(pat))
+                or p == pat
+                or ("/" not in pat and p.rsplit("/", 1)[-1] == pat)
             ):
                 hits.append(p)
                 break
@@ -56,7 +58,7 @@ def _reset(ctx: Context, worktree: Path) -> None:
 
 
 def _one(ctx: Context, c: Candidate, guard: GuardSnapshot) -> None:
-    assert c.worktree is not None
+    assert c.worktree is not None  # noqa: S101 - prep made it; only fold clears it
     worktree = Path(c.worktree)
     base = ctx.run.base_sha or ctx.run.base
     _reset(ctx, worktree)
@@ -99,13 +101,22 @@ def _one(ctx: Context, c: Candidate, guard: GuardSnapshot) -> None:
             c.noop_evidence = evidence
         ctx.save()
     if violations:
-        ctx.event(NAME, f"candidate {c.label}: git control files tampered and restored: "
-                  + "; ".join(violations), "warn")
+        ctx.event(
+            NAME,
+            f"candidate {c.label}: git control files tampered and restored: "
+            + "; ".join(violations),
+            "warn",
+        )
     if scrubbed:
-        ctx.event(NAME, f"candidate {c.label}: trailers stripped from {scrubbed} commit(s) that "
-                  "bypassed the commit-msg hook")
+        ctx.event(
+            NAME,
+            f"candidate {c.label}: trailers stripped from {scrubbed} commit(s) that "
+            "bypassed the commit-msg hook",
+        )
     if rescued:
-        ctx.event(NAME, f"candidate {c.label}: uncommitted work committed under the neutral identity")
+        ctx.event(
+            NAME, f"candidate {c.label}: uncommitted work committed under the neutral identity"
+        )
 
 
 def _settle(ctx: Context) -> None:

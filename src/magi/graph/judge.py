@@ -68,8 +68,13 @@ def pin_branches(ctx: Context) -> None:
         if now != c.head:
             ctx.git.run("update-ref", ref, c.head)
             with ctx.lock:
-                c.violations = [*c.violations, f"branch {c.branch} was moved by another seat; restored"]
-            ctx.event(NAME, f"branch {c.branch} did not point at its recorded head; restored", "warn")
+                c.violations = [
+                    *c.violations,
+                    f"branch {c.branch} was moved by another seat; restored",
+                ]
+            ctx.event(
+                NAME, f"branch {c.branch} did not point at its recorded head; restored", "warn"
+            )
     ctx.save()
 
 
@@ -88,8 +93,12 @@ def _one(ctx: Context, judge: JudgeSeat, labels: list[str], guard: GuardSnapshot
     with ctx.lock:
         violations = restore(ctx.git, guard)
         if violations:
-            ctx.event(NAME, f"{judge.seat} tampered with git control files (restored): "
-                      + "; ".join(violations), "warn")
+            ctx.event(
+                NAME,
+                f"{judge.seat} tampered with git control files (restored): "
+                + "; ".join(violations),
+                "warn",
+            )
         ctx.run.judgements = [j for j in ctx.run.judgements if j.seat != judge.seat]
         ctx.run.judgements.append(
             Ranking(

@@ -37,7 +37,7 @@ def flags(c: Candidate) -> tuple[str, ...]:
 def build(ctx: Context, c: Candidate) -> CandidatePacket:
     """The packet for one candidate, after the leak scan (recorded once per candidate)."""
     base = ctx.run.base_sha or ctx.run.base
-    assert c.head is not None
+    assert c.head is not None  # noqa: S101 - only viable candidates get packets
     patch, cut = ctx.git.patch(base, c.head, max_bytes=ctx.config.graph.patch_max_bytes)
     summary = strip_trailers(c.summary)
     terms = leak_terms(ctx.config.agents)
@@ -61,8 +61,12 @@ def build(ctx: Context, c: Candidate) -> CandidatePacket:
             ctx.run.leaks.extend(new)
             ctx.save()
     for lk in new:
-        ctx.event("judge", f"candidate {c.label}: author-identifying term {lk.term!r} in its "
-                  f"{lk.where} ({lk.action})", "warn")
+        ctx.event(
+            "judge",
+            f"candidate {c.label}: author-identifying term {lk.term!r} in its "
+            f"{lk.where} ({lk.action})",
+            "warn",
+        )
     if ctx.config.blind.on_leak == "fail" and any(lk.label == c.label for lk in ctx.run.leaks):
         raise Stop(RunStatus.FAILED, f"blind.on_leak = fail: candidate {c.label} names its author")
     if ctx.config.blind.on_leak == "redact":

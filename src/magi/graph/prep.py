@@ -1,4 +1,4 @@
-"""prep: one worktree per candidate off the base branch's tip, labels by seeded shuffle, the blind hook."""
+"""prep: a worktree per candidate off the base tip, labels by seeded shuffle, the blind hook."""
 
 from __future__ import annotations
 

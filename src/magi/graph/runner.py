@@ -47,8 +47,10 @@ def create_run(
         if not git.branches(f"magi/{run_id}/"):
             break
         run_id = new_run_id(now, rng)
-    root = Path(config.graph.worktree_root).expanduser() if config.graph.worktree_root else (
-        store.home / "worktrees"
+    root = (
+        Path(config.graph.worktree_root).expanduser()
+        if config.graph.worktree_root
+        else (store.home / "worktrees")
     )
     run = Run(
         id=run_id,
@@ -120,7 +122,9 @@ def execute(ctx: Context) -> Run:
             ctx.save()
             node.run(ctx)
             finished = ctx.clock()
-            spent = (finished - started).total_seconds() + ((prior.seconds or 0.0) if prior else 0.0)
+            spent = (finished - started).total_seconds() + (
+                (prior.seconds or 0.0) if prior else 0.0
+            )
             r.timings[name] = NodeTiming(
                 started_at=prior.started_at if prior else started,
                 finished_at=finished,
@@ -130,8 +134,11 @@ def execute(ctx: Context) -> Run:
     except Stop as stop:
         r.status = stop.status
         r.reason = stop.reason
-        ctx.event("run", f"{stop.status.value}: {stop.reason}",
-                  "info" if stop.status is RunStatus.VERIFIED_NOOP else "warn")  # fmt: skip
+        ctx.event(
+            "run",
+            f"{stop.status.value}: {stop.reason}",
+            "info" if stop.status is RunStatus.VERIFIED_NOOP else "warn",
+        )
         ctx.save()
     return r
 

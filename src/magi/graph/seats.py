@@ -136,7 +136,11 @@ def ask(
     if not result.duration_s:
         result = replace(result, duration_s=time.monotonic() - t0)
     with ctx.lock:
-        reply = result.text if result.ok else (result.raw_stdout + "\n--- stderr ---\n" + result.raw_stderr)
+        reply = (
+            result.text
+            if result.ok
+            else (result.raw_stdout + "\n--- stderr ---\n" + result.raw_stderr)
+        )
         reply_rel = ctx.store.write_artifact(ctx.run.id, f"{stem}.reply.md", reply)
         if result.session_id and ctx.config.graph.sessions:
             record.session_id = result.session_id
@@ -182,10 +186,18 @@ def ask_with_failover(
         record = ctx.run.seats[seat]
         live = bool(record.session_id and ctx.config.graph.sessions)
         result = ask(
-            ctx, seat=seat, node=node, prompt=build(live), cwd=cwd, allow_write=allow_write,
+            ctx,
+            seat=seat,
+            node=node,
+            prompt=build(live),
+            cwd=cwd,
+            allow_write=allow_write,
             label=label,
         )
-        if result.status not in (TurnStatus.QUOTA, TurnStatus.TIMEOUT) or not ctx.config.graph.failover:
+        if (
+            result.status not in (TurnStatus.QUOTA, TurnStatus.TIMEOUT)
+            or not ctx.config.graph.failover
+        ):
             return result
         with ctx.lock:
             tried = [*record.failover_from, record.agent]
@@ -196,7 +208,9 @@ def ask_with_failover(
             record.agent = nxt
             record.session_id = None
             ctx.save()
-        ctx.event(node, f"{seat} lost to {result.status.value}; handed to the next agent in the roster")
+        ctx.event(
+            node, f"{seat} lost to {result.status.value}; handed to the next agent in the roster"
+        )
         if before_retry is not None:
             before_retry()
 
@@ -229,7 +243,13 @@ def ask_structured(
     prompt = again if live else build(False) + "\n\n" + again
     quarter = node_timeout(ctx, node, record.agent) / 4
     result = ask(
-        ctx, seat=seat, node=node, prompt=prompt, cwd=cwd, allow_write=False, timeout=quarter,
+        ctx,
+        seat=seat,
+        node=node,
+        prompt=prompt,
+        cwd=cwd,
+        allow_write=False,
+        timeout=quarter,
         reask=True,
     )
     if not result.ok:
@@ -237,5 +257,7 @@ def ask_structured(
     try:
         return parse_answer(result.text, shape, labels=labels), "ok", ""
     except AnswerError as second:
-        ctx.event(node, f"{seat}: answer still malformed after one re-ask ({second.message})", "warn")
+        ctx.event(
+            node, f"{seat}: answer still malformed after one re-ask ({second.message})", "warn"
+        )
         return None, "invalid", second.message

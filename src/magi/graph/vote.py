@@ -1,4 +1,4 @@
-"""vote: each judge is asked alone, told nobody sees the answer, with no running tally to drift toward."""
+"""vote: each judge asked alone, told nobody sees the answer, with no tally to drift toward."""
 
 from __future__ import annotations
 
@@ -49,8 +49,14 @@ def _one(ctx: Context, seat: str, labels: list[str]) -> None:
         )
 
     answer, status, error = ask_structured(
-        ctx, seat=seat, node=NAME, build=build, shape=VoteAnswer, shape_name="vote",
-        labels=labels, cwd=cwd,
+        ctx,
+        seat=seat,
+        node=NAME,
+        build=build,
+        shape=VoteAnswer,
+        shape_name="vote",
+        labels=labels,
+        cwd=cwd,
     )
     with ctx.lock:
         ctx.run.votes = [v for v in ctx.run.votes if v.seat != seat]

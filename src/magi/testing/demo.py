@@ -68,16 +68,22 @@ def make_repo(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
     for name, text in demo_repo.FILES.items():
         (path / name).write_text(text, encoding="utf-8")
-    env = {**os.environ, "GIT_AUTHOR_NAME": "demo", "GIT_AUTHOR_EMAIL": "demo@example.invalid",
-           "GIT_COMMITTER_NAME": "demo", "GIT_COMMITTER_EMAIL": "demo@example.invalid"}  # fmt: skip
-    for argv in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"],
-                 ["git", "commit", "-q", "-m", "textstats with two failing tests"]):  # fmt: skip
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "demo",
+        "GIT_AUTHOR_EMAIL": "demo@example.invalid",
+        "GIT_COMMITTER_NAME": "demo",
+        "GIT_COMMITTER_EMAIL": "demo@example.invalid",
+    }
+    for argv in (
+        ["git", "init", "-q", "-b", "main"],
+        ["git", "add", "-A"],
+        ["git", "commit", "-q", "-m", "textstats with two failing tests"],
+    ):
         subprocess.run(argv, cwd=path, env=env, check=True, stdin=subprocess.DEVNULL)
 
 
-def run_demo(
-    where: Path | None, *, seed: int, reporter: Reporter, python: str
-) -> tuple[Run, Path]:
+def run_demo(where: Path | None, *, seed: int, reporter: Reporter, python: str) -> tuple[Run, Path]:
     from magi.agents.registry import kinds
     from magi.config.load import load_config
     from magi.git import Git
@@ -91,13 +97,34 @@ def run_demo(
     cfg_file.parent.mkdir(exist_ok=True)
     cfg_file.write_text(CONFIG.format(python=python, e2e=demo_repo.E2E), encoding="utf-8")
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
-    subprocess.run(["git", "-c", "user.name=demo", "-c", "user.email=demo@example.invalid",
-                    "commit", "-q", "-m", "magi config"], cwd=repo, check=True)  # fmt: skip
+    subprocess.run(
+        [
+            "git",
+            "-c",
+            "user.name=demo",
+            "-c",
+            "user.email=demo@example.invalid",
+            "commit",
+            "-q",
+            "-m",
+            "magi config",
+        ],
+        cwd=repo,
+        check=True,
+    )
     config = load_config(repo, config_path=cfg_file, environ=os.environ, known_kinds=kinds()).config
     store = Store(home / "magi-home")
     git = Git.discover(repo)
-    run = create_run(task=demo_repo.TASK, source="demo", config=config, git=git, store=store,
-                     now=now(), rng=random.Random(seed), seed=seed)  # fmt: skip
+    run = create_run(
+        task=demo_repo.TASK,
+        source="demo",
+        config=config,
+        git=git,
+        store=store,
+        now=now(),
+        rng=random.Random(seed),
+        seed=seed,
+    )
     ctx = context_for(run, store=store, environ=os.environ, config=config, reporter=reporter)
     reporter.note(f"demo run {run.id} in {repo}")
     return execute(ctx), home

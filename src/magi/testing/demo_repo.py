@@ -38,7 +38,7 @@ WRONG = BUGGY.replace('return len(text.split(" "))', 'return text.count(" ") + 1
     "    return sum(len(w) for w in words) / max(len(words), 1)",
 )
 
-TESTS = '''\
+TESTS = """\
 import unittest
 
 from textstats import average_word_length, word_count
@@ -65,7 +65,7 @@ class AverageWordLength(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
-'''
+"""
 
 FILES = {"textstats.py": BUGGY, "test_textstats.py": TESTS, "README.md": "# textstats\n"}
 SOLUTIONS = {"right": RIGHT, "partial": PARTIAL, "wrong": WRONG}

@@ -31,7 +31,11 @@ def answering(text: str, *, cost_usd: float | None = None, session: str | None =
     """A reply function that always says ``text``."""
 
     def reply(request: TurnRequest) -> TurnResult:
-        return TurnResult(TurnStatus.OK, text=text, session_id=session or request.session_id,
-                          usage=Usage(cost_usd=cost_usd))  # fmt: skip
+        return TurnResult(
+            TurnStatus.OK,
+            text=text,
+            session_id=session or request.session_id,
+            usage=Usage(cost_usd=cost_usd),
+        )
 
     return reply

@@ -59,9 +59,10 @@ def _patch_size(prompt: str) -> dict[str, int]:
     for (kind, label), body in _blocks(prompt).items():
         if kind == "patch":
             sizes[label] = sum(
-                1 for line in body.splitlines()
+                1
+                for line in body.splitlines()
                 if line[:1] in "+-" and not line.startswith(("+++", "---"))
-            )  # fmt: skip
+            )
     return sizes
 
 
@@ -83,8 +84,10 @@ def implement(persona: str) -> int:
         print("I looked around and did nothing.")
         return 0
     if persona == "noop":
-        print("NO CHANGE NEEDED\nEvidence: `python3 -m unittest -q` already passes on the base "
-              "branch; textstats.py handles every case the task names.")  # fmt: skip
+        print(
+            "NO CHANGE NEEDED\nEvidence: `python3 -m unittest -q` already passes on the base "
+            "branch; textstats.py handles every case the task names."
+        )
         return 0
     source = demo_repo.SOLUTIONS.get(persona, demo_repo.RIGHT)
     if persona == "leaky":
@@ -95,8 +98,20 @@ def implement(persona: str) -> int:
         if persona == "leaky":
             msg += "\n\nCo-Authored-By: Claude <noreply@anthropic.com>"
         subprocess.run(["git", "add", "-A"], check=True)
-        subprocess.run(["git", "-c", "user.name=dev", "-c", "user.email=dev@example.invalid",
-                        "commit", "-q", "-m", msg], check=True)  # fmt: skip
+        subprocess.run(
+            [
+                "git",
+                "-c",
+                "user.name=dev",
+                "-c",
+                "user.email=dev@example.invalid",
+                "commit",
+                "-q",
+                "-m",
+                msg,
+            ],
+            check=True,
+        )
     print("Changed textstats.py and ran the unit tests.")
     return 0
 
@@ -122,8 +137,11 @@ def judge(persona: str, prompt: str) -> int:
         minimal = sorted(labels, key=lambda x: (size.get(x, 0), x))
         state.update(evidence=evidence, current=minimal if persona == "minimal" else evidence)
         state_path.write_text(json.dumps(state))
-        why = ("the smallest change is the safest" if persona == "minimal"
-               else "verification results first, then the smaller patch")  # fmt: skip
+        why = (
+            "the smallest change is the safest"
+            if persona == "minimal"
+            else "verification results first, then the smaller patch"
+        )
         print(_answer({"ranking": state["current"], "rationale": why}, "My ranking."))
     elif node == "deliberate":
         if persona == "minimal" and "verification" in prompt.lower():
@@ -144,8 +162,12 @@ def _test_hooks(persona: str) -> str:
     if not folder:
         return persona
     d = Path(folder)
-    entry = {"persona": persona, "node": os.environ.get("MAGI_NODE"),
-             "seat": os.environ.get("MAGI_SEAT"), "pid": os.getpid()}  # fmt: skip
+    entry = {
+        "persona": persona,
+        "node": os.environ.get("MAGI_NODE"),
+        "seat": os.environ.get("MAGI_SEAT"),
+        "pid": os.getpid(),
+    }
     with (d / "calls.jsonl").open("a", encoding="utf-8") as f:
         f.write(json.dumps(entry) + "\n")
     mod, _, rest = persona.partition(":")

@@ -28,8 +28,15 @@ KINDS = ("claude", "codex", "opencode", "gemini", "antigravity", "command")
 MODES = ("ok", "quota", "error", "malformed", "hang", "flood", "linger")
 LOG_ENV = "MAGI_STANDIN_LOG"  # reaches the stand-in only if the agent's pass_env names it
 # How a command-kind stand-in is invoked: every placeholder, so a test can see each replaced.
-COMMAND_ARGS = ("--prompt-file", "{prompt_file}", "--cwd={cwd}", "--label", "{label}",
-                "--session", "{session}")  # fmt: skip
+COMMAND_ARGS = (
+    "--prompt-file",
+    "{prompt_file}",
+    "--cwd={cwd}",
+    "--label",
+    "{label}",
+    "--session",
+    "{session}",
+)
 
 
 @dataclass(frozen=True)
