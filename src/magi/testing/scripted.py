@@ -125,18 +125,19 @@ def judge(persona: str, prompt: str) -> int:
         return 75
     state_path = _state_file(session)
     state = json.loads(state_path.read_text()) if state_path.exists() else {}
-    if persona == "malformed" or (persona == "reask" and not state.get("reasked")):
-        state["reasked"] = True
-        state_path.write_text(json.dumps(state))
-        print("I prefer the first one. {ranking: A}")
-        return 0
-    if node == "judge":
+    if node == "judge" and _labels(prompt):
         passed, size = _passed(prompt), _patch_size(prompt)
         labels = _labels(prompt)
         evidence = sorted(labels, key=lambda x: (not passed.get(x, False), size.get(x, 0), x))
         minimal = sorted(labels, key=lambda x: (size.get(x, 0), x))
         state.update(evidence=evidence, current=minimal if persona == "minimal" else evidence)
         state_path.write_text(json.dumps(state))
+    if persona == "malformed" or (persona == "reask" and not state.get("reasked")):
+        state["reasked"] = True
+        state_path.write_text(json.dumps(state))
+        print("I prefer the first one. {ranking: A}")
+        return 0
+    if node == "judge":
         why = (
             "the smallest change is the safest"
             if persona == "minimal"

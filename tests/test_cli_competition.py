@@ -1,0 +1,163 @@
+"""magi run / tally / fold / demo as a person types them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from graph_helpers import SCRIPTED, scratch_repo
+
+from magi.state.store import Store
+from magi.testing.cli import invoke
+
+CONFIG = """
+[[agents]]
+id = "a1"
+kind = "command"
+command = {right}
+
+[[agents]]
+id = "a2"
+kind = "command"
+command = {wrong}
+
+[roles]
+implementers = ["a1", "a2"]
+judges = ["a2", "a1", "a2"]
+
+[graph]
+candidates = 2
+
+[verify]
+e2e = ["python3 -m unittest -q"]
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    repo = scratch_repo(tmp_path)
+    (repo / "magi.toml").write_text(
+        CONFIG.format(
+            right=json.dumps([*SCRIPTED, "right"]), wrong=json.dumps([*SCRIPTED, "wrong"])
+        )
+    )
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("MAGI_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MAGI_CONFIG_DIR", str(tmp_path / "no-user-config"))
+    return repo
+
+
+def home(tmp_path: Path) -> Store:
+    return Store(tmp_path / "home")
+
+
+def test_a_task_starting_with_a_command_name_is_refused_as_a_typo(repo, tmp_path):
+    """`magi run show 3cbf` would pay agents to implement "show 3cbf": refused, nothing spent."""
+    res = invoke(["run", "show", "3cbf"])
+    assert res.exit_code == 2
+    assert "magi run -- show 3cbf" in res.stderr
+    assert home(tmp_path).list_ids() == []
+
+
+def test_after_double_dash_the_same_words_are_the_task(repo, tmp_path):
+    """`magi run -- show 3cbf` runs a competition on that sentence."""
+    res = invoke(["run", "--", "show", "3cbf"])
+    assert res.exit_code == 0, res.output
+    run = home(tmp_path).load(home(tmp_path).latest() or "")
+    assert run.task.original == "show 3cbf"
+
+
+def test_run_prints_the_report_and_exits_zero_when_ready(repo, tmp_path):
+    """A finished competition prints its report, with the merge command for the winner."""
+    res = invoke(["run", "--seed", "4", "fix", "textstats"])
+    assert res.exit_code == 0, res.output
+    run = home(tmp_path).load(home(tmp_path).latest() or "")
+    assert run.seed == 4
+    assert f"git merge {run.candidate(run.tally.winner).branch}" in res.stdout
+    assert "\x1b[" not in res.stdout, "piped output carries no escape codes"
+
+
+def test_task_from_a_file(repo, tmp_path):
+    """--file reads the task; the record says where it came from."""
+    task = tmp_path / "task.md"
+    task.write_text("make the failing tests pass\n")
+    res = invoke(["run", "--file", str(task)])
+    assert res.exit_code == 0, res.output
+    run = home(tmp_path).load(home(tmp_path).latest() or "")
+    assert run.task.source == f"file:{task}"
+
+
+def test_a_failed_run_exits_non_zero_after_printing_the_report(repo, tmp_path):
+    """No candidate produced anything: the report is printed, then exit 1."""
+    (repo / "magi.toml").write_text(
+        CONFIG.format(
+            right=json.dumps([*SCRIPTED, "empty"]), wrong=json.dumps([*SCRIPTED, "empty"])
+        )
+    )
+    res = invoke(["run", "do", "nothing"])
+    assert res.exit_code == 1
+    assert "failed" in res.stdout
+    assert "no candidate produced a change" in res.stdout
+
+
+def test_a_broken_config_is_a_clear_error_before_anything_starts(repo, tmp_path):
+    """Malformed TOML names the file and line; exit 3; no run recorded."""
+    (repo / "magi.toml").write_text("[graph\ncandidates = 2\n")
+    res = invoke(["run", "anything"])
+    assert res.exit_code == 3
+    assert "magi.toml:1" in res.stderr
+    assert home(tmp_path).list_ids() == []
+
+
+def test_tally_verify_recomputes_and_catches_a_doctored_record(repo, tmp_path):
+    """The stored tally matches a recount; an edited run.json does not."""
+    assert invoke(["run", "fix", "it"]).exit_code == 0
+    store = home(tmp_path)
+    run_id = store.latest() or ""
+    ok = invoke(["tally", "--verify", run_id[-4:]])
+    assert ok.exit_code == 0
+    assert "verified" in ok.stdout
+    path = store.run_dir(run_id) / "run.json"
+    record = json.loads(path.read_text())
+    loser = next(label for label in record["tally"]["counts"] if label != record["tally"]["winner"])
+    record["tally"]["winner"] = loser
+    path.write_text(json.dumps(record))
+    bad = invoke(["tally", "--verify", run_id])
+    assert bad.exit_code == 1
+    assert "does NOT match" in bad.stderr
+
+
+def test_fold_removes_worktrees_and_losing_branches_but_keeps_the_winner(repo, tmp_path):
+    """magi fold: the winner's branch is the product and stays."""
+    assert invoke(["run", "fix", "it"]).exit_code == 0
+    run = home(tmp_path).load(home(tmp_path).latest() or "")
+    res = invoke(["fold", run.id])
+    assert res.exit_code == 0, res.output
+    from graph_helpers import git_out
+
+    branches = git_out(repo, "branch", "--format=%(refname:short)").split()
+    winner = run.candidate(run.tally.winner).branch
+    assert winner in branches
+    assert not [b for b in branches if b.startswith(f"magi/{run.id}/") and b != winner]
+    assert not Path(run.worktree_root or "").exists() or not any(Path(run.worktree_root).iterdir())
+
+
+def test_resume_of_a_finished_run_is_refused(repo, tmp_path):
+    """There is nothing to resume in a ready run."""
+    assert invoke(["run", "fix", "it"]).exit_code == 0
+    res = invoke(["run", "--resume", home(tmp_path).latest() or ""])
+    assert res.exit_code == 2
+    assert "nothing to resume" in res.stderr
+
+
+def test_demo_runs_a_whole_competition_offline(tmp_path, monkeypatch):
+    """`magi demo`: scratch repo, scripted roster, split, deliberation, the right one wins."""
+    monkeypatch.setenv("MAGI_CONFIG_DIR", str(tmp_path / "none"))
+    res = invoke(["demo", "--dir", str(tmp_path / "demo")])
+    assert res.exit_code == 0, res.output
+    store = Store(tmp_path / "demo" / "magi-home")
+    run = store.load(store.latest() or "")
+    assert run.candidate(run.tally.winner).agent == "right"
+    assert run.deliberation
+    assert "deliberation" in res.stdout

@@ -1,0 +1,108 @@
+"""Seats: conversations continue per seat, malformed answers get one re-ask, lost seats fail over."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from graph_helpers import calls, config, prompts, scratch_repo, start
+
+from magi.config.model import Config
+from magi.state.model import RunStatus
+
+TWO = {"a1": "right", "a2": "partial"}
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> tuple[Path, Path, Path]:
+    scripted = tmp_path / "scripted"
+    scripted.mkdir()
+    return scratch_repo(tmp_path), tmp_path / "home", scripted
+
+
+def test_a_live_judge_conversation_is_continued_not_resent(env):
+    """With sessions on, deliberation and vote prompts carry no patches: the seat has them."""
+    repo, home, sd = env
+    run = start(repo, home, config(sd, {**TWO, "a3": "wrong"}))
+    assert run.deliberation, "the demo panel splits"
+    assert all(run.seats[j.seat].session_id for j in run.judges)
+    for node in ("deliberate", "vote"):
+        for text in prompts(home, run, node):
+            assert "<<<MATERIAL patch" not in text
+
+
+def test_without_sessions_every_turn_resends_the_full_context(env):
+    """graph.sessions = false: a judge is never left to argue from memory it does not have."""
+    repo, home, sd = env
+    run = start(repo, home, config(sd, {**TWO, "a3": "wrong"}, graph={"sessions": False}))
+    assert run.status is RunStatus.READY
+    assert not any(s.session_id for s in run.seats.values())
+    for node in ("deliberate", "vote"):
+        texts = prompts(home, run, node)
+        assert texts
+        for text in texts:
+            assert "<<<MATERIAL patch" in text
+
+
+def test_a_malformed_answer_gets_one_reask_in_the_same_conversation(env):
+    """The re-ask asks only for the block; the well-formed second answer is recorded."""
+    repo, home, sd = env
+    judges = {"j1": "reask", "j2": "evidence", "j3": "evidence"}
+    run = start(repo, home, config(sd, TWO, judges=judges, graph={"deliberate_rounds": 0}))
+    j1 = [t for t in run.turns if t.seat == "judge-1" and t.node == "judge"]
+    assert [t.reask for t in j1] == [False, True]
+    assert run.judgements[0].status == "ok"
+    reask = (home / "runs" / run.id / j1[1].prompt_artifact).read_text()
+    assert "```json" in reask
+    assert "<<<MATERIAL" not in reask, "a live conversation is asked only for the block"
+
+
+def test_still_malformed_after_the_reask_is_recorded_invalid_never_repaired(env):
+    """A judge that never answers in shape is invalid; magi invents nothing for it."""
+    repo, home, sd = env
+    judges = {"j1": "malformed", "j2": "evidence", "j3": "evidence"}
+    run = start(repo, home, config(sd, TWO, judges=judges, graph={"deliberate_rounds": 0}))
+    assert run.judgements[0].status == "invalid"
+    assert run.judgements[0].ranking == []
+    assert run.tally.answered == 2
+    assert run.tally.quorum
+    assert "judge-1" not in {v.seat for v in run.votes}
+
+
+def test_an_implementer_lost_to_quota_passes_to_the_next_agent_in_a_fresh_conversation(env):
+    """graph.failover: the seat is handed on and the record names who lost it."""
+    repo, home, sd = env
+    run = start(repo, home, config(sd, {"a1": "quota", "a2": "right"}, judges={}))
+    lost = [s for s in run.seats.values() if s.failover_from]
+    assert lost, "a seat should record the agent that lost it"
+    assert lost[0].failover_from == ["a1"]
+    quota_seat = lost[0].name
+    assert run.candidate(quota_seat.removeprefix("impl-")).status == "ok"
+    seat_calls = [x["persona"] for x in calls(sd) if x["seat"] == quota_seat]
+    assert seat_calls[0] == "quota" and len(seat_calls) == 2
+
+
+def test_without_failover_a_quota_implementer_is_just_lost(env):
+    """graph.failover = false keeps the seat lost; the other candidate is uncontested."""
+    repo, home, sd = env
+    run = start(repo, home, config(sd, {"a1": "quota", "a2": "right"}, graph={"failover": False}))
+    assert run.status is RunStatus.READY
+    assert run.tally.uncontested
+    assert any(c.status == "quota" for c in run.candidates)
+
+
+def test_a_hook_planted_by_an_implementer_is_removed_and_recorded(env):
+    """An agent that plants a git hook in the shared git dir is caught and the hook undone."""
+    repo, home, sd = env
+    data = config(sd, TWO, graph={"deliberate_rounds": 0}).model_dump()
+    data["agents"][0]["command"] = [
+        "sh",
+        "-c",
+        'hooks="$(git rev-parse --git-common-dir)/hooks"; '
+        'printf \'#!/bin/sh\\ntouch "$HOME/pwned"\\n\' > "$hooks/post-checkout"; '
+        'chmod +x "$hooks/post-checkout"; echo x >> README.md; echo done',
+    ]
+    run = start(repo, home, Config.model_validate(data))
+    bad = next(c for c in run.candidates if c.agent == "a1")
+    assert any("post-checkout" in v for v in bad.violations)
+    assert not (repo / ".git" / "hooks" / "post-checkout").exists()
