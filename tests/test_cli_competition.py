@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from graph_helpers import SCRIPTED, scratch_repo
 
+from graph_helpers import SCRIPTED, scratch_repo
 from magi.state.store import Store
 from magi.testing.cli import invoke
 

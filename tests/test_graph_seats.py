@@ -1,12 +1,12 @@
-"""Seats: conversations continue per seat, malformed answers get one re-ask, lost seats fail over."""
+"""Seats: conversations continue per seat, bad answers get one re-ask, lost seats fail over."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from graph_helpers import calls, config, prompts, scratch_repo, start
 
+from graph_helpers import calls, config, prompts, scratch_repo, start
 from magi.config.model import Config
 from magi.state.model import RunStatus
 
@@ -79,7 +79,8 @@ def test_an_implementer_lost_to_quota_passes_to_the_next_agent_in_a_fresh_conver
     quota_seat = lost[0].name
     assert run.candidate(quota_seat.removeprefix("impl-")).status == "ok"
     seat_calls = [x["persona"] for x in calls(sd) if x["seat"] == quota_seat]
-    assert seat_calls[0] == "quota" and len(seat_calls) == 2
+    assert seat_calls[0] == "quota"
+    assert len(seat_calls) == 2
 
 
 def test_without_failover_a_quota_implementer_is_just_lost(env):
