@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -134,8 +135,6 @@ def test_fold_removes_worktrees_and_losing_branches_but_keeps_the_winner(repo, t
     run = home(tmp_path).load(home(tmp_path).latest() or "")
     res = invoke(["fold", run.id])
     assert res.exit_code == 0, res.output
-    from graph_helpers import git_out
-
     branches = git_out(repo, "branch", "--format=%(refname:short)").split()
     winner = run.candidate(run.tally.winner).branch
     assert winner in branches
@@ -161,3 +160,40 @@ def test_demo_runs_a_whole_competition_offline(tmp_path, monkeypatch):
     assert run.candidate(run.tally.winner).agent == "right"
     assert run.deliberation
     assert "deliberation" in res.stdout
+
+
+def test_a_missing_agent_cli_stops_the_run_before_anything_is_spent(repo, tmp_path):
+    """A roster naming a CLI that is not on PATH: exit 6 with the doctor's reason, no run."""
+    (repo / "magi.toml").write_text(
+        '[[agents]]\nid = "opus"\nkind = "claude"\n\n[graph]\ncandidates = 1\njudges = 0\n'
+    )
+    res = invoke(["run", "fix", "it"], env={"PATH": "/usr/bin:/bin"})
+    assert res.exit_code == 6
+    assert "`claude` is not on PATH" in res.stderr
+    assert home(tmp_path).list_ids() == []
+
+
+def test_a_held_run_resumes_under_the_budget_in_force_now(repo, tmp_path):
+    """Raising [budget] in the config is how a person lets a held run go on."""
+    cfg_text = (repo / "magi.toml").read_text()
+    (repo / "magi.toml").write_text(cfg_text + "\n[budget]\nrun_usd = 1.0\n")
+    store = home(tmp_path)
+    cfg = diagnose(repo, None).config
+    assert isinstance(cfg, Config)
+    run = create_run(
+        task="t",
+        source="test",
+        config=cfg,
+        git=Git.discover(repo),
+        store=store,
+        now=now(),
+        rng=random.Random(1),
+    )
+    run.status = RunStatus.HELD
+    store.save(run)
+    (repo / "magi.toml").write_text(cfg_text + "\n[budget]\nrun_usd = 50.0\n")
+    res = invoke(["run", "--resume", run.id])
+    assert res.exit_code == 0, res.output
+    again = store.load(run.id)
+    assert again.config["budget"]["run_usd"] == 50.0
+    assert "[budget] taken from the current config" in res.stdout

@@ -6,7 +6,8 @@
     ├── StateError                 exit 4   run.json unreadable, foreign schema, unknown run id
     ├── RepoError                  exit 5   not a git repository, unknown base branch, git failed
     ├── AgentError                 exit 6   an agent could not be started at all (missing CLI)
-    └── AnswerError                exit 7   an agent's structured answer could not be parsed
+    ├── AnswerError                exit 7   an agent's structured answer could not be parsed
+    └── PreflightError             the worst exit code among the problems that stop a run
 
 Transient errors (worth retrying as they are) set ``transient = True``; the rest are
 permanent until a person changes something. The CLI turns any of these into its message
@@ -85,6 +86,14 @@ class AgentError(MagiError):
     """An agent could not be started at all (its CLI is missing, its config is wrong)."""
 
     exit_code = 6
+
+
+class PreflightError(MagiError):
+    """A run cannot start; carries the exit code of the worst problem found (see doctor)."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 class AnswerError(MagiError):

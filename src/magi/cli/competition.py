@@ -12,7 +12,7 @@ import typer
 from typer.core import TyperCommand
 
 from magi.cli import app, config_path, console, emit
-from magi.errors import MagiError, StateError, UsageError
+from magi.errors import MagiError, PreflightError, StateError, UsageError
 from magi.state.model import Run, RunStatus
 
 # Exit codes of `magi run` by how the run ended (after the report is printed).
@@ -35,24 +35,41 @@ class RunCommand(TyperCommand):
         return list(super().parse_args(ctx, args))
 
 
-def _load(repo: Path, explicit: Path | None) -> Any:
-    """The resolved config; with no [[agents]] anywhere, the roster is the CLIs found on PATH."""
-    from magi.agents.discover import find_clis
-    from magi.agents.registry import kinds
-    from magi.config.load import load_config
-    from magi.config.roster import default_agents
+def _preflight(explicit: Path | None, reporter: Any) -> Any:
+    """Everything `magi doctor` checks, before anything is spent; every problem at once."""
+    from magi.cli.diagnose import diagnose
 
-    resolved = load_config(repo, config_path=explicit, environ=os.environ, known_kinds=kinds())
-    config = resolved.config
-    if not config.agents:
-        found = [c.kind for c in find_clis()]
-        if not found:
-            raise UsageError(
-                "no [[agents]] in any config layer and no agent CLI on PATH "
-                "(claude, codex, opencode, gemini, agy); see `magi init` and `magi doctor`"
-            )
-        config = config.model_copy(update={"agents": default_agents(found)})
-    return config
+    d = diagnose(Path.cwd(), explicit, os.environ)
+    errors = [p for p in d.problems if p.severity == "error"]
+    for p in d.problems:
+        if p.severity == "warning":
+            reporter.note(p.message, "warn")
+    if errors or d.config is None:
+        lines = "\n".join(f"  {p.message}" for p in errors) or "  (no config could be resolved)"
+        raise PreflightError(
+            f"the run cannot start:\n{lines}\n`magi doctor` shows the whole picture",
+            d.exit_code or 1,
+        )
+    return d.config
+
+
+def _take_current_budget(record: Run, explicit: Path | None, reporter: Any) -> None:
+    """A resumed run keeps the config it started with, except [budget]: raising a cap is
+    how a person lets a held run go on, so the cap in force now is the one that applies."""
+    from magi.config.load import load_config
+    from magi.config.model import Config
+
+    try:
+        current = load_config(Path(record.repo), config_path=explicit, environ=os.environ)
+    except MagiError as e:
+        reporter.note(f"[budget] kept from the run's own config: {e.message}", "warn")
+        return
+    cfg = Config.model_validate(record.config)
+    if cfg.budget != current.config.budget:
+        record.config = cfg.model_copy(update={"budget": current.config.budget}).model_dump(
+            mode="json"
+        )
+        reporter.note("[budget] taken from the current config")
 
 
 def _finish(run: Run) -> None:
@@ -116,12 +133,13 @@ def run(
                 raise UsageError("--resume continues a recorded task; give no new task with it")
             record = store.load(store.resolve(resume))
             prepare_resume(record)
+            _take_current_budget(record, config_path(ctx, config), reporter)
             ctx_ = context_for(record, store=store, environ=os.environ, reporter=reporter)
             ctx_.event("run", f"resumed from {record.status.value}")
         else:
             text, source = _task_text(ctx, list(words or []), file)
+            cfg = _preflight(config_path(ctx, config), reporter)
             git = Git.discover(Path.cwd())
-            cfg = _load(git.root, config_path(ctx, config))
             record = create_run(
                 task=text,
                 source=source,

@@ -49,6 +49,7 @@ class Diagnosis:
     roster_from_path: bool = False  # no [[agents]]: the roster was built from PATH
     roster: list[RosterEntry] = field(default_factory=list)
     seating: Seating | None = None
+    config: Config | None = None  # what a run would use: the resolved config with its roster
     repo: dict[str, Any] | None = None
     problems: list[Problem] = field(default_factory=list)
 
@@ -188,5 +189,6 @@ def diagnose(
         seated = _roster(d, config, env)
         if seated is not None:
             _seats(d, seated)
+            d.config = seated
         _worktree_root(d, config)
     return d

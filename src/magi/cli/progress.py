@@ -11,6 +11,7 @@ import time
 
 from rich.console import Console
 from rich.status import Status
+from rich.text import Text
 
 
 class TerminalReporter:
@@ -31,16 +32,19 @@ class TerminalReporter:
         s = int(time.monotonic() - self.started)
         return f"{s // 60:02d}:{s % 60:02d}"
 
-    def _line(self, text: str, style: str = "") -> None:
+    def _line(self, text: str, style: str = "", *, bold: bool = False) -> None:
+        # Messages may quote agent output: printed as literal text, never as rich markup.
+        line = Text(f"{self._elapsed()} ", style="dim")
+        line.append(text, style=("bold " if bold else "") + style)
         with self.lock:
-            self.console.print(f"[dim]{self._elapsed()}[/dim] {text}", style=style, highlight=False)
+            self.console.print(line, highlight=False)
             if self.status is not None:
                 seats = ", ".join(sorted(self.out)) or "-"
                 self.status.update(f"{self.current}  out: {seats}  {self._elapsed()}")
 
     def node(self, name: str) -> None:
         self.current = name
-        self._line(f"[bold]{name}[/bold]")
+        self._line(name, bold=True)
 
     def seat(self, seat: str, state: str, detail: str = "") -> None:
         with self.lock:
