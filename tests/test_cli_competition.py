@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from graph_helpers import SCRIPTED, scratch_repo
+from graph_helpers import SCRIPTED, git_out, scratch_repo
+from magi.cli.diagnose import diagnose
+from magi.config.model import Config
+from magi.git import Git
+from magi.graph.runner import create_run, now
+from magi.state.model import RunStatus
 from magi.state.store import Store
 from magi.testing.cli import invoke
 
