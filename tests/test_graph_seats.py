@@ -29,6 +29,10 @@ def test_a_live_judge_conversation_is_continued_not_resent(env):
     for node in ("deliberate", "vote"):
         for text in prompts(home, run, node):
             assert "<<<MATERIAL patch" not in text
+    last_speaker = run.deliberation[-1]
+    for text in prompts(home, run, "vote"):
+        # judge-1 spoke first; its vote must still hear what was argued after it.
+        assert last_speaker.text in text
 
 
 def test_without_sessions_every_turn_resends_the_full_context(env):

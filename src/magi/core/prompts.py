@@ -264,8 +264,9 @@ def vote_prompt(
         "believe is best, on the merits of the work alone."
     )
     sections = [intro, _BLIND, _DATA, _context(context, "the candidates and the arguments")]
-    if context is not None:
-        sections.append(_transcript(transcript or (), None))
+    if transcript is not None:
+        # Even a live conversation has not heard the judges who spoke after it last did.
+        sections.append(_transcript(transcript, None))
     ask = f"Vote for exactly one of: {', '.join(sorted(labels))}."
     example = '{"vote": "<label>", "rationale": "<why>"}'
     return _compose(*sections, ask, _json_ask(example), *_tail(prompts.judge, prompts, language))

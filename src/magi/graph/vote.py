@@ -43,7 +43,7 @@ def _one(ctx: Context, seat: str, labels: list[str]) -> None:
         return vote_prompt(
             labels=labels,
             context=None if live else judge_context(ctx, seat),
-            transcript=None if live else said,
+            transcript=said,
             prompts=ctx.config.prompts,
             language=ctx.config.graph.language,
         )
