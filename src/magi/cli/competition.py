@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -243,7 +244,9 @@ def demo(
 
     emit(render(record))
     typer.echo(f"\nThe demo's repository and records are under {home}.")
-    typer.echo(f"See it again with:  MAGI_HOME={home / 'magi-home'} magi show {record.id}")
+    # `make demo` runs .venv/bin/magi, which a fresh shell does not have on PATH.
+    exe = "magi" if shutil.which("magi") else sys.argv[0]
+    typer.echo(f"See it again with:  MAGI_HOME={home / 'magi-home'} {exe} show {record.id}")
     code = RUN_EXIT.get(record.status, 1)
     if code:
         raise typer.Exit(code)
