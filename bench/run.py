@@ -29,6 +29,7 @@ from magi.git import Git
 from magi.graph.runner import context_for, create_run, execute
 from magi.state.model import Run, RunStatus
 from magi.state.store import Store
+from magi.testing.demo import commit
 
 REPS = 3
 FILES = 2000
@@ -51,19 +52,7 @@ def make_repo(root: Path) -> Path:
         d = repo / "src" / f"d{i % 40}"
         d.mkdir(parents=True, exist_ok=True)
         (d / f"f{i}.txt").write_text(f"file {i}\n" * 20)
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "b",
-        "GIT_AUTHOR_EMAIL": "b@x",
-        "GIT_COMMITTER_NAME": "b",
-        "GIT_COMMITTER_EMAIL": "b@x",
-    }
-    for argv in (
-        ["git", "init", "-q", "-b", "main"],
-        ["git", "add", "-A"],
-        ["git", "commit", "-q", "-m", "generated"],
-    ):
-        subprocess.run(argv, cwd=repo, env=env, check=True)
+    commit(repo, "generated", init=True)
     return repo
 
 

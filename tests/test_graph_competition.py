@@ -3,21 +3,11 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-import pytest
-
-from graph_helpers import calls, config, git_out, prompts, scratch_repo, start
+from graph_helpers import calls, config, git_out, prompts, start
 from magi.state.model import RunStatus
 
 THREE = {"a1": "right", "a2": "partial", "a3": "wrong"}
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> tuple[Path, Path, Path]:
-    scripted = tmp_path / "scripted"
-    scripted.mkdir()
-    return scratch_repo(tmp_path), tmp_path / "home", scripted
 
 
 def test_split_is_deliberated_then_voted_privately_and_the_right_candidate_wins(env):

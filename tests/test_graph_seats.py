@@ -2,22 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from graph_helpers import calls, config, prompts, scratch_repo, start
+from graph_helpers import calls, config, prompts, start
 from magi.config.model import Config
 from magi.state.model import RunStatus
 
 TWO = {"a1": "right", "a2": "partial"}
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> tuple[Path, Path, Path]:
-    scripted = tmp_path / "scripted"
-    scripted.mkdir()
-    return scratch_repo(tmp_path), tmp_path / "home", scripted
 
 
 def test_a_live_judge_conversation_is_continued_not_resent(env):

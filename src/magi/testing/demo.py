@@ -63,24 +63,24 @@ e2e = ["{e2e}"]
 """
 
 
+def commit(path: Path, message: str, *, init: bool = False) -> None:
+    """Commit everything in ``path`` (``git init -b main`` first when asked), as the demo user."""
+    ident = {"NAME": "demo", "EMAIL": "demo@example.invalid"}
+    env = {
+        **os.environ,
+        **{f"GIT_{who}_{k}": v for who in ("AUTHOR", "COMMITTER") for k, v in ident.items()},
+    }
+    steps = [["git", "init", "-q", "-b", "main"]] if init else []
+    for argv in [*steps, ["git", "add", "-A"], ["git", "commit", "-q", "-m", message]]:
+        subprocess.run(argv, cwd=path, env=env, check=True, stdin=subprocess.DEVNULL)
+
+
 def make_repo(path: Path) -> None:
     """A git repo holding the buggy module and its failing tests, on branch main."""
     path.mkdir(parents=True, exist_ok=True)
     for name, text in demo_repo.FILES.items():
         (path / name).write_text(text, encoding="utf-8")
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "demo",
-        "GIT_AUTHOR_EMAIL": "demo@example.invalid",
-        "GIT_COMMITTER_NAME": "demo",
-        "GIT_COMMITTER_EMAIL": "demo@example.invalid",
-    }
-    for argv in (
-        ["git", "init", "-q", "-b", "main"],
-        ["git", "add", "-A"],
-        ["git", "commit", "-q", "-m", "textstats with two failing tests"],
-    ):
-        subprocess.run(argv, cwd=path, env=env, check=True, stdin=subprocess.DEVNULL)
+    commit(path, "textstats with two failing tests", init=True)
 
 
 def run_demo(where: Path | None, *, seed: int, reporter: Reporter, python: str) -> tuple[Run, Path]:
@@ -96,22 +96,7 @@ def run_demo(where: Path | None, *, seed: int, reporter: Reporter, python: str) 
     cfg_file = repo / ".magi" / "config.toml"
     cfg_file.parent.mkdir(exist_ok=True)
     cfg_file.write_text(CONFIG.format(python=python, e2e=demo_repo.E2E), encoding="utf-8")
-    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
-    subprocess.run(
-        [
-            "git",
-            "-c",
-            "user.name=demo",
-            "-c",
-            "user.email=demo@example.invalid",
-            "commit",
-            "-q",
-            "-m",
-            "magi config",
-        ],
-        cwd=repo,
-        check=True,
-    )
+    commit(repo, "magi config")
     config = load_config(repo, config_path=cfg_file, environ=os.environ, known_kinds=kinds()).config
     store = Store(home / "magi-home")
     git = Git.discover(repo)
