@@ -136,12 +136,9 @@ def ask(
     if not result.duration_s:
         result = replace(result, duration_s=time.monotonic() - t0)
     with ctx.lock:
-        reply = (
-            result.text
-            if result.ok
-            else (result.raw_stdout + "\n--- stderr ---\n" + result.raw_stderr)
-        )
-        reply_rel = ctx.store.write_artifact(ctx.run.id, f"{stem}.reply.md", reply)
+        reply_rel = ctx.store.write_artifact(ctx.run.id, f"{stem}.reply.md", result.text)
+        raw = f"{result.raw_stdout}\n--- stderr ---\n{result.raw_stderr}"
+        raw_rel = ctx.store.write_artifact(ctx.run.id, f"{stem}.raw.txt", raw)
         if result.session_id and ctx.config.graph.sessions:
             record.session_id = result.session_id
         ctx.run.turns.append(
@@ -156,6 +153,7 @@ def ask(
                 session_id=result.session_id,
                 prompt_artifact=prompt_rel,
                 reply_artifact=reply_rel,
+                raw_artifact=raw_rel,
                 error=result.error,
                 usage=Usage(**vars(result.usage)),
                 reask=reask,

@@ -94,7 +94,8 @@ class Turn(_Rec):
     duration_s: float
     session_id: str | None = None
     prompt_artifact: str | None = None  # relative to the run directory
-    reply_artifact: str | None = None
+    reply_artifact: str | None = None  # the reply text magi read
+    raw_artifact: str | None = None  # the CLI's raw stdout and stderr, as captured (capped)
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
     reask: bool = False  # the one re-ask for a malformed structured answer
