@@ -20,7 +20,8 @@ def test_a_live_judge_conversation_is_continued_not_resent(env):
             assert "<<<MATERIAL patch" not in text
     for t in run.turns:  # every prompt, reply and raw output is kept
         for rel in (t.prompt_artifact, t.reply_artifact, t.raw_artifact):
-            assert rel and (home / "runs" / run.id / rel).is_file()
+            assert rel
+            assert (home / "runs" / run.id / rel).is_file()
     raw = (home / "runs" / run.id / run.turns[-1].raw_artifact).read_text()
     assert "MAGI-SESSION:" in raw, "stderr is part of the raw record"
     last_speaker = run.deliberation[-1]
