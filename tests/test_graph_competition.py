@@ -281,3 +281,24 @@ def test_a_branch_moved_by_another_seat_is_put_back_before_judging(env):
     assert git_out(repo, "rev-parse", right.branch).strip() == right.head
     assert any("was moved" in v for v in right.violations)
     assert run.candidate(run.tally.winner).agent == "a1"
+
+
+def test_a_worktree_left_on_another_ref_is_put_back_on_its_branch(env):
+    """An implementer that detaches HEAD after committing: its branch is what is judged."""
+    from magi.config.model import Config
+
+    repo, home, sd = env
+    data = config(sd, {"a1": "right", "a2": "wrong"}, graph={"deliberate_rounds": 0}).model_dump()
+    data["agents"][0]["command"] = [
+        "sh",
+        "-c",
+        "printf 'def word_count(t):\\n    return len(t.split())\\n' > textstats.py && git add -A "
+        "&& git -c user.name=x -c user.email=x@y commit -qm fix && git checkout -q --detach "
+        "&& echo done",
+    ]
+    run = start(repo, home, Config.model_validate(data))
+    c = next(c for c in run.candidates if c.agent == "a1")
+    assert any("detached HEAD" in v for v in c.violations)
+    assert c.files
+    assert c.files[0].path == "textstats.py"
+    assert git_out(repo, "rev-parse", c.branch).strip() == c.head

@@ -57,6 +57,15 @@ def _reset(ctx: Context, worktree: Path) -> None:
     ctx.git.run("clean", "-q", "-fdx", cwd=worktree)
 
 
+def _back_on_branch(ctx: Context, worktree: Path, branch: str) -> list[str]:
+    """The candidate is its branch: a worktree left on another ref is put back on it."""
+    on = ctx.git.run("symbolic-ref", "-q", "HEAD", cwd=worktree, check=False).strip()
+    if on == f"refs/heads/{branch}":
+        return []
+    ctx.git.run("checkout", "-q", "-f", branch, cwd=worktree)
+    return [f"left its worktree on {on or 'a detached HEAD'}; put back on {branch}"]
+
+
 def _one(ctx: Context, c: Candidate, guard: GuardSnapshot) -> None:
     assert c.worktree is not None  # noqa: S101 - prep made it; only fold clears it
     worktree = Path(c.worktree)
@@ -77,6 +86,7 @@ def _one(ctx: Context, c: Candidate, guard: GuardSnapshot) -> None:
     )
     with ctx.lock:
         violations = restore(ctx.git, guard)
+    violations += _back_on_branch(ctx, worktree, c.branch)
     rescued = ctx.git.commit_all(worktree, RESCUE_MESSAGE)
     scrubbed = scrub_branch(ctx.git, base=base, branch=c.branch)
     head = ctx.git.head(worktree)
