@@ -151,3 +151,48 @@ def test_a_run_killed_mid_wave_resumes_without_paying_finished_seats_again(tmp_p
     for c in done.candidates:
         assert counts[(c.seat, "implement")] == (2 if c.seat == hung_seat else 1), c.seat
     assert all(counts[(j.seat, "judge")] == 1 for j in done.judges)
+
+
+def test_ctrl_c_ends_the_seats_that_are_out_and_leaves_the_run_resumable(tmp_path):
+    """SIGINT: the hanging agent is killed at once, its seat stays pending, --resume finishes."""
+    sd = tmp_path / "scripted"
+    sd.mkdir()
+    repo, home = scratch_repo(tmp_path), tmp_path / "home"
+    personas = {"a1": "right", "a2": "hang-once:partial"}
+    cfg_file = tmp_path / "magi.toml"
+    cfg_file.write_text(_toml_config(sd, personas, {"j1": "evidence", "j2": "evidence"}))
+    env = {**os.environ, "MAGI_HOME": str(home), "MAGI_CONFIG_DIR": str(tmp_path / "nocfg")}
+    magi = [sys.executable, "-m", "magi"]
+    proc = subprocess.Popen(
+        [*magi, "run", "--config", str(cfg_file), "fix textstats"],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    _wait_for(lambda: bool(list(sd.glob("hung-*"))), "the hanging implementer to start")
+    hung_pid = int(next(sd.glob("hung-*")).read_text())
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "magi run --resume" in out
+    _wait_for(lambda: _gone(hung_pid), "the interrupted agent to be gone")
+    store = Store(home)
+    run = store.load(store.latest() or "")
+    hung = next(c for c in run.candidates if c.agent == "a2")
+    assert hung.status == "pending", "an interrupted seat is not a failed seat"
+    res = subprocess.run(
+        [*magi, "run", "--resume", run.id], cwd=repo, env=env, capture_output=True, text=True
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert store.load(run.id).status is RunStatus.READY
+
+
+def _gone(pid: int) -> bool:
+    """Gone, or a zombie nobody reaps (this sandbox's PID 1 does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True

@@ -138,6 +138,29 @@ def _feed(pipe: IO[bytes], data: bytes) -> None:
             pipe.close()
 
 
+# Process groups of the turns running now, so that an interrupt (Ctrl-C) can end them all:
+# they sit in their own sessions, out of reach of the terminal's SIGINT, on purpose.
+_live: set[int] = set()
+_live_lock = threading.Lock()
+_interrupted = threading.Event()
+
+
+def interrupt_all() -> None:
+    """Kill every running agent and check process group; later ones are killed at start.
+
+    The caller (the CLI, on Ctrl-C) then stops the run; ``interrupted()`` tells the seats
+    that their results are not answers, so nothing is recorded as a failure to resume past.
+    """
+    _interrupted.set()
+    with _live_lock:
+        for pgid in list(_live):
+            _killpg(pgid, signal.SIGKILL)
+
+
+def interrupted() -> bool:
+    return _interrupted.is_set()
+
+
 def run(
     argv: list[str],
     *,
@@ -187,7 +210,15 @@ def run(
         exited.set()
 
     threading.Thread(target=watch, daemon=True).start()
-    timed_out = not exited.wait(timeout)
+    with _live_lock:
+        _live.add(proc.pid)
+        if _interrupted.is_set():  # started in the instant after interrupt_all() swept
+            _killpg(proc.pid, signal.SIGKILL)
+    try:
+        timed_out = not exited.wait(timeout)
+    finally:
+        with _live_lock:
+            _live.discard(proc.pid)
     if timed_out:
         _killpg(proc.pid, signal.SIGTERM)
         if not exited.wait(kill_grace):

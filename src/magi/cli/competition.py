@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import shutil
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -71,6 +75,29 @@ def _take_current_budget(record: Run, explicit: Path | None, reporter: Any) -> N
             mode="json"
         )
         reporter.note("[budget] taken from the current config")
+
+
+@contextlib.contextmanager
+def _interruptible(reporter: Any, run_id: str) -> Iterator[None]:
+    """Ctrl-C ends the seats that are out (they run in their own sessions, out of the
+    terminal's reach) and leaves the run resumable; a second Ctrl-C is Python's own."""
+    from magi.agents.process import interrupt_all
+
+    def on_sigint(_sig: int, _frame: object) -> None:
+        signal.signal(signal.SIGINT, previous)
+        interrupt_all()
+        reporter.note(f"interrupted: resume with  magi run --resume {run_id}", "warn")
+        raise KeyboardInterrupt
+
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals only reach the main thread (e.g. the test runner's)
+        return
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _finish(run: Run) -> None:
@@ -159,7 +186,8 @@ def run(
                 f"run {record.id}: seed {record.seed}, base {record.base} "
                 f"({(record.base_sha or '')[:10]})"
             )
-        execute(ctx_)
+        with _interruptible(reporter, ctx_.run.id):
+            execute(ctx_)
     finally:
         reporter.close()
     _finish(ctx_.run)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from magi.agents.base import TurnRequest, TurnResult, TurnStatus
+from magi.agents.process import interrupted
 from magi.core.answers import Answer, parse_answer, reask_text
 from magi.core.sanitize import redact_secrets
 from magi.core.seating import failover_agent
@@ -133,6 +134,8 @@ def ask(
     started = ctx.clock()
     t0 = time.monotonic()
     result = ctx.agents[agent_id].run_turn(request)
+    if interrupted():
+        raise KeyboardInterrupt  # a seat killed by Ctrl-C gave no answer: it stays pending
     if not result.duration_s:
         result = replace(result, duration_s=time.monotonic() - t0)
     with ctx.lock:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from magi.agents.process import interrupted
 from magi.graph.context import Context
 from magi.graph.implement import viable
 from magi.shell import run_checks
@@ -46,6 +47,8 @@ def _one(ctx: Context, c: Candidate) -> None:
         output_max_bytes=ctx.config.graph.output_max_bytes,
         head=c.head,
     )
+    if interrupted():
+        raise KeyboardInterrupt  # killed by Ctrl-C: not a verdict on the candidate
     with ctx.lock:
         c.verification = result
         ctx.save()
