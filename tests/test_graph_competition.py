@@ -302,3 +302,23 @@ def test_a_worktree_left_on_another_ref_is_put_back_on_its_branch(env):
     assert c.files
     assert c.files[0].path == "textstats.py"
     assert git_out(repo, "rev-parse", c.branch).strip() == c.head
+
+
+def test_a_git_lock_left_by_a_killed_or_careless_agent_does_not_stop_the_run(env):
+    """index.lock left behind (as by an agent killed mid-commit) is cleared, the work kept."""
+    from magi.config.model import Config
+
+    repo, home, sd = env
+    data = config(sd, {"a1": "right", "a2": "wrong"}, graph={"deliberate_rounds": 0}).model_dump()
+    data["agents"][0]["command"] = [
+        "sh",
+        "-c",
+        "printf 'def word_count(t):\\n    return len(t.split())\\n' > textstats.py && "
+        'touch "$(git rev-parse --git-dir)/index.lock" && echo done',
+    ]
+    run = start(repo, home, Config.model_validate(data))
+    assert run.status is RunStatus.READY, run.reason
+    c = next(c for c in run.candidates if c.agent == "a1")
+    assert c.rescued
+    assert [f.path for f in c.files] == ["textstats.py"]
+    assert any("stale git locks index.lock" in e.message for e in run.events)

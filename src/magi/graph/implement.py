@@ -50,9 +50,28 @@ def run(ctx: Context) -> None:
     _settle(ctx)
 
 
-def _reset(ctx: Context, worktree: Path) -> None:
+def _clear_stale_locks(ctx: Context, worktree: Path, branch: str) -> list[str]:
+    """Lock files a killed seat left mid-git (its whole process group is dead by now).
+
+    A timeout, a failover or Ctrl-C kills an agent wherever it is, possibly inside
+    ``git commit``; the lock it held would stop every later git command in that worktree.
+    """
+    admin = Path(ctx.git.run("rev-parse", "--absolute-git-dir", cwd=worktree).strip())
+    common = ctx.git.common_dir()
+    locks = [admin / "index.lock", admin / "HEAD.lock", common / f"refs/heads/{branch}.lock"]
+    cleared = []
+    for lock in locks:
+        if lock.is_file():
+            lock.unlink()
+            cleared.append(lock.name)
+    return cleared
+
+
+def _reset(ctx: Context, worktree: Path, branch: str) -> None:
     """A seat that starts (again) starts from the base: no half-written turn survives a resume."""
     base = ctx.run.base_sha or ctx.run.base
+    if cleared := _clear_stale_locks(ctx, worktree, branch):
+        ctx.event(NAME, f"{worktree.name}: removed stale git locks {', '.join(cleared)}")
     ctx.git.run("reset", "-q", "--hard", base, cwd=worktree)
     ctx.git.run("clean", "-q", "-fdx", cwd=worktree)
 
@@ -70,7 +89,7 @@ def _one(ctx: Context, c: Candidate, guard: GuardSnapshot) -> None:
     assert c.worktree is not None  # noqa: S101 - prep made it; only fold clears it
     worktree = Path(c.worktree)
     base = ctx.run.base_sha or ctx.run.base
-    _reset(ctx, worktree)
+    _reset(ctx, worktree, c.branch)
     prompt = implement_prompt(
         ctx.run.task.cleaned, prompts=ctx.config.prompts, language=ctx.config.graph.language
     )
@@ -82,10 +101,12 @@ def _one(ctx: Context, c: Candidate, guard: GuardSnapshot) -> None:
         cwd=worktree,
         allow_write=True,
         label=c.label,
-        before_retry=lambda: _reset(ctx, worktree),
+        before_retry=lambda: _reset(ctx, worktree, c.branch),
     )
     with ctx.lock:
         violations = restore(ctx.git, guard)
+    if cleared := _clear_stale_locks(ctx, worktree, c.branch):
+        ctx.event(NAME, f"candidate {c.label}: removed stale git locks {', '.join(cleared)}")
     violations += _back_on_branch(ctx, worktree, c.branch)
     rescued = ctx.git.commit_all(worktree, RESCUE_MESSAGE)
     scrubbed = scrub_branch(ctx.git, base=base, branch=c.branch)
