@@ -169,3 +169,14 @@ def test_command_success_mentioning_quota_is_still_a_success() -> None:
     c = cfg("command", command=["x"])
     parsed = CommandAdapter(c).parse("  the reply \n", "quota: 10% used\n", 0, REQ)
     assert (parsed.status, parsed.text) == (TurnStatus.OK, "the reply")
+
+
+def test_command_session_line_is_protocol_not_part_of_the_error() -> None:
+    """A failing command that reported its session: the id is kept, the error reads clean."""
+    c = cfg("command", command=["x"])
+    parsed = CommandAdapter(c).parse("", "MAGI-SESSION: s-1\nboom: disk full\n", 3, REQ)
+    assert parsed.status is TurnStatus.ERROR
+    assert parsed.session_id == "s-1"
+    assert parsed.error is not None
+    assert "MAGI-SESSION" not in parsed.error
+    assert "disk full" in parsed.error

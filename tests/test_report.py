@@ -315,3 +315,14 @@ def test_frozen_fixture_still_loads_and_renders() -> None:
     assert run.id == RUN_ID
     assert "A <- winner" in text_of(run)
     assert report.report_json(run) == report.report_json(make_run())
+
+
+def test_a_stalled_run_keeps_its_authors_hidden() -> None:
+    """A tally without quorum elected nobody; its judges will be asked again, blind."""
+    run = make_run(status=RunStatus.STALLED)
+    assert run.tally is not None
+    run.tally = run.tally.model_copy(update={"winner": None, "quorum": False})
+    assert not report.revealed(run)
+    assert "hidden until the tally" in text_of(run)
+    run.tally = run.tally.model_copy(update={"winner": "A", "quorum": True})
+    assert report.revealed(run)

@@ -20,8 +20,10 @@ _USAGE_KEYS = ("input_tokens", "output_tokens", "cached_tokens", "cost_usd")
 
 
 def revealed(run: Run) -> bool:
-    """Whether authors may be shown: after the tally, or once the run can never be judged."""
-    return run.tally is not None or run.status.finished
+    """Whether authors may be shown: once a tally elected someone, or the run can never be
+    judged again. A stalled run's tally has no quorum and its judges will be asked again."""
+    elected = run.tally is not None and run.tally.quorum
+    return elected or run.status.finished
 
 
 def first_line(text: str, width: int = 60) -> str:

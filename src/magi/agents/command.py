@@ -62,6 +62,7 @@ class CommandAdapter:
     ) -> Parsed:
         reported = SESSION_LINE.findall(stderr)
         session_id = reported[-1] if reported else request.session_id
+        stderr = SESSION_LINE.sub("", stderr)  # protocol, not part of an error message
         if exit_code == EX_TEMPFAIL or (exit_code != 0 and QUOTA.search(stderr)):
             why = tail(stderr) or f"exit {exit_code}"
             return Parsed(TurnStatus.QUOTA, session_id=session_id, error=f"command: {why}")

@@ -37,5 +37,5 @@ def run(ctx: Context) -> None:
         return
     lost = [j.status for j in r.judgements] + [v.status for v in r.votes]
     if "quota" in lost:
-        raise Stop(RunStatus.STALLED, f"no quorum, judges lost to rate limits: {tally.reason}")
-    raise Stop(RunStatus.FAILED, f"no quorum: {tally.reason}")
+        raise Stop(RunStatus.STALLED, f"{tally.reason}; judges were lost to rate limits")
+    raise Stop(RunStatus.FAILED, tally.reason)
