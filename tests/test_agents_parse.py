@@ -12,10 +12,9 @@ from magi.agents.antigravity import AntigravityAdapter
 from magi.agents.claude import ClaudeAdapter
 from magi.agents.codex import CodexAdapter
 from magi.agents.command import CommandAdapter
-from magi.agents.gemini import GeminiAdapter
+from magi.agents.gemini import PROMPT_TAIL, GeminiAdapter
 from magi.agents.opencode import OpencodeAdapter
 from magi.config.model import AgentConfig
-from magi.errors import AgentError
 
 REQ = TurnRequest(seat="judge-1", prompt="judge", cwd=Path("/w"), allow_write=False, timeout=90.5)
 
@@ -126,10 +125,14 @@ def test_gemini_quota_by_status_name_in_the_stdout_error() -> None:
     assert (parsed.status, parsed.session_id) == (TurnStatus.QUOTA, "g1")
 
 
-def test_gemini_large_prompt_raises_agent_error_from_build() -> None:
-    big = TurnRequest(seat="s", prompt="é" * 60_000, cwd=Path("/w"), allow_write=True, timeout=1)
-    with pytest.raises(AgentError, match="120000 bytes"):
-        GeminiAdapter(cfg("gemini")).build(big, "sid")
+def test_gemini_prompt_goes_on_stdin_never_in_argv() -> None:
+    """A dash-led or huge prompt stays off the command line (gemini appends --prompt to stdin)."""
+    prompt = "- item\n--model x\n" + "é" * 100_000
+    req = TurnRequest(seat="s", prompt=prompt, cwd=Path("/w"), allow_write=True, timeout=1)
+    inv = GeminiAdapter(cfg("gemini")).build(req, "sid")
+    assert inv.stdin == prompt.encode()
+    assert inv.argv[:2] == ["gemini", f"--prompt={PROMPT_TAIL}"]
+    assert not any("item" in a for a in inv.argv)
 
 
 def test_antigravity_print_timeout_covers_the_node_budget() -> None:

@@ -1,10 +1,13 @@
-"""Gemini CLI (``gemini -p <prompt> --output-format json``): argv and the JSON result or error.
+"""Gemini CLI (prompt on stdin, ``gemini --prompt=<tail> --output-format json``): argv and result.
 
 Facts relied on are in /work/shared/agents/README.md §4 (Gemini CLI 0.61.0): magi mints the
 session id (``--session-id``) and resumes with ``--resume``; stdin is closed because piped
 stdin would be appended to the prompt; ``--skip-trust`` avoids the headless untrusted-folder
-exit; fatal errors are a JSON object on stderr with ``error.code``. ``-p`` takes the prompt
-as an argument, and Linux caps one argument at 128 KiB, so large prompts are refused here.
+exit; fatal errors are a JSON object on stderr with ``error.code``. The prompt goes on stdin:
+gemini reads piped stdin and appends the ``--prompt`` text to it (verified against 0.61.0:
+the stored user message is ``<stdin>\n\n<prompt>``; docs/agents-verified.md), so a short,
+fixed ``--prompt=`` tail keeps the prompt out of argv: no 128 KiB argument limit, no prompt
+in the process list, and a prompt beginning with ``-`` is never read as an option.
 """
 
 from __future__ import annotations
@@ -24,12 +27,12 @@ from magi.agents.cli import (
     tail,
 )
 from magi.config.model import AgentConfig
-from magi.errors import AgentError
 
 EXECUTABLE = "gemini"
 VERSION_ARGV = ("gemini", "--version")
 KEY_ENV_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS")
-MAX_PROMPT_BYTES = 100_000  # under Linux's MAX_ARG_STRLEN (131072) for a single argument
+# Appended by gemini after the stdin text; it must be non-empty for headless mode.
+PROMPT_TAIL = "(Respond to the message above.)"
 
 QUOTA = re.compile(
     r"\b429\b|RESOURCE_EXHAUSTED|exhausted your daily quota|TerminalQuotaError|RetryableQuotaError",
@@ -70,14 +73,8 @@ class GeminiAdapter:
     needs_prompt_file: ClassVar[bool] = False
 
     def build(self, request: TurnRequest, session_id_to_open: str | None) -> Invocation:
-        size = len(request.prompt.encode())
-        if size > MAX_PROMPT_BYTES:
-            raise AgentError(
-                f"{self.cfg.id}: gemini takes the prompt as a command-line argument (-p), and this "
-                f"prompt is {size} bytes, over magi's {MAX_PROMPT_BYTES}-byte limit for one "
-                "argument; seat another kind for this turn or shorten the prompt"
-            )
-        argv = [*executable(self.cfg, EXECUTABLE), "-p", request.prompt, "--output-format", "json"]
+        argv = [*executable(self.cfg, EXECUTABLE), f"--prompt={PROMPT_TAIL}"]
+        argv += ["--output-format", "json"]
         if request.session_id:
             argv += ["--resume", request.session_id]
         elif session_id_to_open:
@@ -86,7 +83,7 @@ class GeminiAdapter:
             argv += ["-m", self.cfg.model]
         argv += ["--approval-mode", "yolo" if request.allow_write else "plan", "--skip-trust"]
         argv += self.cfg.args
-        return Invocation(argv, None)
+        return Invocation(argv, request.prompt.encode())
 
     def parse(
         self, stdout: str, stderr: str, exit_code: int | None, request: TurnRequest
