@@ -2,11 +2,13 @@
 
 Facts relied on are in /work/shared/agents/README.md §4 (Gemini CLI 0.61.0): magi mints the
 session id (``--session-id``) and resumes with ``--resume``; ``--skip-trust`` avoids the
-headless untrusted-folder exit; fatal errors are a JSON object on stderr with ``error.code``. The prompt goes on stdin:
-gemini reads piped stdin and appends the ``--prompt`` text to it (verified against 0.61.0:
-the stored user message is ``<stdin>`` + blank lines + ``<prompt>``; see docs/agents-verified.md), so a short,
-fixed ``--prompt=`` tail keeps the prompt out of argv: no 128 KiB argument limit, no prompt
-in the process list, and a prompt beginning with ``-`` is never read as an option.
+headless untrusted-folder exit; fatal errors are a JSON object on stderr with ``error.code``.
+
+The prompt goes on stdin: gemini reads piped stdin and appends the ``--prompt`` text to it
+(checked against 0.61.0: the stored user message is the stdin text, blank lines, then the
+``--prompt`` text; see docs/agents-verified.md). A short fixed ``--prompt=`` tail keeps the
+prompt out of argv: no 128 KiB argument limit, no prompt in the process list, and a prompt
+beginning with ``-`` is never read as an option.
 """
 
 from __future__ import annotations
