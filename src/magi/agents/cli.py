@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import tempfile
 import uuid
 from dataclasses import dataclass, field
@@ -89,6 +90,16 @@ def malformed(kind: str, why: str, stdout: str) -> Parsed:
     return Parsed(
         TurnStatus.ERROR, error=f"{kind}: malformed output ({why}); stdout began {head!r}"
     )
+
+
+def no_events(
+    kind: str, stdout: str, stderr: str, exit_code: int | None, quota: re.Pattern[str]
+) -> Parsed:
+    """A JSONL CLI that printed no event: malformed output, or a failure stderr explains."""
+    if exit_code == 0 or not stderr.strip():
+        return malformed(kind, "no JSON events", stdout)
+    status = TurnStatus.QUOTA if quota.search(stderr) else TurnStatus.ERROR
+    return Parsed(status, error=f"{kind} exited {exit_code}: {tail(stderr)}")
 
 
 def json_lines(stdout: str) -> list[dict[str, Any]]:

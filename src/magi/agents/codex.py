@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from magi.agents.base import TurnRequest, TurnStatus, Usage
-from magi.agents.cli import Invocation, Parsed, executable, int_or_none, json_lines, malformed, tail
+from magi.agents.cli import (
+    Invocation,
+    Parsed,
+    executable,
+    int_or_none,
+    json_lines,
+    no_events,
+    tail,
+)
 from magi.config.model import AgentConfig
 
 EXECUTABLE = "codex"
@@ -73,10 +81,7 @@ class CodexAdapter:
     ) -> Parsed:
         events = json_lines(stdout)
         if not events:
-            if exit_code == 0 or not stderr.strip():
-                return malformed("codex", "no JSON events", stdout)
-            status = TurnStatus.QUOTA if QUOTA.search(stderr) else TurnStatus.ERROR
-            return Parsed(status, error=f"codex exited {exit_code}: {tail(stderr)}")
+            return no_events("codex", stdout, stderr, exit_code, QUOTA)
         session_id: str | None = None
         reply: str | None = None
         usage = Usage()

@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from magi.agents.base import TurnRequest, TurnStatus, Usage
-from magi.agents.cli import Invocation, Parsed, executable, int_or_none, json_lines, malformed, tail
+from magi.agents.cli import (
+    Invocation,
+    Parsed,
+    executable,
+    int_or_none,
+    json_lines,
+    no_events,
+    tail,
+)
 from magi.config.model import AgentConfig
 
 EXECUTABLE = "opencode"
@@ -90,10 +98,7 @@ class OpencodeAdapter:
     ) -> Parsed:
         events = json_lines(stdout)
         if not events:
-            if exit_code == 0 or not stderr.strip():
-                return malformed("opencode", "no JSON events", stdout)
-            status = TurnStatus.QUOTA if QUOTA.search(stderr) else TurnStatus.ERROR
-            return Parsed(status, error=f"opencode exited {exit_code}: {tail(stderr)}")
+            return no_events("opencode", stdout, stderr, exit_code, QUOTA)
         session_id: str | None = None
         last_text: str | None = None
         step_texts: list[str] = []
