@@ -33,13 +33,25 @@ def scratch_repo(tmp: Path) -> Path:
     return repo
 
 
+# Shell fragments for implementers written inline as "sh:<script>".
+FIX = "printf 'def word_count(t):\\n    return len(t.split())\\n' > textstats.py"
+COMMIT = "git add -A && git -c user.name=x -c user.email=x@y commit -q"
+
+
+def _command(persona: str) -> list[str]:
+    """A scripted persona, or an inline shell script written as "sh:<script>"."""
+    if persona.startswith("sh:"):
+        return ["sh", "-c", persona.removeprefix("sh:")]
+    return [*SCRIPTED, persona]
+
+
 def config(
     scripted_dir: Path,
     implementers: dict[str, str],
     judges: dict[str, str] | None = None,
     **tables: dict[str, Any],
 ) -> Config:
-    """A Config of scripted command agents: {agent id: persona} for each role."""
+    """A Config of scripted command agents: {agent id: persona or "sh:<script>"} per role."""
     judges = (
         judges
         if judges is not None
@@ -51,7 +63,7 @@ def config(
     )
     env = {"MAGI_SCRIPTED_DIR": str(scripted_dir)}
     agents = [
-        {"id": aid, "kind": "command", "command": [*SCRIPTED, persona], "env": env}
+        {"id": aid, "kind": "command", "command": _command(persona), "env": env}
         for aid, persona in {**implementers, **judges}.items()
     ]
     graph = {

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from graph_helpers import calls, config, git_out, prompts, start
+from graph_helpers import COMMIT, FIX, calls, config, git_out, prompts, start
+from magi.core.blind import shuffle_labels
 from magi.state.model import RunStatus
 
 THREE = {"a1": "right", "a2": "partial", "a3": "wrong"}
@@ -75,22 +76,11 @@ def test_trailers_never_reach_a_branch_or_a_judge_and_leaks_are_recorded(env):
     assert all(lk.action == "warned" for lk in run.leaks)
 
 
-def test_an_agent_id_in_a_commit_message_is_caught(env, tmp_path):
+def test_an_agent_id_in_a_commit_message_is_caught(env):
     """Roster ids are leak terms too: a commit message naming its author is recorded."""
     repo, home, sd = env
-    cfg = config(sd, {"a1": "right", "a2": "wrong"}, graph={"deliberate_rounds": 0})
-    cfg_data = cfg.model_dump()
-    cfg_data["agents"][0]["id"] = "zeta9"
-    cfg_data["agents"][0]["command"] = [
-        "sh",
-        "-c",
-        "printf 'def word_count(t):\\n    return len(t.split())\\n' > textstats.py && git add -A "
-        "&& git -c user.name=x -c user.email=x@y commit -qm 'fix by zeta9' && echo done",
-    ]
-    cfg_data["roles"]["implementers"] = ["zeta9", "a2"]
-    from magi.config.model import Config
-
-    run = start(repo, home, Config.model_validate(cfg_data))
+    impl = {"zeta9": f"sh:{FIX} && {COMMIT}m 'fix by zeta9' && echo done", "a2": "wrong"}
+    run = start(repo, home, config(sd, impl, graph={"deliberate_rounds": 0}))
     label = next(c.label for c in run.candidates if c.agent == "zeta9")
     assert any(
         lk.label == label and lk.where == "commit message" and lk.term == "zeta9"
@@ -167,16 +157,11 @@ def test_tie_is_broken_by_the_documented_rule(env):
 def test_protected_path_is_flagged_and_can_disqualify(env):
     """A candidate touching .magi/ is flagged; with blind.protected = fail it may not win."""
     repo, home, sd = env
-    cfg = config(sd, {"a1": "right", "a2": "partial"}, blind={"protected": "fail"})
-    data = cfg.model_dump()
-    data["agents"][0]["command"] = [
-        "sh",
-        "-c",
-        "mkdir -p .magi && echo x > .magi/config.toml && echo changed",
-    ]
-    from magi.config.model import Config
-
-    run = start(repo, home, Config.model_validate(data))
+    impl = {
+        "a1": "sh:mkdir -p .magi && echo x > .magi/config.toml && echo changed",
+        "a2": "partial",
+    }
+    run = start(repo, home, config(sd, impl, blind={"protected": "fail"}))
     bad = next(c for c in run.candidates if c.agent == "a1")
     assert bad.protected_changed == [".magi/config.toml"]
     assert bad.disqualified
@@ -236,47 +221,35 @@ def test_budget_cap_holds_the_run_before_a_seat_starts(env):
 
 def test_trailers_committed_past_the_hook_are_scrubbed_from_the_branch(env):
     """An implementer that commits with --no-verify still cannot land a Co-Authored-By."""
-    from magi.config.model import Config
-
     repo, home, sd = env
-    data = config(sd, {"a1": "right", "a2": "wrong"}, graph={"deliberate_rounds": 0}).model_dump()
-    data["agents"][0]["command"] = [
-        "sh",
-        "-c",
-        "printf 'def word_count(t):\\n    return len(t.split())\\n' > textstats.py && git add -A "
-        "&& git -c user.name=x -c user.email=x@y commit -q --no-verify "
-        "-m 'Fix split' -m 'Co-Authored-By: Someone <s@example.invalid>' && echo done",
-    ]
-    run = start(repo, home, Config.model_validate(data))
+    bypass = (
+        f"sh:{FIX} && {COMMIT} --no-verify -m 'Fix split' "
+        "-m 'Co-Authored-By: Someone <s@example.invalid>' && echo done"
+    )
+    run = start(repo, home, config(sd, {"a1": bypass, "a2": "wrong"}))
     c = next(c for c in run.candidates if c.agent == "a1")
-    log = git_out(repo, "log", "--format=%B%an", f"{run.base_sha}..{c.branch}")
+    log = git_out(repo, "log", "--format=%B|%an", f"{run.base_sha}..{c.branch}")
     assert "Fix split" in log
-    assert "x\n" in log + "\n"
+    assert "|x" in log, "authors and trees are kept; only the message changes"
     assert "Co-Authored-By" not in log
     assert git_out(repo, "rev-parse", c.branch).strip() == c.head
 
 
 def test_a_branch_moved_by_another_seat_is_put_back_before_judging(env):
     """One implementer resetting another's branch cannot change what the judges see."""
-    from magi.config.model import Config
-
     repo, home, sd = env
-    data = config(
-        sd, {"a1": "right", "a2": "wrong"}, graph={"deliberate_rounds": 0, "max_parallel": 1}
-    ).model_dump()
-    # a2 runs after a1 (max_parallel 1, slot order) and points every other magi branch at base.
-    data["agents"][1]["command"] = [
-        "sh",
-        "-c",
-        "for b in $(git for-each-ref --format='%(refname)' refs/heads/magi/); do "
+    # a2 runs after a1 (max_parallel 1, label order) and points every other magi branch at base.
+    saboteur = (
+        "sh:for b in $(git for-each-ref --format='%(refname)' refs/heads/magi/); do "
         '[ "$b" = "refs/heads/$(git symbolic-ref --short HEAD)" ] || '
         'git update-ref "$b" "$(git merge-base HEAD "$b")"; done; '
-        "echo x >> README.md && git add -A && git -c user.name=x -c user.email=x@y commit -qm r",
-    ]
-    from magi.core.blind import shuffle_labels
-
+        f"echo x >> README.md && {COMMIT}m r"
+    )
+    cfg = config(
+        sd, {"a1": "right", "a2": saboteur}, graph={"deliberate_rounds": 0, "max_parallel": 1}
+    )
     seed = next(s for s in range(100) if shuffle_labels(2, s) == ["A", "B"])  # a1 runs first
-    run = start(repo, home, Config.model_validate(data), seed=seed)
+    run = start(repo, home, cfg, seed=seed)
     right = next(c for c in run.candidates if c.agent == "a1")
     assert git_out(repo, "rev-parse", right.branch).strip() == right.head
     assert any("was moved" in v for v in right.violations)
@@ -285,38 +258,23 @@ def test_a_branch_moved_by_another_seat_is_put_back_before_judging(env):
 
 def test_a_worktree_left_on_another_ref_is_put_back_on_its_branch(env):
     """An implementer that detaches HEAD after committing: its branch is what is judged."""
-    from magi.config.model import Config
-
     repo, home, sd = env
-    data = config(sd, {"a1": "right", "a2": "wrong"}, graph={"deliberate_rounds": 0}).model_dump()
-    data["agents"][0]["command"] = [
-        "sh",
-        "-c",
-        "printf 'def word_count(t):\\n    return len(t.split())\\n' > textstats.py && git add -A "
-        "&& git -c user.name=x -c user.email=x@y commit -qm fix && git checkout -q --detach "
-        "&& echo done",
-    ]
-    run = start(repo, home, Config.model_validate(data))
+    impl = {
+        "a1": f"sh:{FIX} && {COMMIT}m fix && git checkout -q --detach && echo done",
+        "a2": "wrong",
+    }
+    run = start(repo, home, config(sd, impl, graph={"deliberate_rounds": 0}))
     c = next(c for c in run.candidates if c.agent == "a1")
     assert any("detached HEAD" in v for v in c.violations)
-    assert c.files
-    assert c.files[0].path == "textstats.py"
+    assert [f.path for f in c.files] == ["textstats.py"]
     assert git_out(repo, "rev-parse", c.branch).strip() == c.head
 
 
 def test_a_git_lock_left_by_a_killed_or_careless_agent_does_not_stop_the_run(env):
     """index.lock left behind (as by an agent killed mid-commit) is cleared, the work kept."""
-    from magi.config.model import Config
-
     repo, home, sd = env
-    data = config(sd, {"a1": "right", "a2": "wrong"}, graph={"deliberate_rounds": 0}).model_dump()
-    data["agents"][0]["command"] = [
-        "sh",
-        "-c",
-        "printf 'def word_count(t):\\n    return len(t.split())\\n' > textstats.py && "
-        'touch "$(git rev-parse --git-dir)/index.lock" && echo done',
-    ]
-    run = start(repo, home, Config.model_validate(data))
+    careless = f'sh:{FIX} && touch "$(git rev-parse --git-dir)/index.lock" && echo done'
+    run = start(repo, home, config(sd, {"a1": careless, "a2": "wrong"}))
     assert run.status is RunStatus.READY, run.reason
     c = next(c for c in run.candidates if c.agent == "a1")
     assert c.rescued

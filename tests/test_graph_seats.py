@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from graph_helpers import calls, config, prompts, start
-from magi.config.model import Config
 from magi.state.model import RunStatus
 
 TWO = {"a1": "right", "a2": "partial"}
@@ -94,15 +93,12 @@ def test_without_failover_a_quota_implementer_is_just_lost(env):
 def test_a_hook_planted_by_an_implementer_is_removed_and_recorded(env):
     """An agent that plants a git hook in the shared git dir is caught and the hook undone."""
     repo, home, sd = env
-    data = config(sd, TWO, graph={"deliberate_rounds": 0}).model_dump()
-    data["agents"][0]["command"] = [
-        "sh",
-        "-c",
-        'hooks="$(git rev-parse --git-common-dir)/hooks"; '
+    planter = (
+        'sh:hooks="$(git rev-parse --git-common-dir)/hooks"; '
         'printf \'#!/bin/sh\\ntouch "$HOME/pwned"\\n\' > "$hooks/post-checkout"; '
-        'chmod +x "$hooks/post-checkout"; echo x >> README.md; echo done',
-    ]
-    run = start(repo, home, Config.model_validate(data))
+        'chmod +x "$hooks/post-checkout"; echo x >> README.md; echo done'
+    )
+    run = start(repo, home, config(sd, {"a1": planter, "a2": "partial"}))
     bad = next(c for c in run.candidates if c.agent == "a1")
     assert any("post-checkout" in v for v in bad.violations)
     assert not (repo / ".git" / "hooks" / "post-checkout").exists()
