@@ -11,7 +11,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperCommand
@@ -19,6 +19,10 @@ from typer.core import TyperCommand
 from magi.cli import app, config_path, console, emit
 from magi.errors import MagiError, PreflightError, StateError, UsageError
 from magi.state.model import Run, RunStatus
+
+if TYPE_CHECKING:  # imported lazily at run time, so `magi --help` stays quick
+    from magi.config.model import Config
+    from magi.graph.context import Reporter
 
 # Exit codes of `magi run` by how the run ended (after the report is printed).
 RUN_EXIT: dict[RunStatus, int] = {
@@ -40,7 +44,7 @@ class RunCommand(TyperCommand):
         return list(super().parse_args(ctx, args))
 
 
-def _preflight(explicit: Path | None, reporter: Any) -> Any:
+def _preflight(explicit: Path | None, reporter: Reporter) -> Config:
     """Everything `magi doctor` checks, before anything is spent; every problem at once."""
     from magi.cli.diagnose import diagnose
 
@@ -58,7 +62,7 @@ def _preflight(explicit: Path | None, reporter: Any) -> Any:
     return d.config
 
 
-def _take_current_budget(record: Run, explicit: Path | None, reporter: Any) -> None:
+def _take_current_budget(record: Run, explicit: Path | None, reporter: Reporter) -> None:
     """A resumed run keeps the config it started with, except [budget]: raising a cap is
     how a person lets a held run go on, so the cap in force now is the one that applies."""
     from magi.config.load import load_config
@@ -78,7 +82,7 @@ def _take_current_budget(record: Run, explicit: Path | None, reporter: Any) -> N
 
 
 @contextlib.contextmanager
-def _interruptible(reporter: Any, run_id: str) -> Iterator[None]:
+def _interruptible(reporter: Reporter, run_id: str) -> Iterator[None]:
     """Ctrl-C ends the seats that are out (they run in their own sessions, out of the
     terminal's reach) and leaves the run resumable; a second Ctrl-C is Python's own."""
     from magi.agents.process import interrupt_all
