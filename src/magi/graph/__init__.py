@@ -8,7 +8,6 @@ without paying again for finished seats.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from types import ModuleType
 
 from magi.graph import deliberate, fold, implement, judge, prep, tally, verify, vote
@@ -28,9 +27,6 @@ NODE_STATUS: dict[str, RunStatus] = {
     "tally": RunStatus.TALLYING,
     "fold": RunStatus.FOLDING,
 }
-
-Node = Callable[[Context], None]
-
 
 def mermaid() -> str:
     """The README diagram, drawn from PIPELINE."""
