@@ -28,6 +28,7 @@ NODE_STATUS: dict[str, RunStatus] = {
     "fold": RunStatus.FOLDING,
 }
 
+
 def mermaid() -> str:
     """The README diagram, drawn from PIPELINE."""
     names = [m.NAME for m in PIPELINE]
