@@ -24,9 +24,22 @@ class TerminalReporter:
         self.out: set[str] = set()
         self.lock = threading.Lock()
         self.status: Status | None = None
+        self._stop = threading.Event()
         if console.is_terminal:
             self.status = console.status("starting", spinner="dots")
             self.status.start()
+            # The clock on the status line moves even while every seat is silent for minutes.
+            threading.Thread(target=self._tick, daemon=True).start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(1.0):
+            with self.lock:
+                self._refresh()
+
+    def _refresh(self) -> None:
+        if self.status is not None:
+            seats = ", ".join(sorted(self.out)) or "-"
+            self.status.update(f"{self.current}  out: {seats}  {self._elapsed()}")
 
     def _elapsed(self) -> str:
         s = int(time.monotonic() - self.started)
@@ -38,9 +51,7 @@ class TerminalReporter:
         line.append(text, style=("bold " if bold else "") + style)
         with self.lock:
             self.console.print(line, highlight=False)
-            if self.status is not None:
-                seats = ", ".join(sorted(self.out)) or "-"
-                self.status.update(f"{self.current}  out: {seats}  {self._elapsed()}")
+            self._refresh()
 
     def node(self, name: str) -> None:
         self.current = name
@@ -60,6 +71,8 @@ class TerminalReporter:
         self._line(f"  {message}", style)
 
     def close(self) -> None:
-        if self.status is not None:
-            self.status.stop()
-            self.status = None
+        self._stop.set()
+        with self.lock:
+            if self.status is not None:
+                self.status.stop()
+                self.status = None
