@@ -29,7 +29,7 @@ from pathlib import Path
 
 from magi.testing import demo_repo
 
-HEADER = re.compile(r"^<<<MATERIAL (\S+) ([A-Z])\b", re.M)
+HEADER = re.compile(r"^<<<MATERIAL (\S+) ([A-Za-z0-9-]+)\b", re.M)
 CLOSE = "MATERIAL>>>"
 
 
@@ -43,7 +43,7 @@ def _blocks(prompt: str) -> dict[tuple[str, str], str]:
 
 
 def _labels(prompt: str) -> list[str]:
-    return sorted({label for _, label in _blocks(prompt)})
+    return sorted({label for _, label in _blocks(prompt) if re.fullmatch("[A-Z]", label)})
 
 
 def _passed(prompt: str) -> dict[str, bool]:
@@ -145,7 +145,11 @@ def judge(persona: str, prompt: str) -> int:
         )
         print(_answer({"ranking": state["current"], "rationale": why}, "My ranking."))
     elif node == "deliberate":
-        if persona == "minimal" and "verification" in prompt.lower():
+        argued = " ".join(
+            body for (kind, _), body in _blocks(prompt).items() if kind == "argument"
+        ).lower()
+        # Persuaded only by what another judge argued, never by magi's own prompt text.
+        if persona == "minimal" and "verification" in argued:
             state["current"] = state["evidence"]
             arg = "Persuaded: a candidate that fails its tests cannot win on size."
         else:
