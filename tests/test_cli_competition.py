@@ -202,3 +202,25 @@ def test_a_held_run_resumes_under_the_budget_in_force_now(repo, tmp_path):
     again = store.load(run.id)
     assert again.config["budget"]["run_usd"] == 50.0
     assert "[budget] taken from the current config" in res.stdout
+
+
+def test_with_no_config_at_all_the_roster_is_the_clis_on_path(tmp_path, monkeypatch):
+    """No [[agents]] anywhere: doctor seats the agent CLIs it finds, and says so."""
+    from magi.testing.standins import write_standin
+
+    repo = scratch_repo(tmp_path)
+    monkeypatch.chdir(repo)
+    bin_dir = tmp_path / "bin"
+    write_standin(bin_dir, "claude")
+    write_standin(bin_dir, "codex")
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "MAGI_HOME": str(tmp_path / "home"),
+        "MAGI_CONFIG_DIR": str(tmp_path / "no-user-config"),
+    }
+    res = invoke(["doctor", "--json"], env=env)
+    data = json.loads(res.stdout)
+    assert data["roster_from_path"] is True
+    assert sorted(a["id"] for a in data["roster"]) == ["claude", "codex"]
+    assert data["seating"]["implementers"]
+    assert res.exit_code == 0, data["problems"]
