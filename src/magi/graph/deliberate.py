@@ -89,7 +89,6 @@ def _turn(ctx: Context, seat: str, rnd: int, rounds: int, labels: list[str]) -> 
         node=NAME,
         build=build,
         shape=DeliberationAnswer,
-        shape_name="deliberation",
         labels=labels,
         cwd=cwd,
     )

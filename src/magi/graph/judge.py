@@ -86,7 +86,6 @@ def _one(ctx: Context, judge: JudgeSeat, labels: list[str], guard: GuardSnapshot
         node=NAME,
         build=lambda _live: judge_context(ctx, judge.seat),
         shape=JudgeAnswer,
-        shape_name="judge",
         labels=labels,
         cwd=cwd,
     )

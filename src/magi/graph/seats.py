@@ -216,6 +216,18 @@ def ask_with_failover(
             before_retry()
 
 
+def _read(
+    result: TurnResult, shape: type[M], labels: list[str]
+) -> tuple[M | None, SeatState, str, bool]:
+    """(answer, status, error, malformed) of one turn that owes a ``shape`` block."""
+    if not result.ok:
+        return None, result.status.value, result.error or "", False
+    try:
+        return parse_answer(result.text, shape, labels=labels), "ok", "", False
+    except AnswerError as e:
+        return None, "invalid", e.message, True
+
+
 def ask_structured(
     ctx: Context,
     *,
@@ -223,7 +235,6 @@ def ask_structured(
     node: str,
     build: Callable[[bool], str],
     shape: type[M],
-    shape_name: str,
     labels: list[str],
     cwd: Path,
 ) -> tuple[M | None, SeatState, str]:
@@ -232,33 +243,23 @@ def ask_structured(
     magi never repairs or invents an answer: what does not parse is recorded as invalid.
     """
     result = ask_with_failover(ctx, seat=seat, node=node, build=build, cwd=cwd, allow_write=False)
-    if not result.ok:
-        return None, result.status.value, result.error or ""
-    try:
-        return parse_answer(result.text, shape, labels=labels), "ok", ""
-    except AnswerError as first:
-        reason = first.message
+    answer, status, error, malformed = _read(result, shape, labels)
+    if not malformed:
+        return answer, status, error
     record = ctx.run.seats[seat]
     live = bool(record.session_id and ctx.config.graph.sessions)
-    again = reask_text(shape_name, reason)
-    prompt = again if live else build(False) + "\n\n" + again
-    quarter = node_timeout(ctx, node, record.agent) / 4
+    again = reask_text(shape.SHAPE, error)
     result = ask(
         ctx,
         seat=seat,
         node=node,
-        prompt=prompt,
+        prompt=again if live else build(False) + "\n\n" + again,
         cwd=cwd,
         allow_write=False,
-        timeout=quarter,
+        timeout=node_timeout(ctx, node, record.agent) / 4,
         reask=True,
     )
-    if not result.ok:
-        return None, result.status.value, result.error or ""
-    try:
-        return parse_answer(result.text, shape, labels=labels), "ok", ""
-    except AnswerError as second:
-        ctx.event(
-            node, f"{seat}: answer still malformed after one re-ask ({second.message})", "warn"
-        )
-        return None, "invalid", second.message
+    answer, status, error, malformed = _read(result, shape, labels)
+    if malformed:
+        ctx.event(node, f"{seat}: answer still malformed after one re-ask ({error})", "warn")
+    return answer, status, error

@@ -54,7 +54,6 @@ def _one(ctx: Context, seat: str, labels: list[str]) -> None:
         node=NAME,
         build=build,
         shape=VoteAnswer,
-        shape_name="vote",
         labels=labels,
         cwd=cwd,
     )
