@@ -24,12 +24,12 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from magi import engine
 from magi.config.model import Config
+from magi.demo import commit
 from magi.git import Git
-from magi.graph.runner import context_for, create_run, execute
 from magi.state.model import Run, RunStatus
 from magi.state.store import Store
-from magi.testing.demo import commit
 
 REPS = 3
 FILES = 2000
@@ -75,17 +75,17 @@ def compete(repo: Path, home: Path, cfg: Config, seed: int) -> tuple[Run, float,
     store = Store(home)
     kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu0 = time.process_time()
-    run = create_run(
+    run = engine.start(
         task="append the label",
         source="bench",
         config=cfg,
         git=Git.discover(repo),
         store=store,
+        environ=dict(os.environ),
         now=datetime.now(UTC),
         rng=random.Random(seed),
         seed=seed,
-    )
-    run = execute(context_for(run, store=store, environ=dict(os.environ), config=cfg))
+    ).run
     cpu = time.process_time() - cpu0
     kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     kids = (kids1.ru_utime - kids0.ru_utime) + (kids1.ru_stime - kids0.ru_stime)

@@ -7,16 +7,18 @@ import os
 import random
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from magi import engine
+from magi.agents.base import Agent
 from magi.config.model import Config
+from magi.demo import make_repo
+from magi.demo.repo import E2E, TASK
 from magi.git import Git
-from magi.graph.runner import context_for, create_run, execute
 from magi.state.model import Run
 from magi.state.store import Store
-from magi.testing.demo import make_repo
-from magi.testing.demo_repo import E2E, TASK
 
 SCRIPTED = [sys.executable, "-m", "magi.testing.scripted"]
 NOW = __import__("datetime").datetime(2026, 11, 29, 12, 0, 0, tzinfo=__import__("datetime").UTC)
@@ -84,19 +86,29 @@ def config(
     return Config.model_validate(data)
 
 
-def start(repo: Path, home: Path, cfg: Config, *, seed: int = 1, task: str = TASK) -> Run:
-    store = Store(home)
-    run = create_run(
+def start(
+    repo: Path,
+    home: Path,
+    cfg: Config,
+    *,
+    seed: int = 1,
+    task: str = TASK,
+    agents: Mapping[str, Agent] | None = None,
+) -> Run:
+    """A whole competition through the engine, as every surface runs one."""
+    outcome = engine.start(
         task=task,
         source="test",
         config=cfg,
         git=Git.discover(repo),
-        store=store,
+        store=Store(home),
+        environ=dict(os.environ),
         now=NOW,
         rng=random.Random(seed),
         seed=seed,
+        agents=agents,
     )
-    return execute(context_for(run, store=store, environ=dict(os.environ), config=cfg))
+    return outcome.run
 
 
 def calls(scripted_dir: Path) -> list[dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -36,6 +37,7 @@ def request(cwd: Path, *, timeout: float = 30, session: str | None = None) -> Tu
         timeout=timeout,
         session_id=session,
         label="A",
+        environ=dict(os.environ),
     )
 
 
@@ -127,6 +129,7 @@ def test_a_given_prompt_file_is_used_and_kept(tmp_path: Path) -> None:
         allow_write=False,
         timeout=30,
         prompt_file=stored,
+        environ=dict(os.environ),
     )
     agent_for(s).run_turn(req)
     call = s.calls()[-1]

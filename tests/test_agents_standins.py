@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -155,6 +156,7 @@ def request(cwd: Path, *, write: bool = True, session: str | None = None) -> Tur
         node="implement",
         turn=2,
         label="B",
+        environ=dict(os.environ),
     )
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from graph_helpers import SCRIPTED, git_out, scratch_repo
-from magi.cli.diagnose import diagnose
 from magi.config.model import Config
+from magi.engine import create, now
+from magi.engine.diagnose import diagnose
 from magi.git import Git
-from magi.graph.runner import create_run, now
 from magi.state.model import RunStatus
 from magi.state.store import Store
 from magi.testing.cli import invoke
@@ -162,7 +162,7 @@ def test_demo_runs_a_whole_competition_offline(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     store = Store(tmp_path / "demo" / "magi-home")
     run = store.load(store.latest() or "")
-    assert run.candidate(run.tally.winner).agent == "right"
+    assert run.author(run.tally.winner) == "right"
     assert run.deliberation
     assert "deliberation" in res.stdout
 
@@ -185,7 +185,7 @@ def test_a_held_run_resumes_under_the_budget_in_force_now(repo, tmp_path):
     store = home(tmp_path)
     cfg = diagnose(repo, None).config
     assert isinstance(cfg, Config)
-    run = create_run(
+    run = create(
         task="t",
         source="test",
         config=cfg,
@@ -200,7 +200,7 @@ def test_a_held_run_resumes_under_the_budget_in_force_now(repo, tmp_path):
     res = invoke(["run", "--resume", run.id])
     assert res.exit_code == 0, res.output
     again = store.load(run.id)
-    assert again.config["budget"]["run_usd"] == 50.0
+    assert again.config.budget.run_usd == 50.0
     assert "[budget] taken from the current config" in res.stdout
 
 

@@ -17,7 +17,7 @@ def test_split_is_deliberated_then_voted_privately_and_the_right_candidate_wins(
     run = start(repo, home, config(sd, THREE))
     assert run.status is RunStatus.READY, run.reason
     winner = run.candidate(run.tally.winner)
-    assert winner.agent == "a1"
+    assert run.author(winner.label) == "a1"
     firsts = {j.ranking[0] for j in run.judgements}
     assert len(firsts) == 2, "the minimal judge should have split the panel"
     assert [t.seat for t in run.deliberation] == ["judge-1", "judge-2", "judge-3"]
@@ -36,12 +36,14 @@ def test_labels_are_reproducible_by_seed_and_judges_see_their_own_order(env, tmp
     cfg = config(sd, THREE, graph={"deliberate_rounds": 0})
     one = start(repo, home, cfg, seed=5)
     two = start(repo, tmp_path / "home2", cfg, seed=5)
-    assert {c.label: c.agent for c in one.candidates} == {c.label: c.agent for c in two.candidates}
+    assert {c.label: one.author(c.label) for c in one.candidates} == {
+        c.label: two.author(c.label) for c in two.candidates
+    }
     orders = [tuple(j.order) for j in one.judges]
     assert len(set(orders)) == len(orders)
     seeds = {
-        tuple(c.agent for c in start(repo, tmp_path / f"h{s}", cfg, seed=s).candidates)
-        for s in (11, 12, 13, 14)
+        tuple(r.author(c.label) for c in r.candidates)
+        for r in (start(repo, tmp_path / f"h{s}", cfg, seed=s) for s in (11, 12, 13, 14))
     }
     assert len(seeds) > 1, "different seeds should not all give the same assignment"
 
@@ -65,7 +67,7 @@ def test_trailers_never_reach_a_branch_or_a_judge_and_leaks_are_recorded(env):
     run = start(
         repo, home, config(sd, {"a1": "leaky", "a2": "wrong"}, graph={"deliberate_rounds": 0})
     )
-    leaky = next(c for c in run.candidates if c.agent == "a1")
+    leaky = next(c for c in run.candidates if run.author(c.label) == "a1")
     log = git_out(repo, "log", "--format=%B", f"{run.base_sha}..{leaky.branch}")
     assert "Fix textstats word splitting" in log
     assert "Co-Authored-By" not in log
@@ -81,7 +83,7 @@ def test_an_agent_id_in_a_commit_message_is_caught(env):
     repo, home, sd = env
     impl = {"zeta9": f"sh:{FIX} && {COMMIT}m 'fix by zeta9' && echo done", "a2": "wrong"}
     run = start(repo, home, config(sd, impl, graph={"deliberate_rounds": 0}))
-    label = next(c.label for c in run.candidates if c.agent == "zeta9")
+    label = next(c.label for c in run.candidates if run.author(c.label) == "zeta9")
     assert any(
         lk.label == label and lk.where == "commit message" and lk.term == "zeta9"
         for lk in run.leaks
@@ -103,7 +105,7 @@ def test_uncommitted_work_is_rescued_under_the_neutral_identity(env):
     run = start(
         repo, home, config(sd, {"a1": "uncommitted", "a2": "wrong"}, graph={"deliberate_rounds": 0})
     )
-    c = next(c for c in run.candidates if c.agent == "a1")
+    c = next(c for c in run.candidates if run.author(c.label) == "a1")
     assert c.rescued
     authors = git_out(repo, "log", "--format=%an <%ae>|%cn <%ce>", f"{run.base_sha}..{c.branch}")
     assert authors.strip() == "magi <magi@localhost.invalid>|magi <magi@localhost.invalid>"
@@ -162,7 +164,7 @@ def test_protected_path_is_flagged_and_can_disqualify(env):
         "a2": "partial",
     }
     run = start(repo, home, config(sd, impl, blind={"protected": "fail"}))
-    bad = next(c for c in run.candidates if c.agent == "a1")
+    bad = next(c for c in run.candidates if run.author(c.label) == "a1")
     assert bad.protected_changed == [".magi/config.toml"]
     assert bad.disqualified
     assert run.tally.uncontested
@@ -188,31 +190,12 @@ def test_secrets_in_the_task_never_reach_an_agent(env):
 
 def test_budget_cap_holds_the_run_before_a_seat_starts(env):
     """A seat that would start past the run's cap is not started: held, with the figures."""
-    import os
-    import random
-
-    from magi.git import Git
-    from magi.graph.runner import context_for, create_run, execute
-    from magi.state.store import Store
     from magi.testing.fakes import FakeAgent, answering
 
     repo, home, sd = env
     cfg = config(sd, THREE, budget={"run_usd": 1.5}, graph={"max_parallel": 1})
     agents = {a.id: FakeAgent(a.id, answering("did it", cost_usd=1.0)) for a in cfg.agents}
-    store = Store(home)
-    run = create_run(
-        task="t",
-        source="test",
-        config=cfg,
-        git=Git.discover(repo),
-        store=store,
-        now=__import__("graph_helpers").NOW,
-        rng=random.Random(1),
-        seed=1,
-    )
-    run = execute(
-        context_for(run, store=store, environ=dict(os.environ), config=cfg, agents=agents)
-    )
+    run = start(repo, home, cfg, task="t", agents=agents)
     assert run.status is RunStatus.HELD
     assert "$2.00 of its $1.50 cap" in (run.reason or "")
     asked = sum(len(a.requests) for a in agents.values())
@@ -227,7 +210,7 @@ def test_trailers_committed_past_the_hook_are_scrubbed_from_the_branch(env):
         "-m 'Co-Authored-By: Someone <s@example.invalid>' && echo done"
     )
     run = start(repo, home, config(sd, {"a1": bypass, "a2": "wrong"}))
-    c = next(c for c in run.candidates if c.agent == "a1")
+    c = next(c for c in run.candidates if run.author(c.label) == "a1")
     log = git_out(repo, "log", "--format=%B|%an", f"{run.base_sha}..{c.branch}")
     assert "Fix split" in log
     assert "|x" in log, "authors and trees are kept; only the message changes"
@@ -250,10 +233,10 @@ def test_a_branch_moved_by_another_seat_is_put_back_before_judging(env):
     )
     seed = next(s for s in range(100) if shuffle_labels(2, s) == ["A", "B"])  # a1 runs first
     run = start(repo, home, cfg, seed=seed)
-    right = next(c for c in run.candidates if c.agent == "a1")
+    right = next(c for c in run.candidates if run.author(c.label) == "a1")
     assert git_out(repo, "rev-parse", right.branch).strip() == right.head
     assert any("was moved" in v for v in right.violations)
-    assert run.candidate(run.tally.winner).agent == "a1"
+    assert run.author(run.tally.winner) == "a1"
 
 
 def test_a_worktree_left_on_another_ref_is_put_back_on_its_branch(env):
@@ -264,7 +247,7 @@ def test_a_worktree_left_on_another_ref_is_put_back_on_its_branch(env):
         "a2": "wrong",
     }
     run = start(repo, home, config(sd, impl, graph={"deliberate_rounds": 0}))
-    c = next(c for c in run.candidates if c.agent == "a1")
+    c = next(c for c in run.candidates if run.author(c.label) == "a1")
     assert any("detached HEAD" in v for v in c.violations)
     assert [f.path for f in c.files] == ["textstats.py"]
     assert git_out(repo, "rev-parse", c.branch).strip() == c.head
@@ -276,7 +259,7 @@ def test_a_git_lock_left_by_a_killed_or_careless_agent_does_not_stop_the_run(env
     careless = f'sh:{FIX} && touch "$(git rev-parse --git-dir)/index.lock" && echo done'
     run = start(repo, home, config(sd, {"a1": careless, "a2": "wrong"}))
     assert run.status is RunStatus.READY, run.reason
-    c = next(c for c in run.candidates if c.agent == "a1")
+    c = next(c for c in run.candidates if run.author(c.label) == "a1")
     assert c.rescued
     assert [f.path for f in c.files] == ["textstats.py"]
     assert any("stale git locks index.lock" in e.message for e in run.events)

@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from graph_helpers import SCRIPTED, calls, config, scratch_repo, start
-from magi.graph.runner import context_for, execute, prepare_resume
+from magi import engine
 from magi.state.model import RunStatus
 from magi.state.store import Store
 
@@ -44,11 +44,9 @@ def test_quorum_lost_to_quota_stalls_and_resume_asks_only_the_missing_seats(tmp_
 
     (sd / "unlock").write_text("")
     store = Store(home)
-    again = store.load(run.id)
-    prepare_resume(again)
-    done = execute(context_for(again, store=store, environ=dict(os.environ)))
+    done = engine.resume(store, run.id, environ=dict(os.environ)).run
     assert done.status is RunStatus.READY, done.reason
-    assert done.candidate(done.tally.winner).agent == "a1"
+    assert done.author(done.tally.winner) == "a1"
     after = seat_calls(sd)
     for label in done.labels:
         assert after[(f"impl-{label}", "implement")] == 1, "an implementer was paid twice"
@@ -145,9 +143,9 @@ def test_a_run_killed_mid_wave_resumes_without_paying_finished_seats_again(tmp_p
     assert res.returncode == 0, res.stderr + res.stdout
     done = store.load(run_id)
     assert done.status is RunStatus.READY
-    assert done.candidate(done.tally.winner).agent == "a1"
+    assert done.author(done.tally.winner) == "a1"
     counts = seat_calls(sd)
-    hung_seat = next(c.seat for c in done.candidates if c.agent == "a2")
+    hung_seat = next(c.seat for c in done.candidates if done.author(c.label) == "a2")
     for c in done.candidates:
         assert counts[(c.seat, "implement")] == (2 if c.seat == hung_seat else 1), c.seat
     assert all(counts[(j.seat, "judge")] == 1 for j in done.judges)
@@ -180,7 +178,7 @@ def test_ctrl_c_ends_the_seats_that_are_out_and_leaves_the_run_resumable(tmp_pat
     _wait_for(lambda: _gone(hung_pid), "the interrupted agent to be gone")
     store = Store(home)
     run = store.load(store.latest() or "")
-    hung = next(c for c in run.candidates if c.agent == "a2")
+    hung = next(c for c in run.candidates if run.author(c.label) == "a2")
     assert hung.status == "pending", "an interrupted seat is not a failed seat"
     res = subprocess.run(
         [*magi, "run", "--resume", run.id], cwd=repo, env=env, capture_output=True, text=True

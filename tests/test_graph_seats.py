@@ -99,6 +99,6 @@ def test_a_hook_planted_by_an_implementer_is_removed_and_recorded(env):
         'chmod +x "$hooks/post-checkout"; echo x >> README.md; echo done'
     )
     run = start(repo, home, config(sd, {"a1": planter, "a2": "partial"}))
-    bad = next(c for c in run.candidates if c.agent == "a1")
+    bad = next(c for c in run.candidates if run.author(c.label) == "a1")
     assert any("post-checkout" in v for v in bad.violations)
     assert not (repo / ".git" / "hooks" / "post-checkout").exists()

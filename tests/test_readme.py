@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from magi.graph import mermaid
+from magi.graph import PIPELINE, mermaid
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -17,5 +17,5 @@ def test_readme_opens_with_the_two_commands():
 
 
 def test_readme_diagram_is_drawn_from_the_pipeline():
-    """The diagram in README is exactly what magi.graph.mermaid() draws."""
-    assert f"```mermaid\n{mermaid()}\n```" in README.read_text()
+    """The diagram in README is exactly what magi.graph.mermaid(PIPELINE) draws."""
+    assert f"```mermaid\n{mermaid(PIPELINE)}\n```" in README.read_text()

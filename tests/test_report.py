@@ -21,6 +21,7 @@ from magi.state.model import (
     Ranking,
     Run,
     RunStatus,
+    Seat,
     Tally,
     Task,
     Turn,
@@ -57,7 +58,6 @@ def make_run(*, tallied: bool = True, status: RunStatus = RunStatus.READY) -> Ru
         Candidate(
             label="A",
             seat="impl-A",
-            agent="opus-agent",
             branch=f"magi/{RUN_ID}/A",
             status="ok",
             head="a" * 40,
@@ -68,7 +68,6 @@ def make_run(*, tallied: bool = True, status: RunStatus = RunStatus.READY) -> Ru
         Candidate(
             label="B",
             seat="impl-B",
-            agent="sonnet-agent",
             branch=f"magi/{RUN_ID}/B",
             status="ok",
             head="b" * 40,
@@ -81,7 +80,6 @@ def make_run(*, tallied: bool = True, status: RunStatus = RunStatus.READY) -> Ru
         Candidate(
             label="C",
             seat="impl-C",
-            agent="oc-agent",
             branch=f"magi/{RUN_ID}/C",
             status="error",
             violations=["core.hooksPath changed"],
@@ -115,7 +113,16 @@ def make_run(*, tallied: bool = True, status: RunStatus = RunStatus.READY) -> Ru
         config={"merge": {"mode": "none"}},
         labels=["A", "B", "C"],
         candidates=candidates,
-        judges=[JudgeSeat(seat="judge-1", agent="judge-agent-x", order=["B", "A", "C"])],
+        judges=[JudgeSeat(seat="judge-1", order=["B", "A", "C"])],
+        seats={
+            seat: Seat(name=seat, agent=agent)
+            for seat, agent in {
+                "impl-A": "opus-agent",
+                "impl-B": "sonnet-agent",
+                "impl-C": "oc-agent",
+                "judge-1": "judge-agent-x",
+            }.items()
+        },
         judgements=[
             Ranking(seat="judge-1", status="ok", ranking=["A", "B"], text="A is simpler"),
             Ranking(seat="judge-2", status="ok", ranking=["B", "A"], text="B is safer"),

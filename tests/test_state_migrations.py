@@ -39,13 +39,19 @@ FICTION = {
 }
 
 
-def test_schema_1_migrates_to_itself_and_validates() -> None:
-    """With SCHEMA at 1, the real path for a schema-1 record is the identity."""
+def test_schema_1_migrates_to_2_with_authors_held_by_seats() -> None:
+    """seats_hold_authors: the kind is stamped and candidates/judges lose their agent copies."""
     record = frozen("run-schema1.json")
     out = migrate(record)
-    assert out == record
     assert out is not record
-    assert Run.model_validate(out).schema_version == SCHEMA
+    assert out["schema"] == SCHEMA
+    assert out["kind"] == "competition"
+    run = Run.model_validate(out)
+    for c in record["candidates"]:
+        assert run.author(c["label"]) == c["agent"]
+    for j in record["judges"]:
+        assert run.agent_of(j["seat"]) == j["agent"]
+        assert "agent" not in next(x for x in out["judges"] if x["seat"] == j["seat"])
 
 
 def test_real_registry_only_holds_steps_below_schema() -> None:
@@ -128,8 +134,8 @@ def test_a_record_without_schema_is_not_schema_1() -> None:
     record = frozen("run-no-schema.json")
     with pytest.raises(StateError, match="no 'schema' key"):
         migrate(record)
-    # It would validate as schema 1 if the key were merely defaulted: that is the trap.
-    assert Run.model_validate(record).schema_version == 1
+    # It would validate as the current schema if the key were merely defaulted: the trap.
+    assert Run.model_validate(record).schema_version == SCHEMA
 
 
 @pytest.mark.parametrize("bad", [True, "1", 1.0, None])

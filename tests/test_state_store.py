@@ -13,6 +13,7 @@ import platformdirs
 import pytest
 
 from magi.errors import StateError
+from magi.state.migrations import migrate
 from magi.state.model import SCHEMA, Run, RunStatus, Task
 from magi.state.store import Store, magi_home, new_run_id
 
@@ -182,18 +183,34 @@ def test_save_refuses_a_record_stamped_with_another_schema(store: Store) -> None
 
 
 def test_frozen_schema_1_record_loads_and_reads_the_same(store: Store) -> None:
-    """The frozen schema-1 fixture loads, and dumps back to exactly what is on disk."""
+    """The frozen schema-1 fixture loads through its migrations, and saves as what it loaded."""
     d = store.runs_dir / FIXTURE_ID
     d.mkdir(parents=True)
     shutil.copy(FIXTURES / "run-schema1.json", d / "run.json")
-    run = store.load(FIXTURE_ID)
+    run = store.load_run(FIXTURE_ID)
     assert run.tally is not None
     assert run.tally.winner == "B"
     assert [v.vote for v in run.votes] == ["B", "B", None]
-    expected = json.loads((FIXTURES / "run-schema1.json").read_text())
+    migrated = migrate(json.loads((FIXTURES / "run-schema1.json").read_text()))
+    expected = Run.model_validate(migrated).model_dump(mode="json", by_alias=True)
     assert run.model_dump(mode="json", by_alias=True) == expected
     store.save(run)
     assert json.loads((d / "run.json").read_text()) == expected
+
+
+def test_a_recorded_config_that_no_longer_validates_names_the_key_and_both_schemas(
+    store: Store,
+) -> None:
+    """A config this magi cannot read is a state error naming the key, never a traceback."""
+    record = json.loads((FIXTURES / "run-schema1.json").read_text())
+    record["config"] = {"graph": {"judgs": 3}}
+    plant(store, FIXTURE_ID, json.dumps(record))
+    with pytest.raises(StateError) as err:
+        store.load(FIXTURE_ID)
+    message = str(err.value)
+    assert "config.graph.judgs" in message
+    assert "written by schema 1" in message
+    assert f"reads schema {SCHEMA}" in message
 
 
 def test_load_of_a_missing_run_names_the_file(store: Store) -> None:

@@ -85,15 +85,13 @@ def merge_hint(run: Run) -> str | None:
 
 
 def _merge_mode(run: Run) -> str:
-    merge = run.config.get("merge")
-    mode = merge.get("mode") if isinstance(merge, dict) else None
-    return mode if isinstance(mode, str) else "none"
+    return run.config.merge.mode
 
 
-def _candidate_json(c: Candidate, show: bool) -> dict[str, Any]:
+def _candidate_json(run: Run, c: Candidate, show: bool) -> dict[str, Any]:
     # The summary is the implementer's own prose: long, and no script needs it.
     data = c.model_dump(mode="json", exclude={"summary"})
-    data["agent"] = c.agent if show else None
+    data["agent"] = run.agent_of(c.seat) if show else None
     return data
 
 
@@ -112,9 +110,9 @@ def report_json(run: Run) -> dict[str, Any]:
         "winner": run.tally.winner if run.tally else None,
         "authors_revealed": show,
         "task": run.task.cleaned,
-        "candidates": [_candidate_json(c, show) for c in run.candidates],
+        "candidates": [_candidate_json(run, c, show) for c in run.candidates],
         "judges": [
-            {"seat": j.seat, "agent": j.agent if show else None, "order": j.order}
+            {"seat": j.seat, "agent": run.agent_of(j.seat) if show else None, "order": j.order}
             for j in run.judges
         ],
         "judgements": [r.model_dump(mode="json") for r in run.judgements],
@@ -186,7 +184,7 @@ def _candidates(run: Run, show: bool) -> list[RenderableType]:
         deleted = sum(f.deleted or 0 for f in c.files)
         verify = "-" if c.verification is None else "pass" if c.verification.passed else "fail"
         label = f"{c.label} <- winner" if c.label == winner else c.label
-        author = [c.agent] if show else []
+        author = [run.agent_of(c.seat) or "?"] if show else []
         table.add_row(
             *cells(
                 label,
@@ -233,7 +231,7 @@ def _tally(run: Run, show: bool) -> list[RenderableType]:
     if t.reason:
         rows.append(("reason", t.reason))
     winner = t.winner or "none"
-    author = next((c.agent for c in run.candidates if c.label == t.winner), None)
+    author = run.author(t.winner) if t.winner else None
     if show and author:
         winner += f" ({author})"
     rows.append(("winner", winner))

@@ -11,6 +11,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from magi.agents.base import CancelToken
 from magi.agents.process import allowlisted_env, run
 from magi.state.model import Verification
 
@@ -30,6 +31,7 @@ def run_checks(
     environ: Mapping[str, str],
     output_max_bytes: int,
     head: str | None = None,
+    cancel: CancelToken | None = None,
 ) -> Verification:
     """Run ``commands`` in order, stopping at the first failure."""
     env = allowlisted_env(environ)
@@ -50,6 +52,7 @@ def run_checks(
             env=env,
             timeout=left,
             output_max_bytes=output_max_bytes,
+            cancel=cancel,
         )
         out.append(f"$ {cmd}\n{res.stdout}{res.stderr}".rstrip("\n"))
         if res.start_error:

@@ -7,10 +7,15 @@ cannot see the conversation in which it wrote a candidate.
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import os
+import signal
+import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 
 class TurnStatus(enum.StrEnum):
@@ -44,13 +49,58 @@ class Usage:
         )
 
 
+class CancelToken:
+    """Cancellation of one run: ``cancel()`` kills every process group registered under it.
+
+    It belongs to a run, not to the process, so a worker that runs one run after another
+    can cancel one without poisoning the next. A group registered after ``cancel()`` is
+    killed at once (it started in the instant after the sweep).
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._groups: set[int] = set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self) -> None:
+        self._event.set()
+        with self._lock:
+            for pgid in list(self._groups):
+                _killpg(pgid)
+
+    def register(self, pgid: int) -> None:
+        with self._lock:
+            self._groups.add(pgid)
+            if self._event.is_set():
+                _killpg(pgid)
+
+    def unregister(self, pgid: int) -> None:
+        with self._lock:
+            self._groups.discard(pgid)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """True once cancelled (within ``timeout`` seconds)."""
+        return self._event.wait(timeout)
+
+
+def _killpg(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is empty
+        os.killpg(pgid, signal.SIGKILL)
+
+
 @dataclass(frozen=True)
 class TurnRequest:
     """Everything an adapter needs for one turn.
 
     ``session_id`` is the seat's live conversation (None: open a new one). ``run_id`` and
     ``node`` reach the process as MAGI_RUN / MAGI_NODE; ``label`` is the candidate label a
-    seat works on, when there is one (``{label}`` for command agents).
+    seat works on, when there is one (``{label}`` for command agents). ``environ`` is the
+    environment the agent's own is filtered from (adapters never read ``os.environ``);
+    ``cancel`` is the run's token.
     """
 
     seat: str
@@ -66,6 +116,8 @@ class TurnRequest:
     prompt_file: Path | None = (
         None  # where the prompt was stored (artifacts); command agents read it
     )
+    environ: Mapping[str, str] = field(default_factory=dict)
+    cancel: CancelToken | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +133,9 @@ class TurnResult:
     raw_stdout: str = ""  # capped; stored as an artifact
     raw_stderr: str = ""  # capped; stored as an artifact
     exit_code: int | None = None
+    # Why an error is the agent's and not the turn's: it cannot log in or reach its
+    # provider, so failover skips it for the rest of the run.
+    failure: Literal["auth", "unreachable"] | None = None
 
     @property
     def ok(self) -> bool:

@@ -177,7 +177,7 @@ class CliAgent:
             inv = self.adapter.build(request, to_open)
         except AgentError as e:
             return TurnResult(TurnStatus.ERROR, error=str(e))
-        env = process.child_env(os.environ, self.cfg, {**turn_vars(request), **inv.extra_env})
+        env = process.child_env(request.environ, self.cfg, {**turn_vars(request), **inv.extra_env})
         res = process.run(
             inv.argv,
             cwd=request.cwd,
@@ -186,6 +186,7 @@ class CliAgent:
             timeout=request.timeout,
             output_max_bytes=self.output_max_bytes,
             kill_grace=self.kill_grace,
+            cancel=request.cancel,
         )
         if res.start_error is not None:
             return TurnResult(

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
 
+from magi.agents.base import CancelToken
 from magi.config.model import AgentConfig
 
 # Variables an agent CLI needs to run at all, plus each CLI's own config locations.
@@ -138,27 +139,17 @@ def _feed(pipe: IO[bytes], data: bytes) -> None:
             pipe.close()
 
 
-# Process groups of the turns running now, so that an interrupt (Ctrl-C) can end them all:
-# they sit in their own sessions, out of reach of the terminal's SIGINT, on purpose.
-_live: set[int] = set()
-_live_lock = threading.Lock()
-_interrupted = threading.Event()
+# The token of whoever does not pass one (discovery probes, old callers): one mechanism.
+DEFAULT_CANCEL = CancelToken()
 
 
 def interrupt_all() -> None:
-    """Kill every running agent and check process group; later ones are killed at start.
-
-    The caller (the CLI, on Ctrl-C) then stops the run; ``interrupted()`` tells the seats
-    that their results are not answers, so nothing is recorded as a failure to resume past.
-    """
-    _interrupted.set()
-    with _live_lock:
-        for pgid in list(_live):
-            _killpg(pgid, signal.SIGKILL)
+    """Cancel the default token: every process started without a token of its own dies."""
+    DEFAULT_CANCEL.cancel()
 
 
 def interrupted() -> bool:
-    return _interrupted.is_set()
+    return DEFAULT_CANCEL.cancelled
 
 
 def run(
@@ -170,8 +161,10 @@ def run(
     timeout: float,
     output_max_bytes: int,
     kill_grace: float = 5.0,
+    cancel: CancelToken | None = None,
 ) -> ProcessResult:
-    """Run ``argv`` to completion or ``timeout``; never raises for a process that fails."""
+    """Run ``argv`` to completion, ``timeout`` or ``cancel``; never raises for a failed process."""
+    token = cancel or DEFAULT_CANCEL
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -210,15 +203,11 @@ def run(
         exited.set()
 
     threading.Thread(target=watch, daemon=True).start()
-    with _live_lock:
-        _live.add(proc.pid)
-        if _interrupted.is_set():  # started in the instant after interrupt_all() swept
-            _killpg(proc.pid, signal.SIGKILL)
+    token.register(proc.pid)
     try:
         timed_out = not exited.wait(timeout)
     finally:
-        with _live_lock:
-            _live.discard(proc.pid)
+        token.unregister(proc.pid)
     if timed_out:
         _killpg(proc.pid, signal.SIGTERM)
         if not exited.wait(kill_grace):

@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import random
 import shutil
-import signal
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperCommand
 
 from magi.cli import app, config_path, console, emit
-from magi.errors import MagiError, PreflightError, StateError, UsageError
+from magi.errors import UsageError
 from magi.state.model import Run, RunStatus
-
-if TYPE_CHECKING:  # imported lazily at run time, so `magi --help` stays quick
-    from magi.config.model import Config
-    from magi.graph.context import Reporter
 
 # Exit codes of `magi run` by how the run ended (after the report is printed).
 RUN_EXIT: dict[RunStatus, int] = {
@@ -34,6 +25,7 @@ RUN_EXIT: dict[RunStatus, int] = {
     RunStatus.STALLED: 11,
     RunStatus.HELD: 12,
 }
+# (Ctrl-C, SIGTERM and SIGHUP leave the run `interrupted`; magi exits 128 + the signal.)
 
 
 class RunCommand(TyperCommand):
@@ -44,71 +36,11 @@ class RunCommand(TyperCommand):
         return list(super().parse_args(ctx, args))
 
 
-def _preflight(explicit: Path | None, reporter: Reporter) -> Config:
-    """Everything `magi doctor` checks, before anything is spent; every problem at once."""
-    from magi.cli.diagnose import diagnose
-
-    d = diagnose(Path.cwd(), explicit, os.environ)
-    errors = [p for p in d.problems if p.severity == "error"]
-    for p in d.problems:
-        if p.severity == "warning":
-            reporter.note(p.message, "warn")
-    if errors or d.config is None:
-        lines = "\n".join(f"  {p.message}" for p in errors) or "  (no config could be resolved)"
-        raise PreflightError(
-            f"the run cannot start:\n{lines}\n`magi doctor` shows the whole picture",
-            d.exit_code or 1,
-        )
-    return d.config
-
-
-def _take_current_budget(record: Run, explicit: Path | None, reporter: Reporter) -> None:
-    """A resumed run keeps the config it started with, except [budget]: raising a cap is
-    how a person lets a held run go on, so the cap in force now is the one that applies."""
-    from magi.config.load import load_config
-    from magi.config.model import Config
-
-    try:
-        current = load_config(Path(record.repo), config_path=explicit, environ=os.environ)
-    except MagiError as e:
-        reporter.note(f"[budget] kept from the run's own config: {e.message}", "warn")
-        return
-    cfg = Config.model_validate(record.config)
-    if cfg.budget != current.config.budget:
-        record.config = cfg.model_copy(update={"budget": current.config.budget}).model_dump(
-            mode="json"
-        )
-        reporter.note("[budget] taken from the current config")
-
-
-@contextlib.contextmanager
-def _interruptible(reporter: Reporter, run_id: str) -> Iterator[None]:
-    """Ctrl-C ends the seats that are out (they run in their own sessions, out of the
-    terminal's reach) and leaves the run resumable; a second Ctrl-C is Python's own."""
-    from magi.agents.process import interrupt_all
-
-    def on_sigint(_sig: int, _frame: object) -> None:
-        signal.signal(signal.SIGINT, previous)
-        interrupt_all()
-        reporter.note(f"interrupted: resume with  magi run --resume {run_id}", "warn")
-        raise KeyboardInterrupt
-
-    previous = signal.getsignal(signal.SIGINT)
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signals only reach the main thread (e.g. the test runner's)
-        return
-    signal.signal(signal.SIGINT, on_sigint)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def _finish(run: Run) -> None:
+def _finish(run: Run, signal_exit: int | None = None) -> None:
     from magi.report import render
 
     emit(render(run))
-    code = RUN_EXIT.get(run.status, 1)
+    code = signal_exit if signal_exit is not None else RUN_EXIT.get(run.status, 1)
     if code:
         raise typer.Exit(code)
 
@@ -152,49 +84,38 @@ def run(
     ] = None,
 ) -> None:
     """Hold a competition on the task: implement, verify, judge blind, deliberate, vote, tally."""
+    from magi import engine
     from magi.cli.progress import TerminalReporter
     from magi.git import Git
-    from magi.graph.runner import context_for, create_run, execute, now, prepare_resume
     from magi.state.store import Store, magi_home
 
     store = Store(magi_home())
     reporter = TerminalReporter(console())
+    explicit = config_path(ctx, config)
     try:
         if resume is not None:
             if words or file:
                 raise UsageError("--resume continues a recorded task; give no new task with it")
-            record = store.load(store.resolve(resume))
-            prepare_resume(record)
-            _take_current_budget(record, config_path(ctx, config), reporter)
-            ctx_ = context_for(record, store=store, environ=os.environ, reporter=reporter)
-            ctx_.event("run", f"resumed from {record.status.value}")
+            outcome = engine.resume(
+                store, resume, environ=os.environ, reporter=reporter, config_path=explicit
+            )
         else:
             text, source = _task_text(ctx, list(words or []), file)
-            cfg = _preflight(config_path(ctx, config), reporter)
-            git = Git.discover(Path.cwd())
-            record = create_run(
+            cfg = engine.preflight(Path.cwd(), explicit, os.environ, reporter)
+            outcome = engine.start(
                 task=text,
                 source=source,
                 config=cfg,
-                git=git,
+                git=Git.discover(Path.cwd()),
                 store=store,
-                now=now(),
-                rng=random.Random(),
+                environ=os.environ,
+                reporter=reporter,
                 seed=seed,
                 base=base,
             )
-            ctx_ = context_for(
-                record, store=store, environ=os.environ, config=cfg, reporter=reporter
-            )
-            reporter.note(
-                f"run {record.id}: seed {record.seed}, base {record.base} "
-                f"({(record.base_sha or '')[:10]})"
-            )
-        with _interruptible(reporter, ctx_.run.id):
-            execute(ctx_)
     finally:
         reporter.close()
-    _finish(ctx_.run)
+    _finish(outcome.run, outcome.signal_exit)
 
 
 @app.command()
@@ -202,19 +123,18 @@ def tally(
     ref: Annotated[str, typer.Argument(help="Run id or unique prefix.")],
     verify: Annotated[
         bool, typer.Option("--verify", help="Recompute from the record and compare.")
-    ] = True,
+    ] = False,
 ) -> None:
-    """Recompute a run's tally from its stored judgements and votes, and compare."""
-    from magi.graph.runner import context_for
-    from magi.graph.tally import compute
+    """Print a run's stored tally; with --verify, recount it from the stored votes and compare."""
+    from magi import engine
     from magi.state.store import Store, magi_home
 
-    store = Store(magi_home())
-    record = store.load(store.resolve(ref))
-    if record.tally is None:
-        raise StateError(f"run {record.id} has no tally yet (status {record.status.value})")
-    ctx_ = context_for(record, store=store, environ=os.environ, agents={})
-    again = compute(ctx_)
+    record, again = engine.recount(Store(magi_home()), ref, os.environ)
+    assert record.tally is not None  # noqa: S101 - recount refuses a run without one
+    if not verify:
+        t = record.tally
+        typer.echo(f"run {record.id}: winner {t.winner or 'none'} ({t.reason})")
+        return
     stored = record.tally.model_dump()
     fresh = again.model_dump()
     if stored == fresh:
@@ -235,25 +155,14 @@ def fold(
     all_: Annotated[bool, typer.Option("--all", help="Fold every finished run.")] = False,
 ) -> None:
     """Remove a run's worktrees and its losing branches (the winner's branch stays)."""
-    from magi.graph.fold import fold_all
-    from magi.graph.runner import context_for
+    from magi import engine
     from magi.state.store import Store, magi_home
 
-    store = Store(magi_home())
-    if all_ == (ref is not None):
-        raise UsageError("name one run, or pass --all")
-    ids = store.list_ids() if all_ else [store.resolve(ref or "")]
-    for run_id in ids:
-        try:
-            record = store.load(run_id)
-        except MagiError as e:
-            typer.echo(f"skip {run_id}: {e.message}", err=True)
-            continue
-        if all_ and not record.status.finished and record.status is not RunStatus.STALLED:
-            typer.echo(f"skip {run_id}: {record.status.value} (fold it by name to discard it)")
-            continue
-        removed = fold_all(context_for(record, store=store, environ=os.environ, agents={}))
-        typer.echo(f"folded {run_id}: removed {len(removed)} worktrees and branches")
+    for done in engine.fold(Store(magi_home()), ref, all_runs=all_, environ=os.environ):
+        if done.skipped is not None:
+            typer.echo(f"skip {done.run_id}: {done.skipped}", err=True)
+        else:
+            typer.echo(f"folded {done.run_id}: removed {len(done.removed)} worktrees and branches")
 
 
 @app.command()
@@ -265,11 +174,13 @@ def demo(
 ) -> None:
     """A complete competition offline: scratch repo, scripted agents, the report at the end."""
     from magi.cli.progress import TerminalReporter
-    from magi.testing.demo import run_demo
+    from magi.demo import run_demo
 
     reporter = TerminalReporter(console())
     try:
-        record, home = run_demo(where, seed=seed, reporter=reporter, python=sys.executable)
+        record, home, signal_exit = run_demo(
+            where, seed=seed, reporter=reporter, python=sys.executable
+        )
     finally:
         reporter.close()
     from magi.report import render
@@ -279,6 +190,6 @@ def demo(
     # `make demo` runs .venv/bin/magi, which a fresh shell does not have on PATH.
     exe = "magi" if shutil.which("magi") else sys.argv[0]
     typer.echo(f"See it again with:  MAGI_HOME={home / 'magi-home'} {exe} show {record.id}")
-    code = RUN_EXIT.get(record.status, 1)
+    code = signal_exit if signal_exit is not None else RUN_EXIT.get(record.status, 1)
     if code:
         raise typer.Exit(code)

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from magi.cli import ConfigOption, app, config_path, emit
-from magi.cli.diagnose import Diagnosis, diagnose
+from magi.engine.diagnose import Diagnosis, diagnose
 from magi.report import cells
 
 if TYPE_CHECKING:

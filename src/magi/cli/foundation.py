@@ -31,7 +31,7 @@ def latest_run() -> Run | None:
     """The newest run on disk, or None when there is none."""
     store = _store()
     run_id = store.latest()
-    return None if run_id is None else store.load(run_id)
+    return None if run_id is None else store.load_run(run_id)
 
 
 @app.command()
@@ -71,7 +71,7 @@ def _summary(store: Store, run_id: str) -> dict[str, Any]:
     from magi.report import first_line
 
     try:
-        run = store.load(run_id)
+        run = store.load_run(run_id)
     except StateError as exc:
         # One unreadable record must not hide the others from the listing.
         return {
@@ -130,7 +130,7 @@ def show(
     run_id = store.resolve(run) if run else store.latest()
     if run_id is None:
         raise StateError(f"no runs yet in {store.runs_dir}")
-    record = store.load(run_id)
+    record = store.load_run(run_id)
     # A blocked or failed run still exits 0: this is a report, not the run itself.
     if json_:
         typer.echo(json.dumps(report_json(record), indent=2))

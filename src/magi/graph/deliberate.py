@@ -15,10 +15,11 @@ from magi.core.tally import first_choices_split
 from magi.graph.context import Context
 from magi.graph.judge import ensure_judge_worktree
 from magi.graph.packets import judge_context, viable_labels
-from magi.graph.seats import RETRYABLE, ask_structured
-from magi.state.model import Ranking
+from magi.seats import RETRYABLE, ask_structured
+from magi.state.model import Ranking, RunStatus, upsert
 
 NAME = "deliberate"
+STATUS = RunStatus.DELIBERATING
 
 Transcript = list[tuple[str, Sequence[str], str]]
 
@@ -93,16 +94,12 @@ def _turn(ctx: Context, seat: str, rnd: int, rounds: int, labels: list[str]) -> 
         cwd=cwd,
     )
     with ctx.lock:
-        ctx.run.deliberation = [
-            t for t in ctx.run.deliberation if not (t.round == rnd and t.seat == seat)
-        ]
-        ctx.run.deliberation.append(
-            Ranking(
-                seat=seat,
-                status=status,
-                ranking=list(answer.ranking) if answer else [],
-                text=answer.argument if answer else error,
-                round=rnd,
-            )
+        turn = Ranking(
+            seat=seat,
+            status=status,
+            ranking=list(answer.ranking) if answer else [],
+            text=answer.argument if answer else error,
+            round=rnd,
         )
+        ctx.run.deliberation = upsert(ctx.run.deliberation, turn, key=lambda t: (t.round, t.seat))
         ctx.save()

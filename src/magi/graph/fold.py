@@ -8,24 +8,33 @@ from magi.graph.context import Context
 from magi.state.model import RunStatus
 
 NAME = "fold"
+STATUS = RunStatus.FOLDING
+
+
+def remove_judge_worktrees(ctx: Context) -> list[str]:
+    """Every judge's worktree that still exists; the paths removed."""
+    removed = []
+    root = Path(ctx.run.worktree_root) if ctx.run.worktree_root else None
+    for j in ctx.run.judges:
+        if root is not None and (root / j.seat).exists():
+            ctx.git.worktree_remove(root / j.seat)
+            removed.append(str(root / j.seat))
+    return removed
 
 
 def run(ctx: Context) -> None:
     r = ctx.run
     if r.folded:
         return
-    for j in r.judges:
-        path = ctx.worktree_root() / j.seat
-        if path.exists():
-            ctx.git.worktree_remove(path)
+    remove_judge_worktrees(ctx)
     winner = r.tally.winner if r.tally else None
     for c in r.candidates:
         if c.label != winner and c.worktree:
             ctx.git.worktree_remove(Path(c.worktree))
             c.worktree = None
     r.folded = True
-    r.status = RunStatus.READY
-    r.reason = f"candidate {winner} won; branch {r.candidate(winner).branch}" if winner else None
+    if winner:
+        r.reason = f"candidate {winner} won; branch {r.candidate(winner).branch}"
     ctx.save()
 
 
@@ -35,12 +44,7 @@ def fold_all(ctx: Context, *, keep_winner_branch: bool = True) -> list[str]:
     The winner's branch is the product of the run; it stays unless asked otherwise.
     """
     r = ctx.run
-    removed: list[str] = []
-    root = Path(r.worktree_root) if r.worktree_root else None
-    for j in r.judges:
-        if root is not None and (root / j.seat).exists():
-            ctx.git.worktree_remove(root / j.seat)
-            removed.append(str(root / j.seat))
+    removed = remove_judge_worktrees(ctx)
     winner = r.tally.winner if r.tally else None
     for c in r.candidates:
         if c.worktree:

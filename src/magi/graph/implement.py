@@ -9,11 +9,12 @@ from magi.core.answers import parse_noop
 from magi.core.prompts import implement_prompt
 from magi.graph.context import Context, Stop
 from magi.graph.scrub import scrub_branch
-from magi.graph.seats import RETRYABLE, ask_with_failover
+from magi.seats import RETRYABLE, ask_with_failover
 from magi.state.model import Candidate, RunStatus
 from magi.worktree_guard import GuardSnapshot, restore
 
 NAME = "implement"
+STATUS = RunStatus.IMPLEMENTING
 RESCUE_MESSAGE = "Work left uncommitted at the end of the implement turn"
 SUMMARY_CHARS = 4000
 
@@ -112,8 +113,9 @@ def _one(ctx: Context, c: Candidate, guard: GuardSnapshot) -> None:
     scrubbed = scrub_branch(ctx.git, base=base, branch=c.branch)
     head = ctx.git.head(worktree)
     files = ctx.git.numstat(base, head)
+    # Both sides of a rename: `git mv .github/workflows/ci.yml x.bak` must not hide the first.
+    touched = ctx.git.changed_paths(base, head)
     with ctx.lock:
-        c.agent = ctx.run.seats[c.seat].agent  # failover may have changed the author
         c.violations = [*c.violations, *violations]
         c.rescued = c.rescued or rescued
         c.head = head
@@ -121,9 +123,7 @@ def _one(ctx: Context, c: Candidate, guard: GuardSnapshot) -> None:
         c.commits = ctx.git.commit_count(base, head)
         c.summary = result.text.strip()[-SUMMARY_CHARS:]
         c.status = result.status.value
-        c.protected_changed = protected_hits(
-            [f.path for f in files], list(ctx.config.blind.protected_paths)
-        )
+        c.protected_changed = protected_hits(touched, list(ctx.config.blind.protected_paths))
         if c.protected_changed and ctx.config.blind.protected == "fail":
             c.disqualified = "changes protected paths: " + ", ".join(c.protected_changed)
         if not files and result.ok:

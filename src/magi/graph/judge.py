@@ -8,11 +8,12 @@ from pathlib import Path
 from magi.core.answers import JudgeAnswer
 from magi.graph.context import Context, Stop, seat_order
 from magi.graph.packets import all_packets, judge_context, viable_labels
-from magi.graph.seats import RETRYABLE, ask_structured
-from magi.state.model import JudgeSeat, Ranking, RunStatus
+from magi.seats import RETRYABLE, ask_structured
+from magi.state.model import JudgeSeat, Ranking, RunStatus, upsert
 from magi.worktree_guard import GuardSnapshot, restore
 
 NAME = "judge"
+STATUS = RunStatus.JUDGING
 
 
 def judge_worktree(ctx: Context, seat: str) -> Path:
@@ -98,15 +99,13 @@ def _one(ctx: Context, judge: JudgeSeat, labels: list[str], guard: GuardSnapshot
                 + "; ".join(violations),
                 "warn",
             )
-        ctx.run.judgements = [j for j in ctx.run.judgements if j.seat != judge.seat]
-        ctx.run.judgements.append(
-            Ranking(
-                seat=judge.seat,
-                status=status,
-                ranking=list(answer.ranking) if answer else [],
-                text=answer.rationale if answer else error,
-                round=0,
-            )
+        ranking = Ranking(
+            seat=judge.seat,
+            status=status,
+            ranking=list(answer.ranking) if answer else [],
+            text=answer.rationale if answer else error,
+            round=0,
         )
-        ctx.run.judgements.sort(key=lambda j: seat_order(j.seat))
+        judgements = upsert(ctx.run.judgements, ranking, key=lambda j: j.seat)
+        ctx.run.judgements = sorted(judgements, key=lambda j: seat_order(j.seat))
         ctx.save()

@@ -7,10 +7,11 @@ from pathlib import Path
 from magi.core.blind import COMMIT_MSG_HOOK, judge_order, shuffle_labels
 from magi.core.seating import seat_name
 from magi.graph.context import Context
-from magi.graph.seats import ensure_seat
-from magi.state.model import Candidate, JudgeSeat
+from magi.seats import ensure_seat
+from magi.state.model import Candidate, JudgeSeat, RunStatus
 
 NAME = "prep"
+STATUS = RunStatus.PREPARING
 
 
 def branch_for(run_id: str, label: str) -> str:
@@ -37,26 +38,17 @@ def run(ctx: Context) -> None:
         r.labels = sorted(labels)
         slots = dict(zip(labels, ctx.seating.implementers, strict=True))
         r.candidates = [
-            Candidate(
-                label=label,
-                seat=seat_name("impl", label),
-                agent=slots[label],
-                branch=branch_for(r.id, label),
-            )
+            Candidate(label=label, seat=seat_name("impl", label), branch=branch_for(r.id, label))
             for label in sorted(labels)
         ]
         r.judges = [
-            JudgeSeat(
-                seat=seat_name("judge", j + 1),
-                agent=ctx.seating.judges[j],
-                order=judge_order(r.labels, r.seed, j),
-            )
+            JudgeSeat(seat=seat_name("judge", j + 1), order=judge_order(r.labels, r.seed, j))
             for j in range(g.judges)
         ]
         for c in r.candidates:
-            ensure_seat(ctx, c.seat, c.agent)
-        for j in r.judges:
-            ensure_seat(ctx, j.seat, j.agent)
+            ensure_seat(ctx, c.seat, slots[c.label])
+        for j, judge in enumerate(r.judges):
+            ensure_seat(ctx, judge.seat, ctx.seating.judges[j])
         ctx.save()
     _make_worktrees(ctx)
 

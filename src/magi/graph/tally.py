@@ -8,6 +8,7 @@ from magi.graph.packets import viable_labels
 from magi.state.model import RunStatus, Tally
 
 NAME = "tally"
+STATUS = RunStatus.TALLYING
 
 
 def compute(ctx: Context) -> Tally:

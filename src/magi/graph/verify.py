@@ -9,13 +9,13 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from magi.agents.process import interrupted
 from magi.graph.context import Context
 from magi.graph.implement import viable
 from magi.shell import run_checks
-from magi.state.model import Candidate
+from magi.state.model import Candidate, RunStatus
 
 NAME = "verify"
+STATUS = RunStatus.VERIFYING
 
 
 def run(ctx: Context) -> None:
@@ -46,9 +46,9 @@ def _one(ctx: Context, c: Candidate) -> None:
         environ=ctx.environ,
         output_max_bytes=ctx.config.graph.output_max_bytes,
         head=c.head,
+        cancel=ctx.cancel,
     )
-    if interrupted():
-        raise KeyboardInterrupt  # killed by Ctrl-C: not a verdict on the candidate
+    ctx.check_cancelled()  # killed by cancellation: not a verdict on the candidate
     with ctx.lock:
         c.verification = result
         ctx.save()

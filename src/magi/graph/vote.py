@@ -10,10 +10,11 @@ from magi.graph.context import Context, seat_order
 from magi.graph.deliberate import transcript
 from magi.graph.judge import ensure_judge_worktree
 from magi.graph.packets import judge_context, viable_labels
-from magi.graph.seats import RETRYABLE, ask_structured
-from magi.state.model import Vote
+from magi.seats import RETRYABLE, ask_structured
+from magi.state.model import RunStatus, Vote, upsert
 
 NAME = "vote"
+STATUS = RunStatus.VOTING
 
 
 def run(ctx: Context) -> None:
@@ -58,14 +59,12 @@ def _one(ctx: Context, seat: str, labels: list[str]) -> None:
         cwd=cwd,
     )
     with ctx.lock:
-        ctx.run.votes = [v for v in ctx.run.votes if v.seat != seat]
-        ctx.run.votes.append(
-            Vote(
-                seat=seat,
-                status=status,
-                vote=answer.vote if answer else None,
-                rationale=answer.rationale if answer else error,
-            )
+        vote = Vote(
+            seat=seat,
+            status=status,
+            vote=answer.vote if answer else None,
+            rationale=answer.rationale if answer else error,
         )
-        ctx.run.votes.sort(key=lambda v: seat_order(v.seat))
+        votes = upsert(ctx.run.votes, vote, key=lambda v: v.seat)
+        ctx.run.votes = sorted(votes, key=lambda v: seat_order(v.seat))
         ctx.save()

@@ -39,8 +39,28 @@ class Migration:
     apply: Callable[[Record], Record]
 
 
-# from-version -> the step that produces from-version + 1. Empty while SCHEMA is 1.
-MIGRATIONS: dict[int, Migration] = {}
+def _seats_hold_authors(record: Record) -> Record:
+    """Schema 1 -> 2: who sat where lives in ``seats`` alone, and every record has a kind.
+
+    Schema 1 kept an ``agent`` on each candidate and judge beside ``seats[seat].agent``; a
+    judge seat that failed over updated only the seat, so the two disagreed and the report
+    named the wrong judge. The seat is the source of truth: a seat missing from ``seats``
+    is created from the old field, and the duplicates go.
+    """
+    record["kind"] = "competition"
+    seats = record.setdefault("seats", {})
+    for entry in [*record.get("candidates", []), *record.get("judges", [])]:
+        if not isinstance(entry, dict):
+            continue
+        agent = entry.pop("agent", None)
+        name = entry.get("seat")
+        if isinstance(name, str) and isinstance(agent, str) and name not in seats:
+            seats[name] = {"name": name, "agent": agent}
+    return record
+
+
+# from-version -> the step that produces from-version + 1.
+MIGRATIONS: dict[int, Migration] = {1: Migration("seats_hold_authors", _seats_hold_authors)}
 
 
 def record_version(record: Mapping[str, Any]) -> int:

@@ -9,12 +9,15 @@ A committed JSON-Schema snapshot (tests) makes a silent change to this file fail
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from datetime import datetime
-from typing import Literal
+from typing import ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA = 1
+from magi.config.model import Config
+
+SCHEMA = 2
 
 
 class _Rec(BaseModel):
@@ -31,7 +34,13 @@ class RunStatus(enum.StrEnum):
     VOTING = "voting"
     TALLYING = "tallying"
     FOLDING = "folding"
-    READY = "ready"  # a winner is elected and folded; the review loop starts here
+    REVIEWING = "reviewing"
+    TESTING = "testing"  # e2e on the winner's head
+    FIXING = "fixing"
+    GATING = "gating"
+    MERGING = "merging"
+    READY = "ready"  # the node sequence ended: waiting for a person (or merge.mode) to merge
+    INTERRUPTED = "interrupted"  # Ctrl-C, SIGTERM or SIGHUP: resumable
     VERIFIED_NOOP = "verified_noop"  # every candidate showed, with evidence, nothing is needed
     STALLED = "stalled"  # the panel collapsed on quota: resumable, refunded
     HELD = "held"  # a budget cap stopped it before a seat would start: resumable
@@ -99,6 +108,7 @@ class Turn(_Rec):
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
     reask: bool = False  # the one re-ask for a malformed structured answer
+    failure: Literal["auth", "unreachable"] | None = None  # the agent, not the turn, failed
 
 
 class Seat(_Rec):
@@ -138,9 +148,11 @@ class Leak(_Rec):
 
 
 class Candidate(_Rec):
+    """One competing implementation; its author is ``Record.seats[seat].agent`` (revealed
+    in the report after the tally, never shown to a judge)."""
+
     label: str
     seat: str  # impl-<label>
-    agent: str  # never shown to a judge; revealed in the report after the tally
     branch: str  # magi/<run>/<label>
     worktree: str | None = None  # None once folded
     status: SeatState = "pending"
@@ -162,8 +174,9 @@ class Candidate(_Rec):
 
 
 class JudgeSeat(_Rec):
+    """A judge's place on the panel; who sits in it is ``Record.seats[seat].agent``."""
+
     seat: str  # judge-1 ...
-    agent: str
     order: list[str]  # the presentation order of labels in this judge's packet
 
 
@@ -215,18 +228,52 @@ class Event(_Rec):
     level: Literal["info", "warn", "error"] = "info"
 
 
-class Run(_Rec):
+T = TypeVar("T", bound=BaseModel)
+
+
+def upsert(items: list[T], item: T, key: Callable[[T], object]) -> list[T]:
+    """``items`` with the entry whose key equals ``item``'s replaced by it (appended if new)."""
+    k = key(item)
+    return [*(x for x in items if key(x) != k), item]
+
+
+class Record(_Rec):
+    """What every kind of run holds: identity, status, the config it runs with, and the
+    record of seats (conversations, turns, redactions, events, timings) that ``magi.seats``
+    writes. A competition is a ``Run``; a council is ``magi.state.council.CouncilRun``."""
+
+    KIND: ClassVar[str] = ""
     schema_version: int = Field(SCHEMA, alias="schema")
     id: str
+    kind: str
     created_at: datetime
+    status: RunStatus = RunStatus.CREATED
+    reason: str | None = None  # why it ended as it did, in a sentence
+    config: Config = Field(default_factory=Config)  # the resolved config it runs with
+    seats: dict[str, Seat] = Field(default_factory=dict)
+    turns: list[Turn] = Field(default_factory=list)
+    redactions: list[Redaction] = Field(default_factory=list)
+    timings: dict[str, NodeTiming] = Field(default_factory=dict)
+    events: list[Event] = Field(default_factory=list)
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
+
+    def agent_of(self, seat: str) -> str | None:
+        """Who holds ``seat`` now (after any failover): the one source of truth."""
+        record = self.seats.get(seat)
+        return record.agent if record is not None else None
+
+
+class Run(Record):
+    """A competition: candidates, judges, their rankings, votes and the tally."""
+
+    KIND: ClassVar[str] = "competition"
+    kind: Literal["competition"] = "competition"
     repo: str
     base: str
     base_sha: str | None = None
     seed: int
-    status: RunStatus = RunStatus.CREATED
-    reason: str | None = None  # why it ended as it did, in a sentence
     task: Task
-    config: dict[str, object] = Field(default_factory=dict)  # the resolved config it ran with
     worktree_root: str | None = None
     labels: list[str] = Field(default_factory=list)
     candidates: list[Candidate] = Field(default_factory=list)
@@ -238,17 +285,17 @@ class Run(_Rec):
     votes: list[Vote] = Field(default_factory=list)
     tally: Tally | None = None
     folded: bool = False
-    seats: dict[str, Seat] = Field(default_factory=dict)
-    turns: list[Turn] = Field(default_factory=list)
     leaks: list[Leak] = Field(default_factory=list)
-    redactions: list[Redaction] = Field(default_factory=list)
-    timings: dict[str, NodeTiming] = Field(default_factory=dict)
-    events: list[Event] = Field(default_factory=list)
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
 
     def candidate(self, label: str) -> Candidate:
         for c in self.candidates:
             if c.label == label:
                 return c
         raise KeyError(label)
+
+    def author(self, label: str) -> str | None:
+        return self.agent_of(self.candidate(label).seat)
+
+
+# kind -> record model; another kind registers itself here (magi.state.council).
+RECORD_KINDS: dict[str, type[Record]] = {Run.KIND: Run}

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from magi.errors import StateError
 from magi.state.migrations import migrate
-from magi.state.model import SCHEMA, Run
+from magi.state.model import RECORD_KINDS, SCHEMA, Record, Run
 
 __all__ = ["RUN_ID", "Store", "magi_home", "new_run_id"]
 
@@ -98,6 +98,20 @@ def _describe(err: ValidationError, limit: int = 5) -> str:
     return "; ".join(parts)
 
 
+def _invalid(err: ValidationError, written: object) -> str:
+    """Why a record does not validate; a stored config that no longer does names both schemas.
+
+    The config a run started with is part of its record: a magi whose config schema moved
+    on cannot resume it as if nothing happened, and a raw pydantic dump helps nobody.
+    """
+    if any(e["loc"][:1] == ("config",) for e in err.errors(include_url=False)):
+        return (
+            f"the config recorded with this run no longer validates ({_describe(err)}); "
+            f"the record was written by schema {written}, this magi reads schema {SCHEMA}"
+        )
+    return f"invalid record: {_describe(err)}"
+
+
 class Store:
     """Runs under ``home/runs``, one directory per run id."""
 
@@ -115,7 +129,7 @@ class Store:
             raise StateError(f"{run_id!r} is not a run id (YYYYMMDD-HHMMSS-xxxx)")
         return self.runs_dir / run_id
 
-    def create(self, run: Run) -> Path:
+    def create(self, run: Record) -> Path:
         """Make the run's directory and first record; an existing id is refused."""
         d = self.run_dir(run.id)
         self.runs_dir.mkdir(parents=True, exist_ok=True)
@@ -131,7 +145,7 @@ class Store:
             raise
         return d
 
-    def save(self, run: Run) -> None:
+    def save(self, run: Record) -> None:
         """Write ``run.json`` atomically; the run must have been created."""
         d = self.run_dir(run.id)
         path = d / RECORD
@@ -147,7 +161,8 @@ class Store:
         text = run.model_dump_json(by_alias=True, indent=2) + "\n"
         _write_atomic(path, text)
 
-    def load(self, run_id: str) -> Run:
+    def load(self, run_id: str) -> Record:
+        """The record of any kind (a competition ``Run``, a council, ...)."""
         path = self.run_dir(run_id) / RECORD
         try:
             text = path.read_text(encoding="utf-8")
@@ -163,17 +178,30 @@ class Store:
             ) from None
         if not isinstance(record, dict):
             raise StateError(f"expected a JSON object, found {type(record).__name__}", path=path)
+        written = record.get("schema")
         try:
             record = migrate(record)
         except StateError as exc:
             raise StateError(exc.message, path=path) from None
+        kind = record.get("kind", "competition")
+        model = RECORD_KINDS.get(kind) if isinstance(kind, str) else None
+        if model is None:
+            known = ", ".join(sorted(RECORD_KINDS))
+            raise StateError(f"unknown record kind {kind!r} (this magi knows {known})", path=path)
         try:
-            run = Run.model_validate(record)
+            run = model.model_validate(record)
         except ValidationError as exc:
-            raise StateError(f"invalid record: {_describe(exc)}", path=path) from None
+            raise StateError(_invalid(exc, written), path=path) from None
         if run.id != run_id:
             # A copied or renamed directory: saving would write one run's record into another's.
             raise StateError(f"record says id {run.id}, but lives under {run_id}", path=path)
+        return run
+
+    def load_run(self, run_id: str) -> Run:
+        """A competition record; another kind is refused by name."""
+        run = self.load(run_id)
+        if not isinstance(run, Run):
+            raise StateError(f"run {run_id} is a {run.kind}, not a competition")
         return run
 
     def list_ids(self) -> list[str]:

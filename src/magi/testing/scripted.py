@@ -27,7 +27,7 @@ import time
 import uuid
 from pathlib import Path
 
-from magi.testing import demo_repo
+from magi.demo import repo as demo_repo
 
 HEADER = re.compile(r"^<<<MATERIAL (\S+) ([A-Za-z0-9-]+)\b", re.M)
 CLOSE = "MATERIAL>>>"

@@ -1,4 +1,9 @@
-"""``magi demo``: a complete competition offline, on a scratch repo, with the scripted roster."""
+"""``magi demo``: a complete competition offline, on a scratch repo, with the scripted roster.
+
+The demo is a product feature (what a new user runs first), so it lives here and not in
+``magi.testing``; its agents are the scripted personas of ``magi.testing.scripted``, run as
+separate processes through the ``command`` kind, exactly as a user's own command agent is.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from magi.graph.context import Reporter
+from magi.demo import repo as demo_repo
+from magi.seats import Reporter
 from magi.state.model import Run
-from magi.testing import demo_repo
 
 CONFIG = """\
 # The demo's roster: scripted stand-ins speaking the `command` agent protocol.
@@ -83,11 +88,14 @@ def make_repo(path: Path) -> None:
     commit(path, "textstats with two failing tests", init=True)
 
 
-def run_demo(where: Path | None, *, seed: int, reporter: Reporter, python: str) -> tuple[Run, Path]:
+def run_demo(
+    where: Path | None, *, seed: int, reporter: Reporter, python: str
+) -> tuple[Run, Path, int | None]:
+    """The demo run, where it lives, and the exit code of a signal that cut it short."""
+    from magi import engine
     from magi.agents.registry import kinds
     from magi.config.load import load_config
     from magi.git import Git
-    from magi.graph.runner import context_for, create_run, execute, now
     from magi.state.store import Store
 
     home = Path(where) if where else Path(tempfile.mkdtemp(prefix="magi-demo-"))
@@ -98,18 +106,16 @@ def run_demo(where: Path | None, *, seed: int, reporter: Reporter, python: str) 
     cfg_file.write_text(CONFIG.format(python=python, e2e=demo_repo.E2E), encoding="utf-8")
     commit(repo, "magi config")
     config = load_config(repo, config_path=cfg_file, environ=os.environ, known_kinds=kinds()).config
-    store = Store(home / "magi-home")
-    git = Git.discover(repo)
-    run = create_run(
+    reporter.note(f"demo repository: {repo}")
+    outcome = engine.start(
         task=demo_repo.TASK,
         source="demo",
         config=config,
-        git=git,
-        store=store,
-        now=now(),
-        rng=random.Random(seed),
+        git=Git.discover(repo),
+        store=Store(home / "magi-home"),
+        environ=os.environ,
+        reporter=reporter,
         seed=seed,
+        rng=random.Random(seed),
     )
-    ctx = context_for(run, store=store, environ=os.environ, config=config, reporter=reporter)
-    reporter.note(f"demo run {run.id} in {repo}")
-    return execute(ctx), home
+    return outcome.run, home, outcome.signal_exit

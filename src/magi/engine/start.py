@@ -1,26 +1,27 @@
-"""Creating a run, driving it through PIPELINE, and resuming one that stopped."""
+"""Starting and resuming runs: the record created, its context built, the pipeline driven."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from magi.agents.base import Agent
+from magi.agents.base import Agent, CancelToken
 from magi.agents.registry import build_agent
+from magi.config.load import load_config
 from magi.config.model import Config
 from magi.core.sanitize import clean_task, redact_secrets
 from magi.core.seating import assign_seats
-from magi.errors import UsageError
+from magi.errors import MagiError, UsageError
 from magi.git import Git
-from magi.graph import NODE_STATUS, PIPELINE
-from magi.graph.context import Context, Reporter, SilentReporter, Stop, utcnow
-from magi.state.model import NodeTiming, Run, RunStatus, Task
+from magi.graph import PIPELINE, Context, Stage, execute
+from magi.seats import Reporter, SilentReporter, utcnow
+from magi.state.model import Run, Task
 from magi.state.store import Store, new_run_id
 
 
-def create_run(
+def create(
     *,
     task: str,
     source: str,
@@ -62,7 +63,7 @@ def create_run(
         task=Task(
             original=task, cleaned=cleaned, source=source, removed=removed, redactions=redactions
         ),
-        config=config.model_dump(mode="json"),
+        config=config,
         worktree_root=str(root / run_id),
     )
     store.create(run)
@@ -80,22 +81,22 @@ def context_for(
     *,
     store: Store,
     environ: Mapping[str, str],
-    config: Config | None = None,
     agents: Mapping[str, Agent] | None = None,
     reporter: Reporter | None = None,
+    cancel: CancelToken | None = None,
 ) -> Context:
-    """A run executes with the config it was created with (recorded in run.json)."""
-    cfg = config or Config.model_validate(run.config)
-    git = Git(Path(run.repo), hooks_dir=store.run_dir(run.id) / "hooks")
+    """A run executes with the config recorded in it (``run.config``)."""
+    cfg = run.config
     return Context(
-        run=run,
+        record=run,
         store=store,
         config=cfg,
-        git=git,
+        git=Git(Path(run.repo), hooks_dir=store.run_dir(run.id) / "hooks"),
         agents=agents if agents is not None else build_agents(cfg),
         seating=assign_seats(cfg),
         environ=environ,
         reporter=reporter or SilentReporter(),
+        cancel=cancel or CancelToken(),
     )
 
 
@@ -109,38 +110,24 @@ def prepare_resume(run: Run) -> None:
     run.reason = None
 
 
-def execute(ctx: Context) -> Run:
-    """Run every node in order; a Stop ends the run with its status and reason."""
-    r = ctx.run
+def take_current_budget(
+    run: Run, config_path: Path | None, environ: Mapping[str, str], reporter: Reporter
+) -> None:
+    """A resumed run keeps the config it started with, except [budget]: raising a cap is
+    how a person lets a held run go on, so the cap in force now is the one that applies."""
     try:
-        for node in PIPELINE:
-            name: str = node.NAME
-            r.status = NODE_STATUS[name]
-            started = ctx.clock()
-            prior = r.timings.get(name)
-            ctx.reporter.node(name)
-            ctx.save()
-            node.run(ctx)
-            finished = ctx.clock()
-            spent = (finished - started).total_seconds() + (
-                (prior.seconds or 0.0) if prior else 0.0
-            )
-            r.timings[name] = NodeTiming(
-                started_at=prior.started_at if prior else started,
-                finished_at=finished,
-                seconds=round(spent, 3),
-            )
-            ctx.save()
-    except Stop as stop:
-        r.status = stop.status
-        r.reason = stop.reason
-        ctx.event(
-            "run",
-            f"{stop.status.value}: {stop.reason}",
-            "info" if stop.status is RunStatus.VERIFIED_NOOP else "warn",
-        )
-        ctx.save()
-    return r
+        current = load_config(Path(run.repo), config_path=config_path, environ=environ)
+    except MagiError as e:
+        reporter.note(f"[budget] kept from the run's own config: {e.message}", "warn")
+        return
+    if run.config.budget != current.config.budget:
+        run.config = run.config.model_copy(update={"budget": current.config.budget})
+        reporter.note("[budget] taken from the current config")
+
+
+def drive(ctx: Context, pipeline: Sequence[Stage] = PIPELINE) -> Run:
+    """Run ``pipeline`` on ``ctx`` (the engine is the only caller of the runner)."""
+    return execute(ctx, pipeline)
 
 
 def now() -> datetime:

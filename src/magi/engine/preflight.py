@@ -1,0 +1,32 @@
+"""Preflight: what `magi doctor` checks, before a run spends anything; every problem at once."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from magi.config.model import Config
+from magi.engine.diagnose import diagnose
+from magi.errors import PreflightError
+from magi.seats import Reporter
+
+
+def preflight(
+    cwd: Path,
+    config_path: Path | None,
+    environ: Mapping[str, str],
+    reporter: Reporter,
+) -> Config:
+    """The config a run would use, or a ``PreflightError`` listing every problem found."""
+    d = diagnose(cwd, config_path, environ)
+    errors = [p for p in d.problems if p.severity == "error"]
+    for p in d.problems:
+        if p.severity == "warning":
+            reporter.note(p.message, "warn")
+    if errors or d.config is None:
+        lines = "\n".join(f"  {p.message}" for p in errors) or "  (no config could be resolved)"
+        raise PreflightError(
+            f"the run cannot start:\n{lines}\n`magi doctor` shows the whole picture",
+            d.exit_code or 1,
+        )
+    return d.config

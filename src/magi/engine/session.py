@@ -1,0 +1,141 @@
+"""A run from a surface's point of view: start one, resume one, recount one, fold some."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from magi.agents.base import Agent
+from magi.config.model import Config
+from magi.engine.signals import interruptible
+from magi.engine.start import (
+    context_for,
+    create,
+    drive,
+    prepare_resume,
+    take_current_budget,
+)
+from magi.engine.start import (
+    now as utc_now,
+)
+from magi.errors import MagiError, StateError, UsageError
+from magi.git import Git
+from magi.graph import PIPELINE, Context, Stage
+from magi.graph.fold import fold_all
+from magi.graph.tally import compute
+from magi.seats import Cancelled, Reporter, SilentReporter
+from magi.state.model import Run, RunStatus, Tally
+from magi.state.store import Store
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How driving a run ended: its record, and the exit code of a signal that cut it short."""
+
+    run: Run
+    signal_exit: int | None = None
+
+
+def _drive(ctx: Context, pipeline: Sequence[Stage]) -> Outcome:
+    with interruptible(ctx.cancel, ctx.reporter, ctx.run.id) as caught:
+        try:
+            drive(ctx, pipeline)
+        except Cancelled:
+            return Outcome(ctx.run, caught.exit_code)
+    return Outcome(ctx.run)
+
+
+def start(
+    *,
+    task: str,
+    source: str,
+    config: Config,
+    git: Git,
+    store: Store,
+    environ: Mapping[str, str],
+    reporter: Reporter | None = None,
+    seed: int | None = None,
+    base: str | None = None,
+    rng: random.Random | None = None,
+    now: datetime | None = None,
+    agents: Mapping[str, Agent] | None = None,
+    pipeline: Sequence[Stage] = PIPELINE,
+) -> Outcome:
+    """Create a run of ``task`` and drive it through ``pipeline``."""
+    reporter = reporter or SilentReporter()
+    run = create(
+        task=task,
+        source=source,
+        config=config,
+        git=git,
+        store=store,
+        now=now or utc_now(),
+        rng=rng or random.Random(),
+        seed=seed,
+        base=base,
+    )
+    reporter.note(f"run {run.id}: seed {run.seed}, base {run.base} ({(run.base_sha or '')[:10]})")
+    ctx = context_for(run, store=store, environ=environ, agents=agents, reporter=reporter)
+    return _drive(ctx, pipeline)
+
+
+def resume(
+    store: Store,
+    ref: str,
+    *,
+    environ: Mapping[str, str],
+    reporter: Reporter | None = None,
+    config_path: Path | None = None,
+    agents: Mapping[str, Agent] | None = None,
+    pipeline: Sequence[Stage] = PIPELINE,
+) -> Outcome:
+    """Carry a stopped run on from its record; finished seats are not asked again."""
+    reporter = reporter or SilentReporter()
+    run = store.load_run(store.resolve(ref))
+    prepare_resume(run)
+    take_current_budget(run, config_path, environ, reporter)
+    ctx = context_for(run, store=store, environ=environ, agents=agents, reporter=reporter)
+    ctx.event("run", f"resumed from {run.status.value}")
+    return _drive(ctx, pipeline)
+
+
+def recount(store: Store, ref: str, environ: Mapping[str, str]) -> tuple[Run, Tally]:
+    """The stored run and the tally its stored judgements and votes imply now."""
+    run = store.load_run(store.resolve(ref))
+    if run.tally is None:
+        raise StateError(f"run {run.id} has no tally yet (status {run.status.value})")
+    return run, compute(context_for(run, store=store, environ=environ, agents={}))
+
+
+@dataclass(frozen=True)
+class Folded:
+    run_id: str
+    removed: list[str] = field(default_factory=list)
+    skipped: str | None = None  # why nothing was removed
+
+
+def fold(
+    store: Store, ref: str | None, *, all_runs: bool, environ: Mapping[str, str]
+) -> list[Folded]:
+    """``magi fold``: one run's worktrees and losing branches, or every finished run's."""
+    if all_runs == (ref is not None):
+        raise UsageError("name one run, or pass --all")
+    ids = store.list_ids() if all_runs else [store.resolve(ref or "")]
+    out: list[Folded] = []
+    for run_id in ids:
+        try:
+            record = store.load_run(run_id)
+        except MagiError as e:
+            out.append(Folded(run_id, skipped=e.message))
+            continue
+        if all_runs and not record.status.finished and record.status is not RunStatus.STALLED:
+            out.append(
+                Folded(run_id, skipped=f"{record.status.value} (fold it by name to discard it)")
+            )
+            continue
+        ctx = context_for(record, store=store, environ=environ, agents={})
+        out.append(Folded(run_id, removed=fold_all(ctx)))
+    return out

@@ -1,0 +1,127 @@
+"""The runner: any sequence of stages, each a node or a bounded loop of nodes.
+
+A node is anything with ``NAME``, ``STATUS`` (what the run shows while it works) and
+``run(ctx)``; each module of ``magi.graph`` is one. A node skips what the record already
+holds and writes its state before the next starts, so a killed run resumes without paying
+again for finished seats. The runner, not a node, decides how a run ends: ``ready`` when the
+sequence ran out, or the status of the ``Stop`` a node raised.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from magi.graph.context import Context
+from magi.seats import Cancelled, Stop
+from magi.state.model import NodeTiming, Run, RunStatus
+
+
+class Node(Protocol):
+    """One step of a pipeline (a module with these names satisfies it)."""
+
+    @property
+    def NAME(self) -> str: ...
+    @property
+    def STATUS(self) -> RunStatus: ...
+
+    def run(self, ctx: Context) -> None: ...
+
+
+@dataclass(frozen=True)
+class Loop:
+    """Run ``nodes`` in order, round after round, until ``until(ctx)`` or ``max_rounds(ctx)``.
+
+    ``until`` is asked before each round, so a loop whose work the record already holds
+    (a resume) runs no round at all. What happens when the rounds run out is the nodes'
+    own decision (the review loop raises ``Stop(blocked)``); the loop only bounds them.
+    """
+
+    NAME: str
+    nodes: tuple[Node, ...]
+    until: Callable[[Context], bool]
+    max_rounds: Callable[[Context], int]
+
+
+Stage = Node | Loop
+
+
+def names(pipeline: Sequence[Stage]) -> list[str]:
+    """Every node name in order, loop bodies included (README's diagram is drawn from this)."""
+    out: list[str] = []
+    for stage in pipeline:
+        if isinstance(stage, Loop):
+            out += [n.NAME for n in stage.nodes]
+        else:
+            out.append(stage.NAME)
+    return out
+
+
+def mermaid(pipeline: Sequence[Stage]) -> str:
+    """A mermaid flowchart of ``pipeline``; a loop is drawn as its back edge."""
+    lines = ["flowchart LR"]
+    lines += [f"  {a} --> {b}" for a, b in itertools.pairwise(names(pipeline))]
+    for stage in pipeline:
+        if isinstance(stage, Loop) and stage.nodes:
+            first, last = stage.nodes[0].NAME, stage.nodes[-1].NAME
+            lines.append(f"  {last} -. next round .-> {first}")
+    return "\n".join(lines)
+
+
+def _node(ctx: Context, node: Node) -> None:
+    r = ctx.run
+    name = node.NAME
+    r.status = node.STATUS
+    started = ctx.clock()
+    prior = r.timings.get(name)
+    ctx.reporter.node(name)
+    ctx.save()
+    node.run(ctx)
+    finished = ctx.clock()
+    spent = (finished - started).total_seconds() + ((prior.seconds or 0.0) if prior else 0.0)
+    r.timings[name] = NodeTiming(
+        started_at=prior.started_at if prior else started,
+        finished_at=finished,
+        seconds=round(spent, 3),
+    )
+    ctx.save()
+
+
+def _stages(ctx: Context, pipeline: Sequence[Stage]) -> None:
+    for stage in pipeline:
+        if isinstance(stage, Loop):
+            for _ in range(stage.max_rounds(ctx)):
+                if stage.until(ctx):
+                    break
+                for node in stage.nodes:
+                    _node(ctx, node)
+        else:
+            _node(ctx, stage)
+
+
+def execute(ctx: Context, pipeline: Sequence[Stage]) -> Run:
+    """Run ``pipeline``; the sequence ending is ``ready``, a ``Stop`` ends it with its status.
+
+    Cancellation (``Cancelled``) records the run as ``interrupted`` and propagates, so the
+    caller can exit the way its signal asks.
+    """
+    r = ctx.run
+    try:
+        _stages(ctx, pipeline)
+    except Stop as stop:
+        r.status = stop.status
+        r.reason = stop.reason
+        calm = stop.status in (RunStatus.VERIFIED_NOOP, RunStatus.MERGED)
+        ctx.event("run", f"{stop.status.value}: {stop.reason}", "info" if calm else "warn")
+        ctx.save()
+        return r
+    except Cancelled:
+        r.status = RunStatus.INTERRUPTED
+        r.reason = "interrupted; resume with magi run --resume " + r.id
+        ctx.save()
+        raise
+    r.status = RunStatus.READY
+    ctx.save()
+    return r

@@ -1,0 +1,298 @@
+"""Asking a seat: one turn, failover to the next agent, and the one re-ask of a malformed answer.
+
+Every agent turn goes through ``ask``. Conversations belong to seats (``impl-B``,
+``judge-2``), never to agents, so the same model can sit as implementer and judge without
+its judge seat ever containing the implementation it wrote. A turn is written in three
+steps, each under the record's lock: open it (budget, redaction, prompt artifact), run it
+(outside the lock), record it (reply and raw artifacts, session, the turn, save).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import TypeVar
+
+from magi.agents.base import TurnRequest, TurnResult, TurnStatus
+from magi.core.answers import Answer, parse_answer, reask_text
+from magi.core.sanitize import redact_secrets
+from magi.core.seating import failover_agent
+from magi.errors import AnswerError
+from magi.seats.budget import check_budget
+from magi.seats.context import SeatContext
+from magi.state.model import Redaction, SeatState, Turn, Usage
+
+M = TypeVar("M", bound=Answer)
+
+# Statuses a resumed run asks again: the seat never gave an answer for a reason that can pass.
+RETRYABLE: frozenset[SeatState] = frozenset({"pending", "quota", "timeout"})
+# Turn statuses that hand a seat on to the next agent (with graph.failover).
+_HAND_ON = (TurnStatus.QUOTA, TurnStatus.TIMEOUT)
+
+
+def node_timeout(sctx: SeatContext, node: str, agent_id: str) -> float:
+    override = getattr(sctx.config.agent(agent_id).timeouts, node, None)
+    if override:
+        return float(override)
+    return float(getattr(sctx.config.graph, f"timeout_{node}"))
+
+
+@dataclass(frozen=True)
+class _Opened:
+    agent: str
+    request: TurnRequest
+    stem: str
+    prompt_rel: str
+
+
+def _record_redactions(sctx: SeatContext, found: list[Redaction]) -> None:
+    for r in found:
+        for have in sctx.record.redactions:
+            if have.where == r.where and have.kind == r.kind:
+                have.count += r.count
+                break
+        else:
+            sctx.record.redactions.append(r)
+
+
+def _open(
+    sctx: SeatContext,
+    *,
+    seat: str,
+    node: str,
+    prompt: str,
+    cwd: Path,
+    allow_write: bool,
+    label: str,
+    timeout: float | None,
+) -> _Opened:
+    with sctx.lock:
+        check_budget(sctx)
+        record = sctx.record.seats[seat]
+        prompt, found = redact_secrets(prompt, f"prompt:{seat}")
+        _record_redactions(sctx, found)
+        turn_no = 1 + sum(1 for t in sctx.record.turns if t.seat == seat)
+        stem = f"{node}-{seat}-t{turn_no}"
+        prompt_rel = sctx.store.write_artifact(sctx.record.id, f"{stem}.prompt.md", prompt)
+        session = record.session_id if sctx.config.graph.sessions else None
+        agent = record.agent
+    request = TurnRequest(
+        seat=seat,
+        prompt=prompt,
+        cwd=cwd,
+        allow_write=allow_write,
+        timeout=timeout if timeout is not None else node_timeout(sctx, node, agent),
+        session_id=session,
+        run_id=sctx.record.id,
+        node=node,
+        turn=turn_no,
+        label=label,
+        prompt_file=sctx.run_dir / prompt_rel,
+        environ=sctx.environ,
+        cancel=sctx.cancel,
+    )
+    return _Opened(agent, request, stem, prompt_rel)
+
+
+def _record(
+    sctx: SeatContext, opened: _Opened, result: TurnResult, started: datetime, reask: bool
+) -> None:
+    req = opened.request
+    with sctx.lock:
+        rid = sctx.record.id
+        reply_rel = sctx.store.write_artifact(rid, f"{opened.stem}.reply.md", result.text)
+        raw = f"{result.raw_stdout}\n--- stderr ---\n{result.raw_stderr}"
+        raw_rel = sctx.store.write_artifact(rid, f"{opened.stem}.raw.txt", raw)
+        if result.session_id and sctx.config.graph.sessions:
+            sctx.record.seats[req.seat].session_id = result.session_id
+        sctx.record.turns.append(
+            Turn(
+                seat=req.seat,
+                node=req.node,
+                turn=req.turn,
+                agent=opened.agent,
+                status=result.status.value,
+                started_at=started,
+                duration_s=round(result.duration_s, 3),
+                session_id=result.session_id,
+                prompt_artifact=opened.prompt_rel,
+                reply_artifact=reply_rel,
+                raw_artifact=raw_rel,
+                error=result.error,
+                usage=Usage(**vars(result.usage)),
+                reask=reask,
+                failure=result.failure,
+            )
+        )
+        sctx.save()
+
+
+def ask(
+    sctx: SeatContext,
+    *,
+    seat: str,
+    node: str,
+    prompt: str,
+    cwd: Path,
+    allow_write: bool,
+    label: str = "",
+    timeout: float | None = None,
+    reask: bool = False,
+) -> TurnResult:
+    """One turn of ``seat``: continues its conversation when it has a live one."""
+    sctx.check_cancelled()
+    opened = _open(
+        sctx,
+        seat=seat,
+        node=node,
+        prompt=prompt,
+        cwd=cwd,
+        allow_write=allow_write,
+        label=label,
+        timeout=timeout,
+    )
+    sctx.reporter.seat(seat, "asked")
+    started = sctx.clock()
+    t0 = time.monotonic()
+    result = sctx.agents[opened.agent].run_turn(opened.request)
+    sctx.check_cancelled()  # a seat killed by cancellation gave no answer: it stays pending
+    if not result.duration_s:
+        result = replace(result, duration_s=time.monotonic() - t0)
+    _record(sctx, opened, result, started, reask)
+    sctx.reporter.seat(seat, result.status.value, result.error or "")
+    return result
+
+
+def failed_agents(sctx: SeatContext) -> dict[str, str]:
+    """Agents that could not log in or reach their provider in this run, with why."""
+    out: dict[str, str] = {}
+    for t in sctx.record.turns:
+        if t.failure is not None and t.agent not in out:
+            out[t.agent] = f"{t.failure}: {t.error or 'no detail'}"
+    return out
+
+
+def _hand_on(sctx: SeatContext, seat: str, node: str, why: str) -> bool:
+    """Give ``seat`` to the next agent that has not tried it and has not failed in this run."""
+    with sctx.lock:
+        record = sctx.record.seats[seat]
+        bad = failed_agents(sctx)
+        tried = [*record.failover_from, record.agent, *bad]
+        nxt = failover_agent(sctx.roster, tried)
+        if nxt is None:
+            return False
+        record.failover_from.append(record.agent)
+        record.agent = nxt
+        record.session_id = None
+        sctx.save()
+    skipped = [a for a in bad if a != record.failover_from[-1]]
+    note = f" (skipping {', '.join(skipped)}: failed earlier in this run)" if skipped else ""
+    sctx.event(node, f"{seat} {why}; handed to {nxt}, the next agent in the roster{note}")
+    return True
+
+
+def ask_with_failover(
+    sctx: SeatContext,
+    *,
+    seat: str,
+    node: str,
+    build: Callable[[bool], str],
+    cwd: Path,
+    allow_write: bool,
+    label: str = "",
+    before_retry: Callable[[], None] | None = None,
+) -> TurnResult:
+    """Ask; a seat lost to quota or timeout may pass to the next agent, in a fresh conversation.
+
+    ``build(live)`` renders the prompt; ``live`` says whether the seat has a conversation to
+    continue (without one the full context is re-sent rather than argued from memory). An
+    agent that failed its login or could not reach its provider earlier in the run is not
+    asked again: its seats pass on before it is asked, and failover never picks it.
+    """
+    failover = sctx.config.graph.failover
+    while True:
+        record = sctx.record.seats[seat]
+        bad = failed_agents(sctx)
+        if failover and record.agent in bad:
+            if not _hand_on(sctx, seat, node, f"held by {record.agent}, which {bad[record.agent]}"):
+                break
+            continue
+        live = bool(record.session_id and sctx.config.graph.sessions)
+        result = ask(
+            sctx,
+            seat=seat,
+            node=node,
+            prompt=build(live),
+            cwd=cwd,
+            allow_write=allow_write,
+            label=label,
+        )
+        lost = result.status in _HAND_ON or result.failure is not None
+        if not (lost and failover):
+            return result
+        if not _hand_on(sctx, seat, node, f"lost to {result.failure or result.status.value}"):
+            return result
+        if before_retry is not None:
+            before_retry()
+    # Every agent left has failed in this run: ask the holder anyway, so the record says why.
+    return ask(
+        sctx,
+        seat=seat,
+        node=node,
+        prompt=build(False),
+        cwd=cwd,
+        allow_write=allow_write,
+        label=label,
+    )
+
+
+def _read(
+    result: TurnResult, shape: type[M], labels: list[str]
+) -> tuple[M | None, SeatState, str, bool]:
+    """(answer, status, error, malformed) of one turn that owes a ``shape`` block."""
+    if not result.ok:
+        return None, result.status.value, result.error or "", False
+    try:
+        return parse_answer(result.text, shape, labels=labels), "ok", "", False
+    except AnswerError as e:
+        return None, "invalid", e.message, True
+
+
+def ask_structured(
+    sctx: SeatContext,
+    *,
+    seat: str,
+    node: str,
+    build: Callable[[bool], str],
+    shape: type[M],
+    labels: list[str],
+    cwd: Path,
+) -> tuple[M | None, SeatState, str]:
+    """A turn that owes one fenced json block; one re-ask in the same conversation, then invalid.
+
+    magi never repairs or invents an answer: what does not parse is recorded as invalid.
+    """
+    result = ask_with_failover(sctx, seat=seat, node=node, build=build, cwd=cwd, allow_write=False)
+    answer, status, error, malformed = _read(result, shape, labels)
+    if not malformed:
+        return answer, status, error
+    record = sctx.record.seats[seat]
+    live = bool(record.session_id and sctx.config.graph.sessions)
+    again = reask_text(shape.SHAPE, error)
+    result = ask(
+        sctx,
+        seat=seat,
+        node=node,
+        prompt=again if live else build(False) + "\n\n" + again,
+        cwd=cwd,
+        allow_write=False,
+        timeout=node_timeout(sctx, node, record.agent) / 4,
+        reask=True,
+    )
+    answer, status, error, malformed = _read(result, shape, labels)
+    if malformed:
+        sctx.event(node, f"{seat}: answer still malformed after one re-ask ({error})", "warn")
+    return answer, status, error

@@ -1,0 +1,111 @@
+"""What asking a seat needs: the record, its store, the config, the agents, and the run's token."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal, Protocol
+
+from magi.agents.base import Agent, CancelToken
+from magi.config.model import Config
+from magi.state.model import Event, Record, RunStatus, Seat
+from magi.state.store import Store
+
+
+class Stop(Exception):
+    """Ends a node sequence with a final status (failed, stalled, held, verified_noop...)."""
+
+    def __init__(self, status: RunStatus, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+class Cancelled(Exception):
+    """The run's token was cancelled (Ctrl-C, SIGTERM, SIGHUP, a stop from GitHub).
+
+    A seat cut off this way gave no answer: nothing is recorded for it, so a resume asks it
+    again.
+    """
+
+
+class Reporter(Protocol):
+    """Progress sink: the terminal while a run is live, nothing in tests."""
+
+    def node(self, name: str) -> None: ...
+    def seat(self, seat: str, state: str, detail: str = "") -> None: ...
+    def note(self, message: str, level: str = "info") -> None: ...
+
+
+class SilentReporter:
+    def node(self, name: str) -> None:
+        pass
+
+    def seat(self, seat: str, state: str, detail: str = "") -> None:
+        pass
+
+    def note(self, message: str, level: str = "info") -> None:
+        pass
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(kw_only=True)
+class SeatContext:
+    """A live record plus the ports its seats need. ``lock`` guards the record across
+    parallel seats; ``cache`` is per process and never persisted."""
+
+    record: Record
+    store: Store
+    config: Config
+    agents: Mapping[str, Agent]
+    environ: Mapping[str, str]
+    cancel: CancelToken = field(default_factory=CancelToken)
+    reporter: Reporter = field(default_factory=SilentReporter)
+    clock: Callable[[], datetime] = utcnow
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    cache: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def run_dir(self) -> Path:
+        return self.store.run_dir(self.record.id)
+
+    @property
+    def roster(self) -> list[str]:
+        return [a.id for a in self.config.agents]
+
+    def save(self) -> None:
+        """State is written before the next step starts: every node calls this as it goes."""
+        with self.lock:
+            self.store.save(self.record)
+
+    def event(
+        self, node: str, message: str, level: Literal["info", "warn", "error"] = "info"
+    ) -> None:
+        with self.lock:
+            self.record.events.append(
+                Event(at=self.clock(), node=node, message=message, level=level)
+            )
+        self.reporter.note(message, level)
+
+    def check_cancelled(self) -> None:
+        if self.cancel.cancelled:
+            raise Cancelled("the run was cancelled")
+
+
+def ensure_seat(sctx: SeatContext, seat: str, agent: str) -> Seat:
+    with sctx.lock:
+        if seat not in sctx.record.seats:
+            sctx.record.seats[seat] = Seat(name=seat, agent=agent)
+        return sctx.record.seats[seat]
+
+
+def seat_order(seat: str) -> tuple[str, int]:
+    """Sort key: judge-2 before judge-10."""
+    role, _, num = seat.rpartition("-")
+    return (role, int(num)) if num.isdigit() else (seat, 0)
