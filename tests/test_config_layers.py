@@ -33,16 +33,16 @@ def test_no_files_gives_defaults(repo: Path, home: Path) -> None:
 
 def test_layers_apply_in_increasing_precedence(repo: Path, home: Path) -> None:
     """user < .magi/config.toml < magi.toml, and each value names the layer that set it."""
-    user = write(home / "config.toml", "[graph]\ncandidates = 2\njudges = 2\nreviewers = 1\n")
-    dot = write(repo / ".magi" / "config.toml", "[graph]\njudges = 5\nreviewers = 4\n")
-    root = write(repo / "magi.toml", "[graph]\nreviewers = 7\n")
+    user = write(home / "config.toml", "[graph]\ncandidates = 2\njudges = 2\ndeliberate_rounds = 1\n")
+    dot = write(repo / ".magi" / "config.toml", "[graph]\njudges = 5\ndeliberate_rounds = 4\n")
+    root = write(repo / "magi.toml", "[graph]\ndeliberate_rounds = 7\n")
     resolved = load(repo, home)
     graph = resolved.config.graph
-    assert (graph.candidates, graph.judges, graph.reviewers) == (2, 5, 7)
+    assert (graph.candidates, graph.judges, graph.deliberate_rounds) == (2, 5, 7)
     assert resolved.files == [user, dot, root]
     assert resolved.provenance("graph.candidates") == str(user)
     assert resolved.provenance("graph.judges") == str(dot)
-    assert resolved.provenance("graph.reviewers") == str(root)
+    assert resolved.provenance("graph.deliberate_rounds") == str(root)
     assert resolved.provenance("graph.max_parallel") == "default"
 
 
@@ -69,10 +69,10 @@ def test_an_array_in_one_layer_is_kept_whole(repo: Path, home: Path) -> None:
         implementers = ["opus"]
         """,
     )
-    write(repo / ".magi" / "config.toml", "[roles]\nfixer = 'opus'\n[verify]\ngate = ['make']\n")
+    write(repo / ".magi" / "config.toml", "[roles]\njudges = ['opus']\n[verify]\ne2e = ['make']\n")
     resolved = load(repo, home)
     assert [a.id for a in resolved.config.agents] == ["opus"]
-    assert resolved.config.roles.fixer == "opus"
+    assert resolved.config.roles.judges == ["opus"]
     assert resolved.sources["agents"] == user
     assert resolved.provenance("agents[0].kind") == str(user)
     assert resolved.provenance("roles.implementers") == str(user)
@@ -82,7 +82,7 @@ def test_an_array_in_one_layer_is_kept_whole(repo: Path, home: Path) -> None:
     ("key", "lower", "higher"),
     [
         ("roles.implementers", "[roles]\nimplementers = []\n", "[roles]\nimplementers = []\n"),
-        ("verify.gate", "verify.gate = ['a']\n", "[verify]\ngate = ['b']\n"),
+        ("verify.e2e", "verify.e2e = ['a']\n", "[verify]\ne2e = ['b']\n"),
         (
             "agents",
             "[[agents]]\nid = 'a'\nkind = 'claude'\n",
@@ -108,10 +108,10 @@ def test_config_path_is_read_alone(repo: Path, home: Path, tmp_path: Path) -> No
     """--config uses that one file; the user and repo layers are not read."""
     write(home / "config.toml", "[graph]\njudges = 1\n")
     write(repo / "magi.toml", "[graph]\ncandidates = 9\n")
-    only = write(tmp_path / "elsewhere.toml", "[graph]\nreviewers = 0\n")
+    only = write(tmp_path / "elsewhere.toml", "[graph]\ndeliberate_rounds = 0\n")
     resolved = load(repo, home, config_path=only)
     assert resolved.files == [only]
-    assert resolved.config.graph.reviewers == 0
+    assert resolved.config.graph.deliberate_rounds == 0
     assert resolved.config.graph.judges == 3
     assert resolved.config.graph.candidates == 3
 
@@ -135,15 +135,15 @@ def test_magi_config_dir_moves_the_user_layer(repo: Path, tmp_path: Path) -> Non
 
 def test_include_is_relative_and_below_the_includer(repo: Path, home: Path) -> None:
     """Included files resolve next to their includer and lose to it, recursively."""
-    base = write(repo / ".magi" / "shared" / "base.toml", "[graph]\njudges = 1\nreviewers = 1\n")
+    base = write(repo / ".magi" / "shared" / "base.toml", "[graph]\njudges = 1\ndeliberate_rounds = 1\n")
     mid = write(
         repo / ".magi" / "mid.toml",
-        "include = ['shared/base.toml']\n[graph]\nreviewers = 2\ncandidates = 2\n",
+        "include = ['shared/base.toml']\n[graph]\ndeliberate_rounds = 2\ncandidates = 2\n",
     )
     top = write(repo / ".magi" / "config.toml", "include = ['mid.toml']\n[graph]\ncandidates = 4\n")
     resolved = load(repo, home)
     graph = resolved.config.graph
-    assert (graph.judges, graph.reviewers, graph.candidates) == (1, 2, 4)
+    assert (graph.judges, graph.deliberate_rounds, graph.candidates) == (1, 2, 4)
     assert resolved.files == [base, mid, top]
     assert resolved.provenance("graph.judges") == str(base)
     assert "include" not in resolved.sources
@@ -174,5 +174,5 @@ def test_full_surface_fixture_validates(repo: Path, home: Path) -> None:
     config = resolved.config
     assert [a.id for a in config.agents] == ["opus", "sonnet", "oc"]
     assert config.agent("oc").timeouts.judge == 600
-    assert config.verify.gate == ["CARGO_TARGET_DIR=/tmp/magi-target cargo make check"]
+    assert config.verify.e2e == ["CARGO_TARGET_DIR=/tmp/magi-target cargo test --locked"]
     assert resolved.provenance("vars.cache") == str(FIXTURES / "full.toml")

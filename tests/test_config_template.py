@@ -58,10 +58,10 @@ def test_a_var_built_from_env_with_a_default(
         cache = "{{ env.MAGI_CACHE | default('/tmp') }}"
 
         [verify]
-        gate = ["{{ vars.cache }}/magi-target make"]
+        e2e = ["{{ vars.cache }}/magi-target make"]
         """,
     )
-    assert load(tmp_path, tmp_path / "home", environ=environ).config.verify.gate == [expected]
+    assert load(tmp_path, tmp_path / "home", environ=environ).config.verify.e2e == [expected]
 
 
 def test_tera_spelling_of_default_is_accepted(tmp_path: Path) -> None:

@@ -41,11 +41,8 @@ def test_labels_are_reproducible_by_seed_and_judges_see_their_own_order(env, tmp
     }
     orders = [tuple(j.order) for j in one.judges]
     assert len(set(orders)) == len(orders)
-    seeds = {
-        tuple(r.author(c.label) for c in r.candidates)
-        for r in (start(repo, tmp_path / f"h{s}", cfg, seed=s) for s in (11, 12, 13, 14))
-    }
-    assert len(seeds) > 1, "different seeds should not all give the same assignment"
+    # That other seeds give other assignments is a pure property of the shuffle
+    # (tests/test_core_blind.py), not something to re-prove four competitions deep.
 
 
 def test_judge_packets_name_no_author_and_carry_verification(env):

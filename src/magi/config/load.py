@@ -33,7 +33,7 @@ from pydantic import BaseModel, ValidationError
 
 from magi.config import template
 from magi.config.merge import dotted, merge_layers, merge_plain, source_for
-from magi.config.model import BUILTIN_KINDS, Config
+from magi.config.model import BUILTIN_KINDS, NOT_IMPLEMENTED, Config, unimplemented_keys
 from magi.errors import ConfigError
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -119,6 +119,11 @@ def load_config(
         for err in exc.errors():
             loc = tuple(err["loc"])
             problems.append(_validation_problem(err, loc, merged.sources))
+    if config is not None:
+        for key, loc in unimplemented_keys(config):
+            what = NOT_IMPLEMENTED[key]
+            message = f"not implemented yet ({what}): remove it or leave it at its default"
+            problems.append(_Problem(message, source_for(loc, merged.sources), key=dotted(loc)))
     if problems or config is None:
         raise _combine(problems)
     return ResolvedConfig(config, [p for p, _ in reader.docs], dict(merged.sources))

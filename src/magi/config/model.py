@@ -17,6 +17,48 @@ AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 DEFAULT_PROTECTED = [".github/workflows/", ".magi/", "magi.toml", "CODEOWNERS"]
 
 
+# Keys whose feature has not landed yet: accepted at their default, refused otherwise,
+# because a key that is read by nothing is exactly the silent no-op this schema exists to
+# prevent. A feature removes its keys from here in the commit that makes them work.
+NOT_IMPLEMENTED: dict[str, str] = {
+    "verify.gate": "the gate",
+    "merge.mode": "merge modes other than none",
+    "notify.command": "run notifications",
+    "graph.reviewers": "the review loop",
+    "graph.review_rounds": "the review loop",
+    "graph.incomplete_review": "the review loop",
+    "graph.timeout_review": "the review loop",
+    "graph.timeout_fix": "the review loop",
+    "roles.reviewers": "the review loop",
+    "roles.fixer": "the review loop",
+    "roles.planner": "planning",
+    "prompts.review": "the review loop",
+    "prompts.fix": "the review loop",
+    "agents.timeouts.review": "the review loop",
+    "agents.timeouts.fix": "the review loop",
+}
+
+
+def unimplemented_keys(
+    model: BaseModel, generic: str = "", loc: tuple[str | int, ...] = ()
+) -> list[tuple[str, tuple[str | int, ...]]]:
+    """(key as in NOT_IMPLEMENTED, its exact location) of each such key not at its default."""
+    found: list[tuple[str, tuple[str | int, ...]]] = []
+    for name, info in type(model).model_fields.items():
+        key, where = f"{generic}{name}", (*loc, name)
+        value = getattr(model, name)
+        if key in NOT_IMPLEMENTED:
+            if value != info.get_default(call_default_factory=True):
+                found.append((key, where))
+        elif isinstance(value, BaseModel):
+            found += unimplemented_keys(value, f"{key}.", where)
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, BaseModel):
+                    found += unimplemented_keys(item, f"{key}.", (*where, i))
+    return found
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 

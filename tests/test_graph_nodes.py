@@ -1,0 +1,214 @@
+"""Nodes one at a time, with in-process fake agents; the runner's loop stage; the two bugs."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from graph_helpers import NOW, config, git_out, start
+from magi import engine
+from magi.agents.base import TurnRequest, TurnResult, TurnStatus
+from magi.config.model import Config
+from magi.demo.repo import RIGHT
+from magi.git import Git
+from magi.graph import Context, Loop, execute, implement, judge, mermaid, prep, verify
+from magi.graph.node import names
+from magi.report import report_json
+from magi.seats import Stop
+from magi.state.model import RunStatus
+from magi.state.store import Store
+from magi.testing.fakes import FakeAgent
+
+JUDGE_ANSWER = '```json\n{"ranking": ["A", "B"], "rationale": "A passes"}\n```'
+
+
+def fixer(request: TurnRequest) -> TurnResult:
+    """An implementer that fixes textstats.py in its worktree and leaves it uncommitted."""
+    (request.cwd / "textstats.py").write_text(RIGHT)
+    return TurnResult(TurnStatus.OK, text="fixed")
+
+
+def judging(request: TurnRequest) -> TurnResult:
+    return TurnResult(TurnStatus.OK, text=JUDGE_ANSWER)
+
+
+def context(repo: Path, home: Path, cfg: Config, agents: dict[str, FakeAgent]) -> Context:
+    store = Store(home)
+    run = engine.create(
+        task="fix word_count",
+        source="test",
+        config=cfg,
+        git=Git.discover(repo),
+        store=store,
+        now=NOW,
+        rng=random.Random(3),
+        seed=3,
+    )
+    return engine.context_for(run, store=store, environ=dict(os.environ), agents=agents)
+
+
+def two_fake_implementers(sd: Path) -> tuple[Config, dict[str, FakeAgent]]:
+    cfg = config(sd, {"a1": "right", "a2": "right"}, judges={"j1": "evidence"})
+    agents = {
+        "a1": FakeAgent("a1", fixer),
+        "a2": FakeAgent("a2", fixer),
+        "j1": FakeAgent("j1", judging),
+    }
+    return cfg, agents
+
+
+def test_prep_then_implement_alone_with_fake_agents(env):
+    """prep makes a worktree per label; implement asks each seat once and records its head."""
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+    ctx = context(repo, home, cfg, agents)
+    prep.run(ctx)
+    assert [c.label for c in ctx.run.candidates] == ["A", "B"]
+    assert all(Path(c.worktree or "").is_dir() for c in ctx.run.candidates)
+    implement.run(ctx)
+    assert len(agents["a1"].requests) == len(agents["a2"].requests) == 1
+    for c in ctx.run.candidates:
+        assert c.status == "ok"
+        assert c.rescued, "the fake left its work uncommitted; magi committed it"
+        assert c.head == git_out(repo, "rev-parse", f"refs/heads/{c.branch}").strip()
+    assert not agents["j1"].requests
+
+
+def test_verify_alone_records_the_head_it_checked(env):
+    """verify runs e2e in each viable candidate and names the commit it checked."""
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+    ctx = context(repo, home, cfg, agents)
+    prep.run(ctx)
+    implement.run(ctx)
+    verify.run(ctx)
+    for c in ctx.run.candidates:
+        assert c.verification is not None
+        assert c.verification.head == c.head
+        assert c.verification.passed
+
+
+def test_judge_alone_fails_over_and_the_report_names_who_sat(env):
+    """A judge seat lost to quota passes on; the record and the report name the new agent."""
+    repo, home, sd = env
+    judges = {"j1": "evidence", "j2": "quota", "j3": "evidence"}
+    run = start(repo, home, config(sd, {"a1": "right", "a2": "partial"}, judges=judges))
+    assert run.status is RunStatus.READY, run.reason
+    seat = run.seats["judge-2"]
+    assert seat.failover_from == ["j2"]
+    assert seat.agent == "j3"
+    shown = {j["seat"]: j["agent"] for j in report_json(run)["judges"]}
+    assert shown["judge-2"] == "j3"
+
+
+def test_a_rename_cannot_hide_a_protected_path(env):
+    """`git mv .github/workflows/ci.yml x.bak` is flagged: the old path counts too."""
+    repo, home, sd = env
+    (repo / ".github" / "workflows").mkdir(parents=True)
+    (repo / ".github" / "workflows" / "ci.yml").write_text("on: push\n")
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "ci"],
+        cwd=repo,
+        check=True,
+    )
+    mover = "sh:git mv .github/workflows/ci.yml x.bak && echo moved"
+    run = start(repo, home, config(sd, {"a1": mover, "a2": "partial"}))
+    moved = next(c for c in run.candidates if run.author(c.label) == "a1")
+    assert ".github/workflows/ci.yml" in moved.protected_changed
+    assert "x.bak" not in moved.protected_changed
+
+
+class Counter:
+    """A node that counts its runs; ``stop_at`` raises Stop(blocked) on that run."""
+
+    NAME = "count"
+    STATUS = RunStatus.REVIEWING
+
+    def __init__(self, stop_at: int | None = None) -> None:
+        self.runs = 0
+        self.stop_at = stop_at
+
+    def run(self, ctx: Context) -> None:
+        self.runs += 1
+        if self.runs == self.stop_at:
+            raise Stop(RunStatus.BLOCKED, f"stopped on run {self.runs}")
+
+
+def test_a_loop_runs_until_its_condition_and_at_most_its_rounds(env):
+    """Loop stops when `until` holds, never runs more than max_rounds; the runner ends ready."""
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+    body = Counter()
+    loop = Loop("review", (body,), until=lambda ctx: body.runs >= 2, max_rounds=lambda ctx: 5)
+    run = execute(context(repo, home, cfg, agents), [loop])
+    assert body.runs == 2
+    assert run.status is RunStatus.READY
+    capped = Counter()
+    loop = Loop("review", (capped,), until=lambda ctx: False, max_rounds=lambda ctx: 3)
+    execute(context(repo, home / "2", cfg, agents), [loop])
+    assert capped.runs == 3
+
+
+def test_a_stop_inside_a_loop_ends_the_run_with_its_status(env):
+    """The runner, not a node, sets the final status: a Stop wins over the sequence ending."""
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+    body = Counter(stop_at=2)
+    loop = Loop("review", (body,), until=lambda ctx: False, max_rounds=lambda ctx: 5)
+    run = execute(context(repo, home, cfg, agents), [loop])
+    assert run.status is RunStatus.BLOCKED
+    assert run.reason == "stopped on run 2"
+    assert "count" in run.timings
+
+
+def test_the_diagram_draws_a_loop_with_its_back_edge():
+    """README's diagram comes from the pipeline, loops included."""
+    body = Counter()
+    pipeline = [prep, Loop("review", (body, judge), until=lambda c: True, max_rounds=lambda c: 1)]
+    assert names(pipeline) == ["prep", "count", "judge"]
+    drawn = mermaid(pipeline)
+    assert "prep --> count" in drawn
+    assert "judge -. next round .-> count" in drawn
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("[verify]\ngate = ['make check']\n", "verify.gate"),
+        ("[merge]\nmode = 'local'\n", "merge.mode"),
+        ("[notify]\ncommand = ['ntfy']\n", "notify.command"),
+        ("[roles]\nplanner = 'a'\n[[agents]]\nid = 'a'\nkind = 'claude'\n", "roles.planner"),
+    ],
+)
+def test_a_key_nothing_reads_yet_is_an_error_naming_file_and_key(tmp_path, text, key):
+    """Set to a non-default value, a key whose feature has not landed is refused."""
+    from magi.config.load import load_config
+    from magi.config.model import NOT_IMPLEMENTED
+    from magi.errors import ConfigError
+
+    if key not in NOT_IMPLEMENTED:
+        pytest.skip(f"{key} is implemented now")
+    path = tmp_path / "magi.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match="not implemented yet") as err:
+        load_config(None, config_path=path)
+    assert str(path) in str(err.value)
+    assert key in str(err.value)
+
+
+def test_every_not_implemented_key_is_a_real_key():
+    """The list of pending keys names keys the schema has (no stale entries)."""
+    from magi.config import model
+
+    for key in model.NOT_IMPLEMENTED:
+        node: type = model.Config
+        for part in key.split("."):
+            info = node.model_fields[part]  # type: ignore[attr-defined]
+            ann = info.annotation
+            inner = [a for a in (ann, *getattr(ann, "__args__", ())) if isinstance(a, type)]
+            node = next((a for a in inner if hasattr(a, "model_fields")), ann)
