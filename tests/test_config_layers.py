@@ -33,7 +33,9 @@ def test_no_files_gives_defaults(repo: Path, home: Path) -> None:
 
 def test_layers_apply_in_increasing_precedence(repo: Path, home: Path) -> None:
     """user < .magi/config.toml < magi.toml, and each value names the layer that set it."""
-    user = write(home / "config.toml", "[graph]\ncandidates = 2\njudges = 2\ndeliberate_rounds = 1\n")
+    user = write(
+        home / "config.toml", "[graph]\ncandidates = 2\njudges = 2\ndeliberate_rounds = 1\n"
+    )
     dot = write(repo / ".magi" / "config.toml", "[graph]\njudges = 5\ndeliberate_rounds = 4\n")
     root = write(repo / "magi.toml", "[graph]\ndeliberate_rounds = 7\n")
     resolved = load(repo, home)
@@ -135,7 +137,9 @@ def test_magi_config_dir_moves_the_user_layer(repo: Path, tmp_path: Path) -> Non
 
 def test_include_is_relative_and_below_the_includer(repo: Path, home: Path) -> None:
     """Included files resolve next to their includer and lose to it, recursively."""
-    base = write(repo / ".magi" / "shared" / "base.toml", "[graph]\njudges = 1\ndeliberate_rounds = 1\n")
+    base = write(
+        repo / ".magi" / "shared" / "base.toml", "[graph]\njudges = 1\ndeliberate_rounds = 1\n"
+    )
     mid = write(
         repo / ".magi" / "mid.toml",
         "include = ['shared/base.toml']\n[graph]\ndeliberate_rounds = 2\ncandidates = 2\n",
