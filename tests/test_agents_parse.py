@@ -64,7 +64,7 @@ def test_codex_error_event_then_completed_turn_is_ok() -> None:
     )
     parsed = CodexAdapter(cfg("codex")).parse(out, "", 0, REQ)
     assert (parsed.status, parsed.text, parsed.session_id) == (TurnStatus.OK, "fine", "t1")
-    assert parsed.usage == Usage(3, 4, None, None)
+    assert parsed.usage == Usage(input_tokens=3, output_tokens=4, cached_tokens=None, cost_usd=None)
 
 
 @pytest.mark.parametrize(
@@ -96,7 +96,7 @@ def test_opencode_reply_falls_back_to_the_last_text_part() -> None:
     )
     parsed = OpencodeAdapter(cfg("opencode")).parse(out, "", 0, REQ)
     assert (parsed.status, parsed.text, parsed.session_id) == (TurnStatus.OK, "the answer", "ses_1")
-    assert parsed.usage == Usage(1, 2, None, 0.5)
+    assert parsed.usage == Usage(input_tokens=1, output_tokens=2, cached_tokens=None, cost_usd=0.5)
 
 
 def test_opencode_read_only_sets_the_permission_env_and_plan_agent() -> None:

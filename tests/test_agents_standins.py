@@ -208,9 +208,13 @@ def test_first_turn_then_resume_with_the_reported_session(
 def test_usage_is_read_from_each_cli_shape(tmp_path: Path, work: Path) -> None:
     """Tokens and cost land in Usage: claude's result, opencode's summed steps."""
     claude = build_agent(standin(tmp_path / "c", "claude").agent_config())
-    assert claude.run_turn(request(work)).usage == Usage(100, 20, 50, 0.0123)
+    assert claude.run_turn(request(work)).usage == Usage(
+        input_tokens=100, output_tokens=20, cached_tokens=50, cost_usd=0.0123
+    )
     opencode = build_agent(standin(tmp_path / "o", "opencode").agent_config())
-    assert opencode.run_turn(request(work)).usage == Usage(100, 20, 50, 0.02)
+    assert opencode.run_turn(request(work)).usage == Usage(
+        input_tokens=100, output_tokens=20, cached_tokens=50, cost_usd=0.02
+    )
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -17,7 +17,6 @@ from magi.core.prompts import (
     judge_prompt,
     material,
     numstat_table,
-    reask_prompt,
     render_patch,
     vote_prompt,
 )
@@ -311,20 +310,6 @@ def test_vote_prompt_without_a_session_includes_context_and_transcript() -> None
     judge, _, vote = all_judge_prompts()
     assert judge.strip() in vote
     assert f"{OPEN} argument judge-1" in vote
-
-
-def test_reask_only_asks_for_the_block() -> None:
-    """A re-ask says what was wrong and shows the seat's shape, nothing else."""
-    prompt = reask_prompt("vote", "field 'vote' missing")
-    assert prompt.startswith("Your last reply could not be read: field 'vote' missing.")
-    assert '"vote"' in prompt
-    assert prompt.count("```") == 2
-    assert "## Candidate" not in prompt
-
-
-def test_reask_accepts_a_literal_shape() -> None:
-    """An unknown shape name is taken as the example block itself."""
-    assert '{"x": 1}' in reask_prompt('{"x": 1}', "not an object")
 
 
 def test_render_patch_cuts_on_a_line_boundary() -> None:

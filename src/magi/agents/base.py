@@ -17,6 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
+from magi.state.model import Usage
+
+__all__ = ["Agent", "CancelToken", "TurnRequest", "TurnResult", "TurnStatus", "Usage"]
+
 
 class TurnStatus(enum.StrEnum):
     OK = "ok"
@@ -24,29 +28,6 @@ class TurnStatus(enum.StrEnum):
     ERROR = "error"
     QUOTA = "quota"  # a rate limit or exhausted plan: refunded, the run stalls rather than fails
     INVALID = "invalid"  # answered, but not in the shape the seat owes (set by the caller)
-
-
-@dataclass(frozen=True)
-class Usage:
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cached_tokens: int | None = None
-    cost_usd: float | None = None
-
-    def __add__(self, other: Usage) -> Usage:
-        def add(a: float | int | None, b: float | int | None) -> float | int | None:
-            if a is None:
-                return b
-            if b is None:
-                return a
-            return a + b
-
-        return Usage(
-            input_tokens=add(self.input_tokens, other.input_tokens),  # type: ignore[arg-type]
-            output_tokens=add(self.output_tokens, other.output_tokens),  # type: ignore[arg-type]
-            cached_tokens=add(self.cached_tokens, other.cached_tokens),  # type: ignore[arg-type]
-            cost_usd=add(self.cost_usd, other.cost_usd),
-        )
 
 
 class CancelToken:

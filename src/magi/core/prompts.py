@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from magi.config.model import Prompts
-from magi.core.answers import NO_CHANGE_MARKER, SHAPE_EXAMPLES
+from magi.core.answers import NO_CHANGE_MARKER
 from magi.core.packet import (
     CLOSE,
     OPEN,
@@ -32,7 +32,6 @@ __all__ = [
     "judge_prompt",
     "material",
     "numstat_table",
-    "reask_prompt",
     "render_patch",
     "vote_prompt",
 ]
@@ -270,18 +269,3 @@ def vote_prompt(
     ask = f"Vote for exactly one of: {', '.join(sorted(labels))}."
     example = '{"vote": "<label>", "rationale": "<why>"}'
     return _compose(*sections, ask, _json_ask(example), *_tail(prompts.judge, prompts, language))
-
-
-def reask_prompt(shape: str, reason: str) -> str:
-    """The one re-ask: what was wrong with the reply, and the block to send instead.
-
-    ``shape`` names a seat's answer shape in ``answers.SHAPE_EXAMPLES`` ("judge",
-    "deliberation", "vote", "review", "fix"); any other string is taken as the example
-    block itself.
-    """
-    example = SHAPE_EXAMPLES.get(shape, shape).strip()
-    return _compose(
-        f"Your last reply could not be read: {one_line(reason).rstrip('.')}.",
-        "Send only the answer block again. No prose before or after it, and no other block.",
-        f"```json\n{example}\n```",
-    )

@@ -23,7 +23,7 @@ from magi.core.seating import failover_agent
 from magi.errors import AnswerError
 from magi.seats.budget import check_budget
 from magi.seats.context import SeatContext
-from magi.state.model import Redaction, SeatState, Turn, Usage
+from magi.state.model import Redaction, SeatState, Turn
 
 M = TypeVar("M", bound=Answer)
 
@@ -122,7 +122,7 @@ def _record(
                 reply_artifact=reply_rel,
                 raw_artifact=raw_rel,
                 error=result.error,
-                usage=Usage(**vars(result.usage)),
+                usage=result.usage,
                 reask=reask,
                 failure=result.failure,
             )

@@ -84,11 +84,31 @@ class Task(_Rec):
     redactions: list[Redaction] = Field(default_factory=list)
 
 
-class Usage(_Rec):
+class Usage(BaseModel):
+    """Tokens and cost of a turn, as far as its CLI reported them (None: never reported,
+    which must not read as zero). The one usage type: adapters build it, records keep it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     input_tokens: int | None = None
     output_tokens: int | None = None
     cached_tokens: int | None = None
     cost_usd: float | None = None
+
+    def __add__(self, other: Usage) -> Usage:
+        def add(a: float | None, b: float | None) -> float | None:
+            return b if a is None else a if b is None else a + b
+
+        return Usage(
+            input_tokens=_int(add(self.input_tokens, other.input_tokens)),
+            output_tokens=_int(add(self.output_tokens, other.output_tokens)),
+            cached_tokens=_int(add(self.cached_tokens, other.cached_tokens)),
+            cost_usd=add(self.cost_usd, other.cost_usd),
+        )
+
+
+def _int(value: float | None) -> int | None:
+    return None if value is None else int(value)
 
 
 class Turn(_Rec):
