@@ -11,7 +11,7 @@ import pytest
 
 from graph_helpers import NOW, config, git_out, start
 from magi import engine
-from magi.agents.base import TurnRequest, TurnResult, TurnStatus
+from magi.agents.base import CancelToken, TurnRequest, TurnResult, TurnStatus
 from magi.config.model import Config
 from magi.demo.repo import RIGHT
 from magi.git import Git
@@ -212,3 +212,46 @@ def test_every_not_implemented_key_is_a_real_key():
             ann = info.annotation
             inner = [a for a in (ann, *getattr(ann, "__args__", ())) if isinstance(a, type)]
             node = next((a for a in inner if hasattr(a, "model_fields")), ann)
+
+
+def test_cancelling_one_run_does_not_poison_the_next_in_the_same_process(env):
+    """Cancellation is the run's token: the run ends interrupted, the next one runs whole."""
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+    token = CancelToken()
+
+    def cancel_mid_turn(request: TurnRequest) -> TurnResult:
+        token.cancel()  # what a signal handler or `/magi stop` does while a seat works
+        return TurnResult(TurnStatus.ERROR, error="killed")
+
+    agents["a1"] = FakeAgent("a1", cancel_mid_turn)
+    first = engine.start(
+        task="t",
+        source="test",
+        config=cfg,
+        git=Git.discover(repo),
+        store=Store(home),
+        environ=dict(os.environ),
+        agents=agents,
+        cancel=token,
+        seed=3,
+    )
+    assert first.run.status is RunStatus.INTERRUPTED
+    assert first.signal_exit is not None
+    assert not [t for t in first.run.turns if t.agent == "a1"], (
+        "a seat cut off by cancellation records nothing, so a resume asks it again"
+    )
+    agents["a1"] = FakeAgent("a1", fixer)
+    second = engine.start(
+        task="t",
+        source="test",
+        config=cfg,
+        git=Git.discover(repo),
+        store=Store(home),
+        environ=dict(os.environ),
+        agents=agents,
+        seed=4,
+    )
+    assert second.run.status is RunStatus.READY, second.run.reason
+    resumed = engine.resume(Store(home), first.run.id, environ=dict(os.environ), agents=agents)
+    assert resumed.run.status is RunStatus.READY, resumed.run.reason

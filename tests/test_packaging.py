@@ -36,3 +36,30 @@ def test_githubkit_imports_with_the_pinned_hishel():
         b"Hello, World!",
         "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17",
     )
+
+
+def test_the_cli_stays_lean_of_the_github_dependencies():
+    """The CLI never imports the App's stack: a laptop install needs no githubkit or uvicorn."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, magi.cli, magi.engine, magi.demo;"
+        "heavy = {'githubkit', 'fastapi', 'uvicorn', 'tenacity', 'cryptography', 'starlette'};"
+        "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
+
+
+def test_the_suite_runs_against_the_installed_package_when_asked():
+    """Under `make test-wheel` magi is imported from the built wheel, not from src/."""
+    import os
+
+    import magi
+
+    if not os.environ.get("MAGI_TEST_WHEEL"):
+        return
+    assert "site-packages" in Path(magi.__file__).parts, magi.__file__

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from magi.agents.base import Agent
+from magi.agents.base import Agent, CancelToken
 from magi.config.model import Config
 from magi.engine.signals import interruptible
 from magi.engine.start import (
@@ -63,8 +63,9 @@ def start(
     now: datetime | None = None,
     agents: Mapping[str, Agent] | None = None,
     pipeline: Sequence[Stage] = PIPELINE,
+    cancel: CancelToken | None = None,
 ) -> Outcome:
-    """Create a run of ``task`` and drive it through ``pipeline``."""
+    """Create a run of ``task`` and drive it through ``pipeline``; ``cancel`` is its token."""
     reporter = reporter or SilentReporter()
     run = create(
         task=task,
@@ -78,7 +79,9 @@ def start(
         base=base,
     )
     reporter.note(f"run {run.id}: seed {run.seed}, base {run.base} ({(run.base_sha or '')[:10]})")
-    ctx = context_for(run, store=store, environ=environ, agents=agents, reporter=reporter)
+    ctx = context_for(
+        run, store=store, environ=environ, agents=agents, reporter=reporter, cancel=cancel
+    )
     return _drive(ctx, pipeline)
 
 
@@ -91,13 +94,16 @@ def resume(
     config_path: Path | None = None,
     agents: Mapping[str, Agent] | None = None,
     pipeline: Sequence[Stage] = PIPELINE,
+    cancel: CancelToken | None = None,
 ) -> Outcome:
     """Carry a stopped run on from its record; finished seats are not asked again."""
     reporter = reporter or SilentReporter()
     run = store.load_run(store.resolve(ref))
     prepare_resume(run)
     take_current_budget(run, config_path, environ, reporter)
-    ctx = context_for(run, store=store, environ=environ, agents=agents, reporter=reporter)
+    ctx = context_for(
+        run, store=store, environ=environ, agents=agents, reporter=reporter, cancel=cancel
+    )
     ctx.event("run", f"resumed from {run.status.value}")
     return _drive(ctx, pipeline)
 
