@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from magi.state.model import Run
+from magi.state.model import Run, Usage
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cached_tokens", "cost_usd")
 
@@ -20,41 +20,29 @@ class UsageRow:
     cost_usd: float | None
 
 
-def _add(a: float | None, b: float | None) -> float | None:
-    # None means "the CLI never reported it", which must not read as zero.
-    return b if a is None else a if b is None else a + b
+def _row(seat: str, turns: int, seconds: float, usage: Usage) -> UsageRow:
+    return UsageRow(
+        seat=seat,
+        turns=turns,
+        seconds=round(seconds, 3),
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cached_tokens=usage.cached_tokens,
+        cost_usd=usage.cost_usd,
+    )
 
 
 def usage_rows(run: Run) -> tuple[UsageRow, ...]:
     """Tokens, cost, turns and seconds per seat (sorted), summed over its turns, then total."""
-    rows: dict[str, dict[str, float | int | None]] = {}
-    total: dict[str, float | int | None] = {"turns": 0, "seconds": 0.0}
+    per: dict[str, tuple[int, float, Usage]] = {}
     for turn in run.turns:
-        row = rows.setdefault(turn.seat, {"turns": 0, "seconds": 0.0})
-        for acc in (row, total):
-            for key in USAGE_KEYS:
-                acc[key] = _add(acc.get(key), getattr(turn.usage, key))
-            acc["turns"] = int(acc["turns"] or 0) + 1
-            acc["seconds"] = round(float(acc["seconds"] or 0.0) + turn.duration_s, 3)
-    ordered = [*sorted(rows.items()), ("total", total)]
-    return tuple(_usage_row(seat, acc) for seat, acc in ordered)
-
-
-def _usage_row(seat: str, acc: dict[str, float | int | None]) -> UsageRow:
-    def tokens(key: str) -> int | None:
-        v = acc.get(key)
-        return None if v is None else int(v)
-
-    cost = acc.get("cost_usd")
-    return UsageRow(
-        seat=seat,
-        turns=int(acc["turns"] or 0),
-        seconds=float(acc["seconds"] or 0.0),
-        input_tokens=tokens("input_tokens"),
-        output_tokens=tokens("output_tokens"),
-        cached_tokens=tokens("cached_tokens"),
-        cost_usd=None if cost is None else float(cost),
-    )
+        n, secs, usage = per.get(turn.seat, (0, 0.0, Usage()))
+        per[turn.seat] = (n + 1, round(secs + turn.duration_s, 3), usage + turn.usage)
+    total = (0, 0.0, Usage())
+    for n, secs, usage in per.values():
+        total = (total[0] + n, round(total[1] + secs, 3), total[2] + usage)
+    rows = [_row(seat, *per[seat]) for seat in sorted(per)]
+    return (*rows, _row("total", *total))
 
 
 def node_times(run: Run) -> tuple[tuple[str, float | None], ...]:
