@@ -8,7 +8,7 @@ from types import ModuleType
 from magi.agents import antigravity, claude, codex, command, gemini, opencode
 from magi.agents.base import Agent
 from magi.agents.cli import Adapter, CliAgent
-from magi.agents.registry import KindSpec, hookimpl
+from magi.agents.hookspecs import KindSpec, hookimpl
 from magi.config.model import AgentConfig
 
 # kind name -> (module holding its metadata, adapter class)
