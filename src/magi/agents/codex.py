@@ -89,10 +89,13 @@ class CodexEvent(Event):
         return None
 
 
+_LOG_TIME = re.compile(r"^\d{4}-\d\d-\d\dT[\d:.]+Z\s+")  # codex's tracing logs on stderr
+
+
 def _live(line: str) -> LiveLine:
     ev = event(line, CodexEvent)
     if ev is None:
-        return LiveLine(line)  # stderr logs and warnings
+        return LiveLine(_LOG_TIME.sub("", line))  # stderr logs and warnings
     if (msg := ev.error_message()) is not None:
         return LiveLine(msg)
     item = ev.item

@@ -49,7 +49,7 @@ SIGNALS = Signals(
     unreachable=re.compile(r"Cannot connect to API|Unable to connect|ECONNREFUSED|ENOTFOUND"),
     unauthenticated=re.compile(
         r"invalid x-api-key|Invalid API key|Incorrect API key|authentication_error"
-        r"|API key not valid|\b401\b|ProviderAuthError",
+        r"|API key not valid|\b401\b|ProviderAuthError|LoadAPIKeyError",
         re.IGNORECASE,
     ),
 )
