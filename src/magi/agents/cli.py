@@ -169,6 +169,14 @@ class CliAgent:
             return TurnResult(
                 TurnStatus.ERROR, error=f"{self.id}: {res.start_error}", duration_s=res.duration_s
             )
+        if request.cancel is not None and request.cancel.cancelled:
+            return TurnResult(
+                TurnStatus.ERROR,
+                error="cancelled: the run was stopped",
+                duration_s=res.duration_s,
+                raw_stdout=res.stdout,
+                raw_stderr=res.stderr,
+            )
         parsed = self.adapter.parse(res.stdout, res.stderr, res.exit_code, request)
         status, text, error = parsed.status, parsed.text, parsed.error
         failure = parsed.failure

@@ -32,11 +32,12 @@ QUOTA = re.compile(
 # "Reconnecting... 2/5 (stream disconnected before completion: failed to lookup address
 # information ...)", then "Reconnecting... waiting for network (Connection failed: error
 # sending request)" for as long as it runs; stderr logs "failed to connect to Responses
-# WebSocket". Not logged in, `codex exec` goes to the network all the same.
+# WebSocket". Not logged in, `codex exec` goes to the network all the same. "stream
+# disconnected" alone is not a signal: a server can drop a stream mid-turn too.
 SIGNALS = Signals(
     unreachable=re.compile(
         r"Reconnecting\.\.\.|waiting for network|Connection failed|failed to connect"
-        r"|stream disconnected|failed to lookup address",
+        r"|failed to lookup address",
         re.IGNORECASE,
     ),
     unauthenticated=re.compile(
