@@ -194,7 +194,7 @@ def test_a_wrongly_typed_field_reads_as_missing_and_the_event_still_counts() -> 
     )
     parsed = CodexAdapter(cfg("codex")).parse(out, "", 0, REQ)
     assert (parsed.status, parsed.text, parsed.session_id) == (TurnStatus.OK, "fine", None)
-    assert parsed.usage == Usage(None, None, None, None)
+    assert parsed.usage == Usage()
 
 
 def test_claude_unknown_fields_are_ignored_and_a_bad_usage_is_none() -> None:
