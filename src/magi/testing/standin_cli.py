@@ -241,6 +241,9 @@ def main() -> int:
     else:  # the copy beside this script: stand-ins run without magi on their path
         import standin_offline as offline_cli
 
+    if sys.argv[1:] == ["--version"] and kind in offline_cli.VERSION:
+        sys.stdout.write(offline_cli.VERSION[kind])
+        return 0
     if sys.argv[1:] == offline_cli.STATUS_ARGV.get(kind):
         out, err, code = offline_cli.STATUS[kind, bool(cfg.get("logged_in", True))]
         sys.stdout.write(out)

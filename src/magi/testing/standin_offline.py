@@ -54,6 +54,12 @@ STATUS: dict[tuple[str, bool], Out] = {
         0,
     ),
 }
+VERSION = {  # `<cli> --version`, recorded
+    "claude": "2.1.197 (Claude Code)\n",
+    "codex": "codex-cli 0.171.0\n",
+    "opencode": "1.18.33\n",
+    "gemini": "0.61.0\n",
+}
 STATUS_ARGV = {
     "claude": ["auth", "status"],
     "codex": ["login", "status"],
