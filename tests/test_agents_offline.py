@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from pathlib import Path
 
@@ -152,3 +153,22 @@ def test_run_gives_up_when_asked_and_says_why(tmp_path: Path) -> None:
     )
     assert (res.gave_up, res.timed_out, res.exit_code) == ("stuck", False, None)
     assert asked.is_set()
+
+
+def test_the_listener_hears_lines_past_the_output_cap(tmp_path: Path) -> None:
+    """The record keeps the head; the live view still sees what a flooding CLI said last."""
+    seen: list[str] = []
+    script = "import sys\nfor i in range(2000): print('line', i)\nprint('the \\x1b[31mend\\x1b[0m')"
+    res = run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        stdin=None,
+        env={},
+        timeout=30,
+        output_max_bytes=1000,
+        on_output=seen.append,
+    )
+    assert res.stdout_dropped > 0
+    assert "the end" not in res.stdout
+    assert (seen[0], seen[-1], len(seen)) == ("line 0", "the end", 2001)
+    assert res.gave_up is None
