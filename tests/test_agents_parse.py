@@ -183,3 +183,43 @@ def test_command_session_line_is_protocol_not_part_of_the_error() -> None:
     assert parsed.error is not None
     assert "MAGI-SESSION" not in parsed.error
     assert "disk full" in parsed.error
+
+
+def test_a_wrongly_typed_field_reads_as_missing_and_the_event_still_counts() -> None:
+    """Event models are lenient field by field: a numeric thread id is no id, the reply stays."""
+    out = lines(
+        {"type": "thread.started", "thread_id": 42},
+        {"type": "item.completed", "item": {"type": "agent_message", "text": "fine", "x": 1}},
+        {"type": "turn.completed", "usage": {"input_tokens": "3", "output_tokens": True}},
+    )
+    parsed = CodexAdapter(cfg("codex")).parse(out, "", 0, REQ)
+    assert (parsed.status, parsed.text, parsed.session_id) == (TurnStatus.OK, "fine", None)
+    assert parsed.usage == Usage()
+
+
+def test_claude_unknown_fields_are_ignored_and_a_bad_usage_is_none() -> None:
+    out = json.dumps(
+        {
+            "type": "result",
+            "is_error": False,
+            "result": "ok",
+            "session_id": "s",
+            "usage": "n/a",
+            "total_cost_usd": 0.5,
+            "a_field_from_a_later_version": {"x": 1},
+        }
+    )
+    parsed = ClaudeAdapter(cfg("claude")).parse(out, "", 0, REQ)
+    assert (parsed.status, parsed.text, parsed.usage) == (TurnStatus.OK, "ok", Usage(cost_usd=0.5))
+
+
+def test_opencode_error_given_as_a_plain_string() -> None:
+    out = lines({"type": "error", "sessionID": "ses_1", "error": "socket hang up"})
+    parsed = OpencodeAdapter(cfg("opencode")).parse(out, "", 1, REQ)
+    assert (parsed.status, parsed.error) == (TurnStatus.ERROR, "opencode: socket hang up")
+
+
+def test_gemini_auth_exit_is_marked_auth() -> None:
+    err = {"session_id": "g", "error": {"type": "Error", "message": "Please set", "code": 41}}
+    parsed = GeminiAdapter(cfg("gemini")).parse("", json.dumps(err, indent=2), 41, REQ)
+    assert (parsed.status, parsed.failure) == (TurnStatus.ERROR, "auth")

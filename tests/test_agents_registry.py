@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.metadata
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -137,3 +138,42 @@ def test_every_public_name_is_exported() -> None:
         assert getattr(magi.agents, name) is not None
     with pytest.raises(AttributeError):
         _ = magi.agents.no_such_name
+
+
+def _imports_of(path: Path) -> set[str]:
+    """The magi.agents modules ``path`` imports anywhere, type-checking blocks excepted."""
+    tree = ast.parse(path.read_text())
+    skipped = {
+        id(node)
+        for top in ast.walk(tree)
+        if isinstance(top, ast.If) and ast.unparse(top.test) == "TYPE_CHECKING"
+        for stmt in top.body
+        for node in ast.walk(stmt)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if node.module == "magi.agents":
+                found |= {f"magi.agents.{a.name}" for a in node.names}
+            elif node.module.startswith("magi.agents."):
+                found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("magi.agents.")}
+    return found
+
+
+def test_the_agents_package_has_no_import_cycle() -> None:
+    """builtin, registry and hookspecs (and every other agents module) import in one direction."""
+    package = Path(magi.agents.__file__).parent
+    modules = [p for p in package.glob("*.py") if p.stem != "__init__"]
+    graph = {f"magi.agents.{p.stem}": _imports_of(p) for p in modules}
+
+    def reaches(start: str, goal: str, seen: frozenset[str] = frozenset()) -> bool:
+        return any(
+            nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt}))
+            for nxt in graph.get(start, set())
+        )
+
+    assert [m for m in graph if reaches(m, m)] == []

@@ -144,7 +144,13 @@ EXPECTED: dict[str, Expect] = {
 }
 
 
-def request(cwd: Path, *, write: bool = True, session: str | None = None) -> TurnRequest:
+def request(
+    cwd: Path,
+    *,
+    write: bool = True,
+    session: str | None = None,
+    environ: dict[str, str] | None = None,
+) -> TurnRequest:
     return TurnRequest(
         seat="impl-B",
         prompt=PROMPT,
@@ -156,7 +162,7 @@ def request(cwd: Path, *, write: bool = True, session: str | None = None) -> Tur
         node="implement",
         turn=2,
         label="B",
-        environ=dict(os.environ),
+        environ=dict(os.environ) if environ is None else environ,
     )
 
 
@@ -245,23 +251,23 @@ def test_the_error_mode_is_an_error(kind: str, tmp_path: Path, work: Path) -> No
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_secrets_never_reach_the_agent(
-    kind: str, tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Tokens in magi's environment stay out; pass_env'd and env'd variables get in."""
-    for name in (
-        "GITHUB_TOKEN",
-        "GH_TOKEN",
-        "ACTIONS_RUNTIME_TOKEN",
-        "MAGI_APP_PRIVATE_KEY",
-        "MAGI_HOME",
-        "AWS_SECRET_ACCESS_KEY",
-    ):
-        monkeypatch.setenv(name, "secret-value")
-    monkeypatch.setenv("MY_PROVIDER_KEY", "passed")
+def test_secrets_never_reach_the_agent(kind: str, tmp_path: Path, work: Path) -> None:
+    """Tokens in the run's environment stay out; pass_env'd and env'd variables get in."""
+    environ = {
+        name: "secret-value"
+        for name in (
+            "GITHUB_TOKEN",
+            "GH_TOKEN",
+            "ACTIONS_RUNTIME_TOKEN",
+            "MAGI_APP_PRIVATE_KEY",
+            "MAGI_HOME",
+            "AWS_SECRET_ACCESS_KEY",
+        )
+    }
+    environ |= {"PATH": os.environ["PATH"], "MY_PROVIDER_KEY": "passed"}
     s = standin(tmp_path, kind)
     cfg = s.agent_config(pass_env=["MY_PROVIDER_KEY"], env={"FROM_CONFIG": "1"})
-    assert build_agent(cfg).run_turn(request(work)).ok
+    assert build_agent(cfg).run_turn(request(work, environ=environ)).ok
 
     env = s.calls()[-1]["env"]
     assert "secret-value" not in env.values()
@@ -271,6 +277,18 @@ def test_secrets_never_reach_the_agent(
     assert env["MAGI_ALLOW_WRITE"] == "1"
     assert (env["MAGI_RUN"], env["MAGI_NODE"], env["MAGI_TURN"]) == ("r1", "implement", "2")
     assert "PATH" in env
+
+
+def test_the_agent_environment_comes_from_the_request_not_the_process(
+    tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass_env'd variable set only in magi's own os.environ does not reach the agent."""
+    monkeypatch.setenv("MY_PROVIDER_KEY", "from-os-environ")
+    s = standin(tmp_path, "command")
+    cfg = s.agent_config(pass_env=["MY_PROVIDER_KEY"])
+    environ = {"PATH": os.environ["PATH"], "MY_PROVIDER_KEY": "from-request"}
+    assert build_agent(cfg).run_turn(request(work, environ=environ)).ok
+    assert s.calls()[-1]["env"]["MY_PROVIDER_KEY"] == "from-request"
 
 
 def test_read_only_opencode_seat_denies_edits_by_environment(tmp_path: Path, work: Path) -> None:

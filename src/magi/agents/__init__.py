@@ -10,21 +10,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from magi.agents.base import Agent, TurnRequest, TurnResult, TurnStatus, Usage
+from magi.agents.base import Agent, CancelToken, TurnRequest, TurnResult, TurnStatus, Usage
 
 if TYPE_CHECKING:
     from magi.agents.cli import Adapter, CliAgent, Invocation, Parsed
     from magi.agents.discover import FoundCli, find_clis
+    from magi.agents.hookspecs import AuthStatus, KindSpec, hookimpl, hookspec
     from magi.agents.process import ProcessResult, child_env
-    from magi.agents.registry import (
-        KindSpec,
-        build_agent,
-        hookimpl,
-        hookspec,
-        kinds,
-        plugin_manager,
-        unpassed_keys,
-    )
+    from magi.agents.registry import build_agent, kinds, plugin_manager, unpassed_keys
 
 _LAZY = {
     "Adapter": "cli",
@@ -35,10 +28,11 @@ _LAZY = {
     "find_clis": "discover",
     "ProcessResult": "process",
     "child_env": "process",
-    "KindSpec": "registry",
+    "AuthStatus": "hookspecs",
+    "KindSpec": "hookspecs",
     "build_agent": "registry",
-    "hookimpl": "registry",
-    "hookspec": "registry",
+    "hookimpl": "hookspecs",
+    "hookspec": "hookspecs",
     "kinds": "registry",
     "plugin_manager": "registry",
     "unpassed_keys": "registry",
@@ -47,6 +41,8 @@ _LAZY = {
 __all__ = [
     "Adapter",
     "Agent",
+    "AuthStatus",
+    "CancelToken",
     "CliAgent",
     "FoundCli",
     "Invocation",

@@ -20,18 +20,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 from magi.agents.base import TurnRequest, TurnStatus, Usage
-from magi.agents.cli import (
-    Invocation,
-    Parsed,
-    executable,
-    int_or_none,
-    json_object,
-    malformed,
-    tail,
-)
+from magi.agents.cli import Invocation, Parsed, executable, malformed, tail
+from magi.agents.events import Event, Int, Lenient, Str, document
+from magi.agents.live import LiveLine, Signals
 from magi.config.model import AgentConfig
 
 EXECUTABLE = "agy"
@@ -40,6 +34,30 @@ KEY_ENV_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 REPLY_KEYS = ("response", "result", "text", "output")
 
 QUOTA = re.compile(r"quota|rate[ _-]?limit|RESOURCE_EXHAUSTED|\b429\b|resets in", re.IGNORECASE)
+# UNVERIFIED (no agy to run): the Google-stack wording gemini uses, and plain node errors.
+SIGNALS = Signals(
+    unreachable=re.compile(r"fetch failed|ENOTFOUND|ECONNREFUSED|Unable to connect", re.I),
+    unauthenticated=re.compile(r"not logged in|UNAUTHENTICATED|API key not valid|sign in", re.I),
+)
+
+
+class AgyUsage(Event):
+    input_tokens: Int = None
+    output_tokens: Int = None
+
+
+class AgyOutput(Event):
+    """What ``agy -p --output-format json`` is assumed to print (see the module docstring)."""
+
+    conversation_id: Str = None
+    response: Str = None
+    result: Str = None
+    text: Str = None
+    output: Str = None
+    usage: Annotated[AgyUsage | None, Lenient] = None
+
+    def reply(self) -> str | None:
+        return next((r for r in (self.response, self.result, self.text, self.output) if r), None)
 
 
 @dataclass(frozen=True)
@@ -47,6 +65,10 @@ class AntigravityAdapter:
     cfg: AgentConfig
     mints_session: ClassVar[bool] = False
     needs_prompt_file: ClassVar[bool] = False
+    signals: ClassVar[Signals] = SIGNALS
+
+    def live(self, line: str) -> LiveLine:
+        return LiveLine(line)
 
     def build(self, request: TurnRequest, session_id_to_open: str | None) -> Invocation:
         argv = [*executable(self.cfg, EXECUTABLE), "-p", "--output-format", "json"]
@@ -66,9 +88,8 @@ class AntigravityAdapter:
     def parse(
         self, stdout: str, stderr: str, exit_code: int | None, request: TurnRequest
     ) -> Parsed:
-        obj = json_object(stdout) if stdout.strip() else None
-        sid = obj.get("conversation_id") if obj is not None else None
-        session_id = sid if isinstance(sid, str) and sid else None
+        out = document(stdout, AgyOutput) if stdout.strip() else None
+        session_id = (out.conversation_id or None) if out is not None else None
         if exit_code != 0:
             both = f"{stderr}\n{stdout}"
             status = TurnStatus.QUOTA if QUOTA.search(both) else TurnStatus.ERROR
@@ -80,16 +101,12 @@ class AntigravityAdapter:
                 error="agy printed nothing (agy -p is reported to "
                 "print nothing when stdout is not a terminal; unverified)",
             )
-        if obj is None:
+        if out is None:
             return malformed("agy", "no JSON object", stdout)
-        reply = next((obj[k] for k in REPLY_KEYS if isinstance(obj.get(k), str)), None)
+        reply = out.reply()
         if reply is None:
             keys = ", ".join(REPLY_KEYS)
             return malformed("agy", f"the JSON object has none of {keys}", stdout)
-        raw_usage = obj.get("usage")
-        u = raw_usage if isinstance(raw_usage, dict) else {}
-        usage = Usage(
-            input_tokens=int_or_none(u.get("input_tokens")),
-            output_tokens=int_or_none(u.get("output_tokens")),
-        )
+        u = out.usage or AgyUsage()
+        usage = Usage(input_tokens=u.input_tokens, output_tokens=u.output_tokens)
         return Parsed(TurnStatus.OK, text=reply, session_id=session_id, usage=usage)

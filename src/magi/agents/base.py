@@ -12,7 +12,7 @@ import enum
 import os
 import signal
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
@@ -20,6 +20,10 @@ from typing import Literal, Protocol, runtime_checkable
 from magi.state.model import Usage
 
 __all__ = ["Agent", "CancelToken", "TurnRequest", "TurnResult", "TurnStatus", "Usage"]
+
+# Why a turn failed, when it says something about the agent rather than the task: it could
+# not log in, or could not reach its provider. Failover skips such an agent for the run.
+Failure = Literal["auth", "unreachable"]
 
 
 class TurnStatus(enum.StrEnum):
@@ -81,7 +85,10 @@ class TurnRequest:
     ``node`` reach the process as MAGI_RUN / MAGI_NODE; ``label`` is the candidate label a
     seat works on, when there is one (``{label}`` for command agents). ``environ`` is the
     environment the agent's own is filtered from (adapters never read ``os.environ``);
-    ``cancel`` is the run's token.
+    ``cancel`` is the run's token. ``on_output`` is fed each new line the process prints
+    (trimmed and scrubbed, for a person to read); ``unreachable_after`` is how long a turn
+    may show nothing but a cannot-reach or not-logged-in signal before it ends as an error
+    (None: until its timeout).
     """
 
     seat: str
@@ -99,6 +106,8 @@ class TurnRequest:
     )
     environ: Mapping[str, str] = field(default_factory=dict)
     cancel: CancelToken | None = None
+    on_output: Callable[[str], None] | None = None
+    unreachable_after: float | None = 120.0
 
 
 @dataclass(frozen=True)
@@ -116,7 +125,7 @@ class TurnResult:
     exit_code: int | None = None
     # Why an error is the agent's and not the turn's: it cannot log in or reach its
     # provider, so failover skips it for the rest of the run.
-    failure: Literal["auth", "unreachable"] | None = None
+    failure: Failure | None = None
 
     @property
     def ok(self) -> bool:

@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from types import ModuleType
 
-from magi.agents import antigravity, claude, codex, command, gemini, opencode
+from magi.agents import antigravity, auth, claude, codex, command, gemini, opencode
 from magi.agents.base import Agent
 from magi.agents.cli import Adapter, CliAgent
-from magi.agents.registry import KindSpec, hookimpl
+from magi.agents.hookspecs import AuthCheck, KindSpec, hookimpl
 from magi.config.model import AgentConfig
 
-# kind name -> (module holding its metadata, adapter class)
-_KINDS: dict[str, tuple[ModuleType, Callable[[AgentConfig], Adapter]]] = {
-    "claude": (claude, claude.ClaudeAdapter),
-    "codex": (codex, codex.CodexAdapter),
-    "opencode": (opencode, opencode.OpencodeAdapter),
-    "gemini": (gemini, gemini.GeminiAdapter),
-    "antigravity": (antigravity, antigravity.AntigravityAdapter),
-    "command": (command, command.CommandAdapter),
+# kind name -> (module holding its metadata, adapter class, login check)
+_KINDS: dict[str, tuple[ModuleType, Callable[[AgentConfig], Adapter], AuthCheck | None]] = {
+    "claude": (claude, claude.ClaudeAdapter, auth.check_claude),
+    "codex": (codex, codex.CodexAdapter, auth.check_codex),
+    "opencode": (
+        opencode,
+        opencode.OpencodeAdapter,
+        functools.partial(auth.check_opencode, key_env_vars=opencode.KEY_ENV_VARS),
+    ),
+    "gemini": (gemini, gemini.GeminiAdapter, auth.check_gemini),
+    "antigravity": (antigravity, antigravity.AntigravityAdapter, auth.check_antigravity),
+    "command": (command, command.CommandAdapter, None),  # a command has no login to check
 }
 
 
@@ -38,8 +43,9 @@ def specs() -> list[KindSpec]:
             executable=module.EXECUTABLE,
             version_argv=tuple(module.VERSION_ARGV),
             key_env_vars=tuple(module.KEY_ENV_VARS),
+            auth_check=check,
         )
-        for name, (module, adapter) in _KINDS.items()
+        for name, (module, adapter, check) in _KINDS.items()
     ]
 
 

@@ -10,18 +10,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 from magi.agents.base import TurnRequest, TurnStatus, Usage
-from magi.agents.cli import (
-    Invocation,
-    Parsed,
-    executable,
-    int_or_none,
-    json_object,
-    malformed,
-    tail,
-)
+from magi.agents.cli import Invocation, Parsed, executable, malformed, tail
+from magi.agents.events import Event, Flag, Int, Lenient, Num, Str, document, event
+from magi.agents.live import LiveLine, Signals
 from magi.config.model import AgentConfig
 
 EXECUTABLE = "claude"
@@ -35,6 +29,58 @@ QUOTA = re.compile(
     re.IGNORECASE,
 )
 UNKNOWN_SESSION = "No conversation found"
+# Claude Code 2.1.197 offline: not logged in, the result text is "Not logged in · Please run
+# /login" (exit 1, at once); with a key but no network it retries silently and ends with
+# "API Error: Unable to connect to API ..." (docs/agents-verified.md).
+SIGNALS = Signals(
+    unreachable=re.compile(
+        r"Unable to connect to API|Connection error|ECONNREFUSED|ENOTFOUND|EAI_AGAIN"
+        r"|fetch failed|getaddrinfo",
+        re.IGNORECASE,
+    ),
+    unauthenticated=re.compile(
+        r"Not logged in|Please run /login|Invalid API key|authentication_failed"
+        r"|OAuth token has expired|\(401\)",
+        re.IGNORECASE,
+    ),
+)
+
+
+class ClaudeUsage(Event):
+    input_tokens: Int = None
+    output_tokens: Int = None
+    cache_read_input_tokens: Int = None
+
+
+class ClaudeResult(Event):
+    """The single object ``claude -p --output-format json`` prints (README §1(d))."""
+
+    type: Str = None
+    subtype: Str = None
+    is_error: Flag = None
+    api_error_status: Int = None
+    result: Str = None
+    errors: Annotated[list[str] | None, Lenient] = None
+    session_id: Str = None
+    total_cost_usd: Num = None
+    usage: Annotated[ClaudeUsage | None, Lenient] = None
+
+    def token_usage(self) -> Usage:
+        u = self.usage or ClaudeUsage()
+        cost = float(self.total_cost_usd) if self.total_cost_usd is not None else None
+        return Usage(
+            input_tokens=u.input_tokens,
+            output_tokens=u.output_tokens,
+            cached_tokens=u.cache_read_input_tokens,
+            cost_usd=cost,
+        )
+
+    def why(self) -> str:
+        if self.result:
+            return self.result
+        if self.errors:
+            return "; ".join(self.errors)
+        return self.subtype or "is_error"
 
 
 @dataclass(frozen=True)
@@ -42,6 +88,14 @@ class ClaudeAdapter:
     cfg: AgentConfig
     mints_session: ClassVar[bool] = True
     needs_prompt_file: ClassVar[bool] = False
+    signals: ClassVar[Signals] = SIGNALS
+
+    def live(self, line: str) -> LiveLine:
+        # stdout holds one object, at the end; before it only stderr says anything.
+        result = event(line, ClaudeResult)
+        if result is None or result.type != "result":
+            return LiveLine(line)
+        return LiveLine(result.why() if result.is_error else None, progress=not result.is_error)
 
     def build(self, request: TurnRequest, session_id_to_open: str | None) -> Invocation:
         argv = [*executable(self.cfg, EXECUTABLE), "-p", "--output-format", "json"]
@@ -70,32 +124,16 @@ class ClaudeAdapter:
             status = TurnStatus.QUOTA if QUOTA.search(stderr) else TurnStatus.ERROR
             why = tail(stderr) or "no output"
             return Parsed(status, error=f"claude exited {exit_code}: {why}")
-        obj = json_object(stdout)
-        if obj is None or obj.get("type") != "result":
+        obj = document(stdout, ClaudeResult)
+        if obj is None or obj.type != "result":
             return malformed("claude", "no JSON result object", stdout)
-        sid = obj.get("session_id")
-        session_id = sid if isinstance(sid, str) and sid else None
-        raw_usage = obj.get("usage")
-        u = raw_usage if isinstance(raw_usage, dict) else {}
-        cost = obj.get("total_cost_usd")
-        usage = Usage(
-            input_tokens=int_or_none(u.get("input_tokens")),
-            output_tokens=int_or_none(u.get("output_tokens")),
-            cached_tokens=int_or_none(u.get("cache_read_input_tokens")),
-            cost_usd=float(cost) if isinstance(cost, int | float) else None,
-        )
-        result = obj.get("result")
-        if obj.get("is_error"):
-            errors = obj.get("errors")
-            if isinstance(result, str) and result:
-                why = result
-            elif isinstance(errors, list) and errors:
-                why = "; ".join(str(e) for e in errors)
-            else:
-                why = str(obj.get("subtype") or "is_error")
-            quota = obj.get("api_error_status") == 429 or bool(QUOTA.search(why))
+        session_id = obj.session_id or None
+        usage = obj.token_usage()
+        if obj.is_error:
+            why = obj.why()
+            quota = obj.api_error_status == 429 or bool(QUOTA.search(why))
             status = TurnStatus.QUOTA if quota else TurnStatus.ERROR
             return Parsed(status, session_id=session_id, usage=usage, error=f"claude: {why}")
-        if not isinstance(result, str):
+        if obj.result is None:
             return malformed("claude", "the result object has no text 'result'", stdout)
-        return Parsed(TurnStatus.OK, text=result, session_id=session_id, usage=usage)
+        return Parsed(TurnStatus.OK, text=obj.result, session_id=session_id, usage=usage)

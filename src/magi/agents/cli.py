@@ -9,17 +9,18 @@ process, timing it) happens here, once, for every kind.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import re
 import tempfile
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
 from magi.agents import process
-from magi.agents.base import TurnRequest, TurnResult, TurnStatus, Usage
+from magi.agents.base import Failure, TurnRequest, TurnResult, TurnStatus, Usage
+from magi.agents.live import LiveLine, Signals, SignalWatch, scrub
 from magi.config.model import AgentConfig
 from magi.errors import AgentError
 
@@ -42,13 +43,21 @@ class Parsed:
     session_id: str | None = None
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
+    failure: Failure | None = None  # when the adapter knows; else read from ``error``
 
 
 class Adapter(Protocol):
-    """One CLI kind's pure half. ``mints_session``: magi chooses the id of a new session."""
+    """One CLI kind's pure half. ``mints_session``: magi chooses the id of a new session.
+
+    ``signals`` name the CLI's cannot-reach and not-logged-in lines; ``live`` reads one line
+    of its output while it runs (what to show a person, and whether it is progress).
+    """
 
     mints_session: ClassVar[bool]
     needs_prompt_file: ClassVar[bool]
+    signals: ClassVar[Signals]
+
+    def live(self, line: str) -> LiveLine: ...
 
     def build(self, request: TurnRequest, session_id_to_open: str | None) -> Invocation: ...
 
@@ -102,41 +111,6 @@ def no_events(
     return Parsed(status, error=f"{kind} exited {exit_code}: {tail(stderr)}")
 
 
-def json_lines(stdout: str) -> list[dict[str, Any]]:
-    """Every line of ``stdout`` that is a JSON object; other lines (banners, logs) are skipped."""
-    events = []
-    for line in stdout.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(obj, dict):
-            events.append(obj)
-    return events
-
-
-def json_object(text: str) -> dict[str, Any] | None:
-    """The first JSON object in ``text`` (which may be pretty-printed, after other lines)."""
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
-        try:
-            obj, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            obj = None
-        if isinstance(obj, dict):
-            return obj
-        start = text.find("{", start + 1)
-    return None
-
-
-def int_or_none(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 class CliAgent:
     """An `Agent` that runs one CLI kind through the shared process runner."""
 
@@ -178,6 +152,7 @@ class CliAgent:
         except AgentError as e:
             return TurnResult(TurnStatus.ERROR, error=str(e))
         env = process.child_env(request.environ, self.cfg, {**turn_vars(request), **inv.extra_env})
+        listener = _Listener(self.adapter, request)
         res = process.run(
             inv.argv,
             cwd=request.cwd,
@@ -187,19 +162,45 @@ class CliAgent:
             output_max_bytes=self.output_max_bytes,
             kill_grace=self.kill_grace,
             cancel=request.cancel,
+            on_output=listener.line,
+            give_up=listener.give_up,
         )
         if res.start_error is not None:
             return TurnResult(
                 TurnStatus.ERROR, error=f"{self.id}: {res.start_error}", duration_s=res.duration_s
             )
+        if request.cancel is not None and request.cancel.cancelled:
+            return TurnResult(
+                TurnStatus.ERROR,
+                error="cancelled: the run was stopped",
+                duration_s=res.duration_s,
+                raw_stdout=res.stdout,
+                raw_stderr=res.stderr,
+            )
         parsed = self.adapter.parse(res.stdout, res.stderr, res.exit_code, request)
         status, text, error = parsed.status, parsed.text, parsed.error
-        if res.timed_out:
+        failure = parsed.failure
+        signal = listener.watch.current
+        if res.gave_up is not None and signal is not None:
+            # Only a cannot-reach / not-logged-in line for unreachable_after seconds.
+            status, text, failure = TurnStatus.ERROR, "", signal[0]
+            error = (
+                f"{self.kind}: {res.gave_up} (nothing else for {request.unreachable_after:g} s;"
+                " the process group was killed)"
+            )
+        elif res.timed_out:
             # Whatever was printed before the kill is not a reply; the session may still live.
             status, text = TurnStatus.TIMEOUT, ""
             error = f"no reply within {request.timeout:g} s; the process group was killed"
-        elif status is not TurnStatus.OK and res.truncated:
-            error = f"{error} (output exceeded {self.output_max_bytes} bytes and was truncated)"
+            words = signal[1] if signal is not None else listener.last
+            if words:
+                error += f"; its last words: {words}"
+            failure = signal[0] if signal is not None else None
+        else:
+            if status is TurnStatus.ERROR and failure is None:
+                failure = self.adapter.signals.classify(error or "")
+            if status is not TurnStatus.OK and res.truncated:
+                error = f"{error} (output exceeded {self.output_max_bytes} bytes and was truncated)"
         return TurnResult(
             status=status,
             text=text,
@@ -210,4 +211,29 @@ class CliAgent:
             raw_stdout=res.stdout,
             raw_stderr=res.stderr,
             exit_code=res.exit_code,
+            failure=failure if status is not TurnStatus.OK else None,
         )
+
+
+class _Listener:
+    """One turn's live output: read by the adapter, watched for signals, passed on to show."""
+
+    def __init__(self, adapter: Adapter, request: TurnRequest) -> None:
+        self.adapter = adapter
+        self.forward: Callable[[str], None] | None = request.on_output
+        self.watch = SignalWatch(adapter.signals, request.unreachable_after)
+        self.last = ""  # the latest line worth showing: the CLI's last words on a timeout
+
+    def line(self, raw: str) -> None:
+        seen = self.adapter.live(raw)
+        shown = scrub(seen.text) if seen.text else ""
+        self.watch.see(LiveLine(shown or None, seen.progress))
+        if not shown:
+            return
+        self.last = shown
+        if self.forward is not None:
+            self.forward(shown)
+
+    def give_up(self) -> str | None:
+        stuck = self.watch.stuck()
+        return None if stuck is None else stuck[1]

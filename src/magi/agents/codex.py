@@ -11,18 +11,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, ClassVar
 
 from magi.agents.base import TurnRequest, TurnStatus, Usage
-from magi.agents.cli import (
-    Invocation,
-    Parsed,
-    executable,
-    int_or_none,
-    json_lines,
-    no_events,
-    tail,
-)
+from magi.agents.cli import Invocation, Parsed, executable, no_events, tail
+from magi.agents.events import Event, Int, Lenient, Str, event, events
+from magi.agents.live import LiveLine, Signals
 from magi.config.model import AgentConfig
 
 EXECUTABLE = "codex"
@@ -34,28 +28,84 @@ QUOTA = re.compile(
     r"hit your usage limit|usage limit reached|out of credits|rate limit|\b429\b|too many requests",
     re.IGNORECASE,
 )
+# Seen from codex-cli 0.171.0 offline (docs/agents-verified.md): `error` events
+# "Reconnecting... 2/5 (stream disconnected before completion: failed to lookup address
+# information ...)", then "Reconnecting... waiting for network (Connection failed: error
+# sending request)" for as long as it runs; stderr logs "failed to connect to Responses
+# WebSocket". Not logged in, `codex exec` goes to the network all the same. "stream
+# disconnected" alone is not a signal: a server can drop a stream mid-turn too.
+SIGNALS = Signals(
+    unreachable=re.compile(
+        r"Reconnecting\.\.\.|waiting for network|Connection failed|failed to connect"
+        r"|failed to lookup address",
+        re.IGNORECASE,
+    ),
+    unauthenticated=re.compile(
+        r"Not logged in|401 Unauthorized|invalid_api_key|Incorrect API key|token_expired"
+        r"|refresh token|Missing bearer",
+        re.IGNORECASE,
+    ),
+)
 
 
-def _usage(event: dict[str, Any]) -> Usage:
-    u = event.get("usage")
-    if not isinstance(u, dict):
-        return Usage()
-    return Usage(
-        input_tokens=int_or_none(u.get("input_tokens")),
-        output_tokens=int_or_none(u.get("output_tokens")),
-        cached_tokens=int_or_none(u.get("cached_input_tokens")),
-    )
+class CodexUsage(Event):
+    input_tokens: Int = None
+    cached_input_tokens: Int = None
+    output_tokens: Int = None
+
+    def usage(self) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cached_tokens=self.cached_input_tokens,
+        )
 
 
-def _error_message(event: dict[str, Any]) -> str | None:
-    if event.get("type") == "error":
-        msg = event.get("message")
-    elif event.get("type") == "turn.failed":
-        err = event.get("error")
-        msg = err.get("message") if isinstance(err, dict) else None
-    else:
+class CodexItem(Event):
+    type: Str = None  # agent_message, reasoning, command_execution, file_change, error, ...
+    text: Str = None
+    message: Str = None
+    command: Str = None
+
+
+class CodexFailure(Event):
+    message: Str = None
+
+
+class CodexEvent(Event):
+    """One line of ``codex exec --json`` (README §2(d))."""
+
+    type: Str = None
+    thread_id: Str = None
+    item: Annotated[CodexItem | None, Lenient] = None
+    usage: Annotated[CodexUsage | None, Lenient] = None
+    message: Str = None  # type "error"
+    error: Annotated[CodexFailure | None, Lenient] = None  # type "turn.failed"
+
+    def error_message(self) -> str | None:
+        if self.type == "error":
+            return self.message or "unspecified error"
+        if self.type == "turn.failed":
+            return (self.error.message if self.error else None) or "unspecified error"
         return None
-    return msg if isinstance(msg, str) and msg else "unspecified error"
+
+
+_LOG_TIME = re.compile(r"^\d{4}-\d\d-\d\dT[\d:.]+Z\s+")  # codex's tracing logs on stderr
+
+
+def _live(line: str) -> LiveLine:
+    ev = event(line, CodexEvent)
+    if ev is None:
+        return LiveLine(_LOG_TIME.sub("", line))  # stderr logs and warnings
+    if (msg := ev.error_message()) is not None:
+        return LiveLine(msg)
+    item = ev.item
+    if ev.type and ev.type.startswith("item.") and item is not None:
+        if item.type == "error":  # "Falling back from WebSockets to HTTPS transport ..."
+            return LiveLine(item.message)
+        shown = item.text if item.type == "agent_message" else item.command or item.type
+        return LiveLine(shown, progress=True)
+    return LiveLine(None, progress=ev.type == "turn.completed")
 
 
 @dataclass(frozen=True)
@@ -63,6 +113,10 @@ class CodexAdapter:
     cfg: AgentConfig
     mints_session: ClassVar[bool] = False
     needs_prompt_file: ClassVar[bool] = False
+    signals: ClassVar[Signals] = SIGNALS
+
+    def live(self, line: str) -> LiveLine:
+        return _live(line)
 
     def build(self, request: TurnRequest, session_id_to_open: str | None) -> Invocation:
         sandbox = "workspace-write" if request.allow_write else "read-only"
@@ -79,27 +133,23 @@ class CodexAdapter:
     def parse(
         self, stdout: str, stderr: str, exit_code: int | None, request: TurnRequest
     ) -> Parsed:
-        events = json_lines(stdout)
-        if not events:
+        evs = events(stdout, CodexEvent)
+        if not evs:
             return no_events("codex", stdout, stderr, exit_code, QUOTA)
         session_id: str | None = None
         reply: str | None = None
         usage = Usage()
         completed = False
         errors: list[str] = []
-        for ev in events:
-            kind = ev.get("type")
-            if kind == "thread.started" and isinstance(ev.get("thread_id"), str):
-                session_id = ev["thread_id"]
-            elif kind == "item.completed":
-                item = ev.get("item")
-                if isinstance(item, dict) and item.get("type") == "agent_message":
-                    text = item.get("text")
-                    reply = text if isinstance(text, str) else reply
-            elif kind == "turn.completed":
+        for ev in evs:
+            if ev.type == "thread.started" and ev.thread_id is not None:
+                session_id = ev.thread_id
+            elif ev.type == "item.completed" and ev.item and ev.item.type == "agent_message":
+                reply = ev.item.text if ev.item.text is not None else reply
+            elif ev.type == "turn.completed":
                 completed = True
-                usage = usage + _usage(ev)
-            elif (msg := _error_message(ev)) is not None:
+                usage = usage + (ev.usage.usage() if ev.usage else Usage())
+            elif (msg := ev.error_message()) is not None:
                 errors.append(msg)
         if completed and exit_code == 0 and reply is not None:
             # An `error` event followed by a completed turn was a retried hiccup, not a failure.

@@ -24,6 +24,7 @@ from typing import ClassVar
 
 from magi.agents.base import TurnRequest, TurnStatus
 from magi.agents.cli import Invocation, Parsed, tail
+from magi.agents.live import NO_SIGNALS, LiveLine, Signals
 from magi.config.model import AgentConfig
 
 EXECUTABLE = None  # whatever the config names
@@ -46,6 +47,10 @@ class CommandAdapter:
     cfg: AgentConfig
     mints_session: ClassVar[bool] = False
     needs_prompt_file: ClassVar[bool] = True
+    signals: ClassVar[Signals] = NO_SIGNALS  # a command's words mean what its author says
+
+    def live(self, line: str) -> LiveLine:
+        return LiveLine(None if SESSION_LINE.match(line) else line)
 
     def build(self, request: TurnRequest, session_id_to_open: str | None) -> Invocation:
         values = {

@@ -15,18 +15,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, ClassVar
 
-from magi.agents.base import TurnRequest, TurnStatus, Usage
-from magi.agents.cli import (
-    Invocation,
-    Parsed,
-    executable,
-    int_or_none,
-    json_object,
-    malformed,
-    tail,
-)
+from magi.agents.base import Failure, TurnRequest, TurnStatus, Usage
+from magi.agents.cli import Invocation, Parsed, executable, malformed, tail
+from magi.agents.events import Event, Int, Lenient, Str, document
+from magi.agents.live import LiveLine, Signals
 from magi.config.model import AgentConfig
 
 EXECUTABLE = "gemini"
@@ -34,37 +28,85 @@ VERSION_ARGV = ("gemini", "--version")
 KEY_ENV_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS")
 # Appended by gemini after the stdin text; it must be non-empty for headless mode.
 PROMPT_TAIL = "(Respond to the message above.)"
+EXIT_AUTH = 41  # README §4(e): FatalAuthenticationError and friends
 
 QUOTA = re.compile(
     r"\b429\b|RESOURCE_EXHAUSTED|exhausted your daily quota|TerminalQuotaError|RetryableQuotaError",
     re.IGNORECASE,
 )
+# Gemini CLI 0.61.0 offline: with a key, stderr "Attempt N failed. Retrying with backoff...
+# Error: exception TypeError: fetch failed sending request" with a growing backoff (each with
+# a stack trace); without one, exit 41 "Please set an Auth method in your
+# ~/.gemini/settings.json ..." at once (docs/agents-verified.md).
+SIGNALS = Signals(
+    unreachable=re.compile(
+        r"fetch failed|ENOTFOUND|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|getaddrinfo", re.IGNORECASE
+    ),
+    unauthenticated=re.compile(
+        r"Please set an Auth method|API key not valid|API_KEY_INVALID|UNAUTHENTICATED"
+        r"|FatalAuthenticationError",
+        re.IGNORECASE,
+    ),
+)
+_NOISE = re.compile(r"^(?:at |[{}\[\],]+$)")  # stack frames and the braces of pretty JSON
 
 
-def _usage(stats: object) -> Usage:
-    models = stats.get("models") if isinstance(stats, dict) else None
-    total = Usage()
-    if not isinstance(models, dict):
+class GeminiTokens(Event):
+    input: Int = None  # excludes cached tokens (like claude's input_tokens); prompt includes
+    prompt: Int = None
+    candidates: Int = None
+    cached: Int = None
+
+    def usage(self) -> Usage:
+        given = self.input if self.input is not None else self.prompt
+        return Usage(input_tokens=given, output_tokens=self.candidates, cached_tokens=self.cached)
+
+
+class GeminiModelStats(Event):
+    tokens: Annotated[GeminiTokens | None, Lenient] = None
+
+
+class GeminiStats(Event):
+    models: Annotated[dict[str, Annotated[GeminiModelStats | None, Lenient]] | None, Lenient] = None
+
+    def usage(self) -> Usage:
+        total = Usage()
+        for model in (self.models or {}).values():
+            if model is not None and model.tokens is not None:
+                total = total + model.tokens.usage()
         return total
-    for model in models.values():
-        tokens = model.get("tokens") if isinstance(model, dict) else None
-        if isinstance(tokens, dict):
-            # `input` excludes cached tokens (like claude's input_tokens); `prompt` includes them.
-            given = int_or_none(tokens.get("input"))
-            total = total + Usage(
-                input_tokens=given if given is not None else int_or_none(tokens.get("prompt")),
-                output_tokens=int_or_none(tokens.get("candidates")),
-                cached_tokens=int_or_none(tokens.get("cached")),
-            )
-    return total
 
 
-def _error(err: dict[str, Any], session_id: str | None, usage: Usage) -> Parsed:
-    code, kind, message = err.get("code"), err.get("type"), err.get("message")
-    what = " ".join(str(x) for x in (kind, message) if x) or "unspecified error"
-    quota = code == 429 or bool(QUOTA.search(what))
+class GeminiError(Event):
+    type: Str = None
+    message: Str = None
+    code: Annotated[int | str | None, Lenient] = None
+
+
+class GeminiOutput(Event):
+    """``gemini --output-format json``: the result on stdout, or a failure on stderr."""
+
+    session_id: Str = None
+    response: Str = None
+    stats: Annotated[GeminiStats | None, Lenient] = None
+    error: Annotated[GeminiError | None, Lenient] = None
+
+    def usage(self) -> Usage:
+        return self.stats.usage() if self.stats else Usage()
+
+
+def _error(err: GeminiError, session_id: str | None, usage: Usage) -> Parsed:
+    what = " ".join(x for x in (err.type, err.message) if x) or "unspecified error"
+    quota = err.code == 429 or bool(QUOTA.search(what))
     status = TurnStatus.QUOTA if quota else TurnStatus.ERROR
-    return Parsed(status, session_id=session_id, usage=usage, error=f"gemini: {what} (code {code})")
+    failure: Failure | None = "auth" if err.code == EXIT_AUTH else None
+    return Parsed(
+        status,
+        session_id=session_id,
+        usage=usage,
+        error=f"gemini: {what} (code {err.code})",
+        failure=failure,
+    )
 
 
 @dataclass(frozen=True)
@@ -72,6 +114,11 @@ class GeminiAdapter:
     cfg: AgentConfig
     mints_session: ClassVar[bool] = True
     needs_prompt_file: ClassVar[bool] = False
+    signals: ClassVar[Signals] = SIGNALS
+
+    def live(self, line: str) -> LiveLine:
+        # json output is one object at the end: nothing on the way shows progress.
+        return LiveLine(None if _NOISE.match(line) else line)
 
     def build(self, request: TurnRequest, session_id_to_open: str | None) -> Invocation:
         argv = [*executable(self.cfg, EXECUTABLE), f"--prompt={PROMPT_TAIL}"]
@@ -89,23 +136,20 @@ class GeminiAdapter:
     def parse(
         self, stdout: str, stderr: str, exit_code: int | None, request: TurnRequest
     ) -> Parsed:
-        obj = json_object(stdout) if stdout.strip() else None
-        if obj is None:
-            failure = json_object(stderr)
-            if failure is not None and isinstance(failure.get("error"), dict):
-                sid = failure.get("session_id")
-                return _error(failure["error"], sid if isinstance(sid, str) else None, Usage())
+        out = document(stdout, GeminiOutput) if stdout.strip() else None
+        if out is None:
+            failure = document(stderr, GeminiOutput)
+            if failure is not None and failure.error is not None:
+                return _error(failure.error, failure.session_id, Usage())
             if stdout.strip():
                 return malformed("gemini", "no JSON object", stdout)
             status = TurnStatus.QUOTA if QUOTA.search(stderr) else TurnStatus.ERROR
             return Parsed(status, error=f"gemini exited {exit_code}: {tail(stderr) or 'no output'}")
-        sid = obj.get("session_id")
-        session_id = sid if isinstance(sid, str) and sid else None
-        usage = _usage(obj.get("stats"))
-        if isinstance(obj.get("error"), dict):
-            return _error(obj["error"], session_id, usage)
-        response = obj.get("response")
-        if not isinstance(response, str):
+        session_id = out.session_id or None
+        usage = out.usage()
+        if out.error is not None:
+            return _error(out.error, session_id, usage)
+        if out.response is None:
             return malformed("gemini", "the JSON object has no text 'response'", stdout)
         if exit_code != 0:
             why = tail(stderr) or "no error reported"
@@ -115,4 +159,4 @@ class GeminiAdapter:
                 usage=usage,
                 error=f"gemini exited {exit_code}: {why}",
             )
-        return Parsed(TurnStatus.OK, text=response, session_id=session_id, usage=usage)
+        return Parsed(TurnStatus.OK, text=out.response, session_id=session_id, usage=usage)

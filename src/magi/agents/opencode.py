@@ -12,18 +12,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, ClassVar
 
 from magi.agents.base import TurnRequest, TurnStatus, Usage
-from magi.agents.cli import (
-    Invocation,
-    Parsed,
-    executable,
-    int_or_none,
-    json_lines,
-    no_events,
-    tail,
-)
+from magi.agents.cli import Invocation, Parsed, executable, no_events, tail
+from magi.agents.events import Event, Int, Lenient, Num, Str, event, events
+from magi.agents.live import LiveLine, Signals
 from magi.config.model import AgentConfig
 
 EXECUTABLE = "opencode"
@@ -48,31 +42,85 @@ QUOTA = re.compile(
     r"quota exceeded|usage exceeded|usage limit reached|too many requests|rate limit",
     re.IGNORECASE,
 )
+# opencode 1.18.33 offline, with a key or without: about 70 s of silent retries, then one
+# `error` event, APIError "Cannot connect to API: Unable to connect. Is the computer able
+# to access the url?", and exit 1 (docs/agents-verified.md).
+SIGNALS = Signals(
+    unreachable=re.compile(r"Cannot connect to API|Unable to connect|ECONNREFUSED|ENOTFOUND"),
+    unauthenticated=re.compile(
+        r"invalid x-api-key|Invalid API key|Incorrect API key|authentication_error"
+        r"|API key not valid|\b401\b|ProviderAuthError|LoadAPIKeyError",
+        re.IGNORECASE,
+    ),
+)
 
 
-def _error_message(event: dict[str, Any]) -> str:
-    err = event.get("error")
-    if not isinstance(err, dict):
-        return str(err or "unspecified error")
-    data = err.get("data")
-    msg = data.get("message") if isinstance(data, dict) else None
-    name = err.get("name")
-    if isinstance(msg, str) and msg:
-        return f"{name}: {msg}" if isinstance(name, str) and name else msg
-    return str(name or "unspecified error")
+class OpencodeCache(Event):
+    read: Int = None
 
 
-def _step_usage(part: dict[str, Any]) -> Usage:
-    tokens = part.get("tokens")
-    t = tokens if isinstance(tokens, dict) else {}
-    cache = t.get("cache")
-    cost = part.get("cost")
-    return Usage(
-        input_tokens=int_or_none(t.get("input")),
-        output_tokens=int_or_none(t.get("output")),
-        cached_tokens=int_or_none(cache.get("read")) if isinstance(cache, dict) else None,
-        cost_usd=float(cost) if isinstance(cost, int | float) else None,
-    )
+class OpencodeTokens(Event):
+    input: Int = None
+    output: Int = None
+    cache: Annotated[OpencodeCache | None, Lenient] = None
+
+
+class OpencodePart(Event):
+    type: Str = None
+    text: Str = None
+    tool: Str = None
+    reason: Str = None
+    cost: Num = None
+    tokens: Annotated[OpencodeTokens | None, Lenient] = None
+
+    def usage(self) -> Usage:
+        t = self.tokens or OpencodeTokens()
+        cached = t.cache.read if t.cache else None
+        cost = float(self.cost) if self.cost is not None else None
+        return Usage(
+            input_tokens=t.input, output_tokens=t.output, cached_tokens=cached, cost_usd=cost
+        )
+
+
+class OpencodeErrorData(Event):
+    message: Str = None
+
+
+class OpencodeError(Event):
+    name: Str = None
+    data: Annotated[OpencodeErrorData | None, Lenient] = None
+
+    def __str__(self) -> str:
+        msg = self.data.message if self.data else None
+        if msg:
+            return f"{self.name}: {msg}" if self.name else msg
+        return self.name or "unspecified error"
+
+
+class OpencodeEvent(Event):
+    """One line of ``opencode run --format json`` (README §3(d))."""
+
+    type: Str = None
+    sessionID: Str = None  # opencode's own spelling
+    part: Annotated[OpencodePart | None, Lenient] = None
+    error: Annotated[OpencodeError | str | None, Lenient] = None
+
+    def error_message(self) -> str:
+        return str(self.error or "unspecified error")
+
+
+def _live(line: str) -> LiveLine:
+    ev = event(line, OpencodeEvent)
+    if ev is None:
+        return LiveLine(line)
+    if ev.type == "error":
+        return LiveLine(ev.error_message())
+    part = ev.part or OpencodePart()
+    if ev.type == "text":
+        return LiveLine(part.text, progress=True)
+    if ev.type == "tool_use":
+        return LiveLine(f"tool: {part.tool}" if part.tool else None, progress=True)
+    return LiveLine(None, progress=ev.type in ("step_start", "step_finish", "reasoning"))
 
 
 @dataclass(frozen=True)
@@ -80,6 +128,10 @@ class OpencodeAdapter:
     cfg: AgentConfig
     mints_session: ClassVar[bool] = False
     needs_prompt_file: ClassVar[bool] = False
+    signals: ClassVar[Signals] = SIGNALS
+
+    def live(self, line: str) -> LiveLine:
+        return _live(line)
 
     def build(self, request: TurnRequest, session_id_to_open: str | None) -> Invocation:
         argv = [*executable(self.cfg, EXECUTABLE), "run", "--format", "json"]
@@ -96,29 +148,27 @@ class OpencodeAdapter:
     def parse(
         self, stdout: str, stderr: str, exit_code: int | None, request: TurnRequest
     ) -> Parsed:
-        events = json_lines(stdout)
-        if not events:
+        evs = events(stdout, OpencodeEvent)
+        if not evs:
             return no_events("opencode", stdout, stderr, exit_code, QUOTA)
         session_id: str | None = None
         last_text: str | None = None
         step_texts: list[str] = []
         usage = Usage()
         errors: list[str] = []
-        for ev in events:
-            if isinstance(ev.get("sessionID"), str):
-                session_id = ev["sessionID"]
-            kind = ev.get("type")
-            part = ev.get("part")
-            part = part if isinstance(part, dict) else {}
-            if kind == "step_start":
+        for ev in evs:
+            if ev.sessionID is not None:
+                session_id = ev.sessionID
+            part = ev.part or OpencodePart()
+            if ev.type == "step_start":
                 step_texts = []
-            elif kind == "text" and isinstance(part.get("text"), str):
-                last_text = part["text"]
+            elif ev.type == "text" and part.text is not None:
+                last_text = part.text
                 step_texts.append(last_text)
-            elif kind == "step_finish":
-                usage = usage + _step_usage(part)
-            elif kind == "error":
-                errors.append(_error_message(ev))
+            elif ev.type == "step_finish":
+                usage = usage + part.usage()
+            elif ev.type == "error":
+                errors.append(ev.error_message())
         if errors:
             status = TurnStatus.QUOTA if any(QUOTA.search(m) for m in errors) else TurnStatus.ERROR
             return Parsed(

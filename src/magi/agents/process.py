@@ -16,12 +16,13 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
 
 from magi.agents.base import CancelToken
+from magi.agents.live import Lines, scrub
 from magi.config.model import AgentConfig
 
 # Variables an agent CLI needs to run at all, plus each CLI's own config locations.
@@ -63,6 +64,7 @@ class ProcessResult:
     stdout_dropped: int = 0
     stderr_dropped: int = 0
     start_error: str | None = None  # the process never started (missing executable, bad cwd)
+    gave_up: str | None = None  # why ``give_up`` ended the process early (not a timeout)
 
     @property
     def truncated(self) -> bool:
@@ -92,11 +94,18 @@ def child_env(
 
 
 class _Capture:
-    """Drains one pipe on a thread, keeping at most ``cap`` bytes (the head)."""
+    """Drains one pipe on a thread, keeping at most ``cap`` bytes (the head).
 
-    def __init__(self, pipe: IO[bytes], cap: int) -> None:
+    Every line is also handed to ``on_line`` as it arrives, past the cap too: the live view
+    and the signal watch see what a flooding CLI says last, not only what it said first.
+    """
+
+    def __init__(
+        self, pipe: IO[bytes], cap: int, on_line: Callable[[str], None] | None = None
+    ) -> None:
         self._pipe = pipe
         self._cap = cap
+        self._lines = Lines(lambda text: _tell(on_line, text)) if on_line else None
         self._lock = threading.Lock()
         self._chunks: list[bytes] = []
         self._kept = 0
@@ -113,6 +122,10 @@ class _Capture:
                     self._chunks.append(chunk[:room])
                     self._kept += min(room, len(chunk))
                 self.dropped += max(0, len(chunk) - max(room, 0))
+            if self._lines is not None:
+                self._lines.feed(chunk)
+        if self._lines is not None:
+            self._lines.close()
         self._pipe.close()
 
     def text(self) -> str:
@@ -122,6 +135,15 @@ class _Capture:
         if dropped:
             out += f"\n[... {dropped} bytes truncated by magi ...]"
         return out
+
+
+def _tell(on_line: Callable[[str], None] | None, text: str) -> None:
+    if on_line is None:
+        return
+    try:
+        on_line(scrub(text, limit=_CHUNK))
+    except Exception:  # a failing listener must not stop the pipe from draining
+        return
 
 
 def _killpg(pgid: int, sig: signal.Signals) -> None:
@@ -162,8 +184,17 @@ def run(
     output_max_bytes: int,
     kill_grace: float = 5.0,
     cancel: CancelToken | None = None,
+    on_output: Callable[[str], None] | None = None,
+    give_up: Callable[[], str | None] | None = None,
+    poll_s: float = 0.5,
 ) -> ProcessResult:
-    """Run ``argv`` to completion, ``timeout`` or ``cancel``; never raises for a failed process."""
+    """Run ``argv`` to completion, ``timeout`` or ``cancel``; never raises for a failed process.
+
+    ``on_output`` gets each line of stdout and stderr as it comes (trimmed, scrubbed of
+    escape and control characters), on the reader threads. ``give_up`` is asked every
+    ``poll_s`` seconds; a reason from it ends the process as a timeout would, and is kept
+    in ``ProcessResult.gave_up``.
+    """
     token = cancel or DEFAULT_CANCEL
     started = time.monotonic()
     try:
@@ -188,8 +219,8 @@ def run(
             start_error=f"cannot start {argv[0]!r}: {why}",
         )
     # The pipes exist: PIPE was asked for each of them.
-    out = _Capture(cast(IO[bytes], proc.stdout), output_max_bytes)
-    err = _Capture(cast(IO[bytes], proc.stderr), output_max_bytes)
+    out = _Capture(cast(IO[bytes], proc.stdout), output_max_bytes, on_output)
+    err = _Capture(cast(IO[bytes], proc.stderr), output_max_bytes, on_output)
     if stdin is not None:
         threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
 
@@ -204,11 +235,12 @@ def run(
 
     threading.Thread(target=watch, daemon=True).start()
     token.register(proc.pid)
+    gave_up: str | None = None
     try:
-        timed_out = not exited.wait(timeout)
+        gave_up, timed_out = _wait(exited, started + timeout, give_up, poll_s)
     finally:
         token.unregister(proc.pid)
-    if timed_out:
+    if timed_out or gave_up is not None:
         _killpg(proc.pid, signal.SIGTERM)
         if not exited.wait(kill_grace):
             _killpg(proc.pid, signal.SIGKILL)
@@ -223,9 +255,27 @@ def run(
     return ProcessResult(
         stdout=out.text(),
         stderr=err.text(),
-        exit_code=None if timed_out else exit_code,
+        exit_code=None if timed_out or gave_up is not None else exit_code,
         timed_out=timed_out,
         duration_s=time.monotonic() - started,
         stdout_dropped=out.dropped,
         stderr_dropped=err.dropped,
+        gave_up=gave_up,
     )
+
+
+def _wait(
+    exited: threading.Event,
+    deadline: float,
+    give_up: Callable[[], str | None] | None,
+    poll_s: float,
+) -> tuple[str | None, bool]:
+    """(give_up's reason, timed out) once the process exits, the deadline passes or it gives up."""
+    while True:
+        left = deadline - time.monotonic()
+        if exited.wait(max(0.0, left if give_up is None else min(left, poll_s))):
+            return None, False
+        if give_up is not None and (reason := give_up()) is not None:
+            return reason, False
+        if left <= 0:
+            return None, True

@@ -1,63 +1,52 @@
-"""Agent kinds as plugins: one pluggy hook, used by the built-in kinds and third parties alike.
+"""The registry of agent kinds: the plugin manager, the kinds it found, an agent per config.
 
-A plugin is any module or object with a ``magi_register_agent_kinds(register)`` hookimpl,
-published under the ``magi.agents`` entry-point group::
-
-    from magi.agents.registry import KindSpec, hookimpl
-
-    @hookimpl
-    def magi_register_agent_kinds(register):
-        register(KindSpec(name="aider", factory=make_aider, executable="aider"))
+The contract plugins implement (the hook, ``KindSpec``) lives in ``magi.agents.hookspecs``;
+its names are re-exported here for plugins written against this module.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 
 import pluggy
 
+from magi.agents import builtin
 from magi.agents.base import Agent
+from magi.agents.hookspecs import (
+    ENTRY_POINT_GROUP,
+    PROJECT,
+    AgentFactory,
+    AgentKindHooks,
+    AuthCheck,
+    AuthStatus,
+    KindSpec,
+    hookimpl,
+    hookspec,
+)
 from magi.config.model import AgentConfig
 from magi.errors import AgentError
 
-PROJECT = "magi"
-ENTRY_POINT_GROUP = "magi.agents"
-hookspec = pluggy.HookspecMarker(PROJECT)
-hookimpl = pluggy.HookimplMarker(PROJECT)
-
-AgentFactory = Callable[[AgentConfig, int], Agent]  # (config, output_max_bytes) -> agent
-
-
-@dataclass(frozen=True)
-class KindSpec:
-    """One agent kind: how to build its agent, and what ``magi doctor`` checks for it.
-
-    ``version_argv`` is the full argv, executable first; ``key_env_vars`` are the variables
-    that usually hold its credentials (an agent sees them only through ``pass_env``).
-    """
-
-    name: str
-    factory: AgentFactory
-    executable: str | None = None
-    version_argv: tuple[str, ...] = ()
-    key_env_vars: tuple[str, ...] = ()
-
-
-class AgentKindHooks:
-    """The hook specification plugins implement."""
-
-    @hookspec
-    def magi_register_agent_kinds(self, register: Callable[[KindSpec], None]) -> None:
-        """Call ``register(KindSpec(...))`` once for each kind the plugin provides."""
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "PROJECT",
+    "AgentFactory",
+    "AgentKindHooks",
+    "AuthCheck",
+    "AuthStatus",
+    "KindSpec",
+    "build_agent",
+    "hookimpl",
+    "hookspec",
+    "kinds",
+    "plugin_manager",
+    "unpassed_keys",
+]
 
 
 @functools.cache
 def plugin_manager() -> pluggy.PluginManager:
     """The process-wide plugin manager: the built-in kinds, then installed plugins."""
-    from magi.agents import builtin  # imported here: builtin imports this module
-
     pm = pluggy.PluginManager(PROJECT)
     pm.add_hookspecs(AgentKindHooks)
     # Registered by hand under its entry-point name, so magi works from a source tree too

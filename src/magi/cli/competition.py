@@ -82,6 +82,12 @@ def run(
     config: Annotated[
         Path | None, typer.Option("--config", help="Use this config file alone.")
     ] = None,
+    no_auth_check: Annotated[
+        bool,
+        typer.Option(
+            "--no-auth-check", help="Do not ask the agent CLIs whether they are logged in."
+        ),
+    ] = False,
 ) -> None:
     """Hold a competition on the task: implement, verify, judge blind, deliberate, vote, tally."""
     from magi import engine
@@ -101,7 +107,9 @@ def run(
             )
         else:
             text, source = _task_text(ctx, list(words or []), file)
-            cfg = engine.preflight(Path.cwd(), explicit, os.environ, reporter)
+            cfg = engine.preflight(
+                Path.cwd(), explicit, os.environ, reporter, auth_check=not no_auth_check
+            )
             outcome = engine.start(
                 task=text,
                 source=source,

@@ -137,13 +137,26 @@ def _roster_section(d: Diagnosis) -> list[RenderableType]:
         return []
     note = "built from the CLIs on PATH: no [[agents]] configured" if d.roster_from_path else ""
     rows = [
-        (e.agent.id, e.agent.kind, e.path or f"missing: `{e.executable}` is not on PATH")
+        (
+            e.agent.id,
+            e.agent.kind,
+            e.path or f"missing: `{e.executable}` is not on PATH",
+            _login(d, e.agent.id),
+        )
         for e in d.roster
     ]
     out: list[RenderableType] = [_heading("roster", note), _grid(rows)]
     if d.seating is not None:
         out += [_heading("seats", SLOT_NOTE), _grid(_seating_rows(d.seating))]
     return out
+
+
+def _login(d: Diagnosis, agent_id: str) -> Text:
+    status = d.auth.get(agent_id)
+    if status is None:
+        return Text("")
+    style = "green" if status.ok else "red" if status.ok is False else "yellow"
+    return Text(f"login: {status.detail}", style=style)
 
 
 def _repo_section(d: Diagnosis) -> list[RenderableType]:
@@ -219,6 +232,9 @@ def as_json(d: Diagnosis) -> dict[str, Any]:
             for e in d.roster
         ],
         "seating": seating,
+        "auth": {
+            agent: {"ok": s.ok, "detail": s.detail, "fix": s.fix} for agent, s in d.auth.items()
+        },
         "repo": d.repo,
         "problems": [
             {"severity": p.severity, "message": p.message, "exit_code": p.exit_code}
@@ -232,9 +248,15 @@ def doctor(
     ctx: typer.Context,
     config: ConfigOption = None,
     json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
+    no_auth_check: Annotated[
+        bool,
+        typer.Option(
+            "--no-auth-check", help="Do not ask the agent CLIs whether they are logged in."
+        ),
+    ] = False,
 ) -> None:
-    """Check the config, agent CLIs, roster, seat assignment and repository."""
-    d = diagnose(Path.cwd(), config_path(ctx, config))
+    """Check the config, agent CLIs and their logins, roster, seats and repository."""
+    d = diagnose(Path.cwd(), config_path(ctx, config), auth_check=not no_auth_check)
     if json_:
         typer.echo(json.dumps(as_json(d), indent=2))
     else:

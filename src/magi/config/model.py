@@ -143,6 +143,12 @@ class Graph(_Strict):
     timeout_vote: int = Field(300, gt=0)
     timeout_review: int = Field(1200, gt=0)
     timeout_fix: int = Field(1800, gt=0)
+    unreachable_after: int = Field(
+        120,
+        ge=0,
+        description="Seconds a turn may show only a cannot-reach or not-logged-in line "
+        "before it ends as an error (0: wait for the timeout).",
+    )
     worktree_root: str | None = None
     patch_max_bytes: int = Field(
         200_000, gt=0, description="Cap on each candidate's patch in a judge packet."

@@ -17,6 +17,7 @@ from magi.errors import AgentError, ConfigError, MagiError, RepoError
 
 if TYPE_CHECKING:
     from magi.agents.discover import FoundCli
+    from magi.agents.hookspecs import AuthStatus
     from magi.agents.registry import KindSpec
     from magi.config.load import ResolvedConfig
     from magi.config.model import AgentConfig, Config
@@ -51,6 +52,7 @@ class Diagnosis:
     seating: Seating | None = None
     config: Config | None = None  # what a run would use: the resolved config with its roster
     repo: dict[str, Any] | None = None
+    auth: dict[str, AuthStatus] = field(default_factory=dict)  # agent id -> its login check
     problems: list[Problem] = field(default_factory=list)
 
     def error(self, exc: MagiError | str) -> None:
@@ -173,9 +175,17 @@ def _worktree_root(d: Diagnosis, config: Config) -> None:
 
 
 def diagnose(
-    cwd: Path, config_path: Path | None = None, environ: Mapping[str, str] | None = None
+    cwd: Path,
+    config_path: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    auth_check: bool = True,
 ) -> Diagnosis:
-    """Run every check, collecting problems instead of stopping at the first."""
+    """Run every check, collecting problems instead of stopping at the first.
+
+    ``auth_check`` asks each agent's CLI whether it is logged in (``--no-auth-check``
+    skips it, for setups whose logins doctor cannot see into).
+    """
     from magi.agents.discover import find_clis
 
     env = os.environ if environ is None else environ
@@ -190,5 +200,9 @@ def diagnose(
         if seated is not None:
             _seats(d, seated)
             d.config = seated
+            if auth_check and d.kinds:
+                from magi.engine.logins import check_logins
+
+                check_logins(d, env)
         _worktree_root(d, config)
     return d

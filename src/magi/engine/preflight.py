@@ -16,9 +16,14 @@ def preflight(
     config_path: Path | None,
     environ: Mapping[str, str],
     reporter: Reporter,
+    *,
+    auth_check: bool = True,
 ) -> Config:
-    """The config a run would use, or a ``PreflightError`` listing every problem found."""
-    d = diagnose(cwd, config_path, environ)
+    """The config a run would use, or a ``PreflightError`` listing every problem found.
+
+    ``auth_check`` includes each seated agent's login (see ``magi.engine.logins``).
+    """
+    d = diagnose(cwd, config_path, environ, auth_check=auth_check)
     errors = [p for p in d.problems if p.severity == "error"]
     for p in d.problems:
         if p.severity == "warning":

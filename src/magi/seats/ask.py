@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 from magi.agents.base import TurnRequest, TurnResult, TurnStatus
 from magi.core.answers import Answer, parse_answer, reask_text
@@ -31,6 +31,21 @@ M = TypeVar("M", bound=Answer)
 RETRYABLE: frozenset[SeatState] = frozenset({"pending", "quota", "timeout"})
 # Turn statuses that hand a seat on to the next agent (with graph.failover).
 _HAND_ON = (TurnStatus.QUOTA, TurnStatus.TIMEOUT)
+
+
+@runtime_checkable
+class LiveReporter(Protocol):
+    """A reporter that also shows each seat's live CLI output (the terminal's does)."""
+
+    def output(self, seat: str, line: str, source: str = "") -> None: ...
+
+
+def _live_output(sctx: SeatContext, seat: str, agent_id: str) -> Callable[[str], None] | None:
+    reporter = sctx.reporter
+    if not isinstance(reporter, LiveReporter):
+        return None
+    kind = sctx.config.agent(agent_id).kind
+    return lambda line: reporter.output(seat, line, kind)
 
 
 def node_timeout(sctx: SeatContext, node: str, agent_id: str) -> float:
@@ -93,6 +108,8 @@ def _open(
         prompt_file=sctx.run_dir / prompt_rel,
         environ=sctx.environ,
         cancel=sctx.cancel,
+        on_output=_live_output(sctx, seat, agent),
+        unreachable_after=sctx.config.graph.unreachable_after or None,
     )
     return _Opened(agent, request, stem, prompt_rel)
 

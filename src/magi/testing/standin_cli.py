@@ -3,8 +3,17 @@
 This file is copied, behind a shebang, next to a ``<name>.json`` config by
 ``magi.testing.standins``; it is a script, stdlib only, and never imported by magi itself.
 Config keys: ``kind`` (claude, codex, opencode, gemini, antigravity, command), ``mode``
-(ok, quota, error, malformed, hang, flood, linger), ``reply``, ``session_id`` (the id a CLI
-that chooses its own reports), ``flood_bytes``, ``ignore_term``, ``strict_sessions``.
+(ok, quota, error, malformed, hang, flood, linger, offline, logged_out), ``reply``,
+``session_id`` (the id a CLI that chooses its own reports), ``flood_bytes``,
+``ignore_term``, ``strict_sessions``, ``logged_in`` (what the status command says),
+``delay`` and ``signal_every`` (seconds, for ``offline``).
+
+``offline`` is each real CLI without a network, as recorded in docs/agents-verified.md:
+codex and gemini retry forever, printing their reconnect lines every ``signal_every``
+seconds; claude and opencode are silent for ``delay`` seconds, then print their connection
+error and exit 1. ``logged_out`` is a turn of a CLI that is not logged in. The status
+commands (``claude auth status``, ``codex login status``, ``opencode auth list``) print the
+real CLIs' recorded output and exit codes for ``logged_in``.
 Each call appends one JSON line (argv, cwd, stdin, env, pid) to ``$MAGI_STANDIN_LOG`` or
 ``<name>.log.jsonl``; ``hang`` and ``linger`` write "<own pid> <grandchild pid>" to
 ``<name>.pids``. Output shapes follow /work/shared/agents/README.md.
@@ -20,9 +29,10 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 HERE = Path(os.path.realpath(__file__))
+sys.path.insert(0, str(HERE.parent))  # standin_offline.py is written beside this script
 SLEEPER = "import time\nwhile True:\n    time.sleep(3600)\n"
 Out = tuple[str, str, int]  # stdout, stderr, exit code
 
@@ -226,6 +236,19 @@ def main() -> int:
     log = Path(os.environ.get("MAGI_STANDIN_LOG") or sidecar(".log.jsonl"))
     with log.open("a", encoding="utf-8") as f:
         f.write(dumps(record) + "\n")
+    if TYPE_CHECKING:
+        from magi.testing import standin_offline as offline_cli
+    else:  # the copy beside this script: stand-ins run without magi on their path
+        import standin_offline as offline_cli
+
+    if sys.argv[1:] == ["--version"] and kind in offline_cli.VERSION:
+        sys.stdout.write(offline_cli.VERSION[kind])
+        return 0
+    if sys.argv[1:] == offline_cli.STATUS_ARGV.get(kind):
+        out, err, code = offline_cli.STATUS[kind, bool(cfg.get("logged_in", True))]
+        sys.stdout.write(out)
+        sys.stderr.write(err)
+        return code
 
     to_open, to_resume = requested(kind, sys.argv[1:])
     store = sidecar(".sessions.json")
@@ -252,6 +275,14 @@ def main() -> int:
         sys.stdout.write("x" * n)
         sys.stderr.write("e" * n)
         return 0
+    if mode in ("offline", "logged_out"):
+        if mode == "offline":
+            out, err, code = offline_cli.offline(kind, sid, cfg, claude("ok", sid, "")[0])
+        else:
+            out, err, code = offline_cli.logged_out(kind, sid, claude("ok", sid, "")[0])
+        sys.stdout.write(out)
+        sys.stderr.write(err)
+        return code
     if mode == "malformed":
         sys.stdout.write(MALFORMED.get(kind, '{"type": "result", "session_id": "trunc'))
         return 0

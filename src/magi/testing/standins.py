@@ -25,7 +25,7 @@ from typing import Any
 from magi.config.model import AgentConfig
 
 KINDS = ("claude", "codex", "opencode", "gemini", "antigravity", "command")
-MODES = ("ok", "quota", "error", "malformed", "hang", "flood", "linger")
+MODES = ("ok", "quota", "error", "malformed", "hang", "flood", "linger", "offline", "logged_out")
 LOG_ENV = "MAGI_STANDIN_LOG"  # reaches the stand-in only if the agent's pass_env names it
 # How a command-kind stand-in is invoked: every placeholder, so a test can see each replaced.
 COMMAND_ARGS = (
@@ -101,8 +101,11 @@ class StandIn:
 
 def script_text() -> str:
     """The stand-in script, behind a shebang naming the running interpreter."""
-    body = resources.files("magi.testing").joinpath("standin_cli.py").read_text(encoding="utf-8")
-    return f"#!{sys.executable}\n{body}"
+    return f"#!{sys.executable}\n{_resource('standin_cli.py')}"
+
+
+def _resource(name: str) -> str:
+    return resources.files("magi.testing").joinpath(name).read_text(encoding="utf-8")
 
 
 def write_standin(
@@ -114,6 +117,7 @@ def write_standin(
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / (name or {"antigravity": "agy"}.get(kind, kind))
     path.write_text(script_text(), encoding="utf-8")
+    (directory / "standin_offline.py").write_text(_resource("standin_offline.py"), encoding="utf-8")
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     standin = StandIn(kind, path)
     standin.config_path.write_text(json.dumps({"kind": kind, "mode": "ok", "reply": "done"}))
