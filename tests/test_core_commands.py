@@ -38,7 +38,8 @@ def test_unknown_verb_is_a_command_with_no_verb_and_the_reply_lists_the_verbs() 
     reply = unknown_reply(cmd)
     assert "`/magi deploy now`" in reply
     assert all(f"`{v.value}`" in reply for v in Verb)
-    assert "<details>" in reply and help_text() in reply
+    assert "<details>" in reply
+    assert help_text() in reply
 
 
 def test_bare_magi_is_unknown() -> None:
@@ -56,4 +57,5 @@ def test_refused_reply_quotes_the_command_and_says_why() -> None:
     """A refusal quotes the line and gives the reason."""
     (cmd,) = parse("/magi stop")
     reply = refused_reply(cmd, "no run on this issue")
-    assert reply.startswith("> `/magi stop`") and "no run on this issue" in reply
+    assert reply.startswith("> `/magi stop`")
+    assert "no run on this issue" in reply
