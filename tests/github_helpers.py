@@ -47,13 +47,14 @@ def labeled(label: str = "magi", *, sender: str = "Codertocat", action: str = "l
 
 
 def pr_comment(body: str, *, login: str = "Codertocat", number: int = 7, action: str = "created",
-               user_type: str = "User", comment_id: int = 5001) -> dict[str, Any]:  # fmt: skip
+               user_type: str = "User", comment_id: int = 5001,
+               created_at: str = "2026-01-01T11:59:00Z") -> dict[str, Any]:  # fmt: skip
     p = fixture("issue_comment.created.pull_request")
     p["action"] = action
     p["repository"]["full_name"] = REPO.full_name
     p["repository"]["default_branch"] = "main"
     p["issue"]["number"] = number
-    p["comment"].update({"body": body, "id": comment_id, "created_at": "2026-01-01T11:59:00Z"})
+    p["comment"].update({"body": body, "id": comment_id, "created_at": created_at})
     p["comment"]["user"].update({"login": login, "type": user_type})
     p["sender"].update({"login": login, "type": user_type})
     return p
