@@ -29,6 +29,9 @@ from magi.github.models import Repo
 from magi.github.port import GitHubError
 from magi.testing.github import FakeGitHub
 
+DATA = Path(__file__).parent / "github_api"
+OPERATIONS = DATA / "operations.tsv"
+EXAMPLES = DATA / "examples.json"
 Handler = Callable[["GitHubHTTP", Repo, dict[str, str], httpx.Request], Any]
 
 
@@ -41,8 +44,8 @@ def load_operations(path: Path) -> list[tuple[str, re.Pattern[str]]]:
     return ops
 
 
-def load_examples(path: Path) -> dict[tuple[str, str], Any]:
-    """The first 2xx JSON example per (METHOD, path template) in the OpenAPI subset."""
+def extract_examples(path: Path) -> dict[tuple[str, str], Any]:
+    """The first 2xx JSON example per (METHOD, path template) in an OpenAPI description."""
     spec = json.loads(path.read_text(encoding="utf-8"))
     shared = spec.get("components", {}).get("examples", {})
     found: dict[tuple[str, str], Any] = {}
@@ -57,6 +60,12 @@ def load_examples(path: Path) -> dict[tuple[str, str], Any]:
                     if code.startswith("2") and value is not None:
                         found.setdefault((method.upper(), template), value)
     return found
+
+
+def load_examples(path: Path = EXAMPLES) -> dict[tuple[str, str], Any]:
+    """The shipped examples (see ``github_api/SOURCE.md``), keyed (METHOD, path template)."""
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return {tuple(k.split(" ", 1)): v for k, v in data.items()}  # type: ignore[misc]
 
 
 def _over(example: Any, ours: Mapping[str, Any]) -> dict[str, Any]:
@@ -101,9 +110,9 @@ def route(method: str, template: str) -> Callable[[Handler], Handler]:
 class GitHubHTTP:
     """See the module docstring."""
 
-    def __init__(self, fake: FakeGitHub, operations: Path, spec: Path) -> None:
+    def __init__(self, fake: FakeGitHub, operations: Path = OPERATIONS) -> None:
         self.fake = fake
-        self.examples = load_examples(spec)
+        self.examples = load_examples()
         known = load_operations(operations)
         self.routes: list[Route] = []
         for method, template, fn in ROUTES:
@@ -111,7 +120,8 @@ class GitHubHTTP:
             if not any(m == method and p.match(concrete) for m, p in known):
                 raise AssertionError(f"the double serves {method} {template}, not in GitHub's API")
             rx = re.sub(r"\{[^}]+\}", "([^/]+)", template)
-            if "/git/" in template or "/contents/" in template:  # the last param may hold "/"
+            last_may_slash = "/git/" in template or "/contents/" in template
+            if last_may_slash and template.endswith("}"):  # a ref or a path holds "/"
                 rx = rx[: rx.rfind("([^/]+)")] + "(.+)"
             self.routes.append(Route(method, template, re.compile("^" + rx + "$"), fn))
         self.unanswered: list[str] = []
