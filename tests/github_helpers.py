@@ -38,7 +38,9 @@ def sign(body: bytes, secret: str = SECRET) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
-def labeled(label: str = "magi", *, sender: str = "Codertocat", action: str = "labeled") -> dict[str, Any]:
+def labeled(
+    label: str = "magi", *, sender: str = "Codertocat", action: str = "labeled"
+) -> dict[str, Any]:
     p = fixture("issues.labeled" if action == "labeled" else "issues.unlabeled")
     p["label"]["name"] = label
     p["sender"]["login"] = sender
@@ -46,9 +48,16 @@ def labeled(label: str = "magi", *, sender: str = "Codertocat", action: str = "l
     return p
 
 
-def pr_comment(body: str, *, login: str = "Codertocat", number: int = 7, action: str = "created",
-               user_type: str = "User", comment_id: int = 5001,
-               created_at: str = "2026-01-01T11:59:00Z") -> dict[str, Any]:  # fmt: skip
+def pr_comment(
+    body: str,
+    *,
+    login: str = "Codertocat",
+    number: int = 7,
+    action: str = "created",
+    user_type: str = "User",
+    comment_id: int = 5001,
+    created_at: str = "2026-01-01T11:59:00Z",
+) -> dict[str, Any]:
     p = fixture("issue_comment.created.pull_request")
     p["action"] = action
     p["repository"]["full_name"] = REPO.full_name
@@ -73,7 +82,12 @@ def issue_comment(body: str, *, login: str = "Codertocat", number: int = 1) -> d
 def world(fake: FakeGitHub, *, writer: str = "Codertocat") -> FakeGitHub:
     w = fake.world(REPO)
     w.permissions[writer] = "write"
-    fake.add_issue(REPO, 1, "Spelling error in the README file", "It looks like you accidently spelled 'commit' with two 't's.")
+    fake.add_issue(
+        REPO,
+        1,
+        "Spelling error in the README file",
+        "It looks like you accidently spelled 'commit' with two 't's.",
+    )
     return fake
 
 
@@ -86,8 +100,14 @@ def make_app(fake: FakeGitHub, **kw: Any) -> FastAPI:
     return create_app(SETTINGS, ports=ports, **kw)
 
 
-async def deliver(app: FastAPI, event: str, payload: dict[str, Any] | bytes, *,
-                  signature: str | None = None, delivery: str | None = None) -> httpx.Response:  # fmt: skip
+async def deliver(
+    app: FastAPI,
+    event: str,
+    payload: dict[str, Any] | bytes,
+    *,
+    signature: str | None = None,
+    delivery: str | None = None,
+) -> httpx.Response:
     """POST one signed delivery; returns once its background work has run too."""
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     headers = {

@@ -106,10 +106,13 @@ def test_an_issue_that_opened_a_pr_is_never_competed_again() -> None:
     fake = world(FakeGitHub())
     w = fake.world(REPO)
     w.pulls[9] = PullRequest(
-        number=9, state="closed", html_url="https://github.example/pr/9",
+        number=9,
+        state="closed",
+        html_url="https://github.example/pr/9",
         body="done\n" + markers.marker(markers.PR, issue=1, run="r1"),
-        head=Branch(ref="magi/r1/A", sha="b" * 40), base=Branch(ref="main", sha="0" * 40),
-    )  # fmt: skip
+        head=Branch(ref="magi/r1/A", sha="b" * 40),
+        base=Branch(ref="main", sha="0" * 40),
+    )
     run(fake)
     (reply,) = fake.comments_on(REPO, 1)
     assert "https://github.example/pr/9" in reply
@@ -123,7 +126,9 @@ def test_an_issue_that_opened_a_pr_is_never_competed_again() -> None:
     ("status", "words"),
     [(404, "not on the default branch"), (403, "Actions: write"), (422, "Actions may be disabled")],
 )
-def test_a_failed_dispatch_is_said_with_the_fix_and_releases_the_claim(status: int, words: str) -> None:
+def test_a_failed_dispatch_is_said_with_the_fix_and_releases_the_claim(
+    status: int, words: str
+) -> None:
     """Never a green no-op: the issue says what failed and how to fix it."""
     fake = world(FakeGitHub())
     fake.fail("dispatch_workflow", GitHubError("nope", status=status))
@@ -142,7 +147,9 @@ def test_the_same_delivery_a_hundred_times_starts_one_run() -> None:
     async def go() -> None:
         for _ in range(20):
             await deliver(app, "issues", labeled(), delivery="same")
-        await asyncio.gather(*(deliver(app, "issues", labeled(), delivery="same") for _ in range(80)))
+        await asyncio.gather(
+            *(deliver(app, "issues", labeled(), delivery="same") for _ in range(80))
+        )
 
     asyncio.run(go())
     assert len(fake.world(REPO).dispatches) == 1
@@ -173,7 +180,9 @@ def test_unlabeled_before_the_runner_started_cancels_it() -> None:
     assert w.runs[wid].conclusion == "cancelled"
     assert CLAIM not in w.refs
     assert "cancelled" in fake.comments_on(REPO, 1)[-1]
-    assert not fake.named("delete_ref") or all("claims" in c.args["ref"] for c in fake.named("delete_ref"))
+    assert not fake.named("delete_ref") or all(
+        "claims" in c.args["ref"] for c in fake.named("delete_ref")
+    )
 
 
 def test_unlabeled_after_the_runner_started_leaves_it() -> None:

@@ -50,7 +50,9 @@ def test_happy_path_squash_merges_with_the_sha_and_cleans_up() -> None:
     fake = scene()
     say(fake, "  Merge \n")
     w = fake.world(REPO)
-    assert w.merges == [{"number": PR, "sha": SHA, "method": "squash", "title": "Fix spelling (#7)"}]
+    assert w.merges == [
+        {"number": PR, "sha": SHA, "method": "squash", "title": "Fix spelling (#7)"}
+    ]
     assert w.issues[1].state == "closed"
     assert "magi/claims/issue-1" not in w.refs
     assert not [r for r in w.refs if r.startswith("heads/magi/r1/")]
@@ -66,9 +68,24 @@ def test_happy_path_squash_merges_with_the_sha_and_cleans_up() -> None:
         (lambda f: f.set_check(REPO, SHA, "ci", "completed", "failure"), "`ci`"),
         (lambda f: f.set_check(REPO, SHA, "ci", "in_progress", None), "still running"),
         (lambda f: f.world(REPO).checks.clear(), "never merges"),
-        (lambda f: f.world(REPO).statuses.update({SHA: [StatusContext(context="legacy", state="failure")]}), "`legacy`"),
-        (lambda f: f.world(REPO).pulls.update({PR: f.world(REPO).pulls[PR].model_copy(update={"draft": True})}), "draft"),
-        (lambda f: f.world(REPO).pulls.update({PR: f.world(REPO).pulls[PR].model_copy(update={"mergeable": False})}), "not mergeable"),
+        (
+            lambda f: f.world(REPO).statuses.update(
+                {SHA: [StatusContext(context="legacy", state="failure")]}
+            ),
+            "`legacy`",
+        ),
+        (
+            lambda f: f.world(REPO).pulls.update(
+                {PR: f.world(REPO).pulls[PR].model_copy(update={"draft": True})}
+            ),
+            "draft",
+        ),
+        (
+            lambda f: f.world(REPO).pulls.update(
+                {PR: f.world(REPO).pulls[PR].model_copy(update={"mergeable": False})}
+            ),
+            "not mergeable",
+        ),
     ],
     ids=["red", "running", "no-checks", "red-status", "draft", "conflicts"],
 )
@@ -128,7 +145,9 @@ def test_a_non_magi_pr_is_left_alone() -> None:
     """merge on a PR whose head is not magi/<run>/<label> does nothing."""
     fake = scene()
     w = fake.world(REPO)
-    w.pulls[PR] = w.pulls[PR].model_copy(update={"head": w.pulls[PR].head.model_copy(update={"ref": "feature"})})
+    w.pulls[PR] = w.pulls[PR].model_copy(
+        update={"head": w.pulls[PR].head.model_copy(update={"ref": "feature"})}
+    )
     say(fake)
     assert w.merges == []
     assert replies(fake) == []

@@ -83,7 +83,7 @@ def test_shipped_examples_match_the_published_description() -> None:
 
 def test_a_request_outside_the_double_fails_the_test() -> None:
     """Any route the double does not serve is an error, and recorded."""
-    fake, double, auth, _ = setup()
+    _fake, double, auth, _ = setup()
 
     async def stray(port: GitHubPort) -> None:
         assert isinstance(port, GitHubKitPort)
@@ -112,7 +112,10 @@ def test_comments_round_trip_through_real_shapes() -> None:
     bodies = go(auth, use)
     assert len(bodies) == 105
     assert bodies[0] == "edited"
-    assert fake.world(REPO).reactions == [("comment", fake.world(REPO).comments[1][0].id, "+1"), ("issue", 1, "rocket")]
+    assert fake.world(REPO).reactions == [
+        ("comment", fake.world(REPO).comments[1][0].id, "+1"),
+        ("issue", 1, "rocket"),
+    ]
     double.assert_clean()
 
 
@@ -133,9 +136,17 @@ def test_claims_refs_content_and_dispatch() -> None:
         again = await port.delete_ref(REPO, "magi/claims/issue-1")
         d = await port.dispatch_workflow(REPO, "magi.yml", "main", {"issue": "1"})
         runs = await port.list_workflow_runs(REPO, "magi.yml")
-        return {"first": first, "second": second, "text": content.text if content else None,
-                "absent": absent, "matching": [r.ref for r in matching], "gone": gone,
-                "again": again, "run": d.workflow_run_id, "runs": [r.id for r in runs]}  # fmt: skip
+        return {
+            "first": first,
+            "second": second,
+            "text": content.text if content else None,
+            "absent": absent,
+            "matching": [r.ref for r in matching],
+            "gone": gone,
+            "again": again,
+            "run": d.workflow_run_id,
+            "runs": [r.id for r in runs],
+        }
 
     got = go(auth, use)
     assert (got["first"], got["second"]) == (True, False)
@@ -162,9 +173,15 @@ def test_the_gate_reads_and_merges_with_the_sha() -> None:
         perm = await port.permission(REPO, "alice")
         merged = await port.merge_pull(REPO, 7, sha=pull.head.sha, method="squash", title="t")
         closed = await port.close_issue(REPO, 1)
-        return {"ref": pull.head.ref, "checks": [(c.name, c.conclusion) for c in checks],
-                "status": status.total_count, "when": commit.committed_at, "perm": perm.permission,
-                "merged": merged.merged, "closed": closed.state}  # fmt: skip
+        return {
+            "ref": pull.head.ref,
+            "checks": [(c.name, c.conclusion) for c in checks],
+            "status": status.total_count,
+            "when": commit.committed_at,
+            "perm": perm.permission,
+            "merged": merged.merged,
+            "closed": closed.state,
+        }
 
     got = go(auth, use)
     assert got["ref"] == "magi/r/A"
@@ -181,7 +198,7 @@ def test_the_gate_reads_and_merges_with_the_sha() -> None:
 
 def test_a_merge_refused_by_github_is_a_github_error_with_its_status() -> None:
     """409 (head moved) arrives as GitHubError(status=409), not retried."""
-    fake, double, auth, sleeps = setup()
+    fake, _double, auth, sleeps = setup()
     fake.add_pull(REPO, 7, "magi/r/A", "a" * 40)
 
     async def use(port: GitHubPort) -> None:
@@ -216,7 +233,7 @@ def test_secondary_rate_limit_honours_retry_after() -> None:
 
 def test_secondary_rate_limit_without_header_waits_a_minute() -> None:
     """A 403 naming the secondary limit but no header waits 60 s (GitHub's advice)."""
-    fake, double, auth, sleeps = setup()
+    _fake, double, auth, sleeps = setup()
     body = {"message": "You have exceeded a secondary rate limit. Please wait."}
     double.inject("POST", r"/issues/1/comments$", 403, body=body)
     go(auth, lambda port: port.create_comment(REPO, 1, "x"))
@@ -225,7 +242,7 @@ def test_secondary_rate_limit_without_header_waits_a_minute() -> None:
 
 def test_timeouts_are_retried() -> None:
     """A timed-out request is tried again."""
-    fake, double, auth, sleeps = setup()
+    _fake, double, auth, sleeps = setup()
     double.timeout("GET", r"/issues/1$", times=2)
     issue = go(auth, lambda port: port.get_issue(REPO, 1))
     assert issue.number == 1
@@ -234,7 +251,7 @@ def test_timeouts_are_retried() -> None:
 
 def test_retries_are_bounded() -> None:
     """A server that keeps failing: five tries, then a transient GitHubError."""
-    fake, double, auth, sleeps = setup()
+    _fake, double, auth, sleeps = setup()
     double.inject("GET", r"/issues/1$", 503, times=50)
     with pytest.raises(GitHubError) as info:
         go(auth, lambda port: port.get_issue(REPO, 1))
@@ -247,7 +264,7 @@ def test_retries_are_bounded() -> None:
 
 def test_a_wait_longer_than_the_cap_is_not_slept() -> None:
     """A primary limit resetting in an hour fails at once rather than holding a worker."""
-    fake, double, auth, sleeps = setup()
+    _fake, double, auth, sleeps = setup()
     double.inject("GET", r"/issues/1$", 429, headers={"retry-after": "3600"})
     with pytest.raises(GitHubError, match="rate limited"):
         go(auth, lambda port: port.get_issue(REPO, 1))
@@ -256,7 +273,7 @@ def test_a_wait_longer_than_the_cap_is_not_slept() -> None:
 
 def test_client_errors_are_not_retried() -> None:
     """A 422 is an answer, not a hiccup."""
-    fake, double, auth, sleeps = setup()
+    _fake, double, auth, sleeps = setup()
     double.inject("POST", r"/issues/1/comments$", 422, body={"message": "Body is too long"})
     with pytest.raises(GitHubError, match="too long"):
         go(auth, lambda port: port.create_comment(REPO, 1, "x"))
@@ -265,7 +282,7 @@ def test_client_errors_are_not_retried() -> None:
 
 def test_installation_token_is_minted_once_and_cached() -> None:
     """Many calls, one access-token request (githubkit's cache, owned by this AppAuth)."""
-    fake, double, auth, _ = setup()
+    _fake, double, auth, _ = setup()
 
     async def use(port: GitHubPort) -> None:
         for _ in range(5):
@@ -279,7 +296,7 @@ def test_installation_token_is_minted_once_and_cached() -> None:
 
 def test_the_installation_is_looked_up_when_a_delivery_lacks_it() -> None:
     """No installation id in the payload: GET /repos/{o}/{r}/installation with the JWT."""
-    fake, double, auth, _ = setup()
+    _fake, double, auth, _ = setup()
 
     async def main() -> int:
         port = await auth.port_for(None, REPO)
@@ -306,7 +323,7 @@ def test_every_port_method_has_a_permission_and_an_adapter() -> None:
 
 def test_requests_carry_typed_bodies() -> None:
     """The adapter sends the JSON GitHub documents (here: a ref's body)."""
-    fake, double, auth, _ = setup()
+    _fake, double, auth, _ = setup()
     sent: list[dict[str, Any]] = []
     original = double.__call__
 

@@ -32,7 +32,11 @@ DISPATCHED = {
 NEEDS_RUN = frozenset({Verb.RETRY, Verb.STOP, Verb.FOLD, Verb.STATUS, Verb.STATS})
 
 
-@router.on("issue_comment", "created", IssueCommentEvent)
+def _has_command(p: IssueCommentEvent) -> bool:
+    return bool(parse(p.comment.body))
+
+
+@router.on("issue_comment", "created", IssueCommentEvent, _has_command)
 async def commands(ctx: AppContext, d: Delivery[IssueCommentEvent]) -> str:
     p = d.payload
     found = parse(p.comment.body)
@@ -87,8 +91,11 @@ async def _run(
         why = f"no magi run has started on #{issue}; label it to start one."
         return refused_reply(command, why), False
     if verb in DISPATCHED:
-        inputs = {"run_id": (run or {}).get("run", ""), "issue": str(issue),
-                  "command": DISPATCHED[verb]}  # fmt: skip
+        inputs = {
+            "run_id": (run or {}).get("run", ""),
+            "issue": str(issue),
+            "command": DISPATCHED[verb],
+        }
         try:
             await gh.dispatch_workflow(repo, config.github.workflow, branch, inputs)
         except GitHubError as exc:

@@ -49,9 +49,9 @@ class AppContext:
 
     def step(self, delivery: str, repo: Repo, step: str, outcome: str) -> None:
         self.log.info(
-            step, extra={"delivery": delivery, "repo": repo.full_name, "step": step,
-                         "outcome": outcome},
-        )  # fmt: skip
+            step,
+            extra={"delivery": delivery, "repo": repo.full_name, "step": step, "outcome": outcome},
+        )
 
 
 async def reply_once(

@@ -120,10 +120,13 @@ Handler = Callable[["AppContext", Delivery[Any]], Awaitable[str]]
 
 @dataclass(frozen=True)
 class Route:
+    """``wants``: a cheap, pure look at the payload; False means no work is queued for it."""
+
     event: str
     action: str | None
     model: type[Base]
     handler: Handler
+    wants: Callable[[Any], bool] | None = None
 
 
 @dataclass
@@ -132,9 +135,15 @@ class Router:
 
     routes: list[Route] = field(default_factory=list)
 
-    def on(self, event: str, action: str | None, model: type[Base]) -> Callable[[Handler], Handler]:
+    def on(
+        self,
+        event: str,
+        action: str | None,
+        model: type[Base],
+        wants: Callable[[Any], bool] | None = None,
+    ) -> Callable[[Handler], Handler]:
         def register(handler: Handler) -> Handler:
-            self.routes.append(Route(event, action, model, handler))
+            self.routes.append(Route(event, action, model, handler, wants))
             return handler
 
         return register

@@ -60,5 +60,5 @@ def create_app(
             await auth.aclose()
 
     app = FastAPI(title="magi", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
-    app.include_router(edge.api())
+    app.router.routes.extend(edge.routes())
     return app

@@ -35,6 +35,7 @@ from magi.core.approval import (
     PullFacts,
     approval_refusal,
     decide,
+    is_merge_word,
     may_write,
     read_approval,
     status_check,
@@ -63,8 +64,12 @@ def issue_of(pull: PullRequest) -> int | None:
     return int(issue) if issue.isdigit() else None
 
 
-@router.on("issue_comment", "created", IssueCommentEvent)
-@router.on("issue_comment", "edited", IssueCommentEvent)
+def _maybe_approval(p: IssueCommentEvent) -> bool:
+    return p.issue.pull_request is not None and is_merge_word(p.comment.body)
+
+
+@router.on("issue_comment", "created", IssueCommentEvent, _maybe_approval)
+@router.on("issue_comment", "edited", IssueCommentEvent, _maybe_approval)
 async def comment(ctx: AppContext, d: Delivery[IssueCommentEvent]) -> str:
     p = d.payload
     if p.issue.pull_request is None or p.comment.user is None:
@@ -90,10 +95,14 @@ async def comment(ctx: AppContext, d: Delivery[IssueCommentEvent]) -> str:
     made = p.comment.created_at
     if made is not None and head.committed_at is not None and head.committed_at > made:
         await reply_once(
-            ctx, gh, repo, number, f"approval-{p.comment.id}",
+            ctx,
+            gh,
+            repo,
+            number,
+            f"approval-{p.comment.id}",
             "Not merging: the head moved after this `merge` was written; new commits need a "
             "new `merge`.",
-        )  # fmt: skip
+        )
         return "head-moved"
     await gh.react_to_comment(repo, p.comment.id, "+1")
     await gh.create_comment(
@@ -134,9 +143,14 @@ async def evaluate(
         checks += [status_check(s.context, s.state) for s in combined.statuses]
     head = await gh.get_commit(repo, pull.head.sha)
     facts = PullFacts(
-        number=pull.number, head_sha=pull.head.sha, state=pull.state, merged=pull.merged,
-        draft=pull.draft, mergeable=pull.mergeable, pushed_at=head.committed_at,
-    )  # fmt: skip
+        number=pull.number,
+        head_sha=pull.head.sha,
+        state=pull.state,
+        merged=pull.merged,
+        draft=pull.draft,
+        mergeable=pull.mergeable,
+        pushed_at=head.committed_at,
+    )
     kw = {"same_change": same_change} if same_change else {}
     decision = decide(facts, approval["sha"], checks, ctx.clock(), required=required, **kw)
     key = f"gate-{approval['comment']}-{decision.reason}-{pull.head.sha[:12]}"
@@ -146,9 +160,13 @@ async def evaluate(
     login = approval.get("login", "")
     if not may_write((await gh.permission(repo, login)).permission):
         await reply_once(
-            ctx, gh, repo, number, f"{key}-perm",
+            ctx,
+            gh,
+            repo,
+            number,
+            f"{key}-perm",
             f"Not merging: @{login} no longer has write permission; a writer must say `merge`.",
-        )  # fmt: skip
+        )
         return "approver-lost-permission"
     return await _merge(ctx, gh, repo, pull, key)
 
@@ -156,9 +174,12 @@ async def evaluate(
 async def _merge(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest, key: str) -> str:
     try:
         result = await gh.merge_pull(
-            repo, pull.number, sha=pull.head.sha, method="squash",
+            repo,
+            pull.number,
+            sha=pull.head.sha,
+            method="squash",
             title=f"{pull.title} (#{pull.number})",
-        )  # fmt: skip
+        )
     except GitHubError as exc:
         if exc.status == 409:
             words = "the head moved while merging; new commits need a new `merge`."
