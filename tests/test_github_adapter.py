@@ -335,3 +335,31 @@ def test_requests_carry_typed_bodies() -> None:
     auth = AppAuth("1", pem(), API, async_transport=httpx.MockTransport(spy))
     go(auth, lambda port: port.create_ref(REPO, "refs/magi/claims/issue-3", "0" * 40))
     assert sent == [{"ref": "refs/magi/claims/issue-3", "sha": "0" * 40}]
+
+
+def test_the_app_over_http_survives_5xx_rate_limits_and_timeouts() -> None:
+    """A labeled delivery through the real adapter, with GitHub failing on the way: one run."""
+    from github_helpers import SETTINGS, deliver, labeled
+    from magi.app import create_app
+
+    fake, double, auth, sleeps = setup()
+    w = fake.world(REPO)
+    w.permissions["Codertocat"] = "write"
+    double.timeout("GET", r"/contents/", times=1)
+    double.inject("POST", r"/git/refs$", 502, times=2)
+    body = {"message": "You have exceeded a secondary rate limit."}
+    double.inject("POST", r"/issues/1/comments$", 403, headers={"retry-after": "3"}, body=body)
+    double.inject("POST", r"/dispatches$", 503, times=1)
+    app = create_app(SETTINGS, ports=auth.port_for, app_login="magi-app")
+
+    async def twice() -> list[int]:
+        first = await deliver(app, "issues", labeled())
+        second = await deliver(app, "issues", labeled())  # a redelivery
+        return [first.status_code, second.status_code]
+
+    assert asyncio.run(twice()) == [202, 202]
+    assert len(w.dispatches) == 1
+    assert len(fake.comments_on(REPO, 1)) == 1
+    assert 3.0 in sleeps.waits
+    assert len(sleeps.waits) == 5
+    double.assert_clean()
