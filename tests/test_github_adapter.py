@@ -21,7 +21,8 @@ from magi.github.auth import AppAuth
 from magi.github.githubkit_port import GitHubKitPort
 from magi.github.port import CALLS, GitHubError, GitHubPort
 from magi.testing.github import FakeGitHub
-from magi.testing.github_http import OPERATIONS, ROUTES, GitHubHTTP, extract_examples, load_examples
+from magi.testing.github_http import OPERATIONS, GitHubHTTP, extract_examples, load_examples
+from magi.testing.github_routes import ROUTES
 
 API = "https://api.github.test"
 T = TypeVar("T")
