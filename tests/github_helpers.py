@@ -91,12 +91,17 @@ def world(fake: FakeGitHub, *, writer: str = "Codertocat") -> FakeGitHub:
     return fake
 
 
+async def no_sleep(seconds: float) -> None:
+    """The App's sleep in tests: waiting is never how a test synchronises."""
+
+
 def make_app(fake: FakeGitHub, **kw: Any) -> FastAPI:
     async def ports(installation: int | None, repo: Repo) -> GitHubPort:
         return fake
 
     kw.setdefault("clock", lambda: NOW)
     kw.setdefault("rand", random.Random(7))
+    kw.setdefault("sleep", no_sleep)
     return create_app(SETTINGS, ports=ports, **kw)
 
 

@@ -248,3 +248,22 @@ def test_a_merge_github_refuses_is_said() -> None:
     fake.fail("merge_pull", GitHubError("Head branch was modified", status=409))
     say(fake)
     assert "head moved while merging" in replies(fake)[-1]
+
+
+def test_mergeable_still_computing_is_read_again() -> None:
+    """GitHub answers mergeable=null while computing: the gate reads the PR again."""
+    fake = scene(mergeable=None)
+    w = fake.world(REPO)
+    reads = 0
+    original = fake.get_pull
+
+    async def computing(repo: object, number: int) -> object:
+        nonlocal reads
+        reads += 1
+        if reads == 3:
+            w.pulls[PR] = w.pulls[PR].model_copy(update={"mergeable": True})
+        return await original(repo, number)  # type: ignore[arg-type]
+
+    fake.get_pull = computing  # type: ignore[method-assign]
+    say(fake)
+    assert len(w.merges) == 1

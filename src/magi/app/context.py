@@ -7,6 +7,7 @@ back only from comments the App itself wrote, so nobody can forge one by typing 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 from collections.abc import Awaitable, Callable
@@ -37,6 +38,7 @@ class AppContext:
     clock: Callable[[], datetime] = _now
     rand: random.Random = field(default_factory=random.Random)
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("magi.app"))
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 
     def own(self, comments: list[Comment]) -> list[str]:
         """The bodies of the comments this App wrote (the only ones whose markers count)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import datetime
@@ -32,6 +32,7 @@ def create_app(
     environ: Mapping[str, str] | None = None,
     clock: Callable[[], datetime] | None = None,
     rand: random.Random | None = None,
+    sleep: Callable[[float], Awaitable[None]] | None = None,
 ) -> FastAPI:
     """The FastAPI App; raises ``SettingsError`` listing every missing setting."""
     if settings is None:
@@ -48,6 +49,8 @@ def create_app(
         ctx = replace(ctx, clock=clock)
     if rand is not None:
         ctx = replace(ctx, rand=rand)
+    if sleep is not None:
+        ctx = replace(ctx, sleep=sleep)
     edge = Edge(ctx, settings.webhook_secret, ROUTER)
 
     @asynccontextmanager

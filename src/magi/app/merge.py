@@ -47,6 +47,8 @@ from magi.github.port import GitHubError, GitHubPort
 router = _Router()
 # Issue 11 passes git patch-id --stable equality here; until then only the same SHA counts.
 SameChange = Callable[[str, str], bool]
+MERGEABLE_READS = 3
+MERGEABLE_WAIT = 2.0
 
 
 def is_magi_pull(pull: PullRequest) -> bool:
@@ -130,6 +132,14 @@ async def evaluate(
     pull = await gh.get_pull(repo, number)
     if not is_magi_pull(pull) or pull.merged:
         return "not-open"
+    for _ in range(MERGEABLE_READS):
+        # GitHub computes `mergeable` in the background after a push and answers null
+        # meanwhile: read again, a little later, a bounded number of times.
+        # https://docs.github.com/en/rest/pulls/pulls#get-a-pull-request
+        if pull.mergeable is not None:
+            break
+        await ctx.sleep(MERGEABLE_WAIT)
+        pull = await gh.get_pull(repo, number)
     try:
         config = await repo_config(gh, repo, default_branch)
         required = config.github.required_checks
