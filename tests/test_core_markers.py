@@ -23,3 +23,19 @@ def test_marker_refuses_values_that_would_not_read_back() -> None:
         markers.marker(markers.RUN, run="a b")
     with pytest.raises(ValueError, match="refuse"):
         markers.marker(markers.RUN, run="-->")
+
+
+@pytest.mark.parametrize(
+    ("body", "issue"),
+    [
+        ("x\n<!-- magi:pr issue=12 run=r -->", 12),
+        ("Closes #7", 7),
+        ("this fixes #8 for good", 8),
+        ("Resolved #9", 9),
+        ("see #10", None),
+        (None, None),
+    ],
+)
+def test_issue_of_pull(body: str | None, issue: int | None) -> None:
+    """A magi PR names its issue by marker, or by GitHub's closing keywords."""
+    assert markers.issue_of_pull(body) == issue

@@ -66,7 +66,7 @@ async def existing_pull(gh: GitHubPort, repo: Repo, number: int) -> str | None:
     for pull in await gh.list_pulls(repo, state="all"):
         if not pull.head.ref.startswith("magi/"):
             continue
-        if markers.find([pull.body or ""], markers.PR, issue=str(number)):
+        if markers.issue_of_pull(pull.body) == number:
             return pull.html_url or f"#{pull.number}"
     return None
 

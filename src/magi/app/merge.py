@@ -61,9 +61,7 @@ def run_of(pull: PullRequest) -> str | None:
 
 
 def issue_of(pull: PullRequest) -> int | None:
-    found = markers.latest([pull.body or ""], markers.PR)
-    issue = (found or {}).get("issue", "")
-    return int(issue) if issue.isdigit() else None
+    return markers.issue_of_pull(pull.body)
 
 
 def _maybe_approval(p: IssueCommentEvent) -> bool:

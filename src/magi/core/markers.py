@@ -52,3 +52,17 @@ def latest(bodies: Iterable[str], kind: str, **match: str) -> Mapping[str, str] 
     """The last matching marker, or None."""
     hits = find(bodies, kind, **match)
     return hits[-1] if hits else None
+
+
+# GitHub's closing keywords: https://docs.github.com/en/issues/tracking-your-work-with-issues/using-issues/linking-a-pull-request-to-an-issue
+_CLOSES = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#(\d+)\b", re.IGNORECASE)
+
+
+def issue_of_pull(body: str | None) -> int | None:
+    """The issue a magi PR came from: its ``magi:pr issue=`` marker, else a closing keyword."""
+    found = latest([body or ""], PR)
+    issue = (found or {}).get("issue", "")
+    if issue.isdigit():
+        return int(issue)
+    match = _CLOSES.search(body or "")
+    return int(match[1]) if match else None
