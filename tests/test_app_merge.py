@@ -267,3 +267,15 @@ def test_mergeable_still_computing_is_read_again() -> None:
     fake.get_pull = computing  # type: ignore[method-assign]
     say(fake)
     assert len(w.merges) == 1
+
+
+def test_a_redelivered_approval_is_recorded_once() -> None:
+    """The same merge comment delivered twice: one approval reply, one merge."""
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "in_progress", None)
+    say(fake)
+    say(fake)
+    assert len(markers.find(replies(fake), markers.APPROVAL)) == 1
+    fake.set_check(REPO, SHA, "ci", "completed", "success")
+    say(fake)
+    assert len(fake.world(REPO).merges) == 1

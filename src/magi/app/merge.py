@@ -104,6 +104,9 @@ async def comment(ctx: AppContext, d: Delivery[IssueCommentEvent]) -> str:
             "new `merge`.",
         )
         return "head-moved"
+    own = ctx.own(await gh.list_comments(repo, number))
+    if markers.find(own, markers.APPROVAL, comment=str(p.comment.id)):
+        return await evaluate(ctx, gh, repo, number, p.repository.default_branch)  # redelivery
     await gh.react_to_comment(repo, p.comment.id, "+1")
     await gh.create_comment(
         repo,
