@@ -148,8 +148,13 @@ class Router:
 
         return register
 
-    def match(self, event: str, action: str | None) -> list[Route]:
-        return [r for r in self.routes if r.event == event and r.action in (None, action)]
+    def match(self, event: str, action: str | None, *, any_action: bool = False) -> list[Route]:
+        """The routes for ``event`` and ``action`` (a route with no action takes any)."""
+        return [
+            r
+            for r in self.routes
+            if r.event == event and (any_action or r.action in (None, action))
+        ]
 
     @staticmethod
     def compose(*routers: Router) -> Router:
