@@ -146,7 +146,9 @@ async def _start(ctx: AppContext, gh: GitHubPort, d: Delivery[IssuesEvent], conf
     try:
         dispatched = await gh.dispatch_workflow(repo, workflow, branch, inputs)
     except GitHubError as exc:
-        await gh.create_comment(repo, number, dispatch_failure(workflow, exc))
+        # The acknowledgement becomes the failure (and loses its run marker): one comment
+        # that tells the truth, never a "starting" that nothing follows.
+        await gh.update_comment(repo, ack.id, dispatch_failure(workflow, exc))
         await gh.delete_ref(repo, claim_ref(number))
         return "dispatch-failed"
     ctx.step(d.id, repo, "dispatch", "sent")
