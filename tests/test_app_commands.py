@@ -22,9 +22,16 @@ def say(fake: FakeGitHub, body: str, **kw: object) -> list[str]:
     return fake.comments_on(REPO, 1)[before:]
 
 
+def finished(fake: FakeGitHub) -> FakeGitHub:
+    w = fake.world(REPO)
+    for wid, r in w.runs.items():
+        w.runs[wid] = r.model_copy(update={"status": "completed", "conclusion": "failure"})
+    return fake
+
+
 def test_retry_re_dispatches_the_run_with_a_reaction() -> None:
     """retry sends the run id back to the runner; the reaction is the answer."""
-    fake = started()
+    fake = finished(started())
     run_id = fake.world(REPO).dispatches[0]["inputs"]["run_id"]
     assert say(fake, "/magi retry") == []
     last = fake.world(REPO).dispatches[-1]
@@ -34,7 +41,7 @@ def test_retry_re_dispatches_the_run_with_a_reaction() -> None:
 
 def test_fold_council_and_review_dispatch_their_command() -> None:
     """Each runner command goes through the workflow's command input."""
-    fake = started()
+    fake = finished(started())
     for verb in ("fold", "council", "review"):
         say(fake, f"/magi {verb}")
         assert fake.world(REPO).dispatches[-1]["inputs"]["command"] == verb
@@ -97,7 +104,7 @@ def test_plain_comments_get_nothing() -> None:
 
 def test_a_command_on_the_pr_acts_on_the_issue_it_came_from() -> None:
     """On a magi PR, the run is found on the issue named in the PR body."""
-    fake = started()
+    fake = finished(started())
     body = markers.marker(markers.PR, issue=1, run="r")
     fake.add_pull(REPO, 7, "magi/r/A", "a" * 40, body=body)
     asyncio.run(deliver(make_app(fake), "issue_comment", pr_comment("/magi retry", number=7)))
@@ -105,9 +112,17 @@ def test_a_command_on_the_pr_acts_on_the_issue_it_came_from() -> None:
     assert fake.world(REPO).dispatches[-1]["inputs"]["issue"] == "1"
 
 
+def test_retry_while_the_runner_is_busy_is_refused() -> None:
+    """A run still queued or running is not dispatched a second time."""
+    fake = started()
+    (reply,) = say(fake, "/magi retry")
+    assert "still queued" in reply
+    assert len(fake.world(REPO).dispatches) == 1
+
+
 def test_a_failed_dispatch_is_a_refusal_reply() -> None:
     """retry whose workflow is gone says so."""
-    fake = started()
+    fake = finished(started())
     fake.world(REPO).workflows.clear()
     (reply,) = say(fake, "/magi retry")
     assert "could not be started" in reply

@@ -90,6 +90,11 @@ async def _run(
     if verb in NEEDS_RUN and run is None:
         why = f"no magi run has started on #{issue}; label it to start one."
         return refused_reply(command, why), False
+    if verb in {Verb.RETRY, Verb.FOLD} and run is not None:
+        busy = await _busy(gh, repo, config, run)
+        if busy:
+            why = f"the runner of magi run `{run.get('run')}` is still {busy}; `/magi stop` first."
+            return refused_reply(command, why), False
     if verb in DISPATCHED:
         inputs = {
             "run_id": (run or {}).get("run", ""),
@@ -108,6 +113,16 @@ async def _run(
     if verb is Verb.STOP:
         return await _stop(gh, repo, config, command, run or {})
     return await _report(gh, repo, config, verb, issue, run or {}), True
+
+
+async def _busy(gh: GitHubPort, repo: Repo, config: Config, run: Mapping[str, str]) -> str:
+    """The runner's status when it has not finished ("" when it has, or is unknown)."""
+    wid = run.get("workflow_run", "")
+    if not wid.isdigit():
+        return ""
+    runs = {r.id: r for r in await gh.list_workflow_runs(repo, config.github.workflow)}
+    current = runs.get(int(wid))
+    return current.status or "" if current and current.status != "completed" else ""
 
 
 async def _stop(
