@@ -166,3 +166,33 @@ class GitHubHTTP:
             return httpx.Response(status) if body is None else httpx.Response(status, json=body)
         self.unanswered.append(f"{method} {path}")
         raise AssertionError(f"the GitHub double has no route for {method} {path}")
+
+
+def asgi(double: GitHubHTTP) -> Any:
+    """The double as an ASGI app, to serve it on a socket (App processes as its clients)."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        query = scope.get("query_string", b"").decode()
+        url = f"http://github.test{scope['path']}" + (f"?{query}" if query else "")
+        headers = [(k.decode(), v.decode()) for k, v in scope["headers"]]
+        request = httpx.Request(scope["method"], url, headers=headers, content=b"".join(chunks))
+        try:
+            response = await double(request)
+        except (AssertionError, httpx.TimeoutException):
+            response = httpx.Response(599, json={"message": "the double refused this request"})
+        raw = [(k.encode(), v.encode()) for k, v in response.headers.items()
+               if k.lower() not in {"content-length", "transfer-encoding"}]  # fmt: skip
+        body = response.content
+        raw.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": response.status_code, "headers": raw})
+        await send({"type": "http.response.body", "body": body})
+
+    return app
