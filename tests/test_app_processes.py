@@ -34,10 +34,20 @@ def test_the_same_delivery_through_two_app_processes_starts_one_run() -> None:
     github_sock = bound()
     api = f"http://127.0.0.1:{github_sock.getsockname()[1]}"
     body = json.dumps(labeled()).encode()
-    headers = {"X-GitHub-Event": "issues", "X-GitHub-Delivery": "same",
-               "X-Hub-Signature-256": sign(body), "Content-Type": "application/json"}  # fmt: skip
-    env = {**os.environ, "GITHUB_APP_ID": "1", "GITHUB_APP_PRIVATE_KEY": pem(),
-           "GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_API_URL": api, "GITHUB_APP_SLUG": "magi-app"}  # fmt: skip
+    headers = {
+        "X-GitHub-Event": "issues",
+        "X-GitHub-Delivery": "same",
+        "X-Hub-Signature-256": sign(body),
+        "Content-Type": "application/json",
+    }
+    env = {
+        **os.environ,
+        "GITHUB_APP_ID": "1",
+        "GITHUB_APP_PRIVATE_KEY": pem(),
+        "GITHUB_WEBHOOK_SECRET": SECRET,
+        "GITHUB_API_URL": api,
+        "GITHUB_APP_SLUG": "magi-app",
+    }
 
     async def main() -> list[int]:
         config = uvicorn.Config(asgi(double), log_level="warning", access_log=False, lifespan="off")
@@ -46,19 +56,31 @@ def test_the_same_delivery_through_two_app_processes_starts_one_run() -> None:
         socks = [bound(), bound()]
         apps = [
             await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "uvicorn", "magi.app:create_app", "--factory",
-                "--fd", str(s.fileno()), "--log-level", "warning",
-                pass_fds=[s.fileno()], env=env, stderr=asyncio.subprocess.DEVNULL,
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "magi.app:create_app",
+                "--factory",
+                "--fd",
+                str(s.fileno()),
+                "--log-level",
+                "warning",
+                pass_fds=[s.fileno()],
+                env=env,
+                stderr=asyncio.subprocess.DEVNULL,
             )
             for s in socks
-        ]  # fmt: skip
+        ]
         try:
             async with httpx.AsyncClient(timeout=60) as client:
                 posts = [
-                    client.post(f"http://127.0.0.1:{s.getsockname()[1]}/webhook",
-                                content=body, headers=headers)
+                    client.post(
+                        f"http://127.0.0.1:{s.getsockname()[1]}/webhook",
+                        content=body,
+                        headers=headers,
+                    )
                     for s in socks * 5
-                ]  # fmt: skip
+                ]
                 codes = [r.status_code for r in await asyncio.gather(*posts)]
         finally:
             for proc in apps:  # uvicorn's graceful shutdown finishes the background work
