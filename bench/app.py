@@ -154,8 +154,11 @@ def main() -> int:
                 lat[kind] += got
                 rps[kind].append(len(got) / wall)
         for kind in servers:
-            results[kind] = {"p50": pct(lat[kind], 0.5), "p99": pct(lat[kind], 0.99),
-                             "rps": statistics.median(rps[kind])}  # fmt: skip
+            results[kind] = {
+                "p50": pct(lat[kind], 0.5),
+                "p99": pct(lat[kind], 0.99),
+                "rps": statistics.median(rps[kind]),
+            }
         proc, url = servers["magi"]
         done = WARMUP + MEASURE
         asyncio.run(load(url, request, max(0, 1000 - done)))
@@ -170,14 +173,21 @@ def main() -> int:
     ratio = magi["rps"] / bare["rps"]
     growth = magi["rss_10k"] / magi["rss_1k"] - 1
     checks = [
-        (f"ack latency p50 {magi['p50']:.1f} ms, p99 {magi['p99']:.1f} ms (goal p99 <= 25 ms)",
-         magi["p99"] <= 25),
-        (f"throughput {magi['rps']:.0f}/s vs bare {bare['rps']:.0f}/s = {ratio:.2f}x "
-         f"(goal >= 0.5x); bare p99 {bare['p99']:.1f} ms", ratio >= 0.5),
-        (f"RSS {magi['rss_1k']:.0f} MB after 1,000, {magi['rss_10k']:.0f} MB after 10,000 "
-         f"(goal <= 150 MB, growth {growth:+.1%} <= 10 %)",
-         magi["rss_10k"] <= 150 and growth <= 0.10),
-    ]  # fmt: skip
+        (
+            f"ack latency p50 {magi['p50']:.1f} ms, p99 {magi['p99']:.1f} ms (goal p99 <= 25 ms)",
+            magi["p99"] <= 25,
+        ),
+        (
+            f"throughput {magi['rps']:.0f}/s vs bare {bare['rps']:.0f}/s = {ratio:.2f}x "
+            f"(goal >= 0.5x); bare p99 {bare['p99']:.1f} ms",
+            ratio >= 0.5,
+        ),
+        (
+            f"RSS {magi['rss_1k']:.0f} MB after 1,000, {magi['rss_10k']:.0f} MB after 10,000 "
+            f"(goal <= 150 MB, growth {growth:+.1%} <= 10 %)",
+            magi["rss_10k"] <= 150 and growth <= 0.10,
+        ),
+    ]
     print(f"magi App bench ({os.cpu_count()} CPUs, {CONCURRENCY} connections, loopback)")
     for text, ok in checks:
         print(f"  {'ok  ' if ok else 'MISS'} {text}")

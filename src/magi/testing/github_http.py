@@ -188,8 +188,11 @@ def asgi(double: GitHubHTTP) -> Any:
             response = await double(request)
         except (AssertionError, httpx.TimeoutException):
             response = httpx.Response(599, json={"message": "the double refused this request"})
-        raw = [(k.encode(), v.encode()) for k, v in response.headers.items()
-               if k.lower() not in {"content-length", "transfer-encoding"}]  # fmt: skip
+        raw = [
+            (k.encode(), v.encode())
+            for k, v in response.headers.items()
+            if k.lower() not in {"content-length", "transfer-encoding"}
+        ]
         body = response.content
         raw.append((b"content-length", str(len(body)).encode()))
         await send({"type": "http.response.start", "status": response.status_code, "headers": raw})
