@@ -150,3 +150,9 @@ def test_a_step_returning_a_non_dict_is_a_registry_bug() -> None:
     broken = {1: Migration("forgot_return", lambda record: None)}  # type: ignore[arg-type,return-value]
     with pytest.raises(TypeError, match=r"forgot_return \(1 -> 2\) returned NoneType"):
         migrate({"schema": 1}, target=2, migrations=broken)
+
+
+def test_a_record_from_before_required_checks_reads_with_the_default() -> None:
+    """[github] required_checks is additive: a stored config without it reads as "every check"."""
+    run = Run.model_validate(migrate(frozen("run-schema1.json")))
+    assert run.config.github.required_checks == []

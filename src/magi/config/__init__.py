@@ -5,6 +5,7 @@ from magi.config.load import (
     config_json_schema,
     layer_paths,
     load_config,
+    load_config_text,
     machine_config_dir,
 )
 from magi.config.model import (
@@ -44,6 +45,7 @@ __all__ = [
     "default_agents",
     "layer_paths",
     "load_config",
+    "load_config_text",
     "machine_config_dir",
     "starter_config",
 ]

@@ -129,6 +129,32 @@ def load_config(
     return ResolvedConfig(config, [p for p, _ in reader.docs], dict(merged.sources))
 
 
+def load_config_text(text: str, name: str = ".magi/config.toml") -> ResolvedConfig:
+    """Validate one TOML text as the repository layer alone (the App reads it from GitHub).
+
+    Nothing of the reading process leaks into it: templates see no environment and no
+    system facts (a repository's config must not be able to quote the App's secrets back in
+    an error), and ``include`` is refused because there is no checkout to include from.
+    """
+    path = Path(name)
+    reader = _Reader({"env": {}, "system": {}})
+    data = reader.parse_text(path, text, {})
+    if data is not None and "include" in data:
+        data.pop("include")
+        reader.problems.append(_Problem("include is not supported here", path, key="include"))
+    problems = list(reader.problems)
+    config: Config | None = None
+    sources = {k: path for k in (data or {})}
+    try:
+        config = Config.model_validate(data or {})
+    except ValidationError as exc:
+        for err in exc.errors():
+            problems.append(_validation_problem(err, tuple(err["loc"]), {}))
+    if problems or config is None:
+        raise _combine([_Problem(p.message, p.path or path, p.line, p.key) for p in problems])
+    return ResolvedConfig(config, [path], sources)
+
+
 class _Reader:
     """Reads one file tree at a time, collecting documents (merge order) and problems."""
 
@@ -160,10 +186,14 @@ class _Reader:
 
     def _parse(self, path: Path, lower_vars: dict[str, Any]) -> dict[str, Any] | None:
         try:
-            text = template.strip_comments(path.read_text(encoding="utf-8"))
+            raw = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             self.problems.append(_Problem(f"cannot read: {exc}", path))
             return None
+        return self.parse_text(path, raw, lower_vars)
+
+    def parse_text(self, path: Path, raw: str, lower_vars: dict[str, Any]) -> dict[str, Any] | None:
+        text = template.strip_comments(raw)
         try:
             first = template.render(
                 text, {**self.context, "vars": template.lenient_vars(lower_vars)}

@@ -204,6 +204,10 @@ class Github(_Strict):
     label: str = "magi"
     workflow: str = "magi.yml"
     runner_labels: list[str] = Field(default_factory=lambda: ["self-hosted", "magi"])
+    required_checks: list[str] = Field(
+        default_factory=list,
+        description="Check names the merge gate requires; empty: every check on the head.",
+    )
 
 
 class Budget(_Strict):

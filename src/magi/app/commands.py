@@ -1,0 +1,168 @@
+"""Comment commands on an issue or its PR: ``/magi retry|stop|fold|status|stats|council|review``.
+
+Writers only. Accepted -> a reaction on the comment, then the action; refused -> a reply
+that quotes the command and says why (who may, what is missing); unknown -> a short reply
+with the list and the full help folded. What a command acts on (the run, its workflow run)
+is found from the App's own markers on the issue, never from the App's memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from magi.app.context import AppContext, repo_config
+from magi.app.events import Delivery, IssueCommentEvent, Router
+from magi.app.merge import issue_of
+from magi.config.model import Config
+from magi.core import markers
+from magi.core.approval import may_write
+from magi.core.commands import Command, Verb, parse, refused_reply, unknown_reply, writers_only
+from magi.errors import ConfigError
+from magi.github.models import Repo
+from magi.github.port import GitHubError, GitHubPort
+
+router = Router()
+# Commands handed to the runner (the workflow's `command` input).
+DISPATCHED = {
+    Verb.RETRY: "retry",
+    Verb.FOLD: "fold",
+    Verb.COUNCIL: "council",
+    Verb.REVIEW: "review",
+}
+NEEDS_RUN = frozenset({Verb.RETRY, Verb.STOP, Verb.FOLD, Verb.STATUS, Verb.STATS})
+
+
+def _has_command(p: IssueCommentEvent) -> bool:
+    return bool(parse(p.comment.body))
+
+
+@router.on("issue_comment", "created", IssueCommentEvent, _has_command)
+async def commands(ctx: AppContext, d: Delivery[IssueCommentEvent]) -> str:
+    p = d.payload
+    found = parse(p.comment.body)
+    if not found or p.comment.user is None:
+        return "no-command"
+    repo, number = d.repo, p.issue.number
+    gh = await ctx.ports(d.installation, repo)
+    login = p.comment.user.login
+    level = (await gh.permission(repo, login)).permission
+    replies: list[str] = []
+    accepted = False
+    for command in found:
+        if command.verb is None:
+            replies.append(unknown_reply(command))
+        elif not may_write(level):
+            replies.append(refused_reply(command, writers_only(login, level)))
+        else:
+            reply, ok = await _run(ctx, gh, d, command)
+            accepted = accepted or ok
+            replies.append(reply)
+    said = [r for r in replies if r]
+    if accepted:
+        await gh.react_to_comment(repo, p.comment.id, "+1")
+    if said:
+        await gh.create_comment(repo, number, "\n\n---\n\n".join(said))
+    return ",".join((c.verb.value if c.verb else "unknown") for c in found)
+
+
+async def _target(ctx: AppContext, gh: GitHubPort, repo: Repo, p: IssueCommentEvent) -> int:
+    """The issue a command is about: the issue itself, or the one a magi PR came from."""
+    if p.issue.pull_request is None:
+        return p.issue.number
+    issue = issue_of(await gh.get_pull(repo, p.issue.number))
+    return issue if issue is not None else p.issue.number
+
+
+async def _run(
+    ctx: AppContext, gh: GitHubPort, d: Delivery[IssueCommentEvent], command: Command
+) -> tuple[str, bool]:
+    """Do one command from a writer: (the reply, or "" when a reaction says it all; accepted)."""
+    p, repo, verb = d.payload, d.repo, command.verb
+    if verb is None:
+        return unknown_reply(command), False
+    branch = p.repository.default_branch
+    try:
+        config = await repo_config(gh, repo, branch)
+    except ConfigError as exc:
+        return refused_reply(command, f"`.magi/config.toml` is invalid: {exc}"), False
+    issue = await _target(ctx, gh, repo, p)
+    run = markers.latest(ctx.own(await gh.list_comments(repo, issue)), markers.RUN)
+    if verb in NEEDS_RUN and run is None:
+        why = f"no magi run has started on #{issue}; label it to start one."
+        return refused_reply(command, why), False
+    if verb in {Verb.RETRY, Verb.FOLD} and run is not None:
+        busy = await _busy(gh, repo, config, run)
+        if busy:
+            why = f"the runner of magi run `{run.get('run')}` is still {busy}; `/magi stop` first."
+            return refused_reply(command, why), False
+    if verb in DISPATCHED:
+        inputs = {
+            "run_id": (run or {}).get("run", ""),
+            "issue": str(issue),
+            "command": DISPATCHED[verb],
+        }
+        try:
+            await gh.dispatch_workflow(repo, config.github.workflow, branch, inputs)
+        except GitHubError as exc:
+            why = (
+                f"the runner workflow `{config.github.workflow}` could not be started "
+                f"({exc.status or 'no answer'}: {exc.message})."
+            )
+            return refused_reply(command, why), False
+        return "", True
+    if verb is Verb.STOP:
+        return await _stop(gh, repo, config, command, run or {})
+    return await _report(gh, repo, config, verb, issue, run or {}), True
+
+
+async def _busy(gh: GitHubPort, repo: Repo, config: Config, run: Mapping[str, str]) -> str:
+    """The runner's status when it has not finished ("" when it has, or is unknown)."""
+    wid = run.get("workflow_run", "")
+    if not wid.isdigit():
+        return ""
+    runs = {r.id: r for r in await gh.list_workflow_runs(repo, config.github.workflow)}
+    current = runs.get(int(wid))
+    return current.status or "" if current and current.status != "completed" else ""
+
+
+async def _stop(
+    gh: GitHubPort, repo: Repo, config: Config, command: Command, run: Mapping[str, str]
+) -> tuple[str, bool]:
+    wid = run.get("workflow_run", "")
+    if not wid.isdigit():
+        why = "magi does not know the workflow run of this magi run."
+        return refused_reply(command, why), False
+    runs = {r.id: r for r in await gh.list_workflow_runs(repo, config.github.workflow)}
+    current = runs.get(int(wid))
+    if current is not None and current.status == "completed":
+        why = f"the workflow run already finished ({current.conclusion})."
+        return refused_reply(command, why), False
+    await gh.cancel_workflow_run(repo, int(wid))
+    return f"Stopped the runner of magi run `{run.get('run')}`; `/magi retry` resumes it.", True
+
+
+async def _report(
+    gh: GitHubPort, repo: Repo, config: Config, verb: Verb, issue: int, run: Mapping[str, str]
+) -> str:
+    run_id = run.get("run", "")
+    wid = run.get("workflow_run", "")
+    runs = {r.id: r for r in await gh.list_workflow_runs(repo, config.github.workflow)}
+    current = runs.get(int(wid)) if wid.isdigit() else None
+    state = (
+        f"{current.status}" + (f" ({current.conclusion})" if current.conclusion else "")
+        if current
+        else "not known to GitHub"
+    )
+    if verb is Verb.STATUS:
+        where = f" [workflow run]({current.html_url})" if current and current.html_url else ""
+        return f"magi run `{run_id}` on #{issue}: runner {state}.{where}"
+    branches = await gh.matching_refs(repo, f"heads/magi/{run_id}/")
+    claimed = await gh.get_ref(repo, f"magi/claims/issue-{issue}") is not None
+    lines = [
+        f"magi run `{run_id}` on #{issue}:",
+        f"- runner: {state}",
+        f"- candidate branches: {len(branches)}",
+        f"- issue claimed: {'yes' if claimed else 'no'}",
+        f"- graph: {config.graph.candidates} candidates, {config.graph.judges} judges",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,164 @@
+"""Deliveries as magi reads them: the payload models, and the small router each behaviour owns.
+
+Payload models name only the fields magi reads and ignore the rest (GitHub adds fields all
+the time; githubkit's strict models reject real deliveries). A signed body that does not fit
+the model of its route is a 400 with the reason, decided before anything is queued, so a
+wrong-shape body never reaches a handler or GitHub. Each behaviour module (``labeled``,
+``merge``, ``commands``) has its own ``Router``; ``create_app`` composes them, like bedevere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from magi.github.models import Comment, Issue, Label, PullRequest, Repo, User
+
+if TYPE_CHECKING:
+    from magi.app.context import AppContext
+
+# Events from bots are ignored (magi would loop on its own comments) except these, which
+# are how the merge gate hears that CI finished.
+CHECK_EVENTS = frozenset({"check_suite", "check_run", "status", "workflow_run"})
+
+
+class _Payload(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class RepoPayload(_Payload):
+    full_name: str = Field(pattern=r"^[^/\s]+/[^/\s]+$")
+    default_branch: str = "main"
+    html_url: str = ""
+
+    @property
+    def ref(self) -> Repo:
+        return Repo.parse(self.full_name)
+
+
+class InstallationPayload(_Payload):
+    id: int
+
+
+class Base(_Payload):
+    action: str | None = None
+    sender: User
+    repository: RepoPayload
+    installation: InstallationPayload | None = None
+
+
+class IssuesEvent(Base):
+    issue: Issue
+    label: Label | None = None
+
+
+class IssueCommentEvent(Base):
+    issue: Issue
+    comment: Comment
+
+
+class PullRef(_Payload):
+    number: int
+
+
+class CheckSuite(_Payload):
+    head_sha: str
+    pull_requests: list[PullRef] = Field(default_factory=list)
+
+
+class CheckSuiteEvent(Base):
+    check_suite: CheckSuite
+
+
+class CheckRunEvent(Base):
+    check_run: CheckSuite
+
+
+class StatusEvent(Base):
+    sha: str
+
+
+class WorkflowRunBody(_Payload):
+    head_sha: str
+    pull_requests: list[PullRef] = Field(default_factory=list)
+
+
+class WorkflowRunEvent(Base):
+    workflow_run: WorkflowRunBody
+
+
+class PullRequestEvent(Base):
+    pull_request: PullRequest
+
+
+P = TypeVar("P", bound=Base)
+
+
+@dataclass(frozen=True)
+class Delivery(Generic[P]):
+    """One verified delivery on its way to a handler."""
+
+    id: str
+    event: str
+    payload: P
+
+    @property
+    def repo(self) -> Repo:
+        return self.payload.repository.ref
+
+    @property
+    def installation(self) -> int | None:
+        inst = self.payload.installation
+        return inst.id if inst else None
+
+
+Handler = Callable[["AppContext", Delivery[Any]], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class Route:
+    """``wants``: a cheap, pure look at the payload; False means no work is queued for it."""
+
+    event: str
+    action: str | None
+    model: type[Base]
+    handler: Handler
+    wants: Callable[[Any], bool] | None = None
+
+
+@dataclass
+class Router:
+    """The routes of one behaviour: ``(event, action) -> (payload model, handler)``."""
+
+    routes: list[Route] = field(default_factory=list)
+
+    def on(
+        self,
+        event: str,
+        action: str | None,
+        model: type[Base],
+        wants: Callable[[Any], bool] | None = None,
+    ) -> Callable[[Handler], Handler]:
+        def register(handler: Handler) -> Handler:
+            self.routes.append(Route(event, action, model, handler, wants))
+            return handler
+
+        return register
+
+    def match(self, event: str, action: str | None, *, any_action: bool = False) -> list[Route]:
+        """The routes for ``event`` and ``action`` (a route with no action takes any)."""
+        return [
+            r
+            for r in self.routes
+            if r.event == event and (any_action or r.action in (None, action))
+        ]
+
+    @staticmethod
+    def compose(*routers: Router) -> Router:
+        return Router([r for router in routers for r in router.routes])
+
+    def events(self) -> set[str]:
+        return {r.event for r in self.routes}

@@ -1,0 +1,67 @@
+"""``create_app``: the App's factory, ``uvicorn magi.app:create_app --factory``.
+
+Settings are read from the environment here and nowhere else, validated as a whole before
+the server accepts anything. Tests pass ``settings`` and ``ports`` (a ``FakeGitHub``) in.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from datetime import datetime
+
+from fastapi import FastAPI
+
+from magi.app import commands, labeled, logs, merge
+from magi.app.context import AppContext, PortFactory
+from magi.app.events import Router
+from magi.app.settings import Settings, settings_from_env
+from magi.app.webhook import Edge
+
+ROUTER = Router.compose(labeled.router, merge.router, commands.router)
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    ports: PortFactory | None = None,
+    app_login: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    clock: Callable[[], datetime] | None = None,
+    rand: random.Random | None = None,
+    sleep: Callable[[float], Awaitable[None]] | None = None,
+) -> FastAPI:
+    """The FastAPI App; raises ``SettingsError`` listing every missing setting."""
+    if settings is None:
+        settings = settings_from_env(os.environ if environ is None else environ)
+    logs.configure()
+    auth = None
+    if ports is None:
+        from magi.github.auth import AppAuth  # githubkit only where the real GitHub is used
+
+        auth = AppAuth(settings.app_id, settings.private_key, settings.api_url)
+        ports = auth.port_for
+    ctx = AppContext(ports=ports, app_login=app_login or settings.app_slug or "")
+    if clock is not None:
+        ctx = replace(ctx, clock=clock)
+    if rand is not None:
+        ctx = replace(ctx, rand=rand)
+    if sleep is not None:
+        ctx = replace(ctx, sleep=sleep)
+    edge = Edge(ctx, settings.webhook_secret, ROUTER)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        # The App's own login keeps it deaf to its own comments; learn it once if not given.
+        if not edge.ctx.app_login and auth is not None:
+            edge.ctx = replace(edge.ctx, app_login=await auth.app_login())
+        yield
+        if auth is not None:
+            await auth.aclose()
+
+    app = FastAPI(title="magi", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app.router.routes.extend(edge.routes())
+    return app

@@ -1,0 +1,87 @@
+"""The App's settings, read from the environment once at start-up and validated as a whole.
+
+Every problem (a variable missing, a key file unreadable, a URL that is not one) is collected
+and raised as one ``SettingsError``, so a deployment is fixed in one go, not one restart per
+variable. The values are secrets: ``Settings`` never prints them (see ``__repr__``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+from magi.errors import MagiError
+
+PUBLIC_API = "https://api.github.com"
+
+
+class SettingsError(MagiError):
+    """The App cannot start: every missing or wrong setting, one a line."""
+
+    exit_code = 3
+
+    def __init__(self, problems: list[str]) -> None:
+        lines = "\n".join(f"  {p}" for p in problems)
+        super().__init__(f"the magi App cannot start:\n{lines}")
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the App needs to talk to GitHub and to trust its deliveries."""
+
+    app_id: str
+    private_key: str = field(repr=False)
+    webhook_secret: str = field(repr=False)
+    api_url: str = PUBLIC_API
+    app_slug: str | None = None
+
+
+def _private_key(environ: Mapping[str, str], problems: list[str]) -> str:
+    inline = environ.get("GITHUB_APP_PRIVATE_KEY", "").strip()
+    path = environ.get("GITHUB_APP_PRIVATE_KEY_PATH", "").strip()
+    if inline and path:
+        problems.append(
+            "GITHUB_APP_PRIVATE_KEY and GITHUB_APP_PRIVATE_KEY_PATH are both set: set one"
+        )
+        return ""
+    if path:
+        try:
+            inline = Path(path).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(
+                f"GITHUB_APP_PRIVATE_KEY_PATH: cannot read {path}: {exc.__class__.__name__}"
+            )
+            return ""
+    if not inline:
+        problems.append(
+            "GITHUB_APP_PRIVATE_KEY (the PEM) or GITHUB_APP_PRIVATE_KEY_PATH (its file) is missing"
+        )
+        return ""
+    # An env var often carries the PEM with literal \n; normalise so the JWT signer reads it.
+    inline = inline.replace("\\n", "\n")
+    if not inline.startswith("-----BEGIN") or "PRIVATE KEY-----" not in inline:
+        problems.append("the App private key is not a PEM private key (-----BEGIN ... KEY-----)")
+    return inline
+
+
+def settings_from_env(environ: Mapping[str, str]) -> Settings:
+    """Read and check every setting; raise one ``SettingsError`` naming all problems."""
+    problems: list[str] = []
+    app_id = environ.get("GITHUB_APP_ID", "").strip()
+    if not app_id:
+        problems.append("GITHUB_APP_ID is missing (the App's numeric id or its client id)")
+    key = _private_key(environ, problems)
+    secret = environ.get("GITHUB_WEBHOOK_SECRET", "")
+    if not secret:
+        problems.append("GITHUB_WEBHOOK_SECRET is missing (the App's webhook secret)")
+    api_url = environ.get("GITHUB_API_URL", "").strip() or PUBLIC_API
+    parsed = urlparse(api_url)
+    if parsed.scheme not in {"http", "https"} or not parsed.netloc:
+        problems.append(f"GITHUB_API_URL is not an http(s) URL: {api_url!r}")
+    if problems:
+        raise SettingsError(problems)
+    slug = environ.get("GITHUB_APP_SLUG", "").strip() or None
+    return Settings(app_id, key, secret, api_url.rstrip("/"), slug)

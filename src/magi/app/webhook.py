@@ -1,0 +1,215 @@
+"""The webhook edge: verify, bound, parse, route, acknowledge; the work runs after the answer.
+
+Order matters and is the point of this module:
+
+1. refuse a body over 25 MB (413) from its Content-Length, or while streaming it, without
+   ever holding more than the limit;
+2. verify ``X-Hub-Signature-256`` over the raw bytes, ``sha256=`` form only (githubkit's
+   ``verify`` would fall back to SHA-1 without the prefix), constant-time: missing or wrong
+   is 401 and nothing else happens;
+3. parse: not JSON, not an object, nested too deep, or not the shape its route needs is a
+   400 with the reason, never a 5xx;
+4. route on ``X-GitHub-Event`` and ``action``; unknown ones and bot senders (except check
+   events) are acknowledged and ignored;
+5. answer 202 at once; handlers run as background work, each logged with the delivery id.
+   GitHub gives a delivery 10 s and never retries by itself, so no API call happens before
+   the answer. https://docs.github.com/en/webhooks/using-webhooks/best-practices-for-using-webhooks
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from githubkit.webhooks import verify
+from pydantic import ValidationError
+from pydantic_core import from_json
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route as Route_
+
+from magi.app.context import AppContext
+from magi.app.events import CHECK_EVENTS, Base, Delivery, Route, Router
+from magi.core.approval import is_bot
+from magi.github.port import GitHubError
+
+MAX_BODY = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
+MAX_WORK = 32  # background handlers at once: GitHub allows <= 100 concurrent requests
+
+
+async def _read_bounded(request: Request) -> bytes | None:
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > MAX_BODY:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def signature_ok(secret: str, body: bytes, header: str | None) -> bool:
+    """Whether ``header`` is a valid ``sha256=`` HMAC of ``body``; other forms are refused."""
+    if not header or not header.startswith("sha256=") or len(header) != 71:
+        return False
+    return verify(secret, body, header)
+
+
+def _reason(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "body"
+    return f"{where}: {err['msg']}"
+
+
+def _answer(code: int, **body: Any) -> JSONResponse:
+    return JSONResponse(body, status_code=code)
+
+
+class Edge:
+    """The ``/webhook`` and ``/healthz`` endpoints over a composed router."""
+
+    def __init__(self, ctx: AppContext, secret: str, router: Router) -> None:
+        self.ctx = ctx
+        self.secret = secret
+        self.router = router
+        self._work: asyncio.Semaphore | None = None
+
+    def routes(self) -> list[Route_]:
+        # Plain Starlette routes: the edge reads the raw body itself, and FastAPI's
+        # dependency resolution would only add cost to every delivery.
+        return [
+            Route_("/webhook", self.webhook, methods=["POST"]),
+            Route_("/healthz", self.healthz, methods=["GET"]),
+        ]
+
+    async def healthz(self, request: Request) -> JSONResponse:
+        return _answer(200, status="ok")
+
+    async def webhook(self, request: Request) -> JSONResponse:
+        started = time.perf_counter()
+        headers = request.headers
+        delivery = headers.get("x-github-delivery", "")[:64]
+        event = headers.get("x-github-event", "")[:64]
+        body = await _read_bounded(request)
+        if body is None:
+            return self._done(413, delivery, event, None, "too-large", started)
+        if not signature_ok(self.secret, body, headers.get("x-hub-signature-256")):
+            return self._done(401, delivery, event, None, "bad-signature", started)
+        if not event:
+            return self._done(400, delivery, event, None, "no X-GitHub-Event header", started)
+        if not self.router.match(event, None, any_action=True):
+            # An event magi never handles is not even parsed (a push can be megabytes).
+            return self._done(202, delivery, event, None, "ignored", started)
+        outcome = self._parse(event, body)
+        if isinstance(outcome, str):
+            code = 202 if outcome == "ignored" else 400
+            return self._done(code, delivery, event, None, outcome, started)
+        action, parsed = outcome
+        sender = parsed[0][1].sender
+        if event not in CHECK_EVENTS and is_bot(sender.login, sender.type, self.ctx.app_login):
+            return self._done(202, delivery, event, action, "ignored-bot", started)
+        # Most comments are not for magi: a route that says so up front queues no work.
+        parsed = [(r, p) for r, p in parsed if r.wants is None or r.wants(p)]
+        if not parsed:
+            return self._done(202, delivery, event, action, "ignored", started)
+        task = BackgroundTask(self._handle, delivery, event, parsed)
+        response = self._done(202, delivery, event, action, "queued", started)
+        response.background = task
+        return response
+
+    def _parse(self, event: str, body: bytes) -> str | tuple[str | None, list[tuple[Route, Base]]]:
+        """The routes and payloads for a body, or why not ("ignored" or a 400's reason)."""
+        models = {r.model for r in self.router.match(event, None, any_action=True)}
+        if len(models) == 1:
+            # Fast path: validate straight from the bytes (pydantic-core skips building
+            # Python objects for the many fields magi ignores). Any failure takes the slow
+            # path, which says precisely what is wrong.
+            try:
+                payload = models.pop().model_validate_json(body)
+            except ValidationError:
+                pass
+            else:
+                routes = self.router.match(event, payload.action)
+                return (payload.action, [(r, payload) for r in routes]) if routes else "ignored"
+        try:
+            # pydantic-core refuses nesting deeper than 200 levels instead of recursing.
+            data = from_json(body)
+        except ValueError as exc:
+            return "nested too deep" if "recursion" in str(exc) else "body is not JSON"
+        if not isinstance(data, dict):
+            return "body is not a JSON object"
+        action = data.get("action") if isinstance(data.get("action"), str) else None
+        routes = self.router.match(event, action)
+        if not routes:
+            return "ignored"
+        parsed: dict[type[Base], Base] = {}
+        try:
+            for r in routes:  # one validation per payload model, however many routes share it
+                if r.model not in parsed:
+                    parsed[r.model] = r.model.model_validate(data)
+        except ValidationError as exc:
+            return _reason(exc)
+        return action, [(r, parsed[r.model]) for r in routes]
+
+    def _done(
+        self,
+        status: int,
+        delivery: str,
+        event: str,
+        action: str | None,
+        outcome: str,
+        started: float,
+    ) -> JSONResponse:
+        ms = round((time.perf_counter() - started) * 1000, 2)
+        level = 20 if status < 400 else 30
+        self.ctx.log.log(
+            level,
+            "delivery",
+            extra={
+                "delivery": delivery,
+                "event": event,
+                "action": action,
+                "outcome": outcome,
+                "ms": ms,
+            },
+        )
+        if status >= 400:
+            return _answer(status, error=outcome)
+        return _answer(status, status=outcome)
+
+    async def _handle(self, delivery: str, event: str, parsed: list[tuple[Route, Base]]) -> None:
+        if self._work is None:
+            self._work = asyncio.Semaphore(MAX_WORK)
+        async with self._work:
+            for route, payload in parsed:
+                await self._run(route, Delivery(delivery, event, payload))
+
+    async def _run(self, route: Route, d: Delivery[Any]) -> None:
+        started = time.perf_counter()
+        extra: dict[str, Any] = {
+            "delivery": d.id,
+            "repo": d.repo.full_name,
+            "event": d.event,
+            "action": d.payload.action,
+            "step": route.handler.__module__.rsplit(".", 1)[-1],
+        }
+        try:
+            outcome = await route.handler(self.ctx, d)
+        except GitHubError as exc:
+            extra |= {"outcome": "failed", "error": f"{exc.status}: {exc.message}"[:300]}
+            self.ctx.log.error("handled", extra={**extra, "ms": self._ms(started)})
+            return
+        except Exception as exc:  # a handler bug must not kill the worker or leak a body
+            extra |= {"outcome": "crashed", "error": exc.__class__.__name__}
+            self.ctx.log.exception("handled", extra={**extra, "ms": self._ms(started)})
+            return
+        self.ctx.log.info("handled", extra={**extra, "outcome": outcome, "ms": self._ms(started)})
+
+    @staticmethod
+    def _ms(started: float) -> float:
+        return round((time.perf_counter() - started) * 1000, 2)

@@ -1,0 +1,372 @@
+"""The GitHub port over githubkit: typed requests, ``.json()`` reads, retried in one layer.
+
+Each method is one typed githubkit call wrapped in ``magi.github.retry.Retry.call`` and
+parsed into ``magi.github.models``; answers that are values rather than failures (a ref
+that exists, a file that is absent) are turned into them here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from githubkit import GitHub
+from githubkit.response import Response
+from pydantic import ValidationError
+
+from magi.github.models import (
+    CheckRun,
+    CombinedStatus,
+    Comment,
+    Commit,
+    Content,
+    Dispatch,
+    GitRef,
+    Issue,
+    MergeResult,
+    Permission,
+    PullRequest,
+    Repo,
+    WorkflowRun,
+)
+from magi.github.port import GitHubError
+from magi.github.retry import Retry
+
+M = TypeVar("M")
+PAGE = 100
+MAX_PAGES = 20
+
+
+class GitHubKitPort:
+    """``GitHubPort`` for one installation, over a githubkit client."""
+
+    def __init__(
+        self,
+        gh: GitHub[Any],
+        *,
+        attempts: int = 5,
+        max_wait: float = 120.0,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.gh = gh
+        self.retry = Retry(attempts, max_wait, sleep)
+
+    async def _call(self, fn: Callable[..., Awaitable[Response[Any]]], *a: Any, **kw: Any) -> Any:
+        return await self.retry.call(fn, *a, **kw)
+
+    async def _pages(
+        self,
+        fn: Callable[..., Awaitable[Response[Any]]],
+        *a: Any,
+        key: str | None = None,
+        **kw: Any,
+    ) -> list[Any]:
+        items: list[Any] = []
+        for page in range(1, MAX_PAGES + 1):
+            data = await self._call(fn, *a, per_page=PAGE, page=page, **kw)
+            chunk = (data or {}).get(key, []) if key else (data or [])
+            items.extend(chunk)
+            if len(chunk) < PAGE:
+                break
+        return items
+
+    @staticmethod
+    def _parse(model: type[M], data: Any) -> M:
+        try:
+            return model.model_validate(data)  # type: ignore[attr-defined, no-any-return]
+        except ValidationError as exc:
+            raise GitHubError(
+                f"GitHub answered an unexpected shape: {exc.errors()[0]['msg']}"
+            ) from exc
+
+    # -- issues and comments -----------------------------------------------------------
+    async def create_comment(self, repo: Repo, number: int, body: str) -> Comment:
+        r = self.gh.rest.issues
+        data = await self._call(r.async_create_comment, repo.owner, repo.name, number, body=body)
+        return self._parse(Comment, data)
+
+    async def update_comment(self, repo: Repo, comment_id: int, body: str) -> Comment:
+        r = self.gh.rest.issues
+        data = await self._call(
+            r.async_update_comment, repo.owner, repo.name, comment_id, body=body
+        )
+        return self._parse(Comment, data)
+
+    async def list_comments(self, repo: Repo, number: int) -> list[Comment]:
+        r = self.gh.rest.issues
+        items = await self._pages(r.async_list_comments, repo.owner, repo.name, number)
+        return [self._parse(Comment, c) for c in items]
+
+    async def react_to_comment(self, repo: Repo, comment_id: int, content: str) -> None:
+        r = self.gh.rest.reactions
+        await self._call(
+            r.async_create_for_issue_comment, repo.owner, repo.name, comment_id, content=content
+        )
+
+    async def react_to_issue(self, repo: Repo, number: int, content: str) -> None:
+        r = self.gh.rest.reactions
+        await self._call(r.async_create_for_issue, repo.owner, repo.name, number, content=content)
+
+    async def add_labels(self, repo: Repo, number: int, labels: Sequence[str]) -> None:
+        r = self.gh.rest.issues
+        await self._call(r.async_add_labels, repo.owner, repo.name, number, labels=list(labels))
+
+    async def remove_label(self, repo: Repo, number: int, name: str) -> None:
+        r = self.gh.rest.issues
+        await self._call(r.async_remove_label, repo.owner, repo.name, number, name)
+
+    async def get_issue(self, repo: Repo, number: int) -> Issue:
+        data = await self._call(self.gh.rest.issues.async_get, repo.owner, repo.name, number)
+        return self._parse(Issue, data)
+
+    async def close_issue(self, repo: Repo, number: int) -> Issue:
+        r = self.gh.rest.issues
+        data = await self._call(r.async_update, repo.owner, repo.name, number, state="closed")
+        return self._parse(Issue, data)
+
+    async def permission(self, repo: Repo, login: str) -> Permission:
+        r = self.gh.rest.repos
+        try:
+            data = await self._call(
+                r.async_get_collaborator_permission_level, repo.owner, repo.name, login
+            )
+        except GitHubError as exc:
+            if exc.status == 404:  # not a collaborator at all
+                return Permission(permission="none")
+            raise
+        return self._parse(Permission, data)
+
+    # -- contents and refs -------------------------------------------------------------
+    async def get_content(self, repo: Repo, path: str, ref: str) -> Content | None:
+        r = self.gh.rest.repos
+        try:
+            data = await self._call(r.async_get_content, repo.owner, repo.name, path, ref=ref)
+        except GitHubError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        if not isinstance(data, dict) or data.get("type") != "file":
+            return None
+        raw = base64.b64decode(str(data.get("content", "")))
+        return Content(path=path, sha=str(data.get("sha", "")), text=raw.decode("utf-8", "replace"))
+
+    async def get_commit(self, repo: Repo, sha: str) -> Commit:
+        data = await self._call(
+            self.gh.rest.repos.async_get_commit, repo.owner, repo.name, sha, per_page=1
+        )
+        try:
+            return Commit.from_api(data)
+        except (KeyError, TypeError, ValidationError) as exc:
+            raise GitHubError("GitHub answered an unexpected commit shape") from exc
+
+    @staticmethod
+    def _ref(data: Any) -> GitRef:
+        return GitRef(ref=data["ref"], sha=data["object"]["sha"])
+
+    async def create_ref(self, repo: Repo, ref: str, sha: str) -> bool:
+        try:
+            await self._call(
+                self.gh.rest.git.async_create_ref, repo.owner, repo.name, ref=ref, sha=sha
+            )
+        except GitHubError as exc:
+            if exc.status == 422 and "exists" in exc.message.lower():
+                return False
+            raise
+        return True
+
+    async def get_ref(self, repo: Repo, ref: str) -> GitRef | None:
+        try:
+            data = await self._call(
+                self.gh.rest.git.async_get_ref, repo.owner, repo.name, ref.removeprefix("refs/")
+            )
+        except GitHubError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return self._ref(data)
+
+    async def delete_ref(self, repo: Repo, ref: str) -> bool:
+        try:
+            await self._call(
+                self.gh.rest.git.async_delete_ref, repo.owner, repo.name, ref.removeprefix("refs/")
+            )
+        except GitHubError as exc:
+            if exc.status in {404, 422}:
+                return False
+            raise
+        return True
+
+    async def update_ref(self, repo: Repo, ref: str, sha: str, *, force: bool) -> GitRef:
+        r = self.gh.rest.git
+        data = await self._call(
+            r.async_update_ref,
+            repo.owner,
+            repo.name,
+            ref.removeprefix("refs/"),
+            sha=sha,
+            force=force,
+        )
+        return self._ref(data)
+
+    async def matching_refs(self, repo: Repo, prefix: str) -> list[GitRef]:
+        r = self.gh.rest.git
+        data = await self._call(
+            r.async_list_matching_refs, repo.owner, repo.name, prefix.removeprefix("refs/")
+        )
+        return [self._ref(d) for d in data or []]
+
+    # -- the runner ---------------------------------------------------------------------
+    async def dispatch_workflow(
+        self, repo: Repo, workflow: str, ref: str, inputs: Mapping[str, str]
+    ) -> Dispatch:
+        r = self.gh.rest.actions
+        data = await self._call(
+            r.async_create_workflow_dispatch,
+            repo.owner,
+            repo.name,
+            workflow,
+            ref=ref,
+            inputs=dict(inputs),
+        )
+        return self._parse(Dispatch, data or {})
+
+    async def list_workflow_runs(
+        self, repo: Repo, workflow: str, *, status: str | None = None
+    ) -> list[WorkflowRun]:
+        r = self.gh.rest.actions
+        kw: dict[str, Any] = {"status": status} if status else {}
+        data = await self._call(
+            r.async_list_workflow_runs, repo.owner, repo.name, workflow, per_page=PAGE, **kw
+        )
+        return [self._parse(WorkflowRun, w) for w in (data or {}).get("workflow_runs", [])]
+
+    async def cancel_workflow_run(self, repo: Repo, run_id: int) -> None:
+        await self._call(
+            self.gh.rest.actions.async_cancel_workflow_run, repo.owner, repo.name, run_id
+        )
+
+    # -- pull requests -----------------------------------------------------------------
+    async def get_pull(self, repo: Repo, number: int) -> PullRequest:
+        return self._parse(
+            PullRequest,
+            await self._call(self.gh.rest.pulls.async_get, repo.owner, repo.name, number),
+        )
+
+    async def list_pulls(
+        self, repo: Repo, *, state: str = "open", head: str | None = None
+    ) -> list[PullRequest]:
+        kw: dict[str, Any] = {"head": head} if head else {}
+        items = await self._pages(
+            self.gh.rest.pulls.async_list, repo.owner, repo.name, state=state, **kw
+        )
+        return [self._parse(PullRequest, p) for p in items]
+
+    async def create_pull(
+        self, repo: Repo, *, title: str, head: str, base: str, body: str, draft: bool
+    ) -> PullRequest:
+        r = self.gh.rest.pulls
+        data = await self._call(
+            r.async_create,
+            repo.owner,
+            repo.name,
+            title=title,
+            head=head,
+            base=base,
+            body=body,
+            draft=draft,
+        )
+        return self._parse(PullRequest, data)
+
+    async def update_pull(
+        self,
+        repo: Repo,
+        number: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        state: str | None = None,
+    ) -> PullRequest:
+        fields = {
+            k: v for k, v in {"title": title, "body": body, "state": state}.items() if v is not None
+        }
+        data = await self._call(
+            self.gh.rest.pulls.async_update, repo.owner, repo.name, number, **fields
+        )
+        return self._parse(PullRequest, data)
+
+    async def merge_pull(
+        self, repo: Repo, number: int, *, sha: str, method: str, title: str | None
+    ) -> MergeResult:
+        kw: dict[str, Any] = {"commit_title": title} if title else {}
+        data = await self._call(
+            self.gh.rest.pulls.async_merge,
+            repo.owner,
+            repo.name,
+            number,
+            sha=sha,
+            merge_method=method,
+            **kw,
+        )
+        return self._parse(MergeResult, data)
+
+    # -- checks and statuses -----------------------------------------------------------
+    async def list_check_runs(self, repo: Repo, ref: str) -> list[CheckRun]:
+        r = self.gh.rest.checks
+        items = await self._pages(
+            r.async_list_for_ref, repo.owner, repo.name, ref, key="check_runs", filter_="latest"
+        )
+        return [self._parse(CheckRun, c) for c in items]
+
+    async def create_check_run(
+        self,
+        repo: Repo,
+        *,
+        name: str,
+        head_sha: str,
+        status: str,
+        conclusion: str | None = None,
+        summary: str = "",
+    ) -> CheckRun:
+        kw: dict[str, Any] = {"conclusion": conclusion} if conclusion else {}
+        data = await self._call(
+            self.gh.rest.checks.async_create,
+            repo.owner,
+            repo.name,
+            name=name,
+            head_sha=head_sha,
+            status=status,
+            output={"title": name, "summary": summary or name},
+            **kw,
+        )
+        return self._parse(CheckRun, data)
+
+    async def update_check_run(
+        self,
+        repo: Repo,
+        check_run_id: int,
+        *,
+        status: str,
+        conclusion: str | None = None,
+        summary: str = "",
+    ) -> CheckRun:
+        kw: dict[str, Any] = {"conclusion": conclusion} if conclusion else {}
+        if summary:
+            kw["output"] = {"title": "magi", "summary": summary}
+        data = await self._call(
+            self.gh.rest.checks.async_update,
+            repo.owner,
+            repo.name,
+            check_run_id,
+            status=status,
+            **kw,
+        )
+        return self._parse(CheckRun, data)
+
+    async def combined_status(self, repo: Repo, ref: str) -> CombinedStatus:
+        r = self.gh.rest.repos
+        data = await self._call(
+            r.async_get_combined_status_for_ref, repo.owner, repo.name, ref, per_page=PAGE
+        )
+        return self._parse(CombinedStatus, data)

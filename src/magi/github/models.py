@@ -1,0 +1,163 @@
+"""magi's own view of GitHub's JSON: small pydantic models parsed defensively at the edge.
+
+githubkit's generated models are strict and reject real payloads (a label without
+``archived_by``, an installation without ``app_slug``), so the adapter reads ``.json()`` and
+parses it here instead. Each model names only the fields magi reads; everything else GitHub
+sends is ignored (``extra="ignore"``: GitHub adds fields all the time, and an unknown field is
+not a reason to drop a delivery). Missing optional fields default; a missing required one is
+a ``ValidationError`` the adapter turns into a ``GitHubError``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class Repo(_Model):
+    """``owner/name``: which repository a call is about."""
+
+    owner: str
+    name: str
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.owner}/{self.name}"
+
+    @classmethod
+    def parse(cls, full_name: str) -> Repo:
+        owner, _, name = full_name.partition("/")
+        if not owner or not name:
+            raise ValueError(f"{full_name!r} is not owner/name")
+        return cls(owner=owner, name=name)
+
+
+class User(_Model):
+    login: str
+    id: int = 0
+    type: str = "User"
+
+
+class Comment(_Model):
+    id: int
+    body: str = ""
+    user: User | None = None
+    html_url: str = ""
+    created_at: datetime | None = None
+
+
+class Label(_Model):
+    name: str
+
+
+class Issue(_Model):
+    number: int
+    title: str = ""
+    body: str | None = None
+    state: str = "open"
+    user: User | None = None
+    labels: list[Label] = Field(default_factory=list)
+    html_url: str = ""
+    pull_request: dict[str, Any] | None = None
+
+
+class Permission(_Model):
+    """``GET /repos/{o}/{r}/collaborators/{u}/permission``: ``permission`` is the folded level."""
+
+    permission: str = "none"
+    role_name: str | None = None
+
+
+class Content(_Model):
+    """A file read through the contents API, already decoded."""
+
+    path: str
+    sha: str
+    text: str
+
+
+class GitRef(_Model):
+    ref: str
+    sha: str
+
+
+class Dispatch(_Model):
+    """What a workflow dispatch answered (API 2026-03-10 returns the run's id)."""
+
+    workflow_run_id: int | None = None
+    html_url: str | None = None
+
+
+class WorkflowRun(_Model):
+    id: int
+    status: str | None = None
+    conclusion: str | None = None
+    html_url: str = ""
+    event: str = ""
+    head_sha: str = ""
+
+
+class Branch(_Model):
+    ref: str
+    sha: str
+    label: str | None = None
+
+
+class PullRequest(_Model):
+    number: int
+    state: str = "open"
+    title: str = ""
+    body: str | None = None
+    draft: bool = False
+    merged: bool = False
+    mergeable: bool | None = None
+    head: Branch
+    base: Branch
+    html_url: str = ""
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    user: User | None = None
+
+
+class MergeResult(_Model):
+    merged: bool = False
+    sha: str | None = None
+    message: str = ""
+
+
+class CheckRun(_Model):
+    id: int = 0
+    name: str
+    status: str = "queued"
+    conclusion: str | None = None
+    head_sha: str = ""
+    html_url: str | None = None
+
+
+class StatusContext(_Model):
+    context: str
+    state: str
+
+
+class CombinedStatus(_Model):
+    state: str = "pending"
+    total_count: int = 0
+    statuses: list[StatusContext] = Field(default_factory=list)
+
+
+class Commit(_Model):
+    """A commit's sha and when it was committed (the gate's "pushed" clock)."""
+
+    sha: str
+    committed_at: datetime | None = None
+
+    @classmethod
+    def from_api(cls, data: dict[str, Any]) -> Commit:
+        date = ((data.get("commit") or {}).get("committer") or {}).get("date")
+        return cls(sha=data["sha"], committed_at=date)

@@ -1,0 +1,155 @@
+"""The GitHub port: every call magi makes to GitHub, as one ``typing.Protocol``.
+
+One port instance speaks for one installation (one token). Implementations: the githubkit
+adapter (``magi.github.githubkit_port``) and the recording fake (``magi.testing.github``).
+Callers never see HTTP: answers are ``magi.github.models``; failures are ``GitHubError``
+with the status GitHub gave. A few outcomes that are answers rather than failures come back
+as values (``create_ref`` -> False when the ref exists, ``get_content``/``get_ref`` -> None on
+404, ``delete_ref`` -> False when already gone). Every method name is also a key of
+``CALLS``, which says which App permission the call needs (``app.yml`` must grant it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from magi.errors import MagiError
+from magi.github.models import (
+    CheckRun,
+    CombinedStatus,
+    Comment,
+    Commit,
+    Content,
+    Dispatch,
+    GitRef,
+    Issue,
+    MergeResult,
+    Permission,
+    PullRequest,
+    Repo,
+    WorkflowRun,
+)
+
+
+class GitHubError(MagiError):
+    """A GitHub call failed; ``status`` is the HTTP status (0 for network or timeout)."""
+
+    def __init__(self, message: str, *, status: int = 0, transient: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.transient = transient
+
+
+# permission -> level each call needs (GitHub App permissions, as in app.yml).
+CALLS: Mapping[str, tuple[str, str]] = {
+    "create_comment": ("issues", "write"),
+    "update_comment": ("issues", "write"),
+    "list_comments": ("issues", "read"),
+    "react_to_comment": ("issues", "write"),
+    "react_to_issue": ("issues", "write"),
+    "add_labels": ("issues", "write"),
+    "remove_label": ("issues", "write"),
+    "get_issue": ("issues", "read"),
+    "close_issue": ("issues", "write"),
+    "permission": ("metadata", "read"),
+    "get_content": ("contents", "read"),
+    "get_commit": ("contents", "read"),
+    "create_ref": ("contents", "write"),
+    "get_ref": ("contents", "read"),
+    "delete_ref": ("contents", "write"),
+    "update_ref": ("contents", "write"),
+    "matching_refs": ("contents", "read"),
+    "dispatch_workflow": ("actions", "write"),
+    "list_workflow_runs": ("actions", "read"),
+    "cancel_workflow_run": ("actions", "write"),
+    "get_pull": ("pull_requests", "read"),
+    "list_pulls": ("pull_requests", "read"),
+    "create_pull": ("pull_requests", "write"),
+    "update_pull": ("pull_requests", "write"),
+    "merge_pull": ("contents", "write"),
+    "list_check_runs": ("checks", "read"),
+    "create_check_run": ("checks", "write"),
+    "update_check_run": ("checks", "write"),
+    "combined_status": ("statuses", "read"),
+}
+
+
+class GitHubPort(Protocol):
+    """Every GitHub call magi makes, for one installation."""
+
+    # issues and comments
+    async def create_comment(self, repo: Repo, number: int, body: str) -> Comment: ...
+    async def update_comment(self, repo: Repo, comment_id: int, body: str) -> Comment: ...
+    async def list_comments(self, repo: Repo, number: int) -> list[Comment]: ...
+    async def react_to_comment(self, repo: Repo, comment_id: int, content: str) -> None: ...
+    async def react_to_issue(self, repo: Repo, number: int, content: str) -> None: ...
+    async def add_labels(self, repo: Repo, number: int, labels: Sequence[str]) -> None: ...
+    async def remove_label(self, repo: Repo, number: int, name: str) -> None: ...
+    async def get_issue(self, repo: Repo, number: int) -> Issue: ...
+    async def close_issue(self, repo: Repo, number: int) -> Issue: ...
+
+    # who may act
+    async def permission(self, repo: Repo, login: str) -> Permission: ...
+
+    # contents and refs (claims live at refs/magi/claims/issue-<n>)
+    async def get_content(self, repo: Repo, path: str, ref: str) -> Content | None: ...
+    async def get_commit(self, repo: Repo, sha: str) -> Commit: ...
+    async def create_ref(self, repo: Repo, ref: str, sha: str) -> bool: ...
+    async def get_ref(self, repo: Repo, ref: str) -> GitRef | None: ...
+    async def delete_ref(self, repo: Repo, ref: str) -> bool: ...
+    async def update_ref(self, repo: Repo, ref: str, sha: str, *, force: bool) -> GitRef: ...
+    async def matching_refs(self, repo: Repo, prefix: str) -> list[GitRef]: ...
+
+    # the runner
+    async def dispatch_workflow(
+        self, repo: Repo, workflow: str, ref: str, inputs: Mapping[str, str]
+    ) -> Dispatch: ...
+    async def list_workflow_runs(
+        self, repo: Repo, workflow: str, *, status: str | None = None
+    ) -> list[WorkflowRun]: ...
+    async def cancel_workflow_run(self, repo: Repo, run_id: int) -> None: ...
+
+    # pull requests
+    async def get_pull(self, repo: Repo, number: int) -> PullRequest: ...
+    async def list_pulls(
+        self, repo: Repo, *, state: str = "open", head: str | None = None
+    ) -> list[PullRequest]: ...
+    async def create_pull(
+        self, repo: Repo, *, title: str, head: str, base: str, body: str, draft: bool
+    ) -> PullRequest: ...
+    async def update_pull(
+        self,
+        repo: Repo,
+        number: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        state: str | None = None,
+    ) -> PullRequest: ...
+    async def merge_pull(
+        self, repo: Repo, number: int, *, sha: str, method: str, title: str | None
+    ) -> MergeResult: ...
+
+    # checks and statuses on a commit
+    async def list_check_runs(self, repo: Repo, ref: str) -> list[CheckRun]: ...
+    async def create_check_run(
+        self,
+        repo: Repo,
+        *,
+        name: str,
+        head_sha: str,
+        status: str,
+        conclusion: str | None = None,
+        summary: str = "",
+    ) -> CheckRun: ...
+    async def update_check_run(
+        self,
+        repo: Repo,
+        check_run_id: int,
+        *,
+        status: str,
+        conclusion: str | None = None,
+        summary: str = "",
+    ) -> CheckRun: ...
+    async def combined_status(self, repo: Repo, ref: str) -> CombinedStatus: ...

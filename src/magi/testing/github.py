@@ -1,0 +1,354 @@
+"""A stateful, recording fake of the GitHub port, for the App's and the Action's tests.
+
+``FakeGitHub`` holds one small world per repository (issues, comments, refs, pull requests,
+checks, statuses, workflow runs, collaborator permissions) and implements every method of
+``magi.github.port.GitHubPort`` against it, recording each call in ``calls``. Failures are
+injected per method with ``fail(name, error, times=1)``. Each call yields to the event loop
+once before it acts, so concurrent callers really interleave (as they would over HTTP), and
+``create_ref`` keeps GitHub's atomicity: of two creators of one ref exactly one wins.
+
+The HTTP double that the githubkit adapter is tested against is ``magi.testing.github_http``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from magi.github.models import (
+    Branch,
+    CheckRun,
+    CombinedStatus,
+    Comment,
+    Commit,
+    Content,
+    Dispatch,
+    GitRef,
+    Issue,
+    MergeResult,
+    Permission,
+    PullRequest,
+    Repo,
+    StatusContext,
+    User,
+    WorkflowRun,
+)
+from magi.github.port import GitHubError
+
+APP_LOGIN = "magi-app[bot]"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One recorded port call."""
+
+    name: str
+    repo: str
+    args: Mapping[str, Any]
+
+
+@dataclass
+class World:
+    """One repository's state."""
+
+    default_branch: str = "main"
+    files: dict[tuple[str, str], str] = field(default_factory=dict)  # (ref, path) -> text
+    refs: dict[str, str] = field(default_factory=dict)  # "heads/main" -> sha
+    commits: dict[str, datetime] = field(default_factory=dict)
+    issues: dict[int, Issue] = field(default_factory=dict)
+    comments: dict[int, list[Comment]] = field(default_factory=dict)
+    reactions: list[tuple[str, int, str]] = field(default_factory=list)
+    permissions: dict[str, str] = field(default_factory=dict)
+    pulls: dict[int, PullRequest] = field(default_factory=dict)
+    checks: dict[str, list[CheckRun]] = field(default_factory=dict)
+    statuses: dict[str, list[StatusContext]] = field(default_factory=dict)
+    workflows: set[str] = field(default_factory=lambda: {"magi.yml"})
+    runs: dict[int, WorkflowRun] = field(default_factory=dict)
+    dispatches: list[dict[str, Any]] = field(default_factory=list)
+    merges: list[dict[str, Any]] = field(default_factory=list)
+
+
+class FakeGitHub:
+    """An in-memory GitHub behind the port; see the module docstring."""
+
+    def __init__(self) -> None:
+        self.worlds: dict[str, World] = {}
+        self.calls: list[Call] = []
+        self._faults: dict[str, list[BaseException]] = {}
+        self._ids = itertools.count(1000)
+        self.now = datetime(2026, 1, 1, tzinfo=UTC)
+
+    # -- setting the scene -------------------------------------------------------------
+    def world(self, repo: Repo | str) -> World:
+        key = repo if isinstance(repo, str) else repo.full_name
+        return self.worlds.setdefault(key, World(refs={"heads/main": "0" * 40}))
+
+    def fail(self, name: str, error: BaseException, times: int = 1) -> None:
+        self._faults.setdefault(name, []).extend([error] * times)
+
+    def add_issue(self, repo: Repo | str, number: int, title: str, body: str = "") -> Issue:
+        issue = Issue(number=number, title=title, body=body, user=User(login="octocat"))
+        self.world(repo).issues[number] = issue
+        return issue
+
+    def add_pull(
+        self, repo: Repo | str, number: int, head_ref: str, head_sha: str, **fields: Any
+    ) -> PullRequest:
+        w = self.world(repo)
+        pull = PullRequest(
+            number=number,
+            head=Branch(ref=head_ref, sha=head_sha),
+            base=Branch(ref=w.default_branch, sha=w.refs[f"heads/{w.default_branch}"]),
+            mergeable=fields.pop("mergeable", True),
+            **fields,
+        )
+        w.pulls[number] = pull
+        w.refs[f"heads/{head_ref}"] = head_sha
+        w.commits.setdefault(head_sha, self.now)
+        return pull
+
+    def push(self, repo: Repo | str, number: int, sha: str) -> None:
+        w = self.world(repo)
+        pull = w.pulls[number]
+        w.pulls[number] = pull.model_copy(update={"head": Branch(ref=pull.head.ref, sha=sha)})
+        w.refs[f"heads/{pull.head.ref}"] = sha
+        w.commits[sha] = self.now
+
+    def set_check(
+        self, repo: Repo | str, sha: str, name: str, status: str, conc: str | None
+    ) -> None:
+        runs = [c for c in self.world(repo).checks.get(sha, []) if c.name != name]
+        runs.append(CheckRun(id=next(self._ids), name=name, status=status, conclusion=conc))
+        self.world(repo).checks[sha] = runs
+
+    def named(self, name: str) -> list[Call]:
+        return [c for c in self.calls if c.name == name]
+
+    def comments_on(self, repo: Repo | str, number: int) -> list[str]:
+        return [c.body for c in self.world(repo).comments.get(number, [])]
+
+    async def _enter(self, call: str, repo: Repo, /, **args: Any) -> World:
+        self.calls.append(Call(call, repo.full_name, args))
+        await asyncio.sleep(0)
+        faults = self._faults.get(call)
+        if faults:
+            raise faults.pop(0)
+        return self.world(repo)
+
+    # -- issues and comments -----------------------------------------------------------
+    async def create_comment(self, repo: Repo, number: int, body: str) -> Comment:
+        w = await self._enter("create_comment", repo, number=number, body=body)
+        comment = Comment(id=next(self._ids), body=body, user=User(login=APP_LOGIN, type="Bot"))
+        w.comments.setdefault(number, []).append(comment)
+        return comment
+
+    async def update_comment(self, repo: Repo, comment_id: int, body: str) -> Comment:
+        w = await self._enter("update_comment", repo, comment_id=comment_id, body=body)
+        for thread in w.comments.values():
+            for i, c in enumerate(thread):
+                if c.id == comment_id:
+                    thread[i] = c.model_copy(update={"body": body})
+                    return thread[i]
+        raise GitHubError("comment not found", status=404)
+
+    async def list_comments(self, repo: Repo, number: int) -> list[Comment]:
+        w = await self._enter("list_comments", repo, number=number)
+        return list(w.comments.get(number, []))
+
+    async def react_to_comment(self, repo: Repo, comment_id: int, content: str) -> None:
+        w = await self._enter("react_to_comment", repo, comment_id=comment_id, content=content)
+        w.reactions.append(("comment", comment_id, content))
+
+    async def react_to_issue(self, repo: Repo, number: int, content: str) -> None:
+        w = await self._enter("react_to_issue", repo, number=number, content=content)
+        w.reactions.append(("issue", number, content))
+
+    async def add_labels(self, repo: Repo, number: int, labels: Sequence[str]) -> None:
+        await self._enter("add_labels", repo, number=number, labels=list(labels))
+
+    async def remove_label(self, repo: Repo, number: int, name: str) -> None:
+        await self._enter("remove_label", repo, number=number, name=name)
+
+    async def get_issue(self, repo: Repo, number: int) -> Issue:
+        w = await self._enter("get_issue", repo, number=number)
+        if number not in w.issues:
+            raise GitHubError("issue not found", status=404)
+        return w.issues[number]
+
+    async def close_issue(self, repo: Repo, number: int) -> Issue:
+        w = await self._enter("close_issue", repo, number=number)
+        issue = w.issues.get(number) or Issue(number=number)
+        w.issues[number] = issue.model_copy(update={"state": "closed"})
+        return w.issues[number]
+
+    async def permission(self, repo: Repo, login: str) -> Permission:
+        w = await self._enter("permission", repo, login=login)
+        return Permission(permission=w.permissions.get(login, "none"))
+
+    # -- contents and refs -------------------------------------------------------------
+    async def get_content(self, repo: Repo, path: str, ref: str) -> Content | None:
+        w = await self._enter("get_content", repo, path=path, ref=ref)
+        text = w.files.get((ref, path))
+        return None if text is None else Content(path=path, sha="f" * 40, text=text)
+
+    async def get_commit(self, repo: Repo, sha: str) -> Commit:
+        w = await self._enter("get_commit", repo, sha=sha)
+        return Commit(sha=sha, committed_at=w.commits.get(sha, self.now))
+
+    async def create_ref(self, repo: Repo, ref: str, sha: str) -> bool:
+        w = await self._enter("create_ref", repo, ref=ref, sha=sha)
+        key = ref.removeprefix("refs/")
+        if key in w.refs:
+            return False
+        w.refs[key] = sha
+        return True
+
+    async def get_ref(self, repo: Repo, ref: str) -> GitRef | None:
+        w = await self._enter("get_ref", repo, ref=ref)
+        sha = w.refs.get(ref.removeprefix("refs/"))
+        return None if sha is None else GitRef(ref=f"refs/{ref.removeprefix('refs/')}", sha=sha)
+
+    async def delete_ref(self, repo: Repo, ref: str) -> bool:
+        w = await self._enter("delete_ref", repo, ref=ref)
+        return w.refs.pop(ref.removeprefix("refs/"), None) is not None
+
+    async def update_ref(self, repo: Repo, ref: str, sha: str, *, force: bool) -> GitRef:
+        w = await self._enter("update_ref", repo, ref=ref, sha=sha, force=force)
+        w.refs[ref.removeprefix("refs/")] = sha
+        return GitRef(ref=f"refs/{ref.removeprefix('refs/')}", sha=sha)
+
+    async def matching_refs(self, repo: Repo, prefix: str) -> list[GitRef]:
+        w = await self._enter("matching_refs", repo, prefix=prefix)
+        want = prefix.removeprefix("refs/")
+        return [GitRef(ref=f"refs/{k}", sha=v) for k, v in w.refs.items() if k.startswith(want)]
+
+    # -- the runner ---------------------------------------------------------------------
+    async def dispatch_workflow(
+        self, repo: Repo, workflow: str, ref: str, inputs: Mapping[str, str]
+    ) -> Dispatch:
+        w = await self._enter("dispatch_workflow", repo, workflow=workflow, ref=ref, inputs=inputs)
+        if workflow not in w.workflows:
+            raise GitHubError(f"workflow {workflow} not found", status=404)
+        run = WorkflowRun(id=next(self._ids), status="queued", event="workflow_dispatch")
+        w.runs[run.id] = run
+        w.dispatches.append({"workflow": workflow, "ref": ref, "inputs": dict(inputs)})
+        return Dispatch(workflow_run_id=run.id, html_url=f"https://github.example/runs/{run.id}")
+
+    async def list_workflow_runs(
+        self, repo: Repo, workflow: str, *, status: str | None = None
+    ) -> list[WorkflowRun]:
+        w = await self._enter("list_workflow_runs", repo, workflow=workflow, status=status)
+        return [r for r in w.runs.values() if status is None or r.status == status]
+
+    async def cancel_workflow_run(self, repo: Repo, run_id: int) -> None:
+        w = await self._enter("cancel_workflow_run", repo, run_id=run_id)
+        run = w.runs[run_id]
+        w.runs[run_id] = run.model_copy(update={"status": "completed", "conclusion": "cancelled"})
+
+    # -- pull requests -----------------------------------------------------------------
+    async def get_pull(self, repo: Repo, number: int) -> PullRequest:
+        w = await self._enter("get_pull", repo, number=number)
+        if number not in w.pulls:
+            raise GitHubError("pull request not found", status=404)
+        return w.pulls[number]
+
+    async def list_pulls(
+        self, repo: Repo, *, state: str = "open", head: str | None = None
+    ) -> list[PullRequest]:
+        w = await self._enter("list_pulls", repo, state=state, head=head)
+        return [p for p in w.pulls.values() if state == "all" or p.state == state]
+
+    async def create_pull(
+        self, repo: Repo, *, title: str, head: str, base: str, body: str, draft: bool
+    ) -> PullRequest:
+        w = await self._enter("create_pull", repo, title=title, head=head, base=base, draft=draft)
+        number = max([*w.pulls, *w.issues, 0]) + 1
+        pull = PullRequest(
+            number=number,
+            title=title,
+            body=body,
+            draft=draft,
+            head=Branch(ref=head, sha=w.refs.get(f"heads/{head}", "1" * 40)),
+            base=Branch(ref=base, sha=w.refs.get(f"heads/{base}", "0" * 40)),
+        )
+        w.pulls[number] = pull
+        return pull
+
+    async def update_pull(
+        self,
+        repo: Repo,
+        number: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        state: str | None = None,
+    ) -> PullRequest:
+        w = await self._enter("update_pull", repo, number=number, title=title, state=state)
+        changes = {k: v for k, v in {"title": title, "body": body, "state": state}.items() if v}
+        w.pulls[number] = w.pulls[number].model_copy(update=changes)
+        return w.pulls[number]
+
+    async def merge_pull(
+        self, repo: Repo, number: int, *, sha: str, method: str, title: str | None
+    ) -> MergeResult:
+        w = await self._enter("merge_pull", repo, number=number, sha=sha, method=method)
+        pull = w.pulls[number]
+        if pull.head.sha != sha:
+            raise GitHubError(
+                "Head branch was modified. Review and try the merge again.", status=409
+            )
+        w.merges.append({"number": number, "sha": sha, "method": method, "title": title})
+        w.pulls[number] = pull.model_copy(update={"merged": True, "state": "closed"})
+        return MergeResult(merged=True, sha="m" * 40, message="Pull Request successfully merged")
+
+    # -- checks and statuses -----------------------------------------------------------
+    async def list_check_runs(self, repo: Repo, ref: str) -> list[CheckRun]:
+        w = await self._enter("list_check_runs", repo, ref=ref)
+        return list(w.checks.get(ref, []))
+
+    async def create_check_run(
+        self,
+        repo: Repo,
+        *,
+        name: str,
+        head_sha: str,
+        status: str,
+        conclusion: str | None = None,
+        summary: str = "",
+    ) -> CheckRun:
+        w = await self._enter("create_check_run", repo, name=name, head_sha=head_sha)
+        run = CheckRun(id=next(self._ids), name=name, status=status, conclusion=conclusion)
+        w.checks.setdefault(head_sha, []).append(run.model_copy(update={"head_sha": head_sha}))
+        return run
+
+    async def update_check_run(
+        self,
+        repo: Repo,
+        check_run_id: int,
+        *,
+        status: str,
+        conclusion: str | None = None,
+        summary: str = "",
+    ) -> CheckRun:
+        w = await self._enter("update_check_run", repo, check_run_id=check_run_id, status=status)
+        for runs in w.checks.values():
+            for i, r in enumerate(runs):
+                if r.id == check_run_id:
+                    runs[i] = r.model_copy(update={"status": status, "conclusion": conclusion})
+                    return runs[i]
+        raise GitHubError("check run not found", status=404)
+
+    async def combined_status(self, repo: Repo, ref: str) -> CombinedStatus:
+        w = await self._enter("combined_status", repo, ref=ref)
+        statuses = w.statuses.get(ref, [])
+        states = {s.state for s in statuses}
+        state = (
+            "success" if states <= {"success"} else "failure" if "failure" in states else "pending"
+        )
+        return CombinedStatus(
+            state=state if statuses else "pending", total_count=len(statuses), statuses=statuses
+        )

@@ -1,0 +1,201 @@
+"""An HTTP double of GitHub's REST API for testing the githubkit adapter over real HTTP.
+
+``GitHubHTTP`` is an ``httpx`` transport handler (plug it in with ``httpx.MockTransport``)
+that answers only routes listed in GitHub's own API description (``operations.tsv``): every
+route it serves is checked against that list when the double is built, and any request it
+does not serve is recorded in ``unanswered`` and fails the test (``assert_clean``). Bodies are
+GitHub's published example for the operation (``github_api/examples.json``) with the
+fake's values laid over it, so the adapter parses what GitHub really sends, extra fields and
+all. State lives in a ``FakeGitHub``, so the double and the in-memory fake agree.
+
+Faults for retry tests: ``inject(method, path_regex, status, headers=, body=, times=)`` and
+``timeout(method, path_regex, times=)``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from magi.github.models import Repo
+from magi.github.port import GitHubError
+from magi.testing.github import FakeGitHub
+from magi.testing.github_routes import ROUTES, Handler, over
+
+DATA = Path(__file__).parent / "github_api"
+OPERATIONS = DATA / "operations.tsv"
+EXAMPLES = DATA / "examples.json"
+
+
+def load_operations(path: Path) -> list[tuple[str, re.Pattern[str]]]:
+    """``operations.tsv`` as (METHOD, compiled path) pairs, ``{param}`` -> ``[^/]+``."""
+    ops = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        method, template, *_ = line.split("\t")
+        ops.append((method, re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", template) + "$")))
+    return ops
+
+
+def extract_examples(path: Path) -> dict[tuple[str, str], Any]:
+    """The first 2xx JSON example per (METHOD, path template) in an OpenAPI description."""
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    shared = spec.get("components", {}).get("examples", {})
+    found: dict[tuple[str, str], Any] = {}
+    for template, methods in spec["paths"].items():
+        for method, op in methods.items():
+            for code, resp in sorted(op.get("responses", {}).items()):
+                content = resp.get("content", {}).get("application/json", {})
+                for ex in (content.get("examples") or {}).values():
+                    value = ex.get("value")
+                    if "$ref" in ex:
+                        value = shared[ex["$ref"].rsplit("/", 1)[-1]].get("value")
+                    if code.startswith("2") and value is not None:
+                        found.setdefault((method.upper(), template), value)
+    return found
+
+
+def load_examples(path: Path = EXAMPLES) -> dict[tuple[str, str], Any]:
+    """The shipped examples (see ``github_api/SOURCE.md``), keyed (METHOD, path template)."""
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return {tuple(k.split(" ", 1)): v for k, v in data.items()}  # type: ignore[misc]
+
+
+@dataclass
+class Fault:
+    method: str
+    path: re.Pattern[str]
+    times: int
+    status: int = 0  # 0: a timeout
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: Any = None
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    template: str
+    pattern: re.Pattern[str]
+    handler: Handler
+
+
+class GitHubHTTP:
+    """See the module docstring."""
+
+    def __init__(self, fake: FakeGitHub, operations: Path = OPERATIONS) -> None:
+        self.fake = fake
+        self.examples = load_examples()
+        known = load_operations(operations)
+        self.routes: list[Route] = []
+        for method, template, fn in ROUTES:
+            concrete = re.sub(r"\{[^}]+\}", "x", template)
+            if not any(m == method and p.match(concrete) for m, p in known):
+                raise AssertionError(f"the double serves {method} {template}, not in GitHub's API")
+            rx = re.sub(r"\{[^}]+\}", "([^/]+)", template)
+            last_may_slash = "/git/" in template or "/contents/" in template
+            if last_may_slash and template.endswith("}"):  # a ref or a path holds "/"
+                rx = rx[: rx.rfind("([^/]+)")] + "(.+)"
+            self.routes.append(Route(method, template, re.compile("^" + rx + "$"), fn))
+        self.unanswered: list[str] = []
+        self.requests: list[tuple[str, str]] = []
+        self.faults: list[Fault] = []
+        self.tokens_minted = 0
+
+    def inject(
+        self,
+        method: str,
+        path: str,
+        status: int,
+        *,
+        times: int = 1,
+        headers: Mapping[str, str] | None = None,
+        body: Any = None,
+    ) -> None:
+        self.faults.append(Fault(method, re.compile(path), times, status, headers or {}, body))
+
+    def timeout(self, method: str, path: str, *, times: int = 1) -> None:
+        self.faults.append(Fault(method, re.compile(path), times))
+
+    def assert_clean(self) -> None:
+        if self.unanswered:
+            raise AssertionError(f"requests outside the double: {self.unanswered}")
+
+    def example(self, method: str, template: str) -> Any:
+        return self.examples.get((method, template), {})
+
+    def shaped(self, method: str, template: str, ours: Mapping[str, Any]) -> dict[str, Any]:
+        return over(self.example(method, template), ours)
+
+    async def __call__(self, request: httpx.Request) -> httpx.Response:
+        method, path = request.method, request.url.path
+        prefix = "/api/v3"
+        if path.startswith(prefix):
+            path = path[len(prefix) :]
+        self.requests.append((method, path))
+        for fault in self.faults:
+            if fault.times and fault.method == method and fault.path.search(path):
+                fault.times -= 1
+                if not fault.status:
+                    raise httpx.ReadTimeout("injected timeout", request=request)
+                return httpx.Response(
+                    fault.status,
+                    headers=dict(fault.headers),
+                    json=fault.body or {"message": "injected"},
+                )
+        for r in self.routes:
+            m = r.pattern.match(path) if r.method == method else None
+            if m is None:
+                continue
+            names = re.findall(r"\{([^}]+)\}", r.template)
+            params = dict(
+                zip(names, (httpx.URL("/" + g).path[1:] for g in m.groups()), strict=True)
+            )
+            repo = Repo(owner=params.get("owner", "-"), name=params.get("repo", "-"))
+            try:
+                result = await r.handler(self, repo, params, request)
+            except GitHubError as exc:
+                return httpx.Response(exc.status or 500, json={"message": exc.message})
+            if isinstance(result, httpx.Response):
+                return result
+            status, body = result
+            return httpx.Response(status) if body is None else httpx.Response(status, json=body)
+        self.unanswered.append(f"{method} {path}")
+        raise AssertionError(f"the GitHub double has no route for {method} {path}")
+
+
+def asgi(double: GitHubHTTP) -> Any:
+    """The double as an ASGI app, to serve it on a socket (App processes as its clients)."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        query = scope.get("query_string", b"").decode()
+        url = f"http://github.test{scope['path']}" + (f"?{query}" if query else "")
+        headers = [(k.decode(), v.decode()) for k, v in scope["headers"]]
+        request = httpx.Request(scope["method"], url, headers=headers, content=b"".join(chunks))
+        try:
+            response = await double(request)
+        except (AssertionError, httpx.TimeoutException):
+            response = httpx.Response(599, json={"message": "the double refused this request"})
+        raw = [
+            (k.encode(), v.encode())
+            for k, v in response.headers.items()
+            if k.lower() not in {"content-length", "transfer-encoding"}
+        ]
+        body = response.content
+        raw.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": response.status_code, "headers": raw})
+        await send({"type": "http.response.body", "body": body})
+
+    return app

@@ -1,0 +1,360 @@
+"""The routes GitHub's HTTP double serves: each one a real REST operation over ``FakeGitHub``.
+
+Each handler takes the double, the repository, the path parameters and the request, acts
+on the double's ``FakeGitHub`` and answers ``(status, body)`` with the body laid over
+GitHub's published example for that operation (``over``). ``magi.testing.github_http``
+checks every route here against ``operations.tsv`` when a double is built.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from magi.github.models import Repo
+
+if TYPE_CHECKING:
+    from magi.testing.github_http import GitHubHTTP
+
+Handler = Callable[["GitHubHTTP", Repo, dict[str, str], httpx.Request], Any]
+
+
+def over(example: Any, ours: Mapping[str, Any]) -> dict[str, Any]:
+    base = copy.deepcopy(example) if isinstance(example, dict) else {}
+    for key, value in ours.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            base[key] = over(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
+ROUTES: list[tuple[str, str, Handler]] = []
+
+
+def route(method: str, template: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        ROUTES.append((method, template, fn))
+        return fn
+
+    return register
+
+
+def _body(request: httpx.Request) -> dict[str, Any]:
+    data = json.loads(request.content or b"{}")
+    return data if isinstance(data, dict) else {"_": data}
+
+
+def _query(request: httpx.Request, name: str) -> str | None:
+    value = request.url.params.get(name)
+    return None if value is None else str(value)
+
+
+def _user(login: str, user_type: str) -> dict[str, Any]:
+    return {"login": login, "type": user_type}
+
+
+C = "/repos/{owner}/{repo}"
+
+
+def _comment(c: Any) -> dict[str, Any]:
+    user = c.user.model_dump() if c.user else _user("ghost", "User")
+    return {"id": c.id, "body": c.body, "user": user}
+
+
+@route("POST", C + "/issues/{issue_number}/comments")
+async def _create_comment(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    c = await d.fake.create_comment(repo, int(p["issue_number"]), _body(rq)["body"])
+    return 201, d.shaped("POST", C + "/issues/{issue_number}/comments", _comment(c))
+
+
+@route("GET", C + "/issues/{issue_number}/comments")
+async def _list_comments(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    every = await d.fake.list_comments(repo, int(p["issue_number"]))
+    page, per = int(_query(rq, "page") or 1), int(_query(rq, "per_page") or 30)
+    chunk = every[(page - 1) * per : page * per]
+    example = (d.example("GET", C + "/issues/{issue_number}/comments") or [{}])[0]
+    return 200, [over(example, _comment(c)) for c in chunk]
+
+
+@route("PATCH", C + "/issues/comments/{comment_id}")
+async def _update_comment(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    c = await d.fake.update_comment(repo, int(p["comment_id"]), _body(rq)["body"])
+    return 200, d.shaped("PATCH", C + "/issues/comments/{comment_id}", _comment(c))
+
+
+@route("POST", C + "/issues/comments/{comment_id}/reactions")
+async def _react_comment(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    await d.fake.react_to_comment(repo, int(p["comment_id"]), _body(rq)["content"])
+    return 201, d.shaped(
+        "POST", C + "/issues/comments/{comment_id}/reactions", {"content": _body(rq)["content"]}
+    )
+
+
+@route("POST", C + "/issues/{issue_number}/reactions")
+async def _react_issue(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    await d.fake.react_to_issue(repo, int(p["issue_number"]), _body(rq)["content"])
+    return 201, d.shaped(
+        "POST", C + "/issues/{issue_number}/reactions", {"content": _body(rq)["content"]}
+    )
+
+
+@route("POST", C + "/issues/{issue_number}/labels")
+async def _add_labels(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    labels = _body(rq).get("labels", [])
+    await d.fake.add_labels(repo, int(p["issue_number"]), labels)
+    return 200, [{"name": n} for n in labels]
+
+
+@route("DELETE", C + "/issues/{issue_number}/labels/{name}")
+async def _remove_label(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    await d.fake.remove_label(repo, int(p["issue_number"]), p["name"])
+    return 200, []
+
+
+def _issue(i: Any) -> dict[str, Any]:
+    return {"number": i.number, "title": i.title, "body": i.body, "state": i.state}
+
+
+@route("GET", C + "/issues/{issue_number}")
+async def _get_issue(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    i = await d.fake.get_issue(repo, int(p["issue_number"]))
+    return 200, d.shaped("GET", C + "/issues/{issue_number}", _issue(i))
+
+
+@route("PATCH", C + "/issues/{issue_number}")
+async def _update_issue(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    i = await d.fake.close_issue(repo, int(p["issue_number"]))
+    return 200, d.shaped("GET", C + "/issues/{issue_number}", _issue(i))
+
+
+@route("GET", C + "/collaborators/{username}/permission")
+async def _permission(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    perm = await d.fake.permission(repo, p["username"])
+    return 200, d.shaped(
+        "GET", C + "/collaborators/{username}/permission", {"permission": perm.permission}
+    )
+
+
+@route("GET", C + "/contents/{path}")
+async def _content(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    got = await d.fake.get_content(repo, p["path"], _query(rq, "ref") or "")
+    if got is None:
+        return 404, {"message": "Not Found"}
+    text = base64.encodebytes(got.text.encode()).decode()
+    return 200, d.shaped(
+        "GET",
+        C + "/contents/{path}",
+        {"type": "file", "path": got.path, "sha": got.sha, "content": text, "encoding": "base64"},
+    )
+
+
+@route("GET", C + "/commits/{ref}")
+async def _commit(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    c = await d.fake.get_commit(repo, p["ref"])
+    date = c.committed_at.isoformat().replace("+00:00", "Z") if c.committed_at else None
+    return 200, {"sha": c.sha, "commit": {"committer": {"date": date}, "message": "m"}}
+
+
+def _ref(g: Any) -> dict[str, Any]:
+    return {"ref": g.ref, "object": {"sha": g.sha, "type": "commit"}}
+
+
+@route("POST", C + "/git/refs")
+async def _create_ref(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    b = _body(rq)
+    if not await d.fake.create_ref(repo, b["ref"], b["sha"]):
+        return 422, {"message": "Reference already exists"}
+    return 201, d.shaped("POST", C + "/git/refs", {"ref": b["ref"], "object": {"sha": b["sha"]}})
+
+
+@route("GET", C + "/git/ref/{ref}")
+async def _get_ref(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    g = await d.fake.get_ref(repo, p["ref"])
+    return (
+        (404, {"message": "Not Found"})
+        if g is None
+        else (200, d.shaped("GET", C + "/git/ref/{ref}", _ref(g)))
+    )
+
+
+@route("DELETE", C + "/git/refs/{ref}")
+async def _delete_ref(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    gone = await d.fake.delete_ref(repo, p["ref"])
+    return (204, None) if gone else (422, {"message": "Reference does not exist"})
+
+
+@route("PATCH", C + "/git/refs/{ref}")
+async def _update_ref(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    b = _body(rq)
+    g = await d.fake.update_ref(repo, p["ref"], b["sha"], force=bool(b.get("force")))
+    return 200, d.shaped("PATCH", C + "/git/refs/{ref}", _ref(g))
+
+
+@route("GET", C + "/git/matching-refs/{ref}")
+async def _matching(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    refs = await d.fake.matching_refs(repo, p["ref"])
+    example = (d.example("GET", C + "/git/matching-refs/{ref}") or [{}])[0]
+    return 200, [over(example, _ref(g)) for g in refs]
+
+
+@route("POST", C + "/actions/workflows/{workflow_id}/dispatches")
+async def _dispatch(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    b = _body(rq)
+    got = await d.fake.dispatch_workflow(repo, p["workflow_id"], b["ref"], b.get("inputs", {}))
+    return 200, {"workflow_run_id": got.workflow_run_id, "run_url": "", "html_url": got.html_url}
+
+
+@route("GET", C + "/actions/workflows/{workflow_id}/runs")
+async def _runs(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    runs = await d.fake.list_workflow_runs(repo, p["workflow_id"], status=_query(rq, "status"))
+    example = d.example("GET", C + "/actions/workflows/{workflow_id}/runs")
+    one = (example.get("workflow_runs") or [{}])[0] if isinstance(example, dict) else {}
+    items = [over(one, {"id": r.id, "status": r.status, "conclusion": r.conclusion}) for r in runs]
+    return 200, {"total_count": len(items), "workflow_runs": items}
+
+
+@route("POST", C + "/actions/runs/{run_id}/cancel")
+async def _cancel(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    await d.fake.cancel_workflow_run(repo, int(p["run_id"]))
+    return 202, {}
+
+
+def _pull(x: Any) -> dict[str, Any]:
+    return {
+        "number": x.number,
+        "state": x.state,
+        "title": x.title,
+        "body": x.body,
+        "draft": x.draft,
+        "merged": x.merged,
+        "mergeable": x.mergeable,
+        "head": {"ref": x.head.ref, "sha": x.head.sha},
+        "base": {"ref": x.base.ref, "sha": x.base.sha},
+    }
+
+
+@route("GET", C + "/pulls/{pull_number}")
+async def _get_pull(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    x = await d.fake.get_pull(repo, int(p["pull_number"]))
+    return 200, d.shaped("GET", C + "/pulls/{pull_number}", _pull(x))
+
+
+@route("GET", C + "/pulls")
+async def _list_pulls(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    pulls = await d.fake.list_pulls(repo, state=_query(rq, "state") or "open")
+    page = int(_query(rq, "page") or 1)
+    example = (d.example("GET", C + "/pulls") or [{}])[0]
+    return 200, [over(example, _pull(x)) for x in pulls] if page == 1 else []
+
+
+@route("POST", C + "/pulls")
+async def _create_pull(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    b = _body(rq)
+    x = await d.fake.create_pull(
+        repo,
+        title=b["title"],
+        head=b["head"],
+        base=b["base"],
+        body=b.get("body", ""),
+        draft=bool(b.get("draft")),
+    )
+    return 201, d.shaped("POST", C + "/pulls", _pull(x))
+
+
+@route("PATCH", C + "/pulls/{pull_number}")
+async def _update_pull(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    b = _body(rq)
+    x = await d.fake.update_pull(
+        repo, int(p["pull_number"]), title=b.get("title"), body=b.get("body"), state=b.get("state")
+    )
+    return 200, d.shaped("PATCH", C + "/pulls/{pull_number}", _pull(x))
+
+
+@route("PUT", C + "/pulls/{pull_number}/merge")
+async def _merge(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    b = _body(rq)
+    r = await d.fake.merge_pull(
+        repo,
+        int(p["pull_number"]),
+        sha=b["sha"],
+        method=b.get("merge_method", "merge"),
+        title=b.get("commit_title"),
+    )
+    return 200, d.shaped(
+        "PUT", C + "/pulls/{pull_number}/merge", {"merged": r.merged, "sha": r.sha}
+    )
+
+
+def _check(c: Any) -> dict[str, Any]:
+    return {"id": c.id, "name": c.name, "status": c.status, "conclusion": c.conclusion}
+
+
+@route("GET", C + "/commits/{ref}/check-runs")
+async def _checks(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    runs = await d.fake.list_check_runs(repo, p["ref"])
+    example = d.example("GET", C + "/commits/{ref}/check-runs")
+    one = (example.get("check_runs") or [{}])[0] if isinstance(example, dict) else {}
+    page = int(_query(rq, "page") or 1)
+    items = [over(one, _check(c)) for c in runs] if page == 1 else []
+    return 200, {"total_count": len(runs), "check_runs": items}
+
+
+@route("POST", C + "/check-runs")
+async def _create_check(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    b = _body(rq)
+    c = await d.fake.create_check_run(
+        repo,
+        name=b["name"],
+        head_sha=b["head_sha"],
+        status=b.get("status", "queued"),
+        conclusion=b.get("conclusion"),
+    )
+    return 201, d.shaped("POST", C + "/check-runs", _check(c))
+
+
+@route("PATCH", C + "/check-runs/{check_run_id}")
+async def _update_check(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    b = _body(rq)
+    c = await d.fake.update_check_run(
+        repo,
+        int(p["check_run_id"]),
+        status=b.get("status", "completed"),
+        conclusion=b.get("conclusion"),
+    )
+    return 200, d.shaped("PATCH", C + "/check-runs/{check_run_id}", _check(c))
+
+
+@route("GET", C + "/commits/{ref}/status")
+async def _status(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    s = await d.fake.combined_status(repo, p["ref"])
+    example = d.example("GET", C + "/commits/{ref}/status")
+    one = (example.get("statuses") or [{}])[0] if isinstance(example, dict) else {}
+    statuses = [over(one, {"context": x.context, "state": x.state}) for x in s.statuses]
+    return 200, d.shaped(
+        "GET",
+        C + "/commits/{ref}/status",
+        {"state": s.state, "total_count": s.total_count, "statuses": statuses},
+    )
+
+
+@route("GET", C + "/installation")
+async def _installation(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    return 200, d.shaped("GET", C + "/installation", {"id": 1})
+
+
+@route("POST", "/app/installations/{installation_id}/access_tokens")
+async def _token(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    d.tokens_minted += 1
+    ours = {"token": f"ghs_test{d.tokens_minted}", "expires_at": "2099-01-01T00:00:00Z"}
+    return 201, d.shaped("POST", "/app/installations/{installation_id}/access_tokens", ours)
+
+
+@route("GET", "/app")
+async def _app(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    return 200, d.shaped("GET", "/app", {"slug": "magi-app"})

@@ -1,0 +1,126 @@
+"""Shared helpers for the App's tests: real fixtures, signing, an App over a FakeGitHub."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import hmac
+import itertools
+import json
+import random
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+
+from magi.app import Settings, create_app
+from magi.github.models import Repo
+from magi.github.port import GitHubPort
+from magi.testing.github import FakeGitHub
+
+FIXTURES = Path(__file__).parent / "fixtures" / "github"
+SECRET = "It's a Secret to Everybody"
+PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----"
+SETTINGS = Settings(app_id="1", private_key=PEM, webhook_secret=SECRET, app_slug="magi-app")
+REPO = Repo(owner="Codertocat", name="Hello-World")
+NOW = datetime(2026, 1, 1, 12, tzinfo=UTC)
+_ids = itertools.count(1)
+
+
+def fixture(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
+    return copy.deepcopy(data)
+
+
+def sign(body: bytes, secret: str = SECRET) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def labeled(
+    label: str = "magi", *, sender: str = "Codertocat", action: str = "labeled"
+) -> dict[str, Any]:
+    p = fixture("issues.labeled" if action == "labeled" else "issues.unlabeled")
+    p["label"]["name"] = label
+    p["sender"]["login"] = sender
+    p["repository"]["default_branch"] = "main"
+    return p
+
+
+def pr_comment(
+    body: str,
+    *,
+    login: str = "Codertocat",
+    number: int = 7,
+    action: str = "created",
+    user_type: str = "User",
+    comment_id: int = 5001,
+    created_at: str = "2026-01-01T11:59:00Z",
+) -> dict[str, Any]:
+    p = fixture("issue_comment.created.pull_request")
+    p["action"] = action
+    p["repository"]["full_name"] = REPO.full_name
+    p["repository"]["default_branch"] = "main"
+    p["issue"]["number"] = number
+    p["comment"].update({"body": body, "id": comment_id, "created_at": created_at})
+    p["comment"]["user"].update({"login": login, "type": user_type})
+    p["sender"].update({"login": login, "type": user_type})
+    return p
+
+
+def issue_comment(body: str, *, login: str = "Codertocat", number: int = 1) -> dict[str, Any]:
+    p = fixture("issue_comment.created")
+    p["repository"]["default_branch"] = "main"
+    p["issue"]["number"] = number
+    p["comment"].update({"body": body, "id": 6001})
+    p["comment"]["user"]["login"] = login
+    p["sender"]["login"] = login
+    return p
+
+
+def world(fake: FakeGitHub, *, writer: str = "Codertocat") -> FakeGitHub:
+    w = fake.world(REPO)
+    w.permissions[writer] = "write"
+    fake.add_issue(
+        REPO,
+        1,
+        "Spelling error in the README file",
+        "It looks like you accidently spelled 'commit' with two 't's.",
+    )
+    return fake
+
+
+async def no_sleep(seconds: float) -> None:
+    """The App's sleep in tests: waiting is never how a test synchronises."""
+
+
+def make_app(fake: FakeGitHub, **kw: Any) -> FastAPI:
+    async def ports(installation: int | None, repo: Repo) -> GitHubPort:
+        return fake
+
+    kw.setdefault("clock", lambda: NOW)
+    kw.setdefault("rand", random.Random(7))
+    kw.setdefault("sleep", no_sleep)
+    return create_app(SETTINGS, ports=ports, **kw)
+
+
+async def deliver(
+    app: FastAPI,
+    event: str,
+    payload: dict[str, Any] | bytes,
+    *,
+    signature: str | None = None,
+    delivery: str | None = None,
+) -> httpx.Response:
+    """POST one signed delivery; returns once its background work has run too."""
+    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    headers = {
+        "X-GitHub-Event": event,
+        "X-GitHub-Delivery": delivery or f"d-{next(_ids)}",
+        "X-Hub-Signature-256": signature if signature is not None else sign(body),
+        "Content-Type": "application/json",
+    }
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+        return await client.post("/webhook", content=body, headers=headers)

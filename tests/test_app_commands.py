@@ -1,0 +1,128 @@
+"""Comment commands over the App: accepted, refused, unknown."""
+
+from __future__ import annotations
+
+import asyncio
+
+from github_helpers import REPO, deliver, issue_comment, labeled, make_app, pr_comment, world
+from magi.core import markers
+from magi.testing.github import FakeGitHub
+
+
+def started() -> FakeGitHub:
+    """A world where issue 1 has a run (labeled, dispatched)."""
+    fake = world(FakeGitHub())
+    asyncio.run(deliver(make_app(fake), "issues", labeled()))
+    return fake
+
+
+def say(fake: FakeGitHub, body: str, **kw: object) -> list[str]:
+    before = len(fake.comments_on(REPO, 1))
+    asyncio.run(deliver(make_app(fake), "issue_comment", issue_comment(body, **kw)))  # type: ignore[arg-type]
+    return fake.comments_on(REPO, 1)[before:]
+
+
+def finished(fake: FakeGitHub) -> FakeGitHub:
+    w = fake.world(REPO)
+    for wid, r in w.runs.items():
+        w.runs[wid] = r.model_copy(update={"status": "completed", "conclusion": "failure"})
+    return fake
+
+
+def test_retry_re_dispatches_the_run_with_a_reaction() -> None:
+    """retry sends the run id back to the runner; the reaction is the answer."""
+    fake = finished(started())
+    run_id = fake.world(REPO).dispatches[0]["inputs"]["run_id"]
+    assert say(fake, "/magi retry") == []
+    last = fake.world(REPO).dispatches[-1]
+    assert last["inputs"] == {"run_id": run_id, "issue": "1", "command": "retry"}
+    assert ("comment", 6001, "+1") in fake.world(REPO).reactions
+
+
+def test_fold_council_and_review_dispatch_their_command() -> None:
+    """Each runner command goes through the workflow's command input."""
+    fake = finished(started())
+    for verb in ("fold", "council", "review"):
+        say(fake, f"/magi {verb}")
+        assert fake.world(REPO).dispatches[-1]["inputs"]["command"] == verb
+
+
+def test_stop_cancels_the_workflow_run() -> None:
+    """stop cancels the runner's workflow run and says the run is resumable."""
+    fake = started()
+    (wid,) = fake.world(REPO).runs
+    (reply,) = say(fake, "/magi stop")
+    assert fake.world(REPO).runs[wid].conclusion == "cancelled"
+    assert "resumes" in reply
+
+
+def test_status_and_stats_reply_with_figures() -> None:
+    """status names the run and its runner; stats counts branches."""
+    fake = started()
+    run_id = fake.world(REPO).dispatches[0]["inputs"]["run_id"]
+    fake.world(REPO).refs[f"heads/magi/{run_id}/A"] = "1" * 40
+    (status,) = say(fake, "/magi status")
+    assert run_id in status
+    assert "queued" in status
+    (stats,) = say(fake, "/magi stats")
+    assert "candidate branches: 1" in stats
+    assert "issue claimed: yes" in stats
+
+
+def test_a_command_with_no_run_is_refused_with_the_reason() -> None:
+    """retry before any run: a reply quoting the command and saying what is missing."""
+    fake = world(FakeGitHub())
+    (reply,) = say(fake, "/magi retry")
+    assert reply.startswith("> `/magi retry`")
+    assert "no magi run has started" in reply
+    assert fake.world(REPO).dispatches == []
+
+
+def test_a_non_writers_command_is_refused_and_says_who_may() -> None:
+    """A reader's command is quoted back with who may run it."""
+    fake = started()
+    fake.world(REPO).permissions["reader"] = "read"
+    (reply,) = say(fake, "/magi stop", login="reader")
+    assert "> `/magi stop`" in reply
+    assert "write, maintain or admin" in reply
+    assert not fake.named("cancel_workflow_run")
+
+
+def test_an_unknown_command_gets_the_list() -> None:
+    """/magi deploy: a short reply with the known commands and the help folded."""
+    fake = started()
+    (reply,) = say(fake, "/magi deploy")
+    assert "`retry`" in reply
+    assert "<details>" in reply
+
+
+def test_plain_comments_get_nothing() -> None:
+    """Prose mentioning /magi in a sentence is not a command."""
+    fake = started()
+    assert say(fake, "I think /magi retry would help") == []
+
+
+def test_a_command_on_the_pr_acts_on_the_issue_it_came_from() -> None:
+    """On a magi PR, the run is found on the issue named in the PR body."""
+    fake = finished(started())
+    body = markers.marker(markers.PR, issue=1, run="r")
+    fake.add_pull(REPO, 7, "magi/r/A", "a" * 40, body=body)
+    asyncio.run(deliver(make_app(fake), "issue_comment", pr_comment("/magi retry", number=7)))
+    assert fake.world(REPO).dispatches[-1]["inputs"]["command"] == "retry"
+    assert fake.world(REPO).dispatches[-1]["inputs"]["issue"] == "1"
+
+
+def test_retry_while_the_runner_is_busy_is_refused() -> None:
+    """A run still queued or running is not dispatched a second time."""
+    fake = started()
+    (reply,) = say(fake, "/magi retry")
+    assert "still queued" in reply
+    assert len(fake.world(REPO).dispatches) == 1
+
+
+def test_a_failed_dispatch_is_a_refusal_reply() -> None:
+    """retry whose workflow is gone says so."""
+    fake = finished(started())
+    fake.world(REPO).workflows.clear()
+    (reply,) = say(fake, "/magi retry")
+    assert "could not be started" in reply

@@ -1,0 +1,214 @@
+"""An issue labeled magi: the checks, the claim, the acknowledgement, the dispatch."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from github_helpers import REPO, deliver, labeled, make_app, world
+from magi.core import markers
+from magi.github.models import Branch, PullRequest
+from magi.github.port import GitHubError
+from magi.testing.github import FakeGitHub
+
+CLAIM = "magi/claims/issue-1"
+
+
+def run(fake: FakeGitHub, payload: dict[str, object] | None = None, event: str = "issues") -> None:
+    r = asyncio.run(deliver(make_app(fake), event, payload or labeled()))
+    assert r.status_code == 202
+
+
+def test_a_writers_label_claims_acknowledges_and_dispatches() -> None:
+    """One claim ref, one reaction, one ack comment, one dispatch with the run's inputs."""
+    fake = world(FakeGitHub())
+    run(fake)
+    w = fake.world(REPO)
+    assert CLAIM in w.refs
+    assert w.reactions == [("issue", 1, "rocket")]
+    (ack,) = fake.comments_on(REPO, 1)
+    (d,) = w.dispatches
+    assert d["workflow"] == "magi.yml"
+    assert d["ref"] == "main"
+    assert d["inputs"]["issue"] == "1"
+    assert d["inputs"]["command"] == "compete"
+    assert f"`{d['inputs']['run_id']}`" in ack
+    assert "3 candidates, 3 judges" in ack
+    assert "the agent CLIs found on the runner" in ack
+    (mark,) = markers.find([ack], markers.RUN)
+    assert mark["run"] == d["inputs"]["run_id"]
+    assert mark["workflow_run"].isdigit()
+    order = [c.name for c in fake.calls]
+    assert order.index("create_comment") < order.index("dispatch_workflow")
+
+
+def test_config_is_read_from_the_default_branch_only() -> None:
+    """The config lookup names the default branch, and its label and workflow are used."""
+    fake = world(FakeGitHub())
+    w = fake.world(REPO)
+    w.files[("main", ".magi/config.toml")] = '[github]\nlabel = "compete"\nworkflow = "w.yml"\n'
+    w.workflows.add("w.yml")
+    run(fake)  # the label "magi" is not this repository's label
+    assert w.dispatches == []
+    run(fake, labeled("compete"))
+    assert [d["workflow"] for d in w.dispatches] == ["w.yml"]
+    assert {c.args["ref"] for c in fake.named("get_content")} == {"main"}
+
+
+@pytest.mark.parametrize("level", ["read", "triage", "none"])
+def test_only_writers_start_a_run(level: str) -> None:
+    """A triage or read user's label gets one comment saying who may, and nothing starts."""
+    fake = world(FakeGitHub())
+    fake.world(REPO).permissions["Codertocat"] = level
+    run(fake)
+    w = fake.world(REPO)
+    assert w.dispatches == []
+    assert CLAIM not in w.refs
+    (reply,) = fake.comments_on(REPO, 1)
+    assert "write, maintain or admin" in reply
+
+
+def test_maintainers_count_as_writers() -> None:
+    """maintain folds to write."""
+    fake = world(FakeGitHub())
+    fake.world(REPO).permissions["Codertocat"] = "maintain"
+    run(fake)
+    assert len(fake.world(REPO).dispatches) == 1
+
+
+def test_an_invalid_config_is_quoted_and_nothing_starts() -> None:
+    """magi's own ConfigError (file, line, key) is quoted on the issue; the claim is released."""
+    fake = world(FakeGitHub())
+    w = fake.world(REPO)
+    w.files[("main", ".magi/config.toml")] = "[graph]\ncandidates = 0\n"
+    run(fake)
+    (reply,) = fake.comments_on(REPO, 1)
+    assert ".magi/config.toml: graph.candidates:" in reply
+    assert w.dispatches == []
+    assert CLAIM not in w.refs
+
+
+def test_an_empty_task_is_refused_with_a_comment() -> None:
+    """Title and body blank after cleaning: a comment says so."""
+    fake = world(FakeGitHub())
+    p = labeled()
+    p["issue"]["title"] = "   "
+    p["issue"]["body"] = "<!-- template -->\n\n"
+    run(fake, p)
+    (reply,) = fake.comments_on(REPO, 1)
+    assert "empty" in reply
+    assert fake.world(REPO).dispatches == []
+
+
+def test_an_issue_that_opened_a_pr_is_never_competed_again() -> None:
+    """The reply links the PR; the claim stays so later labels are silent."""
+    fake = world(FakeGitHub())
+    w = fake.world(REPO)
+    w.pulls[9] = PullRequest(
+        number=9,
+        state="closed",
+        html_url="https://github.example/pr/9",
+        body="done\n" + markers.marker(markers.PR, issue=1, run="r1"),
+        head=Branch(ref="magi/r1/A", sha="b" * 40),
+        base=Branch(ref="main", sha="0" * 40),
+    )
+    run(fake)
+    (reply,) = fake.comments_on(REPO, 1)
+    assert "https://github.example/pr/9" in reply
+    assert w.dispatches == []
+    assert CLAIM in w.refs
+    run(fake)
+    assert len(fake.comments_on(REPO, 1)) == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "words"),
+    [(404, "not on the default branch"), (403, "Actions: write"), (422, "Actions may be disabled")],
+)
+def test_a_failed_dispatch_is_said_with_the_fix_and_releases_the_claim(
+    status: int, words: str
+) -> None:
+    """Never a green no-op: the issue says what failed and how to fix it."""
+    fake = world(FakeGitHub())
+    fake.fail("dispatch_workflow", GitHubError("nope", status=status))
+    run(fake)
+    (reply,) = fake.comments_on(REPO, 1)
+    assert words in reply
+    assert "Fix:" in reply
+    assert markers.find([reply], markers.RUN) == []
+    assert CLAIM not in fake.world(REPO).refs
+
+
+def test_the_same_delivery_a_hundred_times_starts_one_run() -> None:
+    """Sequential and concurrent redeliveries: one dispatch, one acknowledgement."""
+    fake = world(FakeGitHub())
+    app = make_app(fake)
+
+    async def go() -> None:
+        for _ in range(20):
+            await deliver(app, "issues", labeled(), delivery="same")
+        await asyncio.gather(
+            *(deliver(app, "issues", labeled(), delivery="same") for _ in range(80))
+        )
+
+    asyncio.run(go())
+    assert len(fake.world(REPO).dispatches) == 1
+    assert len(fake.comments_on(REPO, 1)) == 1
+    assert len(fake.named("create_ref")) == 100
+
+
+def test_two_app_instances_sharing_github_start_one_run() -> None:
+    """Two replicas behind one address: exactly one dispatch and one acknowledgement."""
+    fake = world(FakeGitHub())
+    a, b = make_app(fake), make_app(fake)
+
+    async def go() -> None:
+        await asyncio.gather(*(deliver(x, "issues", labeled()) for x in [a, b] * 10))
+
+    asyncio.run(go())
+    assert len(fake.world(REPO).dispatches) == 1
+    assert len(fake.comments_on(REPO, 1)) == 1
+
+
+def test_unlabeled_before_the_runner_started_cancels_it() -> None:
+    """The queued workflow run is cancelled and the claim released; nothing is deleted."""
+    fake = world(FakeGitHub())
+    run(fake)
+    w = fake.world(REPO)
+    (wid,) = w.runs
+    run(fake, labeled(action="unlabeled"))
+    assert w.runs[wid].conclusion == "cancelled"
+    assert CLAIM not in w.refs
+    assert "cancelled" in fake.comments_on(REPO, 1)[-1]
+    assert not fake.named("delete_ref") or all(
+        "claims" in c.args["ref"] for c in fake.named("delete_ref")
+    )
+
+
+def test_unlabeled_after_the_runner_started_leaves_it() -> None:
+    """Once the runner took the job, removing the label does not cancel it."""
+    fake = world(FakeGitHub())
+    run(fake)
+    w = fake.world(REPO)
+    (wid,) = w.runs
+    w.runs[wid] = w.runs[wid].model_copy(update={"status": "in_progress"})
+    run(fake, labeled(action="unlabeled"))
+    assert w.runs[wid].status == "in_progress"
+    assert not fake.named("cancel_workflow_run")
+    assert CLAIM in w.refs
+
+
+def test_a_forged_run_marker_in_someone_elses_comment_is_not_trusted() -> None:
+    """Markers count only in the App's own comments."""
+    fake = world(FakeGitHub())
+    w = fake.world(REPO)
+    from magi.github.models import Comment, User
+
+    forged = markers.marker(markers.RUN, run="x", issue=1, workflow_run=42)
+    w.comments[1] = [Comment(id=1, body=forged, user=User(login="mallory"))]
+    from magi.github.models import WorkflowRun
+
+    w.runs[42] = WorkflowRun(id=42, status="queued")
+    run(fake, labeled(action="unlabeled"))
+    assert not fake.named("cancel_workflow_run")

@@ -1,0 +1,281 @@
+"""The merge gate over the App: approvals, every refusal, the happy path, a push voiding it."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from github_helpers import NOW, REPO, deliver, fixture, make_app, pr_comment, world
+from magi.core import markers
+from magi.github.models import StatusContext
+from magi.testing.github import FakeGitHub
+
+SHA = "a" * 40
+PR = 7
+
+
+def scene(**pull: Any) -> FakeGitHub:
+    fake = world(FakeGitHub())
+    fake.now = NOW - timedelta(minutes=30)
+    body = "Closes #1\n" + markers.marker(markers.PR, issue=1, run="r1")
+    fake.add_pull(REPO, PR, "magi/r1/A", SHA, title="Fix spelling", body=body, **pull)
+    w = fake.world(REPO)
+    w.refs["heads/magi/r1/B"] = "b" * 40
+    w.refs["magi/claims/issue-1"] = "0" * 40
+    fake.set_check(REPO, SHA, "ci", "completed", "success")
+    return fake
+
+
+def say(fake: FakeGitHub, body: str = "merge", **kw: Any) -> None:
+    r = asyncio.run(deliver(make_app(fake), "issue_comment", pr_comment(body, number=PR, **kw)))
+    assert r.status_code == 202
+
+
+def wake(fake: FakeGitHub, sha: str = SHA) -> None:
+    p = fixture("check_suite.completed")
+    p["check_suite"]["head_sha"] = sha
+    p["check_suite"]["pull_requests"] = [{"number": PR}]
+    asyncio.run(deliver(make_app(fake), "check_suite", p))
+
+
+def replies(fake: FakeGitHub) -> list[str]:
+    return fake.comments_on(REPO, PR)
+
+
+def test_happy_path_squash_merges_with_the_sha_and_cleans_up() -> None:
+    """Merged with the approved SHA; issue closed; candidate branches and claim deleted."""
+    fake = scene()
+    say(fake, "  Merge \n")
+    w = fake.world(REPO)
+    assert w.merges == [
+        {"number": PR, "sha": SHA, "method": "squash", "title": "Fix spelling (#7)"}
+    ]
+    assert w.issues[1].state == "closed"
+    assert "magi/claims/issue-1" not in w.refs
+    assert not [r for r in w.refs if r.startswith("heads/magi/r1/")]
+    assert ("comment", 5001, "+1") in w.reactions
+    assert "Merged as" in replies(fake)[-1]
+    (approval,) = markers.find(fake.comments_on(REPO, PR), markers.APPROVAL)
+    assert approval["sha"] == SHA
+
+
+@pytest.mark.parametrize(
+    ("setup", "words"),
+    [
+        (lambda f: f.set_check(REPO, SHA, "ci", "completed", "failure"), "`ci`"),
+        (lambda f: f.set_check(REPO, SHA, "ci", "in_progress", None), "still running"),
+        (lambda f: f.world(REPO).checks.clear(), "never merges"),
+        (
+            lambda f: f.world(REPO).statuses.update(
+                {SHA: [StatusContext(context="legacy", state="failure")]}
+            ),
+            "`legacy`",
+        ),
+        (
+            lambda f: f.world(REPO).pulls.update(
+                {PR: f.world(REPO).pulls[PR].model_copy(update={"draft": True})}
+            ),
+            "draft",
+        ),
+        (
+            lambda f: f.world(REPO).pulls.update(
+                {PR: f.world(REPO).pulls[PR].model_copy(update={"mergeable": False})}
+            ),
+            "not mergeable",
+        ),
+    ],
+    ids=["red", "running", "no-checks", "red-status", "draft", "conflicts"],
+)
+def test_each_reason_not_to_merge_is_said(setup: Any, words: str) -> None:
+    """No merge, and a reply saying exactly why."""
+    fake = scene()
+    setup(fake)
+    say(fake)
+    assert fake.world(REPO).merges == []
+    assert words in replies(fake)[-1]
+
+
+def test_checks_that_have_not_appeared_right_after_a_push_are_waiting() -> None:
+    """Within three minutes of the push, no checks is 'waiting', not 'unknown'."""
+    fake = scene()
+    fake.world(REPO).checks.clear()
+    fake.world(REPO).commits[SHA] = NOW - timedelta(minutes=1)
+    say(fake)
+    assert fake.world(REPO).merges == []
+    assert "yet" in replies(fake)[-1]
+
+
+@pytest.mark.parametrize(
+    ("kw", "words"),
+    [
+        ({"login": "reader"}, "only people with write, maintain or admin"),
+        ({"action": "edited"}, "new comment"),
+    ],
+)
+def test_non_approvals_are_told_why(kw: dict[str, str], words: str) -> None:
+    """A reader's or an edited merge gets a reply, never a merge."""
+    fake = scene()
+    fake.world(REPO).permissions["reader"] = "triage"
+    say(fake, **kw)
+    assert fake.world(REPO).merges == []
+    assert words in replies(fake)[-1]
+
+
+@pytest.mark.parametrize("body", ["merge please", "> merge", "```\nmerge\n```", "LGTM"])
+def test_other_comments_are_silence(body: str) -> None:
+    """Anything but the bare word is not an approval and gets no reply."""
+    fake = scene()
+    say(fake, body)
+    assert fake.world(REPO).merges == []
+    assert replies(fake) == []
+
+
+def test_a_bots_merge_is_ignored() -> None:
+    """Bots cannot approve; the App does not even answer them."""
+    fake = scene()
+    say(fake, login="renovate[bot]", user_type="Bot")
+    assert fake.world(REPO).merges == []
+    assert fake.calls == []
+
+
+def test_a_non_magi_pr_is_left_alone() -> None:
+    """merge on a PR whose head is not magi/<run>/<label> does nothing."""
+    fake = scene()
+    w = fake.world(REPO)
+    w.pulls[PR] = w.pulls[PR].model_copy(
+        update={"head": w.pulls[PR].head.model_copy(update={"ref": "feature"})}
+    )
+    say(fake)
+    assert w.merges == []
+    assert replies(fake) == []
+
+
+def test_an_approval_waits_for_checks_then_merges_when_they_turn_green() -> None:
+    """Running at approval; a check_suite.completed later merges with the approved SHA."""
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "in_progress", None)
+    say(fake)
+    assert fake.world(REPO).merges == []
+    fake.set_check(REPO, SHA, "ci", "completed", "success")
+    wake(fake)
+    assert [m["sha"] for m in fake.world(REPO).merges] == [SHA]
+
+
+def test_a_push_between_approval_and_green_voids_the_approval() -> None:
+    """New commits after the approval need a new merge, even when they turn green."""
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "in_progress", None)
+    say(fake)
+    fake.now = NOW
+    fake.push(REPO, PR, "c" * 40)
+    fake.set_check(REPO, "c" * 40, "ci", "completed", "success")
+    wake(fake, "c" * 40)
+    assert fake.world(REPO).merges == []
+    assert "new `merge`" in replies(fake)[-1]
+    say(fake, comment_id=5002, created_at="2026-01-01T12:01:00Z")
+    assert [m["sha"] for m in fake.world(REPO).merges] == ["c" * 40]
+
+
+def test_a_head_newer_than_the_comment_is_not_approved() -> None:
+    """The approval is pinned to the head when the comment was written."""
+    fake = scene()
+    fake.world(REPO).commits[SHA] = NOW  # committed after the comment (11:59)
+    say(fake)
+    assert fake.world(REPO).merges == []
+    assert "head moved" in replies(fake)[-1]
+
+
+def test_each_refusal_is_said_once() -> None:
+    """Repeated wake-ups with the same reason do not repeat the reply."""
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "in_progress", None)
+    say(fake)
+    before = len(replies(fake))
+    wake(fake)
+    wake(fake)
+    assert len(replies(fake)) == before
+
+
+def test_silence_is_a_hold() -> None:
+    """Green checks without any approval never merge."""
+    fake = scene()
+    wake(fake)
+    assert fake.world(REPO).merges == []
+    assert replies(fake) == []
+
+
+def test_required_checks_narrow_the_gate() -> None:
+    """With [github] required_checks, a red check outside them does not block."""
+    fake = scene()
+    fake.world(REPO).files[("main", ".magi/config.toml")] = '[github]\nrequired_checks = ["ci"]\n'
+    fake.set_check(REPO, SHA, "flaky", "completed", "failure")
+    say(fake)
+    assert len(fake.world(REPO).merges) == 1
+
+
+def test_an_approver_who_lost_write_is_rechecked_before_merging() -> None:
+    """Permission is read again right before the merge."""
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "in_progress", None)
+    say(fake)
+    fake.world(REPO).permissions["Codertocat"] = "read"
+    fake.set_check(REPO, SHA, "ci", "completed", "success")
+    wake(fake)
+    assert fake.world(REPO).merges == []
+    assert "no longer has write" in replies(fake)[-1]
+
+
+def test_a_status_event_finds_the_pr_by_its_head() -> None:
+    """status events carry only a SHA; the gate finds the open PR with that head."""
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "in_progress", None)
+    say(fake)
+    fake.set_check(REPO, SHA, "ci", "completed", "success")
+    p = fixture("status")
+    p["sha"] = SHA
+    asyncio.run(deliver(make_app(fake), "status", p))
+    assert len(fake.world(REPO).merges) == 1
+
+
+def test_a_merge_github_refuses_is_said() -> None:
+    """A 409 from GitHub (head moved under us) is a reply, not a crash."""
+    from magi.github.port import GitHubError
+
+    fake = scene()
+    fake.fail("merge_pull", GitHubError("Head branch was modified", status=409))
+    say(fake)
+    assert "head moved while merging" in replies(fake)[-1]
+
+
+def test_mergeable_still_computing_is_read_again() -> None:
+    """GitHub answers mergeable=null while computing: the gate reads the PR again."""
+    fake = scene(mergeable=None)
+    w = fake.world(REPO)
+    reads = 0
+    original = fake.get_pull
+
+    async def computing(repo: object, number: int) -> object:
+        nonlocal reads
+        reads += 1
+        if reads == 3:
+            w.pulls[PR] = w.pulls[PR].model_copy(update={"mergeable": True})
+        return await original(repo, number)  # type: ignore[arg-type]
+
+    fake.get_pull = computing  # type: ignore[method-assign]
+    say(fake)
+    assert len(w.merges) == 1
+
+
+def test_a_redelivered_approval_is_recorded_once() -> None:
+    """The same merge comment delivered twice: one approval reply, one merge."""
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "in_progress", None)
+    say(fake)
+    say(fake)
+    assert len(markers.find(replies(fake), markers.APPROVAL)) == 1
+    fake.set_check(REPO, SHA, "ci", "completed", "success")
+    say(fake)
+    assert len(fake.world(REPO).merges) == 1
