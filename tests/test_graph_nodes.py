@@ -255,3 +255,29 @@ def test_cancelling_one_run_does_not_poison_the_next_in_the_same_process(env):
     assert second.run.status is RunStatus.READY, second.run.reason
     resumed = engine.resume(Store(home), first.run.id, environ=dict(os.environ), agents=agents)
     assert resumed.run.status is RunStatus.READY, resumed.run.reason
+
+
+def test_an_agent_that_failed_its_login_is_never_asked_again_in_the_run(env):
+    """Failover skips an agent whose turn ended in an auth failure, and so do later seats."""
+    repo, home, sd = env
+    # a1 sits as an implementer and as judge-1: the judge seat must pass on unasked.
+    cfg = config(sd, {"a1": "right", "a2": "right"}, judges={"a1": "evidence", "j2": "e"})
+
+    def logged_out(request: TurnRequest) -> TurnResult:
+        return TurnResult(TurnStatus.ERROR, error="claude: not logged in", failure="auth")
+
+    def both(request: TurnRequest) -> TurnResult:
+        return fixer(request) if request.node == "implement" else judging(request)
+
+    agents = {
+        "a1": FakeAgent("a1", logged_out),
+        "a2": FakeAgent("a2", both),
+        "j2": FakeAgent("j2", judging),
+    }
+    run = start(repo, home, cfg, agents=agents)
+    assert len(agents["a1"].requests) == 1, "a logged-out agent is asked once, then skipped"
+    assert run.seats["judge-1"].failover_from == ["a1"]
+    assert run.agent_of("judge-1") != "a1"
+    said = " ".join(e.message for e in run.events)
+    assert "lost to auth" in said
+    assert "judge-1 held by a1, which auth: claude: not logged in" in said
