@@ -57,8 +57,8 @@ class CouncilConfig(_Strict):
 
     panel: str = Field("default", description="The panel used when --panel is not given.")
     clerk: str | None = Field(
-        None, description="Groups positions by meaning; default: a roster agent not seated, "
-        "else seat 1."
+        None,
+        description="Groups positions by meaning; default: a roster agent not seated, else seat 1.",
     )
     language: Literal["auto", "en", "ja"] = Field(
         "auto", description="Prompts and matrix language; auto follows the question."

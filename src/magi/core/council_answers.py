@@ -213,10 +213,11 @@ COUNCIL_SHAPES: dict[str, type[Answer]] = {
 
 # What prompts and the README show; a test parses every one with its model.
 COUNCIL_EXAMPLES: dict[str, str] = {
-    "council_position": '{\n  "position": "TOML",\n  "rationale": "Comments and a stable '
-    'schema matter more here than brevity.",\n  "confidence": 0.8\n}',
-    "council_debate": '{\n  "stance": "keep",\n  "position": "TOML",\n  "rationale": "YAML\'s '
-    'implicit typing is the risk Sage A did not answer."\n}',
+    # Placeholders, not positions: a concrete example would nudge every seat towards it.
+    "council_position": '{\n  "position": "<your position, in one sentence>",\n  "rationale": '
+    '"<why>",\n  "confidence": 0.8\n}',
+    "council_debate": '{\n  "stance": "keep",\n  "position": "<the position you hold now>",\n'
+    '  "rationale": "<why, answering the strongest other argument>"\n}',
     "council_research": '{\n  "findings": [\n    {\n      "claim": "Python 3.11 is in security-'
     'fix-only maintenance.",\n      "evidence": "The status page lists it as security.",\n'
     '      "source": "https://devguide.python.org/versions/"\n    }\n  ]\n}',
