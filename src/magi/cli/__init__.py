@@ -124,13 +124,14 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 # Commands register on the app as their modules are imported; they import `app` from here.
-from magi.cli import competition, doctor, foundation  # noqa: E402
+from magi.cli import competition, council, doctor, foundation  # noqa: E402
 
 __all__ = [
     "app",
     "competition",
     "config_path",
     "console",
+    "council",
     "doctor",
     "emit",
     "foundation",

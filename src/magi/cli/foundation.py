@@ -130,6 +130,13 @@ def show(
     run_id = store.resolve(run) if run else store.latest()
     if run_id is None:
         raise StateError(f"no runs yet in {store.runs_dir}")
+    from magi.state.council import is_council
+
+    if is_council(store, run_id):
+        from magi.cli.council import show_council
+
+        show_council(store, run_id, json_=json_)
+        return
     record = store.load_run(run_id)
     # A blocked or failed run still exits 0: this is a report, not the run itself.
     if json_:

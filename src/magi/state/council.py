@@ -39,6 +39,7 @@ __all__ = [
     "ReviewRecord",
     "RoundTally",
     "create_council",
+    "is_council",
     "load_council",
     "save_council",
 ]
@@ -212,3 +213,12 @@ def load_council(store: Store, run_id: str) -> CouncilRun:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise StateError(f"invalid council record: {where}: {first['msg']}", path=path) from None
+
+
+def is_council(store: Store, run_id: str) -> bool:
+    """Whether the record ``run_id`` is a council's (False for a competition or no record)."""
+    try:
+        data = json.loads((store.run_dir(run_id) / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("kind") == "council"

@@ -66,7 +66,11 @@ def reply(persona: str, node: str, prompt: str) -> str | None:
             return _fence({"position": first, "rationale": why, "confidence": 0.7})
         position = then or first
         stance = "switch" if then and then != first else "keep"
-        why = "The other argument holds up." if stance == "switch" else "No argument moved me."
+        why = (
+            f"The case for {position} holds up better than mine."
+            if stance == "switch"
+            else f"{position} still fits best; no argument answered that."
+        )
         return _fence(
             {
                 "stance": stance,
