@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 from council_helpers import AGENT_IDS, config, record, run
@@ -73,16 +74,20 @@ def test_round_one_reveals_no_other_seat():
     for _seat, node, prompt in asker.prompts:
         if node == "ask":
             assert "Sage" not in prompt
-            assert "YAML fits" not in prompt and "JSON fits" not in prompt
+            assert "YAML fits" not in prompt
+            assert "JSON fits" not in prompt
 
 
 def test_debate_prompts_are_anonymised_per_recipient():
     """Each debater sees its own answer and the others as Sage A and Sage B, never itself."""
     _, asker = run(SPLIT)
     debate = {seat: prompt for seat, node, prompt in asker.prompts if node == "debate"}
-    assert "Sage A: YAML" in debate["sage-1"] and "Sage B: JSON" in debate["sage-1"]
-    assert "Sage A: TOML" in debate["sage-2"] and "Sage B: JSON" in debate["sage-2"]
-    assert "Sage A: TOML" in debate["sage-3"] and "Sage B: YAML" in debate["sage-3"]
+    assert "Sage A: YAML" in debate["sage-1"]
+    assert "Sage B: JSON" in debate["sage-1"]
+    assert "Sage A: TOML" in debate["sage-2"]
+    assert "Sage B: JSON" in debate["sage-2"]
+    assert "Sage A: TOML" in debate["sage-3"]
+    assert "Sage B: YAML" in debate["sage-3"]
     assert "Sage C" not in debate["sage-1"]
 
 
@@ -137,7 +142,8 @@ def test_suggested_changes_are_put_to_every_seat_next_round():
     (change,) = rec.changes
     assert change.id == "S1"
     debate = [p for s, n, p in asker.prompts if n == "debate"]
-    assert len(debate) == 3 and all("Add a schema file" in p for p in debate)
+    assert len(debate) == 3
+    assert all("Add a schema file" in p for p in debate)
     assert set(change.votes) == {"sage-1", "sage-2", "sage-3"}
     assert change.outcome == "adopted"
 
@@ -180,10 +186,8 @@ def test_resume_asks_only_the_seats_that_had_no_answer(tmp_path):
     council = Council(
         rec, first, save=lambda: save_council(store, rec), max_parallel=1, evidence=bodies
     )
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         run_council(council)
-    except KeyboardInterrupt:
-        pass
     loaded = load_council(store, rec.id)
     assert loaded.verdict is None
     assert {a.seat for a in loaded.answers} == {"sage-1", "sage-2"}

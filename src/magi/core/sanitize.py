@@ -203,7 +203,7 @@ _PERSONAL_FIRST: tuple[_Rule, ...] = (
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 _PERSONAL_LAST: tuple[_Rule, ...] = (
     ("email", re.compile(r"(?P<s>\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,})\b")),
-    ("ip_address", re.compile(rf"(?<![\w.])(?P<s>(?:{_OCTET}\.){{3}}{_OCTET})(?![\w.])")),
+    ("ip_address", re.compile(rf"(?<![\w.])(?P<s>(?:{_OCTET}\.){{3}}{_OCTET})(?!\w|\.\d)")),
     (
         "ip_address",
         re.compile(
