@@ -8,7 +8,7 @@ import re
 from council_helpers import AGENT_IDS, config, record, run
 from magi.council.modes import run_council
 from magi.council.rounds import Council
-from magi.state.council import create_council, load_council, save_council
+from magi.state.council import load_council
 from magi.state.store import Store
 from magi.testing.council_scripted import ScriptedAsker
 
@@ -174,7 +174,7 @@ def test_resume_asks_only_the_seats_that_had_no_answer(tmp_path):
     store = Store(tmp_path)
     cfg = config(3)
     rec, bodies = record(cfg)
-    create_council(store, rec)
+    store.create(rec)
 
     class Dies(ScriptedAsker):
         def __call__(self, **kw):
@@ -183,15 +183,13 @@ def test_resume_asks_only_the_seats_that_had_no_answer(tmp_path):
             return super().__call__(**kw)
 
     first = Dies({"sage-1": "says:TOML", "sage-2": "says:TOML", "sage-3": "says:JSON"})
-    council = Council(
-        rec, first, save=lambda: save_council(store, rec), max_parallel=1, evidence=bodies
-    )
+    council = Council(rec, first, save=lambda: store.save(rec), max_parallel=1, evidence=bodies)
     with contextlib.suppress(KeyboardInterrupt):
         run_council(council)
     loaded = load_council(store, rec.id)
     assert loaded.verdict is None
     assert {a.seat for a in loaded.answers} == {"sage-1", "sage-2"}
     again = ScriptedAsker({"sage-1": "says:TOML", "sage-2": "says:TOML", "sage-3": "says:JSON"})
-    run_council(Council(loaded, again, save=lambda: save_council(store, loaded)))
+    run_council(Council(loaded, again, save=lambda: store.save(loaded)))
     assert [s for s, n, _ in again.prompts if n == "ask"] == ["sage-3"]
     assert loaded.verdict == "passed"

@@ -62,7 +62,7 @@ def _finish(store: Store, rec: CouncilRun, *, json_: bool) -> None:
 
 def _setup(explicit: Path | None) -> tuple[Config, dict[str, str]]:
     """The config (with its roster) and the agents that cannot sit, with why."""
-    from magi.cli.diagnose import diagnose
+    from magi.engine.diagnose import diagnose
 
     d = diagnose(Path.cwd(), explicit, os.environ)
     if d.config is None:
@@ -98,15 +98,22 @@ def council(
     ] = None,
 ) -> None:
     """Put one question to a weighted, blind panel; code counts; the matrix shows who said what."""
+    from magi.agents.base import CancelToken
     from magi.council.session import resume as resume_council
     from magi.council.session import start
+    from magi.engine import interruptible
+    from magi.seats import Cancelled, SilentReporter
 
     store = _store()
+    cancel = CancelToken()
     if resume is not None:
-        try:
-            rec = resume_council(store, store.resolve(resume))
-        except KeyboardInterrupt:
-            raise typer.Exit(130) from None
+        run_id = store.resolve(resume)
+        with interruptible(cancel, SilentReporter(), run_id) as caught:
+            try:
+                rec = resume_council(store, run_id, environ=os.environ, cancel=cancel)
+            except Cancelled:
+                typer.echo(f"interrupted: magi council --resume {run_id}", err=True)
+                raise typer.Exit(caught.exit_code) from None
         _finish(store, rec, json_=json_)
         return
     if mode not in MODES:
@@ -130,21 +137,25 @@ def council(
             bodies.append((f"file-{i + 1}", str(path), path.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"--evidence {path}: {exc}") from exc
-    try:
-        rec = start(
-            store,
-            question=text,
-            source=source,
-            mode=mode,
-            config=cfg,
-            panel=panel,
-            missing=missing,
-            evidence=bodies,
-            risk=risk,
-        )
-    except KeyboardInterrupt:
-        typer.echo("interrupted: continue with magi council --resume <id>", err=True)
-        raise typer.Exit(130) from None
+    with interruptible(cancel, SilentReporter(), "<council>") as caught:
+        try:
+            rec = start(
+                store,
+                question=text,
+                source=source,
+                mode=mode,
+                config=cfg,
+                panel=panel,
+                missing=missing,
+                evidence=bodies,
+                risk=risk,
+                environ=os.environ,
+                cancel=cancel,
+            )
+        except Cancelled:
+            latest = store.latest()
+            typer.echo(f"interrupted: magi council --resume {latest}", err=True)
+            raise typer.Exit(caught.exit_code) from None
     _finish(store, rec, json_=json_)
 
 

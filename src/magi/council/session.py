@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from magi.agents.base import Agent
+from magi.agents.base import Agent, CancelToken
 from magi.agents.registry import build_agent
 from magi.config.model import Config
 from magi.core.council_prompts import Evidence
@@ -20,7 +20,9 @@ from magi.council.asker import AgentAsker, Asker
 from magi.council.modes import run_council
 from magi.council.rounds import Council
 from magi.council.setup import load_evidence, new_council, store_evidence
-from magi.state.council import CouncilRun, create_council, load_council, save_council
+from magi.seats import Cancelled, SeatContext
+from magi.state.council import CouncilRun, load_council
+from magi.state.model import RunStatus
 from magi.state.store import Store
 
 __all__ = ["record_path", "resume", "start"]
@@ -53,29 +55,39 @@ def _drive(
     asker: Asker | None,
     agents: Mapping[str, Agent] | None,
     clock: Callable[[], datetime],
+    environ: Mapping[str, str],
+    cancel: CancelToken | None,
 ) -> CouncilRun:
     lock = threading.RLock()
     if asker is None:
-        asker = AgentAsker(
-            rec=rec,
+        sctx = SeatContext(
+            record=rec,
             store=store,
+            config=config,
             agents=agents if agents is not None else _agents(config, rec),
-            cwd=cwd,
-            timeout=float(config.council.timeout),
+            environ=environ,
+            cancel=cancel or CancelToken(),
             clock=clock,
             lock=lock,
-            sessions=config.graph.sessions,
         )
+        asker = AgentAsker(sctx=sctx, cwd=cwd, timeout=float(config.council.timeout))
     council = Council(
         rec=rec,
         ask=asker,
-        save=lambda: save_council(store, rec),
+        save=lambda: store.save(rec),
         max_parallel=config.council.max_parallel,
         clock=clock,
         lock=lock,
         evidence=evidence,
     )
-    return run_council(council)
+    try:
+        return run_council(council)
+    except Cancelled:
+        with lock:
+            rec.status = RunStatus.INTERRUPTED
+            rec.reason = "interrupted; magi council --resume continues it"
+            store.save(rec)
+        raise
 
 
 def start(
@@ -94,6 +106,8 @@ def start(
     agents: Mapping[str, Agent] | None = None,
     clock: Callable[[], datetime] = _now,
     rand: random.Random | None = None,
+    environ: Mapping[str, str] | None = None,
+    cancel: CancelToken | None = None,
 ) -> CouncilRun:
     """Create the council record and run it to a verdict (or to no council, with why)."""
     rec, bodies = new_council(
@@ -108,12 +122,21 @@ def start(
         rand=rand or random.Random(),
         risk=risk,
     )
-    create_council(store, rec)
+    store.create(rec)
     store_evidence(store, rec, bodies)
     if rec.verdict is not None:
         return rec
     return _drive(
-        store, rec, config, bodies, cwd=cwd or Path.cwd(), asker=asker, agents=agents, clock=clock
+        store,
+        rec,
+        config,
+        bodies,
+        cwd=cwd or Path.cwd(),
+        asker=asker,
+        agents=agents,
+        clock=clock,
+        environ=environ if environ is not None else {},
+        cancel=cancel,
     )
 
 
@@ -125,11 +148,22 @@ def resume(
     asker: Asker | None = None,
     agents: Mapping[str, Agent] | None = None,
     clock: Callable[[], datetime] = _now,
+    environ: Mapping[str, str] | None = None,
+    cancel: CancelToken | None = None,
 ) -> CouncilRun:
     """Continue a council from its record: the config it started with, finished seats kept."""
     rec = load_council(store, run_id)
-    config = Config.model_validate(rec.config)
+    config = rec.config
     evidence = load_evidence(store, rec)
     return _drive(
-        store, rec, config, evidence, cwd=cwd or Path.cwd(), asker=asker, agents=agents, clock=clock
+        store,
+        rec,
+        config,
+        evidence,
+        cwd=cwd or Path.cwd(),
+        asker=asker,
+        agents=agents,
+        clock=clock,
+        environ=environ if environ is not None else {},
+        cancel=cancel,
     )

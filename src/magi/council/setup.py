@@ -140,7 +140,7 @@ def new_council(
         notes=notes,
         evidence=records,
         redactions=redactions,
-        config=config.model_dump(mode="json"),
+        config=config,
     )
     rec.clerk = _clerk(config, seats, missing) if mode != "review" else None
     if no_council is not None:

@@ -9,24 +9,17 @@ validated answer itself, which is what lets a resumed council skip finished seat
 from __future__ import annotations
 
 import json
-from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from magi.errors import StateError
-from magi.state.model import (
-    SCHEMA,
-    Event,
-    NodeTiming,
-    Redaction,
-    RunStatus,
-    Seat,
-    SeatState,
-    Task,
-    Turn,
-)
-from magi.state.store import RECORD, Store, _write_atomic
+from magi.state.model import RECORD_KINDS, Record, SeatState, Task
+
+if TYPE_CHECKING:
+    from magi.state.store import Store
+
+RECORD = "run.json"
 
 __all__ = [
     "ChangeRecord",
@@ -38,10 +31,8 @@ __all__ = [
     "ResearchItem",
     "ReviewRecord",
     "RoundTally",
-    "create_council",
     "is_council",
     "load_council",
-    "save_council",
 ]
 
 Mode = Literal["decision", "research", "review"]
@@ -133,13 +124,11 @@ class ReviewRecord(_Rec):
     reason: str = ""
 
 
-class CouncilRun(_Rec):
-    schema_version: int = Field(SCHEMA, alias="schema")
-    id: str
+class CouncilRun(Record):
+    """A council: its panel as it started, every answer, every count, the verdict."""
+
+    KIND: ClassVar[str] = "council"
     kind: Literal["council"] = "council"
-    created_at: datetime
-    status: RunStatus = RunStatus.CREATED
-    reason: str | None = None
     mode: Mode
     question: Task
     language: str = "en"
@@ -159,14 +148,6 @@ class CouncilRun(_Rec):
     review: ReviewRecord | None = None
     verdict: Verdict | None = None
     position: str | None = None
-    config: dict[str, object] = Field(default_factory=dict)
-    seats: dict[str, Seat] = Field(default_factory=dict)  # conversations, by seat
-    turns: list[Turn] = Field(default_factory=list)
-    redactions: list[Redaction] = Field(default_factory=list)
-    timings: dict[str, NodeTiming] = Field(default_factory=dict)
-    events: list[Event] = Field(default_factory=list)
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
 
     def answer(self, phase: str, round_no: int, seat: str) -> CouncilAnswer | None:
         for a in self.answers:
@@ -178,41 +159,15 @@ class CouncilRun(_Rec):
         return [s for s in self.panel_seats if s.seated]
 
 
-def create_council(store: Store, rec: CouncilRun) -> None:
-    """Make the record's directory (same store, same id shape) and write it."""
-    d = store.run_dir(rec.id)
-    store.runs_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        d.mkdir()
-    except FileExistsError:
-        raise StateError(f"run {rec.id} already exists", path=d) from None
-    save_council(store, rec)
-
-
-def save_council(store: Store, rec: CouncilRun) -> None:
-    path = store.run_dir(rec.id) / RECORD
-    _write_atomic(path, rec.model_dump_json(by_alias=True, indent=2) + "\n")
+RECORD_KINDS[CouncilRun.KIND] = CouncilRun
 
 
 def load_council(store: Store, run_id: str) -> CouncilRun:
-    """The council record ``run_id``; StateError naming the file when it is not one."""
-    path = store.run_dir(run_id) / RECORD
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise StateError(f"no run {run_id}", path=path) from None
-    except (OSError, ValueError) as exc:
-        raise StateError(f"cannot read: {exc}", path=path) from exc
-    if not isinstance(data, dict) or data.get("kind") != "council":
-        raise StateError("not a council record", path=path)
-    if data.get("schema") != SCHEMA:
-        raise StateError(f"schema {data.get('schema')}, this magi reads {SCHEMA}", path=path)
-    try:
-        return CouncilRun.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise StateError(f"invalid council record: {where}: {first['msg']}", path=path) from None
+    """The council record ``run_id``; StateError when it is another kind."""
+    rec = store.load(run_id)
+    if not isinstance(rec, CouncilRun):
+        raise StateError(f"run {run_id} is a {rec.kind}, not a council")
+    return rec
 
 
 def is_council(store: Store, run_id: str) -> bool:
