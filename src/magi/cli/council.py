@@ -161,7 +161,7 @@ def council(
 
 def demo_council(where: Path | None) -> None:
     """``magi demo council``: the offline decision council and its matrix."""
-    from magi.testing.council_demo import run_council_demo
+    from magi.demo.council import run_council_demo
 
     rec, home = run_council_demo(where, python=sys.executable)
     from magi.state.store import Store
