@@ -142,3 +142,16 @@ def test_demo_council_runs_offline(here):
     assert "passed — TOML" in r.stdout
     assert "switch: YAML → TOML" in r.stdout
     assert "sage-3: JSON" in r.stdout
+
+
+def test_list_and_bare_magi_show_a_council(here):
+    """magi list names the council's verdict; bare magi prints its matrix."""
+    write_config(here, ["says:A", "says:A", "says:B"])
+    assert council("A or B?").exit_code == 0
+    listed = invoke(["list", "--json"])
+    assert listed.exit_code == 0, listed.output
+    (row,) = json.loads(listed.stdout)
+    assert row["winner"] == "passed"
+    bare = invoke([])
+    assert bare.exit_code == 0, bare.output
+    assert "magi council: passed" in bare.stdout

@@ -98,8 +98,11 @@ def root(ctx: typer.Context, config: ConfigOption = None) -> None:
     ctx.obj = Options(config=config)
     if ctx.invoked_subcommand is not None:
         return
+    from magi.cli.council import latest_council
     from magi.cli.foundation import latest_run
 
+    if latest_council():  # the newest record is a council's: it was shown
+        return
     run = latest_run()
     if run is None:
         # Rich help prints itself and returns ""; plain help comes back as text.

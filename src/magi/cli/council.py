@@ -51,6 +51,34 @@ def show_council(store: Store, run_id: str, *, json_: bool) -> None:
     _print(store, load_council(store, run_id), json_=json_)
 
 
+def latest_council() -> bool:
+    """Show the newest record when it is a council's (bare ``magi``); whether it was."""
+    from magi.state.council import is_council
+
+    store = _store()
+    run_id = store.latest()
+    if run_id is None or not is_council(store, run_id):
+        return False
+    show_council(store, run_id, json_=False)
+    return True
+
+
+def council_summary(store: Store, run_id: str) -> dict[str, object]:
+    """A council's line in ``magi list``: its verdict stands where a winner would."""
+    from magi.report import first_line
+    from magi.state.council import load_council
+
+    rec = load_council(store, run_id)
+    return {
+        "id": rec.id,
+        "kind": rec.kind,
+        "status": rec.status.value,
+        "winner": rec.verdict,
+        "created_at": rec.created_at.isoformat(),
+        "task": first_line(rec.question.cleaned, 200),
+    }
+
+
 def _finish(store: Store, rec: CouncilRun, *, json_: bool) -> None:
     from magi.core.council import exit_code
 

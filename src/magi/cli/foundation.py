@@ -69,7 +69,12 @@ def config_schema() -> None:
 
 def _summary(store: Store, run_id: str) -> dict[str, Any]:
     from magi.report import first_line
+    from magi.state.council import is_council
 
+    if is_council(store, run_id):
+        from magi.cli.council import council_summary
+
+        return council_summary(store, run_id)
     try:
         run = store.load_run(run_id)
     except StateError as exc:
