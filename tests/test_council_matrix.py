@@ -141,3 +141,26 @@ def test_japanese_matrix_labels():
     md = markdown(rec)
     assert "可決" in md
     assert "少数意見" in md
+
+
+def test_research_matrix_lists_every_finding_with_its_outcome():
+    """A research council's matrix names each cluster, adopted or not, and each seat's count."""
+    rec, _ = run(
+        {"sage-1": "researcher:a|b", "sage-2": "researcher:a", "sage-3": "researcher:c"},
+        mode="research",
+    )
+    m = build(rec)
+    assert [r.position for r in m.rows] == ["2 finding(s)", "1 finding(s)", "1 finding(s)"]
+    assert any(n.startswith("C1 adopted (2 supporter(s)): a") for n in m.notes)
+    assert len([n for n in m.notes if n.startswith("C")]) == 3
+    assert "passed" in markdown(rec)
+
+
+def test_review_matrix_shows_votes_dissent_and_action_items():
+    """A review's rows are votes; the dissent is the minority; major findings are actions."""
+    rec, _ = run({"sage-1": "approve", "sage-2": "approve", "sage-3": "reject"}, mode="review")
+    m = build(rec)
+    assert [r.position for r in m.rows] == ["APPROVE", "APPROVE", "REJECT"]
+    assert m.minority[0].startswith("sage-3: REJECT")
+    assert m.actions == ["[major] No test (sage-3)"]
+    assert to_json(rec)["position"] == "approve"

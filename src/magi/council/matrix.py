@@ -119,9 +119,8 @@ def _row(rec: CouncilRun, seat: Any) -> Row:
             position = f"{len(d['findings'])} finding(s)"
         else:
             position = d["position"]
-        rationale = gist(
-            d.get("rationale", "") or "; ".join(f["title"] for f in d.get("findings", []))
-        )
+        titles = "; ".join(f.get("title") or f.get("claim", "") for f in d.get("findings", []))
+        rationale = gist(d.get("rationale") or titles)
         if d.get("confidence") is not None:
             confidence = d["confidence"]
     changed = "; ".join(changes) if rec.debate_rounds else _l(rec, "not_held")
