@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from magi.cli import app, config_path, emit
+from magi.cli import app, config_path, console, emit
 from magi.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
@@ -127,6 +127,7 @@ def council(
 ) -> None:
     """Put one question to a weighted, blind panel; code counts; the matrix shows who said what."""
     from magi.agents.base import CancelToken
+    from magi.cli.progress import TerminalReporter
     from magi.council.session import resume as resume_council
     from magi.council.session import start
     from magi.engine import interruptible
@@ -134,14 +135,25 @@ def council(
 
     store = _store()
     cancel = CancelToken()
+
+    def progress() -> TerminalReporter | None:
+        # Progress goes to the terminal only: --json output must stay one JSON document.
+        return None if json_ else TerminalReporter(console())
+
     if resume is not None:
         run_id = store.resolve(resume)
-        with interruptible(cancel, SilentReporter(), run_id) as caught:
+        reporter = progress()
+        with interruptible(cancel, reporter or SilentReporter(), run_id) as caught:
             try:
-                rec = resume_council(store, run_id, environ=os.environ, cancel=cancel)
+                rec = resume_council(
+                    store, run_id, environ=os.environ, cancel=cancel, reporter=reporter
+                )
             except Cancelled:
                 typer.echo(f"interrupted: magi council --resume {run_id}", err=True)
                 raise typer.Exit(caught.exit_code) from None
+            finally:
+                if reporter is not None:
+                    reporter.close()
         _finish(store, rec, json_=json_)
         return
     if mode not in MODES:
@@ -165,7 +177,8 @@ def council(
             bodies.append((f"file-{i + 1}", str(path), path.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"--evidence {path}: {exc}") from exc
-    with interruptible(cancel, SilentReporter(), "<council>") as caught:
+    reporter = progress()
+    with interruptible(cancel, reporter or SilentReporter(), "<council>") as caught:
         try:
             rec = start(
                 store,
@@ -179,11 +192,15 @@ def council(
                 risk=risk,
                 environ=os.environ,
                 cancel=cancel,
+                reporter=reporter,
             )
         except Cancelled:
             latest = store.latest()
             typer.echo(f"interrupted: magi council --resume {latest}", err=True)
             raise typer.Exit(caught.exit_code) from None
+        finally:
+            if reporter is not None:
+                reporter.close()
     _finish(store, rec, json_=json_)
 
 

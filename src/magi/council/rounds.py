@@ -45,6 +45,7 @@ class Council:
     clock: Callable[[], datetime] = _utcnow
     lock: threading.RLock = field(default_factory=threading.RLock)
     evidence: list[Evidence] = field(default_factory=list)  # exactly what every seat gets
+    on_phase: Callable[[str], None] = lambda _name: None  # progress: a phase begins
 
     def persist(self) -> None:
         with self.lock:
@@ -117,6 +118,7 @@ def ask_phase(
     c: Council, phase: str, round_no: int, jobs: Sequence[Job], shape: type[M]
 ) -> dict[str, M | None]:
     """Each job's validated answer (None: no answer), by seat, asking only what is missing."""
+    c.on_phase(phase if round_no == 0 else f"{phase} {round_no}")
     out: dict[str, M | None] = {}
     todo: list[Job] = []
     for job in jobs:

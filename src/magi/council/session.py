@@ -20,7 +20,7 @@ from magi.council.asker import AgentAsker, Asker
 from magi.council.modes import run_council
 from magi.council.rounds import Council
 from magi.council.setup import load_evidence, new_council, store_evidence
-from magi.seats import Cancelled, SeatContext
+from magi.seats import Cancelled, Reporter, SeatContext, SilentReporter
 from magi.state.council import CouncilRun, load_council
 from magi.state.model import RunStatus
 from magi.state.store import Store
@@ -57,6 +57,7 @@ def _drive(
     clock: Callable[[], datetime],
     environ: Mapping[str, str],
     cancel: CancelToken | None,
+    reporter: Reporter | None = None,
 ) -> CouncilRun:
     lock = threading.RLock()
     if asker is None:
@@ -67,6 +68,7 @@ def _drive(
             agents=agents if agents is not None else _agents(config, rec),
             environ=environ,
             cancel=cancel or CancelToken(),
+            reporter=reporter or SilentReporter(),
             clock=clock,
             lock=lock,
         )
@@ -79,6 +81,7 @@ def _drive(
         clock=clock,
         lock=lock,
         evidence=evidence,
+        on_phase=reporter.node if reporter is not None else lambda _name: None,
     )
     try:
         return run_council(council)
@@ -108,6 +111,7 @@ def start(
     rand: random.Random | None = None,
     environ: Mapping[str, str] | None = None,
     cancel: CancelToken | None = None,
+    reporter: Reporter | None = None,
 ) -> CouncilRun:
     """Create the council record and run it to a verdict (or to no council, with why)."""
     rec, bodies = new_council(
@@ -137,6 +141,7 @@ def start(
         clock=clock,
         environ=environ if environ is not None else {},
         cancel=cancel,
+        reporter=reporter,
     )
 
 
@@ -150,6 +155,7 @@ def resume(
     clock: Callable[[], datetime] = _now,
     environ: Mapping[str, str] | None = None,
     cancel: CancelToken | None = None,
+    reporter: Reporter | None = None,
 ) -> CouncilRun:
     """Continue a council from its record: the config it started with, finished seats kept."""
     rec = load_council(store, run_id)
@@ -166,4 +172,5 @@ def resume(
         clock=clock,
         environ=environ if environ is not None else {},
         cancel=cancel,
+        reporter=reporter,
     )
