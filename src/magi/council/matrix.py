@@ -163,7 +163,7 @@ def _minority(rec: CouncilRun, rows: list[Row]) -> list[str]:
     for r in rows:
         if r.position is None or top is None or r.seat in top.seats:
             continue
-        out.append(f"{r.seat}: {r.position} — {r.rationale}; {_l(rec, 'lost')}")
+        out.append(f"{r.seat}: {r.position} — {r.rationale.rstrip('.')}; {_l(rec, 'lost')}")
     return out or [_l(rec, "unanimous")]
 
 

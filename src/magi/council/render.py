@@ -6,7 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from magi.council.matrix import Matrix, Row, build
+from magi.council.matrix import Matrix, Row, build, gist
 from magi.state.council import CouncilRun
 
 __all__ = ["COMMENT_LIMIT", "markdown", "terminal"]
@@ -46,7 +46,9 @@ def markdown(rec: CouncilRun, record_path: str = "") -> str:
     """The matrix for a comment; cut on a line boundary if it would pass the comment limit."""
     m = build(rec, record_path)
     head = _HEAD.get(rec.language, _HEAD["en"])
-    lines = [f"### magi council: {m.headline}", "", "| " + " | ".join(head) + " |"]
+    question = _md_cell(gist(rec.question.cleaned, 300))
+    lines = [f"### magi council: {m.headline}", "", f"> {question}", ""]
+    lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "---|" * len(head))
     lines += ["| " + " | ".join(_md_cell(c) for c in _cells(r)) + " |" for r in m.rows]
     for name, items in _sections(m, rec.language):
@@ -69,7 +71,11 @@ def terminal(rec: CouncilRun, record_path: str = "") -> RenderableType:
         table.add_column(h, overflow="fold")
     for r in m.rows:
         table.add_row(*_cells(r))
-    parts: list[RenderableType] = [Text(f"magi council: {m.headline}", style=style), table]
+    parts: list[RenderableType] = [
+        Text(f"magi council: {m.headline}", style=style),
+        Text(gist(rec.question.cleaned, 300), style="italic"),
+        table,
+    ]
     for name, items in _sections(m, rec.language):
         parts.append(Text(name, style="bold"))
         parts += [Text(f"  - {i}") for i in items]
