@@ -176,3 +176,15 @@ def test_language_can_be_overridden_in_config():
     )
     assert rec.language == "en"
     assert "# The question" in asker.prompts[0][2]
+
+
+def test_debate_prompts_carry_the_same_evidence():
+    """A debate round hands every debater the evidence again, unchanged."""
+    doc = "Design note: the parser must accept comments.\n"
+    _, asker = run(
+        {"sage-1": "says:A", "sage-2": "switch:B:A", "sage-3": "says:C"},
+        evidence=[("note", "note.md", doc)],
+    )
+    debate = [p for _s, n, p in asker.prompts if n == "debate"]
+    assert len(debate) == 3
+    assert all(doc.rstrip("\n") in p for p in debate)

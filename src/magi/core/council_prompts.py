@@ -160,12 +160,14 @@ def debate_prompt(
     changes: Sequence[tuple[str, str]],
     personality: str | None,
     lang: str,
+    evidence: Sequence[Evidence] = (),
 ) -> str:
-    """One recipient's debate prompt: its own answer, the others as (alias, position, rationale)."""
+    """One recipient's debate prompt: its own answer, the others as (alias, position, rationale).
+
+    The evidence comes again, whole: a seat without a live conversation has nothing else.
+    """
     parts = [
-        text(lang, "question"),
-        question.strip(),
-        text(lang, "data"),
+        *_head(question, evidence, None, lang),
         text(lang, "debate").format(n=round_no),
         text(lang, "yours"),
         material("position", "own", f"{own[0]}\n\n{own[1]}"),

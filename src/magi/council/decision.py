@@ -155,6 +155,7 @@ def _debate(c: Council, panel: list[PanelSeat], held: Held, round_no: int) -> He
             changes=[(ch.id, ch.text) for ch in open_changes],
             personality=_persona(c, s.seat),
             lang=rec.language,
+            evidence=c.evidence,
         )
         jobs.append(Job(s.seat, s.agent, prompt, ids=ids))
     answers = ask_phase(c, "debate", round_no, jobs, DebateAnswer)
