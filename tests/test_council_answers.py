@@ -122,3 +122,12 @@ def test_the_re_ask_knows_council_shapes():
     text = reask_text("council_groups", "groups leaves out P2")
     assert '"groups"' in text
     assert "leaves out P2" in text
+
+
+def test_clerk_conflicts_name_known_items():
+    """A conflict note keyed by an unknown label makes the clerk's answer invalid."""
+    ok = {"groups": [["P1", "P2"], ["P3"]], "conflicts": {"P2": "the year"}}
+    assert parse_answer(fenced(ok), ClerkAnswer, labels=["P1", "P2", "P3"]).conflicts
+    bad = {"groups": [["P1", "P2"], ["P3"]], "conflicts": {"P9": "x"}}
+    with pytest.raises(AnswerError, match="conflicts names"):
+        parse_answer(fenced(bad), ClerkAnswer, labels=["P1", "P2", "P3"])

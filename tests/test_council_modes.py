@@ -188,3 +188,25 @@ def test_debate_prompts_carry_the_same_evidence():
     debate = [p for _s, n, p in asker.prompts if n == "debate"]
     assert len(debate) == 3
     assert all(doc.rstrip("\n") in p for p in debate)
+
+
+def test_a_conflicting_detail_stays_one_cluster_with_a_noted_conflict():
+    """Findings of one fact that differ on a date: one adopted cluster, the conflict noted."""
+    rec, bodies = record(config(3), mode="research")
+    asker = ScriptedAsker(
+        {
+            "sage-1": "researcher:3.11 ends in 2027",
+            "sage-2": "researcher:3.11 ends in October 2027",
+            "sage-3": "researcher:other",
+        }
+    )
+    asker.overrides[("clerk", "clerk-findings")] = (
+        '```json\n{"groups": [["F1", "F2"], ["F3"]], "conflicts": {"F2": "the month"}}\n```'
+    )
+    run_council(Council(rec, asker, evidence=bodies))
+    first = rec.research[0]
+    assert first.outcome == "adopted"
+    assert first.conflict == "the month"
+    from magi.council.matrix import build
+
+    assert any("(conflict: the month)" in n for n in build(rec).notes)

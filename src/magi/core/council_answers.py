@@ -179,6 +179,8 @@ class ClerkAnswer(Answer):
     SHAPE: ClassVar[str] = "council_groups"
     NEEDS_LABELS: ClassVar[bool] = True
     groups: list[list[str]]
+    # Research: a detail the findings of one group disagree on, keyed by one of its labels.
+    conflicts: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _partition(self, info: ValidationInfo) -> Self:
@@ -196,6 +198,9 @@ class ClerkAnswer(Answer):
         missing = [label for label in labels or () if label not in seen]
         if missing:
             raise _fail(f"groups leaves out {', '.join(missing)}; place every item exactly once")
+        for label in self.conflicts:
+            if label not in seen:
+                raise _fail(f"conflicts names {label!r}, which is not one of the items")
         return self
 
 

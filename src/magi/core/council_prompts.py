@@ -62,7 +62,8 @@ _EN = {
     "different. When unsure, keep them apart. Place every label exactly once.",
     "kind_positions": "positions",
     "kind_findings": "findings (two findings asserting the same fact with a differing detail "
-    "belong together)",
+    "belong together; name that detail in `conflicts`, keyed by one label of the group, e.g. "
+    '`"conflicts": {"F2": "the release year: 2023 or 2024"}`)',
     "research": "Research the question. Report each finding as a claim with its evidence and a "
     "source (a URL where there is one).",
     "deliberation": "# Findings to judge\n\nOther participants reported the findings below. "
@@ -101,7 +102,9 @@ _JA = {
     "構いませんが、範囲や条件が実質的に異なるものは別です。迷ったら分けてください。"
     "すべてのラベルをちょうど一度ずつ置いてください。",
     "kind_positions": "立場",
-    "kind_findings": "調査結果（同じ事実を述べ細部だけが食い違うものは同じまとまりです）",
+    "kind_findings": "調査結果（同じ事実を述べ細部だけが食い違うものは同じまとまりです。"
+    "食い違う細部はそのまとまりのラベルの一つをキーにして `conflicts` に書いてください。例: "
+    '`"conflicts": {"F2": "リリース年: 2023 か 2024 か"}`）',
     "research": "問いを調査してください。各調査結果を、主張・根拠・出典（あれば URL）として"
     "報告してください。",
     "deliberation": "# 判定する調査結果\n\n他の参加者が以下の調査結果を報告しました。それぞれを"

@@ -30,16 +30,24 @@ __all__ = ["clerk_groups", "run_decision"]
 Held = dict[str, tuple[str, str, float | None]]
 
 
+def clerk_answer(
+    c: Council, round_no: int, items: list[tuple[str, str]], kind: str
+) -> ClerkAnswer | None:
+    """The clerk's valid answer on ``items`` (label, text), or None (no clerk, or none valid)."""
+    labels = [label for label, _ in items]
+    if len(labels) < 2 or c.rec.clerk is None:
+        return None
+    prompt = clerk_prompt(c.rec.question.cleaned, items, kind, c.rec.language)
+    job = Job(seat="clerk", agent=c.rec.clerk, prompt=prompt, labels=labels)
+    return ask_phase(c, f"clerk-{kind}", round_no, [job], ClerkAnswer)["clerk"]
+
+
 def clerk_groups(
     c: Council, round_no: int, items: list[tuple[str, str]], kind: str
 ) -> tuple[list[list[str]], bool]:
     """The clerk's groups of ``items`` (label, text), or every label alone; (groups, by_clerk)."""
     labels = [label for label, _ in items]
-    if len(labels) < 2 or c.rec.clerk is None:
-        return [[label] for label in labels], False
-    prompt = clerk_prompt(c.rec.question.cleaned, items, kind, c.rec.language)
-    job = Job(seat="clerk", agent=c.rec.clerk, prompt=prompt, labels=labels)
-    answer = ask_phase(c, f"clerk-{kind}", round_no, [job], ClerkAnswer)["clerk"]
+    answer = clerk_answer(c, round_no, items, kind)
     groups = grouping(labels, answer.groups if answer is not None else None)
     return groups, answer is not None
 

@@ -192,6 +192,7 @@ def build(rec: CouncilRun, record_path: str = "") -> Matrix:
     for item in rec.research:
         claim = gist(item.claims[0]["claim"]) if item.claims else ""
         extra = f" — {item.note}" if item.note else ""
+        extra += f" (conflict: {item.conflict})" if item.conflict else ""
         notes.append(
             f"{item.id} {item.outcome} ({len(item.supporters)} supporter(s)): {claim}{extra}"
         )

@@ -8,11 +8,12 @@ at the record's risk tier, with the veto only where the config gives it.
 
 from __future__ import annotations
 
+from magi.core.council import grouping
 from magi.core.council_answers import DeliberationVerdicts, ResearchAnswer, ReviewVoteAnswer
 from magi.core.council_prompts import deliberation_prompt, research_prompt, review_prompt
 from magi.core.council_research import classify_solo, clusters, judges_of
 from magi.core.council_review import Ballot, review_verdict
-from magi.council.decision import clerk_groups, run_decision
+from magi.council.decision import clerk_answer, run_decision
 from magi.council.rounds import Council, Job, ask_phase
 from magi.council.setup import panel_of
 from magi.state.council import CouncilRun, ResearchItem, ReviewRecord
@@ -50,7 +51,9 @@ def run_research(c: Council) -> None:
         for f in answer.findings:
             flat.append((f"F{len(flat) + 1}", seat, {"seat": seat, **f.model_dump()}))
     items = [(label, f["claim"]) for label, _, f in flat]
-    groups, _ = clerk_groups(c, 0, items, "findings")
+    clerk = clerk_answer(c, 0, items, "findings")
+    groups = grouping([label for label, _ in items], clerk.groups if clerk is not None else None)
+    conflicts = clerk.conflicts if clerk is not None else {}
     owner = {label: seat for label, seat, _ in flat}
     claims = {label: f for label, _, f in flat}
     found = clusters(groups, owner, [s.seat for s in panel])
@@ -62,6 +65,7 @@ def run_research(c: Council) -> None:
                 claims=[claims[label] for label in cl.labels],
                 supporters=list(cl.supporters),
                 outcome="adopted" if not cl.solo else "unverified",
+                conflict="; ".join(conflicts[label] for label in cl.labels if label in conflicts),
             )
         )
     solo = [(item, cl) for item, cl in zip(research, found, strict=True) if cl.solo]

@@ -108,6 +108,7 @@ class ResearchItem(_Rec):
     supporters: list[str]
     outcome: Literal["adopted", "conditional", "rejected", "unverified"]
     note: str = ""
+    conflict: str = ""  # a detail the cluster's findings disagree on, as the clerk noted it
     verdicts: dict[str, list[str]] = Field(default_factory=dict)  # seat -> [verdict, reason]
     missing: list[str] = Field(default_factory=list)  # judges that gave no verdict
 
