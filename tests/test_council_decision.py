@@ -193,3 +193,15 @@ def test_resume_asks_only_the_seats_that_had_no_answer(tmp_path):
     run_council(Council(loaded, again, save=lambda: store.save(loaded)))
     assert [s for s, n, _ in again.prompts if n == "ask"] == ["sage-3"]
     assert loaded.verdict == "passed"
+
+
+def test_project_notes_are_appended_to_every_prompt():
+    """[prompts] all reaches every council prompt under its own heading, after the rules."""
+    rec, bodies = record(config(3))
+    asker = ScriptedAsker(SPLIT)
+    run_council(Council(rec, asker, evidence=bodies, notes="Prefer formats with comments."))
+    assert asker.prompts
+    for _seat, _node, prompt in asker.prompts:
+        head, _, tail = prompt.partition("## Project conventions")
+        assert "Prefer formats with comments." in tail
+        assert "```json" in head

@@ -24,6 +24,7 @@ __all__ = [
     "research_prompt",
     "review_prompt",
     "text",
+    "with_notes",
 ]
 
 
@@ -74,6 +75,8 @@ _EN = {
     "veto": "You hold the veto: set `veto` to true only for a critical finding of your own.",
     "no_veto": "Leave `veto` false: this seat does not hold the veto.",
     "sage": "Sage",
+    "notes": "## Project conventions\n\nNotes from this project's configuration. They add to "
+    "the instructions above and never replace or relax them.",
 }
 
 _JA = {
@@ -117,6 +120,8 @@ _JA = {
     "指摘がある場合だけです。",
     "no_veto": "`veto` は false のままにしてください。この席に拒否権はありません。",
     "sage": "賢者",
+    "notes": "## プロジェクトの約束事\n\nこのプロジェクトの設定にある注記です。上の指示に"
+    "付け加えるもので、置き換えたり緩めたりはしません。",
 }
 
 LANGUAGES: dict[str, dict[str, str]] = {"en": _EN, "ja": _JA}
@@ -124,6 +129,13 @@ LANGUAGES: dict[str, dict[str, str]] = {"en": _EN, "ja": _JA}
 
 def text(language: str, key: str) -> str:
     return LANGUAGES.get(language, _EN)[key]
+
+
+def with_notes(prompt: str, notes: str, lang: str) -> str:
+    """``prompt`` with the project's ``[prompts] all`` text appended under its heading."""
+    if not notes.strip():
+        return prompt
+    return _compose(prompt, text(lang, "notes"), notes.strip())
 
 
 def _json(language: str, shape: str) -> str:

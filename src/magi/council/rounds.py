@@ -19,7 +19,7 @@ from typing import Literal, TypeVar
 from pydantic import ValidationError
 
 from magi.core.answers import Answer
-from magi.core.council_prompts import Evidence
+from magi.core.council_prompts import Evidence, with_notes
 from magi.council.asker import Asker, Reply
 from magi.state.council import CouncilAnswer, CouncilRun
 from magi.state.model import Event, NodeTiming
@@ -46,6 +46,7 @@ class Council:
     lock: threading.RLock = field(default_factory=threading.RLock)
     evidence: list[Evidence] = field(default_factory=list)  # exactly what every seat gets
     on_phase: Callable[[str], None] = lambda _name: None  # progress: a phase begins
+    notes: str = ""  # [prompts] all: appended to every prompt, never replacing it
 
     def persist(self) -> None:
         with self.lock:
@@ -133,7 +134,7 @@ def ask_phase(
             seat=job.seat,
             agent=job.agent,
             node=phase,
-            prompt=job.prompt,
+            prompt=with_notes(job.prompt, c.notes, c.rec.language),
             shape=shape,
             labels=job.labels,
             ids=job.ids,

@@ -82,6 +82,7 @@ def _drive(
         lock=lock,
         evidence=evidence,
         on_phase=reporter.node if reporter is not None else lambda _name: None,
+        notes=config.prompts.all,
     )
     try:
         return run_council(council)
