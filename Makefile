@@ -38,6 +38,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/app.py
+	$(BIN)/python bench/council.py
 
 clean:
 	rm -rf $(VENV) .venv-wheel dist build *.egg-info src/*.egg-info

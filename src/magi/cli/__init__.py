@@ -98,8 +98,11 @@ def root(ctx: typer.Context, config: ConfigOption = None) -> None:
     ctx.obj = Options(config=config)
     if ctx.invoked_subcommand is not None:
         return
+    from magi.cli.council import latest_council
     from magi.cli.foundation import latest_run
 
+    if latest_council():  # the newest record is a council's: it was shown
+        return
     run = latest_run()
     if run is None:
         # Rich help prints itself and returns ""; plain help comes back as text.
@@ -124,13 +127,14 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 # Commands register on the app as their modules are imported; they import `app` from here.
-from magi.cli import competition, doctor, foundation  # noqa: E402
+from magi.cli import competition, council, doctor, foundation  # noqa: E402
 
 __all__ = [
     "app",
     "competition",
     "config_path",
     "console",
+    "council",
     "doctor",
     "emit",
     "foundation",

@@ -175,12 +175,22 @@ def fold(
 
 @app.command()
 def demo(
+    what: Annotated[
+        str, typer.Argument(help="competition (the default) or council.")
+    ] = "competition",
     where: Annotated[
         Path | None, typer.Option("--dir", help="Where to build the scratch repo.")
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Label seed for the demo run.")] = 7,
 ) -> None:
-    """A complete competition offline: scratch repo, scripted agents, the report at the end."""
+    """A complete competition (or `magi demo council`) offline, with scripted agents."""
+    if what == "council":
+        from magi.cli.council import demo_council
+
+        demo_council(where)
+        return
+    if what != "competition":
+        raise UsageError(f"magi demo runs competition or council, not {what!r}")
     from magi.cli.progress import TerminalReporter
     from magi.demo import run_demo
 

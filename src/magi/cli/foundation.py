@@ -69,7 +69,12 @@ def config_schema() -> None:
 
 def _summary(store: Store, run_id: str) -> dict[str, Any]:
     from magi.report import first_line
+    from magi.state.council import is_council
 
+    if is_council(store, run_id):
+        from magi.cli.council import council_summary
+
+        return council_summary(store, run_id)
     try:
         run = store.load_run(run_id)
     except StateError as exc:
@@ -138,6 +143,13 @@ def show(
     run_id = store.resolve(run) if run else store.latest()
     if run_id is None:
         raise StateError(f"no runs yet in {store.runs_dir}")
+    from magi.state.council import is_council
+
+    if is_council(store, run_id):
+        from magi.cli.council import show_council
+
+        show_council(store, run_id, json_=json_)
+        return
     record = store.load_run(run_id)
     # A blocked or failed run still exits 0: this is a report, not the run itself.
     if json_:

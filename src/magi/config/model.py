@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from magi.config.council import CouncilConfig
+
 BUILTIN_KINDS = ("claude", "codex", "opencode", "gemini", "antigravity", "command")
 AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 DEFAULT_PROTECTED = [".github/workflows/", ".magi/", "magi.toml", "CODEOWNERS"]
@@ -230,6 +232,7 @@ class Config(_Strict):
     notify: Notify = Field(default_factory=Notify)
     github: Github = Field(default_factory=Github)
     budget: Budget = Field(default_factory=Budget)
+    council: CouncilConfig = Field(default_factory=CouncilConfig)
     vars: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -246,6 +249,9 @@ class Config(_Strict):
             unknown = sorted({n for n in named if n not in seen})
             if unknown:
                 raise ValueError(f"roles name agents not in [[agents]]: {', '.join(unknown)}")
+            problems = self.council.check_agents([a.id for a in self.agents])
+            if problems:
+                raise ValueError("; ".join(problems))
         return self
 
     def agent(self, agent_id: str) -> AgentConfig:

@@ -66,7 +66,12 @@ def _sections() -> list[_Section]:
         if name in _HAND_WRITTEN or not (isinstance(model, type) and issubclass(model, BaseModel)):
             continue
         doc = (model.__doc__ or "").strip().splitlines()
-        keys = [_key(key, field) for key, field in model.model_fields.items()]
+        # Tables of tables ([council.panels]) have no one-line default: the README shows them.
+        keys = [
+            _key(key, field)
+            for key, field in model.model_fields.items()
+            if not isinstance(field.get_default(call_default_factory=True), dict)
+        ]
         # Docstrings quote code RST-style (``sh -c``); a TOML comment wants plain backticks.
         sections.append(_Section(name, doc[0].replace("``", "`") if doc else "", keys))
     return sections

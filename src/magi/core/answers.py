@@ -48,6 +48,7 @@ __all__ = [
     "parse_answer",
     "parse_noop",
     "reask_text",
+    "register_shape",
 ]
 
 NO_CHANGE_MARKER = "NO CHANGE NEEDED"
@@ -244,13 +245,26 @@ def parse_noop(text: str) -> str | None:
     return None
 
 
+# Shapes other modules own (the council's), kept apart from the competition's SHAPES.
+_REGISTERED: dict[str, str] = {}
+
+
+def register_shape(shape: type[Answer], example: str) -> None:
+    """Make ``reask_text`` know ``shape`` and its example (another module's answer shape)."""
+    if shape.SHAPE in SHAPE_EXAMPLES:
+        raise ValueError(f"shape {shape.SHAPE!r} is one of the competition's own")
+    _REGISTERED[shape.SHAPE] = example
+
+
 def reask_text(shape_name: str, reason: str) -> str:
     """The one re-ask: what was wrong, and the shape to send back, block only."""
-    if shape_name not in SHAPE_EXAMPLES:
-        raise ValueError(f"unknown shape {shape_name!r}; known: {', '.join(SHAPE_EXAMPLES)}")
+    example = SHAPE_EXAMPLES.get(shape_name) or _REGISTERED.get(shape_name)
+    if example is None:
+        known = ", ".join([*SHAPE_EXAMPLES, *_REGISTERED])
+        raise ValueError(f"unknown shape {shape_name!r}; known: {known}")
     return (
         f"Your last reply could not be read as a {shape_name} answer: {reason.rstrip('.')}.\n"
         "Reply again with ONLY one ```json block in exactly this shape: no prose before or"
         " after it, no other blocks.\n\n"
-        f"```json\n{SHAPE_EXAMPLES[shape_name]}\n```\n"
+        f"```json\n{example}\n```\n"
     )

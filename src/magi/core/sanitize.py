@@ -182,8 +182,46 @@ def _bare_is_secret(match: re.Match[str]) -> bool:
     return colon and value[0].islower() and value.casefold() != key.casefold()
 
 
-def redact_secrets(text: str, where: str) -> tuple[str, list[Redaction]]:
-    """``text`` with secrets replaced by ``[REDACTED:<kind>]``, and one record per kind."""
+# Kinds a council also removes (seed 004): a question put to several vendors at once
+# should not carry who asked or where things live. Off for competition prompts, where an
+# address in code is usually the point. Connection strings go whole, before the token
+# rules, so their passwords are not reported twice.
+_CONNECTION = re.compile(
+    r"\b(?P<s>(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|"
+    r"sqlserver|jdbc:[a-z0-9]+)://[^\s\"'`<>]+)",
+    re.IGNORECASE,
+)
+_ADO = re.compile(
+    r"(?P<s>\b(?:server|data source|host)\s*=[^;\n]+;(?:[^;\n]+;)*?[^;\n]*"
+    r"(?:password|pwd)\s*=[^;\n]*;?)",
+    re.IGNORECASE,
+)
+_PERSONAL_FIRST: tuple[_Rule, ...] = (
+    ("connection_string", _CONNECTION),
+    ("connection_string", _ADO),
+)
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+_PERSONAL_LAST: tuple[_Rule, ...] = (
+    ("email", re.compile(r"(?P<s>\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,})\b")),
+    ("ip_address", re.compile(rf"(?<![\w.])(?P<s>(?:{_OCTET}\.){{3}}{_OCTET})(?!\w|\.\d)")),
+    (
+        "ip_address",
+        re.compile(
+            r"(?<![\w:])(?P<s>(?=[\w:]*\d)(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|"
+            r"(?=[\w:]*\d)(?:[0-9A-Fa-f]{1,4}:){1,7}:(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?)"
+            r"(?![\w:])"
+        ),
+    ),
+)
+# Addresses that name no machine of anyone's: loopback and "any".
+_HARMLESS = frozenset({"127.0.0.1", "0.0.0.0", "::1", "::"})  # noqa: S104 - text, not a bind
+
+
+def redact_secrets(text: str, where: str, *, personal: bool = False) -> tuple[str, list[Redaction]]:
+    """``text`` with secrets replaced by ``[REDACTED:<kind>]``, and one record per kind.
+
+    ``personal`` also replaces email addresses, IP addresses and whole connection strings.
+    """
     counts: Counter[str] = Counter()
 
     def replace(kind: str, match: re.Match[str], group: str) -> str:
@@ -195,6 +233,8 @@ def redact_secrets(text: str, where: str) -> tuple[str, list[Redaction]]:
     def token(kind: str, match: re.Match[str]) -> str:
         if kind == "connection_password" and _is_placeholder(match.group("s")):
             return match.group(0)  # postgres://app:${DB_PASSWORD}@db names no secret
+        if kind == "ip_address" and match.group("s") in _HARMLESS:
+            return match.group(0)
         return replace(kind, match, "s")
 
     def assignment(match: re.Match[str]) -> str:
@@ -205,7 +245,10 @@ def redact_secrets(text: str, where: str) -> tuple[str, list[Redaction]]:
                 return match.group(0) if _is_placeholder(value) else replace(kind, match, group)
         return replace(kind, match, "bare") if _bare_is_secret(match) else match.group(0)
 
-    for kind, pattern in _TOKEN_RULES:
+    first = _PERSONAL_FIRST if personal else ()
+    for kind, pattern in (*first, *_TOKEN_RULES):
         text = pattern.sub(partial(token, kind), text)
     text = _ASSIGNMENT.sub(assignment, text)
+    for kind, pattern in _PERSONAL_LAST if personal else ():
+        text = pattern.sub(partial(token, kind), text)
     return text, [Redaction(where=where, kind=k, count=n) for k, n in counts.items()]

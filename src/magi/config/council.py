@@ -1,0 +1,108 @@
+"""The ``[council]`` table: named panels of 2 to 9 weighted seats, the clerk, personalities.
+
+A panel is an array of seats, so (like every array) it lives in one config layer. With no
+``[council]`` table the panel is the roster with equal weights and no personalities. The
+shipped personalities can be edited or added to under ``[council.personalities]``; a run
+copies the text it used into its record, so editing the catalogue later changes no run.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = ["PERSONALITIES", "CouncilConfig", "CouncilSeatConfig", "PanelConfig"]
+
+PERSONALITIES: dict[str, str] = {
+    "security": "You review as a security engineer: trust boundaries, injection, secrets, "
+    "authentication and authorisation, supply chain, and what an attacker would try first.",
+    "reliability": "You review for reliability and operations: failure modes, retries and "
+    "timeouts, resource limits, observability, rollout and rollback, and what pages someone "
+    "at 3 a.m.",
+    "maintainability": "You review for maintainability: clear names and boundaries, small "
+    "units, tests that pin behaviour, and what the next person to change this will trip on.",
+    "accessibility": "You review for accessibility: keyboard and screen-reader use, contrast, "
+    "language and plain wording, and people the design leaves out.",
+    "product": "You review for product and UX: what the user is trying to do, whether this "
+    "helps them do it, defaults, error messages, and the cost of the change to users.",
+    "skeptic": "You are the skeptical reviewer: look for the assumption nobody checked, the "
+    "evidence that is missing, and the simpler alternative that was not considered.",
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CouncilSeatConfig(_Strict):
+    """One seat of a panel."""
+
+    agent: str = Field(description="A roster agent id.")
+    weight: int = Field(1, ge=1, le=100, description="How much this seat's support weighs.")
+    personality: str | None = Field(None, description="A name in the personalities catalogue.")
+    veto: bool = Field(False, description="Review mode: may veto for a critical finding.")
+
+
+class PanelConfig(_Strict):
+    """A named panel: its seats, the share of weight a position needs, the debate rounds."""
+
+    threshold: float = Field(0.5, gt=0, le=1, description="Share of the total weight to pass.")
+    rounds: int = Field(1, ge=0, le=2, description="Debate rounds at most (one with two seats).")
+    seats: list[CouncilSeatConfig] = Field(min_length=2, max_length=9)
+
+
+class CouncilConfig(_Strict):
+    """``[council]``: which panel to use, who groups positions, and the panels themselves."""
+
+    panel: str = Field("default", description="The panel used when --panel is not given.")
+    clerk: str | None = Field(
+        None,
+        description="Groups positions by meaning; default: a roster agent not seated, else seat 1.",
+    )
+    language: Literal["auto", "en", "ja"] = Field(
+        "auto", description="Prompts and matrix language; auto follows the question."
+    )
+    risk: Literal["low", "medium", "high", "critical"] = Field(
+        "medium", description="Review mode's default risk tier."
+    )
+    max_parallel: int = Field(9, ge=1, le=64, description="Seats asked at once.")
+    timeout: int = Field(900, gt=0, description="Seconds one council turn may take.")
+    panels: dict[str, PanelConfig] = Field(default_factory=dict)
+    personalities: dict[str, str] = Field(
+        default_factory=dict, description="Added to (or replacing) the shipped personalities."
+    )
+
+    @model_validator(mode="after")
+    def _personalities_known(self) -> CouncilConfig:
+        known = self.catalogue()
+        for name, panel in self.panels.items():
+            for i, seat in enumerate(panel.seats):
+                if seat.personality is not None and seat.personality not in known:
+                    raise ValueError(
+                        f"council.panels.{name}.seats[{i}].personality: unknown personality "
+                        f"{seat.personality!r}; known: {', '.join(sorted(known))}"
+                    )
+        if self.panels and self.panel not in self.panels:
+            raise ValueError(
+                f"council.panel: no panel named {self.panel!r}; "
+                f"declared: {', '.join(sorted(self.panels))}"
+            )
+        return self
+
+    def catalogue(self) -> dict[str, str]:
+        return {**PERSONALITIES, **self.personalities}
+
+    def check_agents(self, roster: list[str]) -> list[str]:
+        """Problems with agent ids the council names that the roster does not have."""
+        problems = []
+        if self.clerk is not None and self.clerk not in roster:
+            problems.append(f"council.clerk: {self.clerk!r} is not in [[agents]]")
+        for name, panel in self.panels.items():
+            for i, seat in enumerate(panel.seats):
+                if seat.agent not in roster:
+                    problems.append(
+                        f"council.panels.{name}.seats[{i}].agent: {seat.agent!r} is not in "
+                        "[[agents]]"
+                    )
+        return problems

@@ -1,0 +1,86 @@
+"""Building councils for tests: a config of N seats, a record, and a scripted engine around it."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from magi.config.model import Config
+from magi.council.modes import run_council
+from magi.council.rounds import Council
+from magi.council.setup import new_council
+from magi.state.council import CouncilRun
+from magi.testing.council_scripted import ScriptedAsker
+
+NOW = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
+AGENT_IDS = ["opus", "codex", "gemini", "oc", "grok", "kimi", "qwen", "llama", "mistral"]
+
+
+def config(
+    seats: int = 3,
+    *,
+    weights: Sequence[int] | None = None,
+    threshold: float = 0.5,
+    rounds: int = 2,
+    veto: str | None = None,
+    personalities: Mapping[int, str] | None = None,
+    clerk: bool = True,
+    extra: Mapping[str, Any] | None = None,
+) -> Config:
+    ids = AGENT_IDS[:seats]
+    agents = [{"id": a, "kind": "command", "command": ["true"]} for a in ids]
+    if clerk:
+        agents.append({"id": "clerk-agent", "kind": "command", "command": ["true"]})
+    panel = [
+        {
+            "agent": a,
+            "weight": (weights or [1] * seats)[i],
+            "veto": a == veto,
+            **({"personality": personalities[i]} if personalities and i in personalities else {}),
+        }
+        for i, a in enumerate(ids)
+    ]
+    council: dict[str, Any] = {
+        "panels": {"default": {"threshold": threshold, "rounds": rounds, "seats": panel}},
+        **(extra or {}),
+    }
+    if clerk:
+        council["clerk"] = "clerk-agent"
+    return Config.model_validate({"agents": agents, "council": council})
+
+
+def record(
+    cfg: Config,
+    question: str = "Which config format: TOML, YAML or JSON?",
+    *,
+    mode: str = "decision",
+    missing: Mapping[str, str] | None = None,
+    evidence: Sequence[tuple[str, str, str]] = (),
+    risk: str | None = None,
+) -> tuple[CouncilRun, list[Any]]:
+    return new_council(
+        question=question,
+        source="test",
+        mode=mode,
+        config=cfg,
+        panel=None,
+        missing=missing or {},
+        evidence=evidence,
+        now=NOW,
+        rand=random.Random(0),
+        risk=risk,
+    )
+
+
+def run(
+    personas: Mapping[str, str], cfg: Config | None = None, **kw: Any
+) -> tuple[CouncilRun, ScriptedAsker]:
+    """Run a council of ``personas`` (by seat) to its verdict, in-process."""
+    cfg = cfg or config(len([s for s in personas if s.startswith("sage")]))
+    rec, bodies = record(cfg, **kw)
+    asker = ScriptedAsker(personas)
+    if rec.verdict is None:
+        run_council(Council(rec, asker, evidence=bodies))
+    return rec, asker

@@ -1,0 +1,157 @@
+"""magi council as a person types it: real command agents, exit codes by verdict, --json, show."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from magi.testing.cli import Result, invoke
+
+MODULE = [sys.executable, "-m", "magi.testing.council_scripted"]
+
+
+def write_config(where: Path, personas: list[str], *, extra: str = "") -> None:
+    lines = []
+    for i, persona in enumerate([*personas, "clerk"]):
+        name = "clerk" if persona == "clerk" and i == len(personas) else f"a{i + 1}"
+        lines += [
+            "[[agents]]",
+            f'id = "{name}"',
+            'kind = "command"',
+            f"command = {json.dumps([*MODULE, persona])}",
+            "",
+        ]
+    seats = ", ".join(f'{{ agent = "a{i + 1}" }}' for i in range(len(personas)))
+    lines += [
+        "[graph]",
+        "sessions = false",
+        "",
+        "[council]",
+        'clerk = "clerk"',
+        extra,
+        "",
+        "[council.panels.default]",
+        "rounds = 2",
+        f"seats = [{seats}]",
+    ]
+    (where / "magi.toml").write_text("\n".join(lines) + "\n")
+
+
+def council(*args: str) -> Result:
+    # A scratch directory is no repository, so the config is named rather than discovered.
+    return invoke(["council", "--config", "magi.toml", *args])
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MAGI_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MAGI_CONFIG_DIR", str(tmp_path / "no-user-config"))
+    return tmp_path
+
+
+def test_a_passed_council_exits_0_and_prints_the_matrix(here):
+    """A split that a debate resolves: exit 0, the matrix with its minority."""
+    write_config(here, ["says:TOML", "switch:YAML:TOML", "says:JSON"])
+    r = council("Which config format?")
+    assert r.exit_code == 0, r.output
+    assert "passed — TOML" in r.stdout
+    assert "Minority opinion" in r.stdout
+    assert "sage-3: JSON" in r.stdout
+
+
+def test_json_output_and_show(here):
+    """--json prints the record's matrix; magi show renders the same council later."""
+    write_config(here, ["says:A", "says:A", "says:B"])
+    r = council("--json", "A or B?")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["kind"] == "council"
+    assert out["verdict"] == "passed"
+    again = invoke(["show", "--json", out["id"]])
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["verdict"] == "passed"
+
+
+def test_no_consensus_exits_13(here):
+    """Three seats that never move: exit 13."""
+    write_config(here, ["says:A", "says:B", "says:C"])
+    r = council("A, B or C?")
+    assert r.exit_code == 13, r.output
+    assert "no consensus" in r.stdout
+
+
+def test_a_rejected_review_exits_1(here):
+    """Review mode with two rejections of three: exit 1."""
+    write_config(here, ["reject", "reject", "approve"])
+    diff = here / "pr.diff"
+    diff.write_text("-a\n+b\n")
+    r = council("--mode", "review", "--evidence", str(diff), "Merge this?")
+    assert r.exit_code == 1, r.output
+    assert "rejected" in r.stdout
+
+
+def test_a_config_that_cannot_seat_exits_3(here):
+    """Two of three CLIs missing: no council, exit 3, naming what is missing."""
+    lines = ["[[agents]]", 'id = "a1"', 'kind = "command"', f"command = {json.dumps(MODULE)}", ""]
+    for i in (2, 3):
+        lines += [
+            "[[agents]]",
+            f'id = "a{i}"',
+            'kind = "command"',
+            f'command = ["no-such-cli-{i}"]',
+            "",
+        ]
+    (here / "magi.toml").write_text("\n".join(lines))
+    r = council("anything?")
+    assert r.exit_code == 3, r.output
+    assert "no-such-cli-2" in r.stdout
+
+
+def test_an_unknown_panel_is_a_config_error(here):
+    """--panel naming nothing declared exits 3 naming the key."""
+    write_config(here, ["says:A", "says:A"])
+    r = council("--panel", "nope", "q?")
+    assert r.exit_code == 3
+    assert "council.panels" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        (["council"], "no question"),
+        (["council", "--mode", "vote", "q"], "--mode"),
+        (["council", "--risk", "huge", "q"], "--risk"),
+    ],
+)
+def test_usage_errors(here, args, why):
+    """A command line that cannot mean anything exits 2 and says why."""
+    write_config(here, ["says:A", "says:A"])
+    r = invoke(args)
+    assert r.exit_code == 2
+    assert why in r.stderr
+
+
+def test_demo_council_runs_offline(here):
+    """magi demo council: a split, a debate round, a passed position with a minority."""
+    r = invoke(["demo", "council", "--dir", str(here / "demo")])
+    assert r.exit_code == 0, r.output
+    assert "passed — TOML" in r.stdout
+    assert "switch: YAML → TOML" in r.stdout
+    assert "sage-3: JSON" in r.stdout
+
+
+def test_list_and_bare_magi_show_a_council(here):
+    """magi list names the council's verdict; bare magi prints its matrix."""
+    write_config(here, ["says:A", "says:A", "says:B"])
+    assert council("A or B?").exit_code == 0
+    listed = invoke(["list", "--json"])
+    assert listed.exit_code == 0, listed.output
+    (row,) = json.loads(listed.stdout)
+    assert row["winner"] == "passed"
+    bare = invoke([])
+    assert bare.exit_code == 0, bare.output
+    assert "magi council: passed" in bare.stdout
