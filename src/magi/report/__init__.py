@@ -1,0 +1,27 @@
+"""The run report: one view of a run (``view``), rendered as text, JSON and markdown.
+
+``view.build`` applies the blind rule once; ``text``, ``json`` and ``markdown`` only read
+the view it returns, so the three renderings cannot disagree about what may be shown.
+"""
+
+from __future__ import annotations
+
+from magi.report.json import node_seconds, report_json, seat_usage, view_json
+from magi.report.text import cells, first_line, render, render_view, trim
+from magi.report.view import HIDDEN, RunView, build, revealed
+
+__all__ = [
+    "HIDDEN",
+    "RunView",
+    "build",
+    "cells",
+    "first_line",
+    "node_seconds",
+    "render",
+    "render_view",
+    "report_json",
+    "revealed",
+    "seat_usage",
+    "trim",
+    "view_json",
+]

@@ -1,0 +1,337 @@
+"""One view of a run, the blind rule applied once: every rendering reads this, never the record.
+
+Blindness outlives the judging node: an agent seated in a run can run ``magi show`` itself
+(it gets MAGI_RUN), so until the tally has elected someone (or the run has finished for
+good) the view holds no author or judge identity at all: every ``agent`` is None, and every
+free text the view carries (reasons, errors, events, rationales) has the roster's ids and
+the vendor names redacted. A renderer cannot leak what the view does not hold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from magi.report.failures import SeatView, Stopped, Terms, seat_views, stopped_node, warnings
+from magi.state.model import Candidate, Ranking, Run, RunStatus
+
+HIDDEN = "hidden until the tally"
+USAGE_KEYS = ("input_tokens", "output_tokens", "cached_tokens", "cost_usd")
+
+
+def revealed(run: Run) -> bool:
+    """Whether authors may be shown: once a tally elected someone, or the run can never be
+    judged again. A stalled run's tally has no quorum and its judges will be asked again."""
+    elected = run.tally is not None and run.tally.quorum
+    return elected or run.status.finished
+
+
+@dataclass(frozen=True)
+class FileView:
+    path: str
+    added: int | None  # None for binary files
+    deleted: int | None
+
+
+@dataclass(frozen=True)
+class VerificationView:
+    passed: bool
+    commands: tuple[str, ...]
+    exit_code: int | None
+    timed_out: bool
+    tail: str
+    head: str | None
+    duration_s: float
+
+
+@dataclass(frozen=True)
+class CandidateView:
+    label: str
+    seat: str
+    agent: str | None  # None until revealed
+    branch: str
+    worktree: str | None
+    status: str
+    head: str | None
+    files: tuple[FileView, ...]
+    commits: int
+    verified_noop: bool | None
+    noop_evidence: str | None
+    rescued: bool
+    verification: VerificationView | None
+    violations: tuple[str, ...]
+    protected_changed: tuple[str, ...]
+    disqualified: str | None
+
+
+@dataclass(frozen=True)
+class JudgeView:
+    seat: str
+    agent: str | None  # who holds the seat now (after any failover); None until revealed
+    order: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RankingView:
+    seat: str
+    status: str
+    ranking: tuple[str, ...]
+    text: str
+    round: int
+
+
+@dataclass(frozen=True)
+class VoteView:
+    seat: str
+    status: str
+    vote: str | None
+    rationale: str
+
+
+@dataclass(frozen=True)
+class CountedView:
+    seat: str
+    label: str
+    source: str
+
+
+@dataclass(frozen=True)
+class TallyView:
+    winner: str | None
+    counts: dict[str, int]
+    counted: tuple[CountedView, ...]
+    judges: int
+    answered: int
+    quorum: bool
+    uncontested: bool
+    tie_break: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class LeakView:
+    label: str
+    where: str
+    term: str
+    action: str
+
+
+@dataclass(frozen=True)
+class EventView:
+    at: datetime
+    node: str
+    message: str
+    level: str
+
+
+@dataclass(frozen=True)
+class UsageRow:
+    seat: str  # or "total"
+    turns: int
+    seconds: float
+    input_tokens: int | None  # None: the CLI never reported it, which is not zero
+    output_tokens: int | None
+    cached_tokens: int | None
+    cost_usd: float | None
+
+
+@dataclass(frozen=True)
+class RunView:
+    id: str
+    status: str
+    reason: str | None
+    created_at: datetime
+    repo: str
+    base: str
+    base_sha: str | None
+    seed: int
+    task: str
+    revealed: bool
+    labels: tuple[str, ...]
+    winner: str | None
+    candidates: tuple[CandidateView, ...]
+    judges: tuple[JudgeView, ...]
+    judgements: tuple[RankingView, ...]
+    deliberation: tuple[RankingView, ...]
+    votes: tuple[VoteView, ...]
+    tally: TallyView | None
+    leaks: tuple[LeakView, ...]
+    events: tuple[EventView, ...]
+    timings: tuple[tuple[str, float | None], ...]  # recorded nodes, in the order they ran
+    stopped: Stopped | None  # the node the run stopped in, timed from its activity
+    usage: tuple[UsageRow, ...]  # per seat, sorted, then "total"
+    seats: tuple[SeatView, ...]
+    warnings: tuple[str, ...]  # what a person must read first
+    merge: str | None  # the command that merges the winner
+    merge_mode: str
+
+    @property
+    def failed_seats(self) -> tuple[SeatView, ...]:
+        """Seats whose final turn failed, or that some agent lost on the way."""
+        return tuple(s for s in self.seats if s.failed or len(s.holders) > 1)
+
+    def author(self, label: str | None) -> str | None:
+        """The agent behind ``label``, or None while hidden (or no such label)."""
+        return next((c.agent for c in self.candidates if c.label == label), None)
+
+
+def _add(a: float | None, b: float | None) -> float | None:
+    # None means "the CLI never reported it", which must not read as zero.
+    return b if a is None else a if b is None else a + b
+
+
+def _usage(run: Run) -> tuple[UsageRow, ...]:
+    rows: dict[str, dict[str, float | int | None]] = {}
+    total: dict[str, float | int | None] = {"turns": 0, "seconds": 0.0}
+    for turn in run.turns:
+        row = rows.setdefault(turn.seat, {"turns": 0, "seconds": 0.0})
+        for acc in (row, total):
+            for key in USAGE_KEYS:
+                acc[key] = _add(acc.get(key), getattr(turn.usage, key))
+            acc["turns"] = int(acc["turns"] or 0) + 1
+            acc["seconds"] = round(float(acc["seconds"] or 0.0) + turn.duration_s, 3)
+    ordered = [*sorted(rows.items()), ("total", total)]
+    return tuple(_usage_row(seat, acc) for seat, acc in ordered)
+
+
+def _usage_row(seat: str, acc: dict[str, float | int | None]) -> UsageRow:
+    def tokens(key: str) -> int | None:
+        v = acc.get(key)
+        return None if v is None else int(v)
+
+    cost = acc.get("cost_usd")
+    return UsageRow(
+        seat=seat,
+        turns=int(acc["turns"] or 0),
+        seconds=float(acc["seconds"] or 0.0),
+        input_tokens=tokens("input_tokens"),
+        output_tokens=tokens("output_tokens"),
+        cached_tokens=tokens("cached_tokens"),
+        cost_usd=None if cost is None else float(cost),
+    )
+
+
+def _timings(run: Run) -> tuple[tuple[str, float | None], ...]:
+    out: list[tuple[str, float | None]] = []
+    for node, t in run.timings.items():
+        seconds = t.seconds
+        if seconds is None and t.finished_at is not None:
+            seconds = (t.finished_at - t.started_at).total_seconds()
+        out.append((node, None if seconds is None else round(seconds, 3)))
+    return tuple(out)
+
+
+def _merge_mode(run: Run) -> str:
+    merge = run.config.get("merge")
+    mode = merge.get("mode") if isinstance(merge, dict) else None
+    return mode if isinstance(mode, str) else "none"
+
+
+def _merge_hint(run: Run) -> str | None:
+    if run.status is not RunStatus.READY or run.tally is None or run.tally.winner is None:
+        return None
+    winner = run.tally.winner
+    branch = next((c.branch for c in run.candidates if c.label == winner), None)
+    return f"git merge {branch or f'magi/{run.id}/{winner}'}"
+
+
+def _holder(run: Run, seat: str, fallback: str) -> str:
+    # One source of truth for who sits where: the seat, once it exists.
+    held = run.seats.get(seat)
+    return held.agent if held is not None else fallback
+
+
+def _candidate(run: Run, c: Candidate, terms: Terms) -> CandidateView:
+    v = c.verification
+    return CandidateView(
+        label=c.label,
+        seat=c.seat,
+        agent=_holder(run, c.seat, c.agent) if terms.revealed else None,
+        branch=c.branch,
+        worktree=c.worktree,
+        status=c.status,
+        head=c.head,
+        files=tuple(FileView(f.path, f.added, f.deleted) for f in c.files),
+        commits=c.commits,
+        verified_noop=c.verified_noop,
+        noop_evidence=None if c.noop_evidence is None else terms.scrub(c.noop_evidence),
+        rescued=c.rescued,
+        verification=None
+        if v is None
+        else VerificationView(
+            v.passed,
+            tuple(v.commands),
+            v.exit_code,
+            v.timed_out,
+            terms.scrub(v.tail),
+            v.head,
+            v.duration_s,
+        ),
+        violations=tuple(terms.scrub(x) for x in c.violations),
+        protected_changed=tuple(c.protected_changed),
+        disqualified=None if c.disqualified is None else terms.scrub(c.disqualified),
+    )
+
+
+def _ranking(r: Ranking, terms: Terms) -> RankingView:
+    return RankingView(r.seat, r.status, tuple(r.ranking), terms.scrub(r.text), r.round)
+
+
+def build(run: Run) -> RunView:
+    """The view of ``run`` that every renderer reads."""
+    terms = Terms.of(run, revealed(run))
+    t = run.tally
+    tally = None
+    if t is not None:
+        counted = tuple(CountedView(cv.seat, cv.label, cv.source) for cv in t.counted)
+        tally = TallyView(
+            t.winner,
+            dict(t.counts),
+            counted,
+            t.judges,
+            t.answered,
+            t.quorum,
+            t.uncontested,
+            t.tie_break,
+            t.reason,
+        )
+    seats = seat_views(run, terms)
+    return RunView(
+        id=run.id,
+        status=run.status.value,
+        reason=None if run.reason is None else terms.scrub(run.reason),
+        created_at=run.created_at,
+        repo=run.repo,
+        base=run.base,
+        base_sha=run.base_sha,
+        seed=run.seed,
+        task=run.task.cleaned,
+        revealed=terms.revealed,
+        labels=tuple(run.labels),
+        winner=t.winner if t else None,
+        candidates=tuple(_candidate(run, c, terms) for c in run.candidates),
+        judges=tuple(
+            JudgeView(
+                j.seat, _holder(run, j.seat, j.agent) if terms.revealed else None, tuple(j.order)
+            )
+            for j in run.judges
+        ),
+        judgements=tuple(_ranking(r, terms) for r in run.judgements),
+        deliberation=tuple(_ranking(r, terms) for r in run.deliberation),
+        votes=tuple(
+            VoteView(v.seat, v.status, v.vote, terms.scrub(v.rationale)) for v in run.votes
+        ),
+        tally=tally,
+        leaks=tuple(LeakView(x.label, x.where, terms.scrub(x.term), x.action) for x in run.leaks),
+        events=tuple(EventView(e.at, e.node, terms.scrub(e.message), e.level) for e in run.events),
+        timings=_timings(run),
+        stopped=stopped_node(run),
+        usage=_usage(run),
+        seats=seats,
+        warnings=warnings(run, seats, terms),
+        merge=_merge_hint(run),
+        merge_mode=_merge_mode(run),
+    )
+
+
+__all__ = ["HIDDEN", "RunView", "build", "revealed"]
