@@ -7,17 +7,23 @@ the view it returns, so the three renderings cannot disagree about what may be s
 from __future__ import annotations
 
 from magi.report.json import node_seconds, report_json, seat_usage, view_json
+from magi.report.markdown import Comment, Section, comments, render_markdown, render_sections
 from magi.report.text import cells, first_line, render, render_view, trim
 from magi.report.view import HIDDEN, RunView, build, revealed
 
 __all__ = [
     "HIDDEN",
+    "Comment",
     "RunView",
+    "Section",
     "build",
     "cells",
+    "comments",
     "first_line",
     "node_seconds",
     "render",
+    "render_markdown",
+    "render_sections",
     "render_view",
     "report_json",
     "revealed",
