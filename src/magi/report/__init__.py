@@ -6,6 +6,7 @@ the view it returns, so the three renderings cannot disagree about what may be s
 
 from __future__ import annotations
 
+from magi.report.gfm import Safe, inline, quote
 from magi.report.json import node_seconds, report_json, seat_usage, view_json
 from magi.report.markdown import Comment, Section, comments, render_markdown, render_sections
 from magi.report.text import cells, first_line, render, render_view, trim
@@ -15,12 +16,15 @@ __all__ = [
     "HIDDEN",
     "Comment",
     "RunView",
+    "Safe",
     "Section",
     "build",
     "cells",
     "comments",
     "first_line",
+    "inline",
     "node_seconds",
+    "quote",
     "render",
     "render_markdown",
     "render_sections",

@@ -183,6 +183,7 @@ def render_view(v: RunView) -> RenderableType:
     votes = [(x.seat, f"{x.vote or '(' + x.status + ')'}  {trim(x.rationale)}") for x in v.votes]
     parts += _section("votes", votes)
     parts += _tally(v)
+    parts += _section("judges", [(j.seat, j.agent or "-") for j in v.judges if v.revealed])
     parts += _failures(v)
     parts += _section(
         "leaks", [(f"{x.label} {x.where}", f"{x.term!r} {x.action}") for x in v.leaks]
