@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from magi.report.costs import USAGE_KEYS, UsageRow, node_times, usage_rows
 from magi.report.failures import SeatView, Stopped, Terms, seat_views, stopped_node, warnings
 from magi.state.model import Candidate, Ranking, Run, RunStatus
 
 HIDDEN = "hidden until the tally"
-USAGE_KEYS = ("input_tokens", "output_tokens", "cached_tokens", "cost_usd")
 
 
 def revealed(run: Run) -> bool:
@@ -125,17 +125,6 @@ class EventView:
 
 
 @dataclass(frozen=True)
-class UsageRow:
-    seat: str  # or "total"
-    turns: int
-    seconds: float
-    input_tokens: int | None  # None: the CLI never reported it, which is not zero
-    output_tokens: int | None
-    cached_tokens: int | None
-    cost_usd: float | None
-
-
-@dataclass(frozen=True)
 class RunView:
     id: str
     status: str
@@ -173,52 +162,6 @@ class RunView:
     def author(self, label: str | None) -> str | None:
         """The agent behind ``label``, or None while hidden (or no such label)."""
         return next((c.agent for c in self.candidates if c.label == label), None)
-
-
-def _add(a: float | None, b: float | None) -> float | None:
-    # None means "the CLI never reported it", which must not read as zero.
-    return b if a is None else a if b is None else a + b
-
-
-def _usage(run: Run) -> tuple[UsageRow, ...]:
-    rows: dict[str, dict[str, float | int | None]] = {}
-    total: dict[str, float | int | None] = {"turns": 0, "seconds": 0.0}
-    for turn in run.turns:
-        row = rows.setdefault(turn.seat, {"turns": 0, "seconds": 0.0})
-        for acc in (row, total):
-            for key in USAGE_KEYS:
-                acc[key] = _add(acc.get(key), getattr(turn.usage, key))
-            acc["turns"] = int(acc["turns"] or 0) + 1
-            acc["seconds"] = round(float(acc["seconds"] or 0.0) + turn.duration_s, 3)
-    ordered = [*sorted(rows.items()), ("total", total)]
-    return tuple(_usage_row(seat, acc) for seat, acc in ordered)
-
-
-def _usage_row(seat: str, acc: dict[str, float | int | None]) -> UsageRow:
-    def tokens(key: str) -> int | None:
-        v = acc.get(key)
-        return None if v is None else int(v)
-
-    cost = acc.get("cost_usd")
-    return UsageRow(
-        seat=seat,
-        turns=int(acc["turns"] or 0),
-        seconds=float(acc["seconds"] or 0.0),
-        input_tokens=tokens("input_tokens"),
-        output_tokens=tokens("output_tokens"),
-        cached_tokens=tokens("cached_tokens"),
-        cost_usd=None if cost is None else float(cost),
-    )
-
-
-def _timings(run: Run) -> tuple[tuple[str, float | None], ...]:
-    out: list[tuple[str, float | None]] = []
-    for node, t in run.timings.items():
-        seconds = t.seconds
-        if seconds is None and t.finished_at is not None:
-            seconds = (t.finished_at - t.started_at).total_seconds()
-        out.append((node, None if seconds is None else round(seconds, 3)))
-    return tuple(out)
 
 
 def _merge_mode(run: Run) -> str:
@@ -324,9 +267,9 @@ def build(run: Run) -> RunView:
         tally=tally,
         leaks=tuple(LeakView(x.label, x.where, terms.scrub(x.term), x.action) for x in run.leaks),
         events=tuple(EventView(e.at, e.node, terms.scrub(e.message), e.level) for e in run.events),
-        timings=_timings(run),
+        timings=node_times(run),
         stopped=stopped_node(run),
-        usage=_usage(run),
+        usage=usage_rows(run),
         seats=seats,
         warnings=warnings(run, seats, terms),
         merge=_merge_hint(run),
@@ -334,4 +277,4 @@ def build(run: Run) -> RunView:
     )
 
 
-__all__ = ["HIDDEN", "RunView", "build", "revealed"]
+__all__ = ["HIDDEN", "USAGE_KEYS", "RunView", "UsageRow", "build", "revealed"]
