@@ -9,11 +9,10 @@ that reads as clean.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from magi.core.blind import MIN_ID_LENGTH, VENDOR_TERMS, redact_terms
+from magi.core.blind import MIN_ID_LENGTH, leak_terms, redact_terms
 from magi.state.model import Run, RunStatus, Turn
 
 FAILED = frozenset({"timeout", "error", "quota", "invalid"})
@@ -29,27 +28,14 @@ class Terms:
 
     @classmethod
     def of(cls, run: Run, revealed: bool) -> Terms:
-        ids = {t.agent for t in run.turns} | {c.agent for c in run.candidates}
-        ids |= {j.agent for j in run.judges}
+        ids = {t.agent for t in run.turns}
         for s in run.seats.values():
             ids |= {s.agent, *s.failover_from}
-        ids |= set(_config_agent_terms(run))
         found = [i for i in sorted(ids) if len(i) >= MIN_ID_LENGTH]
-        return cls(revealed, (*VENDOR_TERMS, *found))
+        return cls(revealed, (*leak_terms(run.config.agents), *found))
 
     def scrub(self, text: str) -> str:
         return text if self.revealed else redact_terms(text, self.terms)
-
-
-def _config_agent_terms(run: Run) -> Iterable[str]:
-    agents = run.config.get("agents")
-    for agent in agents if isinstance(agents, list) else ():
-        if not isinstance(agent, dict):
-            continue
-        for key in ("id", "kind", "model"):
-            value = agent.get(key)
-            if isinstance(value, str) and value and value != "command":
-                yield value
 
 
 @dataclass(frozen=True)

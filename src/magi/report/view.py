@@ -165,9 +165,7 @@ class RunView:
 
 
 def _merge_mode(run: Run) -> str:
-    merge = run.config.get("merge")
-    mode = merge.get("mode") if isinstance(merge, dict) else None
-    return mode if isinstance(mode, str) else "none"
+    return run.config.merge.mode
 
 
 def _merge_hint(run: Run) -> str | None:
@@ -178,18 +176,12 @@ def _merge_hint(run: Run) -> str | None:
     return f"git merge {branch or f'magi/{run.id}/{winner}'}"
 
 
-def _holder(run: Run, seat: str, fallback: str) -> str:
-    # One source of truth for who sits where: the seat, once it exists.
-    held = run.seats.get(seat)
-    return held.agent if held is not None else fallback
-
-
 def _candidate(run: Run, c: Candidate, terms: Terms) -> CandidateView:
     v = c.verification
     return CandidateView(
         label=c.label,
         seat=c.seat,
-        agent=_holder(run, c.seat, c.agent) if terms.revealed else None,
+        agent=run.agent_of(c.seat) if terms.revealed else None,
         branch=c.branch,
         worktree=c.worktree,
         status=c.status,
@@ -254,9 +246,7 @@ def build(run: Run) -> RunView:
         winner=t.winner if t else None,
         candidates=tuple(_candidate(run, c, terms) for c in run.candidates),
         judges=tuple(
-            JudgeView(
-                j.seat, _holder(run, j.seat, j.agent) if terms.revealed else None, tuple(j.order)
-            )
+            JudgeView(j.seat, run.agent_of(j.seat) if terms.revealed else None, tuple(j.order))
             for j in run.judges
         ),
         judgements=tuple(_ranking(r, terms) for r in run.judgements),
