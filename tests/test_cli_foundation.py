@@ -329,3 +329,13 @@ def test_show_markdown_prints_the_comments_blind_mid_run(env: dict) -> None:
     assert "opus-agent" not in hidden
     both = invoke(["show", "--json", "--markdown"], env=env)
     assert both.exit_code == UsageError.exit_code
+
+
+def test_list_shows_an_interrupted_run(env: dict) -> None:
+    """A run stopped by a signal is listed as interrupted, not as the node it was in."""
+    _store(env, _run(OLD), _run(NEW, status=RunStatus.INTERRUPTED, tally=None))
+    out = invoke(["list"], env=env).stdout
+    assert NEW in out
+    assert "interrupted" in out
+    data = json.loads(invoke(["list", "--json"], env=env).stdout)
+    assert data[0]["status"] == "interrupted"

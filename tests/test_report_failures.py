@@ -125,3 +125,21 @@ def test_no_deliberation_says_what_happened() -> None:
     assert why_no_deliberation(two, 2) == "first choices agree"
     assert why_no_deliberation(two, 0) == "deliberate_rounds = 0"
     assert why_no_deliberation([], 2) == "no judge ranked the candidates (no judge sat)"
+
+
+def test_an_agent_failure_kind_is_named_in_the_chain() -> None:
+    """A turn that failed for auth says so beside its reason."""
+    run = _load(status=RunStatus.FAILED)
+    run.turns[3] = run.turns[3].model_copy(update={"failure": "auth"})
+    seats = {s["seat"]: s for s in report.report_json(run)["seats"]}
+    assert seats["impl-C"]["holders"][1]["failure"] == "auth"
+    assert "gemini-cli error [auth] (gemini: not logged in (code 41))" in _text(run)
+
+
+def test_an_interrupted_run_says_where_it_stopped() -> None:
+    """Ctrl-C leaves a run interrupted: the report names it and times the node it was in."""
+    run = _load(status=RunStatus.INTERRUPTED, reason="SIGINT: resume with magi run --resume")
+    data = report.report_json(run)
+    assert data["stopped"]["node"] == "vote"
+    assert "run interrupted: SIGINT: resume with magi run --resume" in data["warnings"]
+    assert "(stopped here: interrupted)" in _text(run)

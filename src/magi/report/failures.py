@@ -46,6 +46,7 @@ class Holder:
     status: str  # its last turn's status in this seat; "pending" before any
     reason: str  # its last turn's error, "" when none
     turns: int
+    failure: str | None = None  # "auth" or "unreachable": the agent failed, not the turn
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,8 @@ class SeatView:
         for n, h in enumerate(self.holders, 1):
             who = h.agent or f"agent {n}"
             why = f" ({h.reason})" if h.reason else ""
-            parts.append(f"{who} {h.status}{why}")
+            kind = f" [{h.failure}]" if h.failure else ""
+            parts.append(f"{who} {h.status}{kind}{why}")
         return " -> ".join(parts)
 
 
@@ -101,6 +103,7 @@ def _holders(run: Run, name: str, terms: Terms) -> tuple[Holder, ...]:
                 status=last.status if last else "pending",
                 reason=terms.scrub(last.error or "") if last else "",
                 turns=len(mine),
+                failure=last.failure if last else None,
             )
         )
     return tuple(out)
