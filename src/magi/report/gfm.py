@@ -2,16 +2,16 @@
 
 Everything an agent wrote (rationales, arguments, errors, command output) is untrusted
 layout: a stray fence swallows the rest of a comment, a ``</details>`` closes magi's own
-section, raw HTML renders, and ``@someone`` pings a person who never asked. So agent text
-is HTML-escaped (GitHub renders the entities as the characters), fences and headings at a
-line start are backslash-escaped, ``@`` gets a zero-width space after it (the way Renovate
-keeps its release notes from pinging: https://github.com/renovatebot/renovate/pull/6284),
-and multi-line text is shown as a block quote so whatever is left stays inside it.
+section, raw HTML renders, and ``@someone`` pings a person who never asked. So in agent
+text ``<`` and ``&`` become entities (no tag can open; GitHub shows the characters),
+fences, headings and a leading ``>`` are backslash-escaped, ``@`` gets a zero-width space
+after it (``@&#8203;name`` reads as ``@name`` and pings nobody), and multi-line text is
+shown as a block quote so whatever is left stays inside it.
 
-A comment must stay under GitHub's 65,536-character body limit
-(https://docs.github.com/en/rest/issues/comments#create-an-issue-comment answers 422
-beyond it), so ``fit`` cuts at a line boundary, closes the ``<details>`` left open, and
-says where the rest is.
+A comment must stay under GitHub's body limit: the API refuses longer ones with "Body is
+too long (maximum is 65536 characters)" (measured in code points; see
+https://github.com/dead-claudia/github-limits/pull/13). ``fit`` counts code points, cuts at
+a line boundary, closes the ``<details>`` left open, and says where the rest is.
 """
 
 from __future__ import annotations
