@@ -66,9 +66,11 @@ def test_the_seat_names_the_judge_after_a_failover() -> None:
 def test_the_node_a_run_stopped_in_is_timed() -> None:
     """A stalled run shows the node it stopped in, timed up to the stop."""
     run = _load()
-    assert report.report_json(run)["stopped"] == {"node": "vote", "seconds": 25.0}
+    assert report.report_json(run)["stopped"] == {"node": "vote", "seconds": 25.0, "stopped": True}
     assert "vote        25.0s (stopped here: stalled)" in _text(run)
-    assert "| vote (stopped here) | 25.0 |" in report.render_markdown(run)
+    assert "| vote (stopped here: stalled) | 25.0 |" in report.render_markdown(run)
+    running = _load(status=RunStatus.VOTING)
+    assert "vote        25.0s (still running: voting)" in _text(running)
 
 
 def test_a_run_that_ended_well_stopped_nowhere() -> None:

@@ -17,6 +17,15 @@ from magi.state.model import Run, RunStatus, Turn
 
 FAILED = frozenset({"timeout", "error", "quota", "invalid"})
 _ENDED_WELL = frozenset({RunStatus.READY, RunStatus.VERIFIED_NOOP, RunStatus.MERGED})
+_STOPS = frozenset(
+    {
+        RunStatus.FAILED,
+        RunStatus.STALLED,
+        RunStatus.HELD,
+        RunStatus.BLOCKED,
+        RunStatus.INTERRUPTED,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -84,6 +93,10 @@ class Stopped:
 
     node: str
     seconds: float
+    stopped: bool  # False: the record says the run is still in this node (or it crashed)
+
+    def note(self, status: str) -> str:
+        return f"stopped here: {status}" if self.stopped else f"still running: {status}"
 
 
 def _holders(run: Run, name: str, terms: Terms) -> tuple[Holder, ...]:
@@ -147,7 +160,7 @@ def stopped_node(run: Run) -> Stopped | None:
         if n != node and t.finished_at is not None and t.finished_at <= first
     ]
     start = max(before, default=first)
-    return Stopped(node, round((end - start).total_seconds(), 3))
+    return Stopped(node, round((end - start).total_seconds(), 3), run.status in _STOPS)
 
 
 def _candidate_failure(run: Run, label: str, seats: dict[str, SeatView]) -> str:

@@ -145,7 +145,7 @@ def _usage_cell(value: float | None, money: bool = False) -> str:
 def _costs(v: RunView) -> list[RenderableType]:
     rows = [(n, "-" if s is None else f"{s:.1f}s") for n, s in v.timings]
     if v.stopped is not None:
-        rows.append((v.stopped.node, f"{v.stopped.seconds:.1f}s (stopped here: {v.status})"))
+        rows.append((v.stopped.node, f"{v.stopped.seconds:.1f}s ({v.stopped.note(v.status)})"))
     out = _section("time per node", rows)
     if len(v.usage) > 1:
         table = _table("seat", "turns", "seconds", "in", "out", "cached", "cost")
