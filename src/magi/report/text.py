@@ -117,11 +117,11 @@ def _tally(v: RunView) -> list[RenderableType]:
         return [_heading("tally"), Text("not yet", style="dim")]
     counts = ", ".join(f"{label} {n}" for label, n in sorted(t.counts.items())) or "-"
     counted = ", ".join(f"{cv.seat} {cv.label} ({cv.source})" for cv in t.counted) or "-"
-    rows = [
-        ("counts", counts),
-        ("counted", counted),
-        ("quorum", f"{'yes' if t.quorum else 'no'} ({t.answered} of {t.judges} answered)"),
-    ]
+    quorum = f"{'yes' if t.quorum else 'no'} ({t.answered} of {t.judges} answered)"
+    if t.uncontested:
+        # "yes (0 of 0 answered)" reads as a clean election; nobody was asked.
+        quorum = "not needed: nobody was asked"
+    rows = [("counts", counts), ("counted", counted), ("quorum", quorum)]
     if t.uncontested:
         rows.append(("uncontested", "a single viable candidate: no judge sat"))
     if t.tie_break:
