@@ -14,7 +14,7 @@ import pytest
 from magi import report
 from magi.cli import main
 from magi.config.load import load_config
-from magi.errors import AgentError
+from magi.errors import AgentError, UsageError
 from magi.state.model import Run, RunStatus
 from magi.state.store import Store
 from magi.testing.cli import invoke
@@ -314,3 +314,28 @@ def test_main_maps_errors_and_interrupts(env: dict, monkeypatch, capsys) -> None
     with pytest.raises(SystemExit) as exited:
         main(["show"])
     assert exited.value.code == 130
+
+
+def test_show_markdown_prints_the_comments_blind_mid_run(env: dict) -> None:
+    """show --markdown prints the PR comments of the stored run, with no author before the tally."""
+    _store(env, _run(OLD), _run(NEW, status=RunStatus.JUDGING, tally=None))
+    shown = invoke(["show", OLD, "--markdown"], env=env)
+    assert shown.exit_code == 0
+    stored = Store(Path(str(env["MAGI_HOME"]))).load(OLD)
+    assert shown.stdout == report.render_markdown(stored)
+    assert "<!-- magi:tally" in shown.stdout
+    hidden = invoke(["show", NEW, "--markdown"], env=env).stdout
+    assert "<!-- magi:transcripts" in hidden
+    assert "opus-agent" not in hidden
+    both = invoke(["show", "--json", "--markdown"], env=env)
+    assert both.exit_code == UsageError.exit_code
+
+
+def test_list_shows_an_interrupted_run(env: dict) -> None:
+    """A run stopped by a signal is listed as interrupted, not as the node it was in."""
+    _store(env, _run(OLD), _run(NEW, status=RunStatus.INTERRUPTED, tally=None))
+    out = invoke(["list"], env=env).stdout
+    assert NEW in out
+    assert "interrupted" in out
+    data = json.loads(invoke(["list", "--json"], env=env).stdout)
+    assert data[0]["status"] == "interrupted"

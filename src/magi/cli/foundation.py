@@ -122,10 +122,18 @@ def show(
         str | None, typer.Argument(help="Run id or a unique prefix of its 4-hex suffix.")
     ] = None,
     json_: JsonFlag = False,
+    markdown: Annotated[
+        bool,
+        typer.Option(
+            "--markdown", help="Print the GitHub comments a PR would carry (tally, transcripts)."
+        ),
+    ] = False,
 ) -> None:
     """Print the full report of a run (the latest when RUN is omitted)."""
-    from magi.report import render, report_json
+    from magi.report import render, render_markdown, report_json
 
+    if json_ and markdown:
+        raise UsageError("--json and --markdown are two formats: pick one")
     store = _store()
     run_id = store.resolve(run) if run else store.latest()
     if run_id is None:
@@ -134,5 +142,7 @@ def show(
     # A blocked or failed run still exits 0: this is a report, not the run itself.
     if json_:
         typer.echo(json.dumps(report_json(record), indent=2))
+    elif markdown:
+        typer.echo(render_markdown(record), nl=False)
     else:
         emit(render(record))

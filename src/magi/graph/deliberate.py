@@ -39,6 +39,19 @@ def latest_rankings(ctx: Context) -> dict[str, list[str] | None]:
     return out
 
 
+def why_no_deliberation(judgements: Sequence[Ranking], rounds: int) -> str:
+    """Why no judge argued, as it happened: agreement needs two judges that ranked."""
+    if rounds == 0:
+        return "deliberate_rounds = 0"
+    ranked = [j.seat for j in judgements if j.status == "ok" and j.ranking]
+    lost = ", ".join(f"{j.seat} {j.status}" for j in judgements if j.seat not in ranked)
+    if not ranked:
+        return f"no judge ranked the candidates ({lost or 'no judge sat'})"
+    if len(ranked) == 1:
+        return f"only {ranked[0]} ranked the candidates ({lost or 'the only judge'})"
+    return "first choices agree"
+
+
 def run(ctx: Context) -> None:
     r = ctx.run
     if r.deliberated or r.judge_skipped:
@@ -48,8 +61,7 @@ def run(ctx: Context) -> None:
     firsts = {j.seat: (j.ranking if j.status == "ok" else None) for j in r.judgements}
     if rounds == 0 or not first_choices_split(firsts, labels):
         r.deliberated = True
-        why = "deliberate_rounds = 0" if rounds == 0 else "first choices agree"
-        ctx.event(NAME, f"no deliberation: {why}")
+        ctx.event(NAME, f"no deliberation: {why_no_deliberation(r.judgements, rounds)}")
         ctx.save()
         return
     ctx.event(NAME, "first choices split: deliberating")
