@@ -1,0 +1,133 @@
+"""``magi action compete`` and ``magi action publish``: what ``action.yml`` runs on a runner."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from magi.action.errors import ActionError
+
+app = typer.Typer(
+    name="action",
+    help="The GitHub Action's two jobs: compete (agents, no credential) and publish (App token).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+
+Issue = Annotated[int, typer.Option("--issue", help="The issue number the run is for.", min=1)]
+ArtifactDir = Annotated[
+    Path | None,
+    typer.Option("--artifact-dir", help="The artifact directory (default: RUNNER_TEMP/magi-run)."),
+]
+
+
+def _artifact_dir(given: Path | None) -> Path:
+    if given is not None:
+        return given
+    temp = os.environ.get("RUNNER_TEMP")
+    return Path(temp) / "magi-run" if temp else Path.cwd() / ".magi-run"
+
+
+def port_from_env(api_url: str, token: str) -> object:
+    """The GitHub port for ``token`` (tests replace this function with a fake)."""
+    from magi.action.githubkit_port import GithubkitPublishPort
+
+    return GithubkitPublishPort(api_url=api_url, token=token)
+
+
+@app.command()
+def compete(
+    issue: Issue,
+    issue_file: Annotated[
+        Path | None,
+        typer.Option("--issue-file", help="The issue as JSON, fetched by an earlier job."),
+    ] = None,
+    resume: Annotated[str | None, typer.Option("--resume", help="A run id to resume.")] = None,
+    artifact_dir: ArtifactDir = None,
+) -> None:
+    """Run the competition for an issue and write the artifact the publish job reads."""
+    from magi.action.compete import compete as run_compete
+    from magi.action.compete import read_issue
+    from magi.action.env import ActionEnv
+    from magi.cli import console
+    from magi.cli.progress import TerminalReporter
+    from magi.state.store import Store, magi_home
+
+    env = ActionEnv.from_environ(os.environ)
+    if issue_file is None:
+        raise ActionError("--issue-file is required: the agents job reads no issue itself")
+    task = read_issue(issue_file, issue)
+    out = _artifact_dir(artifact_dir)
+    reporter = TerminalReporter(console())
+    try:
+        run = run_compete(
+            cwd=Path.cwd(),
+            issue=task,
+            store=Store(magi_home()),
+            out=out,
+            environ=os.environ,
+            reporter=reporter,
+            resume=resume,
+        )
+    finally:
+        reporter.close()
+    env.set_output("run-id", run.id)
+    env.set_output("status", run.status.value)
+    env.set_output("artifact-dir", str(out))
+    typer.echo(f"run {run.id}: {run.status.value}; artifact in {out}")
+
+
+@app.command()
+def publish(
+    issue: Issue,
+    run: Annotated[str | None, typer.Option("--run", help="The run id compete reported.")] = None,
+    artifact_dir: ArtifactDir = None,
+) -> None:
+    """Check the artifact and turn it into GitHub state: branches, PR, comments, labels."""
+    from magi.action.artifact import read_artifact
+    from magi.action.env import ActionEnv
+    from magi.action.errors import TamperedArtifact
+    from magi.action.publish import publish as run_publish
+    from magi.action.publish import publish_missing
+    from magi.action.remote import Remote
+    from magi.config.model import Config
+    from magi.git import Git
+
+    env = ActionEnv.from_environ(os.environ)
+    token = os.environ.get("MAGI_GITHUB_TOKEN", "")
+    if not token:
+        raise ActionError("publish needs the App installation token in MAGI_GITHUB_TOKEN")
+    port = port_from_env(env.api_url, token)
+    where = _artifact_dir(artifact_dir)
+    if not (where / "manifest.json").is_file():
+        why = "the agents job failed, was cancelled, or refused to start (see its log)"
+        asyncio.run(publish_missing(port=port, env=env, issue=issue, why=why))  # type: ignore[arg-type]
+        raise ActionError(f"no artifact in {where}: {why}")
+    git = Git.discover(Path.cwd())
+    url = git.run("remote", "get-url", "origin").strip()
+    remote = Remote(git.root, url, token)
+    try:
+        artifact = read_artifact(where, run or None)
+        cfg = Config.model_validate(artifact.run.config) if artifact.run.config else Config()
+        result = asyncio.run(
+            run_publish(
+                port=port,  # type: ignore[arg-type]
+                env=env,
+                git=git,
+                remote=remote,
+                artifact=artifact,
+                issue=issue,
+                attempts=cfg.github.attempts,
+            )
+        )
+    except TamperedArtifact as e:
+        why = f"publish refused the artifact: {e.message}"
+        asyncio.run(publish_missing(port=port, env=env, issue=issue, why=why))  # type: ignore[arg-type]
+        raise
+    pr = f"PR #{result.pr}" if result.pr else "no PR"
+    typer.echo(f"published run {artifact.run.id}: {pr}, {len(result.pushed)} branches")
