@@ -19,7 +19,6 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from magi.action.errors import TamperedArtifact
-from magi.config.model import Config
 from magi.core.posting import Policy, gate, gate_json
 from magi.report import revealed
 from magi.state.migrations import migrate
@@ -55,7 +54,7 @@ class Artifact:
 
 def policy_for(run: Run, store: Store | None = None) -> Policy:
     """The posting policy of one run: its roster, whether authors are out, its local roots."""
-    roster = Config.model_validate(run.config).agents if run.config else []
+    roster = run.config.agents
     roots = [(run.repo, ".")]
     if run.worktree_root:
         roots.append((run.worktree_root, "<worktrees>"))

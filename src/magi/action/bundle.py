@@ -91,7 +91,13 @@ def check_bundle(git: Git, run: Run, bundle: Path, manifest: Mapping[str, str]) 
     git.run("bundle", "verify", "--quiet", str(bundle))
     for label, sha in heads.items():
         incoming = f"{INCOMING}/{run.id}/{label}"
-        git.run("fetch", "--quiet", "--no-tags", str(bundle), f"+refs/heads/magi/{run.id}/{label}:{incoming}")
+        git.run(
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            str(bundle),
+            f"+refs/heads/magi/{run.id}/{label}:{incoming}",
+        )
         if git.rev_parse(incoming) != sha:
             raise TamperedArtifact(f"candidate {label} changed while it was fetched")
         brought = git.run("rev-list", f"{base}..{sha}").split()

@@ -54,8 +54,7 @@ def compete(
     from magi.action.compete import compete as run_compete
     from magi.action.compete import read_issue
     from magi.action.env import ActionEnv
-    from magi.cli import console
-    from magi.cli.progress import TerminalReporter
+    from magi.action.log import LogReporter
     from magi.state.store import Store, magi_home
 
     env = ActionEnv.from_environ(os.environ)
@@ -63,19 +62,15 @@ def compete(
         raise ActionError("--issue-file is required: the agents job reads no issue itself")
     task = read_issue(issue_file, issue)
     out = _artifact_dir(artifact_dir)
-    reporter = TerminalReporter(console())
-    try:
-        run = run_compete(
-            cwd=Path.cwd(),
-            issue=task,
-            store=Store(magi_home()),
-            out=out,
-            environ=os.environ,
-            reporter=reporter,
-            resume=resume,
-        )
-    finally:
-        reporter.close()
+    run = run_compete(
+        cwd=Path.cwd(),
+        issue=task,
+        store=Store(magi_home()),
+        out=out,
+        environ=os.environ,
+        reporter=LogReporter(),
+        resume=resume,
+    )
     env.set_output("run-id", run.id)
     env.set_output("status", run.status.value)
     env.set_output("artifact-dir", str(out))
@@ -95,7 +90,6 @@ def publish(
     from magi.action.publish import publish as run_publish
     from magi.action.publish import publish_missing
     from magi.action.remote import Remote
-    from magi.config.model import Config
     from magi.git import Git
 
     env = ActionEnv.from_environ(os.environ)
@@ -113,7 +107,7 @@ def publish(
     remote = Remote(git.root, url, token)
     try:
         artifact = read_artifact(where, run or None)
-        cfg = Config.model_validate(artifact.run.config) if artifact.run.config else Config()
+        cfg = artifact.run.config
         result = asyncio.run(
             run_publish(
                 port=port,  # type: ignore[arg-type]

@@ -16,13 +16,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from magi import engine
 from magi.action.artifact import BUNDLE, write_artifact
 from magi.action.bundle import create_bundle
 from magi.action.checkout import refuse_credentials
 from magi.action.errors import ActionError, CredentialsInCheckout
-from magi.errors import PreflightError
+from magi.action.log import LogReporter
+from magi.config.model import Config
+from magi.errors import MagiError
 from magi.git import Git
-from magi.graph.context import Reporter
+from magi.seats import Reporter
 from magi.state.model import Run, RunStatus
 from magi.state.store import Store
 
@@ -78,35 +81,12 @@ def find_run(store: Store, repo: Path, issue: int) -> Run | None:
     source = f"issue:{issue}"
     for run_id in store.list_ids():
         try:
-            run = store.load(run_id)
-        except Exception:  # noqa: BLE001, S112 - another magi's record is no reason to stop
-            continue
+            run = store.load_run(run_id)
+        except MagiError:
+            continue  # another kind of record, or another magi's: not this issue's run
         if run.task.source == source and Path(run.repo) == repo:
             return run
     return None
-
-
-def _drive(
-    record: Run, store: Store, environ: Mapping[str, str], reporter: Reporter, config: object
-) -> Run:
-    """Run the pipeline on ``record`` (the lead's ``magi.engine`` replaces this call)."""
-    from magi.config.model import Config
-    from magi.graph.runner import context_for, execute
-
-    cfg = config if isinstance(config, Config) else None
-    ctx = context_for(record, store=store, environ=environ, config=cfg, reporter=reporter)
-    return execute(ctx)
-
-
-def _preflight(cwd: Path, environ: Mapping[str, str]) -> object:
-    from magi.cli.diagnose import diagnose
-
-    d = diagnose(cwd, None, environ)
-    errors = [p.message for p in d.problems if p.severity == "error"]
-    if errors or d.config is None:
-        lines = "\n".join(f"  {m}" for m in errors) or "  (no config could be resolved)"
-        raise PreflightError(f"the run cannot start on this runner:\n{lines}", d.exit_code or 1)
-    return d.config
 
 
 def compete(
@@ -121,33 +101,30 @@ def compete(
     rng: random.Random | None = None,
 ) -> Run:
     """Run (or resume) the competition for ``issue`` and write its artifact into ``out``."""
-    from magi.graph.runner import create_run, now, prepare_resume
-
     refuse_tokens(environ)
     git = Git.discover(cwd)
     refuse_credentials(git.root)
-    record = store.load(store.resolve(resume)) if resume else find_run(store, git.root, issue.number)
+    record = (
+        store.load_run(store.resolve(resume)) if resume else find_run(store, git.root, issue.number)
+    )
     if record is not None and record.status.resumable:
+        _hide(reporter, record.config)
         reporter.note(f"resuming run {record.id} ({record.status.value}) for #{issue.number}")
-        prepare_resume(record)
-        record = _drive(record, store, environ, reporter, None)
+        record = engine.resume(store, record.id, environ=environ, reporter=reporter).run
     elif record is None or record.status is RunStatus.FAILED:
         # A failed run is an attempt spent; `/magi retry` after it is a new competition.
-        config = _preflight(git.root, environ)
-        from magi.config.model import Config
-
-        assert isinstance(config, Config)  # noqa: S101 - what _preflight returns
-        record = create_run(
+        config = engine.preflight(git.root, None, environ, reporter)
+        _hide(reporter, config)
+        record = engine.start(
             task=issue.text,
             source=f"issue:{issue.number}",
             config=config,
             git=git,
             store=store,
-            now=now(),
-            rng=rng or random.Random(),
-        )
-        reporter.note(f"run {record.id} for #{issue.number}: base {record.base}")
-        record = _drive(record, store, environ, reporter, config)
+            environ=environ,
+            reporter=reporter,
+            rng=rng,
+        ).run
     else:
         reporter.note(f"run {record.id} already ended {record.status.value}; writing it out")
     out.mkdir(parents=True, exist_ok=True)
@@ -155,3 +132,9 @@ def compete(
     heads = create_bundle(git, record, out / BUNDLE)
     write_artifact(record, store, out, heads, issue.number)
     return record
+
+
+def _hide(reporter: Reporter, config: Config) -> None:
+    """A job log is public to the repository's readers: it names no agent of this roster."""
+    if isinstance(reporter, LogReporter):
+        reporter.with_roster(config.agents)

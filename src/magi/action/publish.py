@@ -22,7 +22,7 @@ from magi.action.errors import TamperedArtifact
 from magi.action.port import PublishPort
 from magi.action.record_ref import Published, build_commit, read_published, record_ref
 from magi.action.remote import Remote
-from magi.action.render import Links, comments, ending, pr_body, tracking
+from magi.action.render import Links, comments, ending, gate_of, pr_body, review_of, tracking
 from magi.core import markers
 from magi.core.posting import Policy, gate
 from magi.git import Git
@@ -87,18 +87,20 @@ class _Job:
 
 def _green(run: Run) -> bool:
     """Review and gate both green: the PR may leave draft."""
-    review_ok = run.review is not None and run.review.outcome in ("clean", "skipped")
-    gate_ok = run.gate is not None and run.gate.ran and run.gate.passed is not False
+    review, gate_ = review_of(run), gate_of(run)
+    review_ok = review is not None and review.outcome in ("clean", "skipped")
+    gate_ok = gate_ is not None and gate_.ran and gate_.passed is not False
     return run.status is RunStatus.READY and review_ok and gate_ok
 
 
 def _unadopted_minor(run: Run) -> list[tuple[str, str, str]]:
     """(id, title, detail) of minor findings no fixer adopted, in the order found."""
-    if run.review is None:
+    review = review_of(run)
+    if review is None:
         return []
-    adopted = {i for r in run.review.rounds if r.fix for i in r.fix.adopted}
+    adopted = {i for r in review.rounds if r.fix for i in r.fix.adopted}
     out: list[tuple[str, str, str]] = []
-    for rnd in run.review.rounds:
+    for rnd in review.rounds:
         for f in rnd.findings:
             if f.severity == "minor" and f.id not in adopted:
                 where = f"`{f.file}:{f.line}`\n\n" if f.file and f.line else ""
@@ -151,12 +153,15 @@ async def _pull(job: _Job, run: Run, branch: str, body: str, title: str) -> Pull
 
 async def _check_run(job: _Job, run: Run, head: str) -> None:
     repo = job.env.repo
-    status, conclusion = "completed", {
-        RunStatus.READY: "success",
-        RunStatus.STALLED: "neutral",  # a provider's rate limit must not paint the PR red
-        RunStatus.HELD: "neutral",
-        RunStatus.VERIFIED_NOOP: "neutral",
-    }.get(run.status, "failure")
+    status, conclusion = (
+        "completed",
+        {
+            RunStatus.READY: "success",
+            RunStatus.STALLED: "neutral",  # a provider's rate limit must not paint the PR red
+            RunStatus.HELD: "neutral",
+            RunStatus.VERIFIED_NOOP: "neutral",
+        }.get(run.status, "failure"),
+    )
     summary = gate(ending(run), job.policy).text
     for c in await job.port.list_check_runs(repo, head):
         if c.name == CHECK_NAME:
@@ -284,23 +289,17 @@ async def publish(
             f"Last: {ending(run)} Fix the cause, then remove `magi:held` and `/magi retry`."
         )
     await _labels(job, await port.get_issue(env.repo, issue), wanted_labels)
-    pr_url = (
-        f"{env.repo_url}/pull/{result.pr}" if result.pr is not None else None
-    )
+    pr_url = f"{env.repo_url}/pull/{result.pr}" if result.pr is not None else None
     track = tracking(run, Links(**{**links.__dict__, "pr_url": pr_url}), note)
     attrs: dict[str, str | int] = {"issue": issue, "run": run.id, "spent": spent}
     if counted:
         attrs["counted"] = counted
     if result.pr is not None:
         attrs["pr"] = result.pr
-    await job.upsert_comment(
-        issue, job.post(track, TRACKING, **attrs), TRACKING, issue=str(issue)
-    )
+    await job.upsert_comment(issue, job.post(track, TRACKING, **attrs), TRACKING, issue=str(issue))
 
     # The record ref, last: it says what this publish did.
-    done = Published(
-        branches=result.pushed, pr=result.pr, issue=issue, counted=counted == run.id
-    )
+    done = Published(branches=result.pushed, pr=result.pr, issue=issue, counted=counted == run.id)
     run_json = gate(run.model_dump_json(by_alias=True, indent=2), _unlimited(job.policy)).text
     files = {k: gate(v, _unlimited(job.policy)).text for k, v in artifact.files.items()}
     commit = build_commit(

@@ -8,13 +8,24 @@ one module. Nothing here is gated yet; ``magi.action.publish`` passes all of it 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from magi.report import node_seconds, revealed, seat_usage
 from magi.state.model import Run, RunStatus
 
-__all__ = ["Comments", "Links", "comments", "ending", "pr_body", "tracking"]
+__all__ = ["Comments", "Links", "comments", "ending", "gate_of", "pr_body", "review_of", "tracking"]
+
+
+def review_of(run: Run) -> Any:
+    """The review loop's record (``Run.review``, from the review loop's schema), or None."""
+    return getattr(run, "review", None)
+
+
+def gate_of(run: Run) -> Any:
+    """The gate's record (``Run.gate``), or None."""
+    return getattr(run, "gate", None)
 
 
 @dataclass(frozen=True)
@@ -34,11 +45,6 @@ class Comments:
     tally: str
     transcripts: str
     review: str
-
-
-def _agent(run: Run, label: str) -> str:
-    c = next((c for c in run.candidates if c.label == label), None)
-    return c.agent if c else "?"
 
 
 def ending(run: Run) -> str:
@@ -80,8 +86,8 @@ def _tally(run: Run) -> str:
     lines.append(f"**Winner: {t.winner or 'none'}** ({t.reason})")
     if revealed(run):
         lines += ["", "Unblinding (after the tally):", ""]
-        lines += [f"- {c.label}: {c.agent}" for c in run.candidates]
-        lines += [f"- {j.seat}: {j.agent}" for j in run.judges]
+        lines += [f"- {c.label}: {run.agent_of(c.seat) or '?'}" for c in run.candidates]
+        lines += [f"- {j.seat}: {run.agent_of(j.seat) or '?'}" for j in run.judges]
     return "\n".join(lines) + "\n"
 
 
@@ -107,13 +113,13 @@ def _link(links: Links, file: str | None, line: int | None) -> str:
         return ""
     if not links.head:
         return f" `{file}:{line}`" if line else f" `{file}`"
-    anchor = f"#L{line}" if line else ""
-    return f" [{file}{':' + str(line) if line else ''}]({links.repo_url}/blob/{links.head}/{file}{anchor})"
+    anchor, shown = (f"#L{line}", f"{file}:{line}") if line else ("", file)
+    return f" [{shown}]({links.repo_url}/blob/{links.head}/{file}{anchor})"
 
 
 def _review(run: Run, links: Links) -> str:
     lines = ["### magi: the review", ""]
-    review = run.review
+    review = review_of(run)
     if review is None:
         lines.append("The review loop did not run.")
     else:
@@ -141,11 +147,18 @@ def _review(run: Run, links: Links) -> str:
                 e = rnd.e2e
                 state = "deferred" if e.deferred else "passed" if e.passed else "failed"
                 lines.append(f"- e2e: {state}")
-    gate = run.gate
+    gate = gate_of(run)
     if gate is not None and gate.ran:
-        lines += ["", f"Gate: {'passed' if gate.passed else 'failed'} on `{(gate.head or '')[:10]}`"]
+        lines += [
+            "",
+            f"Gate: {'passed' if gate.passed else 'failed'} on `{(gate.head or '')[:10]}`",
+        ]
         lines += [f"- `{r.command}`: exit {r.exit_code}" for r in gate.results]
-    lines += ["", "| seat | turns | tokens in | tokens out | cost | seconds |", "|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "| seat | turns | tokens in | tokens out | cost | seconds |",
+        "|---|---|---|---|---|---|",
+    ]
     for seat, row in seat_usage(run).items():
         cost = "" if row["cost_usd"] is None else f"${row['cost_usd']:.2f}"
         lines.append(
@@ -183,7 +196,7 @@ def pr_body(run: Run, issue: int, links: Links) -> str:
     return "\n".join(lines) + "\n"
 
 
-def tracking(run: Run | None, links: Links, note: str = "", extra: Mapping[str, str] = {}) -> str:  # noqa: B006 - never mutated
+def tracking(run: Run | None, links: Links, note: str = "") -> str:
     """The issue's tracking comment: the node checklist with times, then the links."""
     lines = ["### magi", ""]
     if run is not None:
@@ -205,5 +218,4 @@ def tracking(run: Run | None, links: Links, note: str = "", extra: Mapping[str, 
         lines.append(f"Record: `{links.record_ref}`")
     if links.job_url:
         lines.append(f"Live log: {links.job_url}")
-    lines += [f"{k}: {v}" for k, v in extra.items()]
     return "\n".join(lines) + "\n"
