@@ -116,4 +116,10 @@ def test_a_record_is_gated_string_by_string():
     """gate_json scrubs every string of a JSON value and keeps its shape."""
     record = {"agent": "opus-main", "n": 3, "paths": ["/tmp/x/y"], "ok": True}
     out = gate_json(record, HIDDEN)
-    assert out == {"agent": "[redacted]", "n": 3, "paths": ["<local path>"], "ok": True}
+    assert out == {"agent": "agent-1", "n": 3, "paths": ["<local path>"], "ok": True}
+
+
+def test_a_record_keeps_valid_ids_before_the_tally():
+    """Roster ids in a stored record become agent-<n>: still ids, still unique, no author."""
+    out = gate_json({"agents": ["opus-main", "oc"], "note": "opus-main lost judge-2"}, HIDDEN)
+    assert out == {"agents": ["agent-1", "agent-2"], "note": "agent-1 lost judge-2"}

@@ -124,9 +124,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 # Commands register on the app as their modules are imported; they import `app` from here.
-from magi.cli import competition, doctor, foundation  # noqa: E402
-
 from magi.action.cli import app as _action_app  # noqa: E402
+from magi.cli import competition, doctor, foundation  # noqa: E402
 
 app.add_typer(_action_app, name="action")
 

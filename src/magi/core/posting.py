@@ -219,15 +219,36 @@ def gate(text: str, policy: Policy, where: str = "github") -> Posted:
     )
 
 
+def aliases(roster: Sequence[AgentConfig]) -> dict[str, str]:
+    """Stand-in ids for a record stored before the tally: ``agent-1``... in roster order.
+
+    A stored record must still validate (an agent id has a shape, and ids are unique), so
+    ids become neutral ids rather than ``[redacted]``; kinds and models are redacted."""
+    return {a.id: f"agent-{i}" for i, a in enumerate(roster, start=1)}
+
+
+def _aliased(text: str, names: dict[str, str]) -> str:
+    if text in names:
+        return names[text]
+    for real, alias in sorted(names.items(), key=lambda kv: -len(kv[0])):
+        text = re.sub(rf"(?<![^\W_]){re.escape(real)}(?![^\W_])", alias, text, flags=re.I)
+    return text
+
+
 def gate_json(value: Any, policy: Policy, where: str = "record") -> Any:
     """Every string in a JSON value gated (keys kept, no size cut): a record to store."""
     unlimited = Policy(
         roster=policy.roster, revealed=policy.revealed, roots=policy.roots, limit=1 << 62
     )
-    if isinstance(value, str):
-        return gate(value, unlimited, where).text
-    if isinstance(value, list):
-        return [gate_json(v, policy, where) for v in value]
-    if isinstance(value, dict):
-        return {k: gate_json(v, policy, where) for k, v in value.items()}
-    return value
+    names = {} if policy.revealed else aliases(policy.roster)
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            return gate(_aliased(v, names) if names else v, unlimited, where).text
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        return v
+
+    return walk(value)
