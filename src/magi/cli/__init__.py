@@ -124,10 +124,19 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 # Commands register on the app as their modules are imported; they import `app` from here.
-from magi.action.cli import app as _action_app  # noqa: E402
 from magi.cli import competition, doctor, foundation  # noqa: E402
 
-app.add_typer(_action_app, name="action")
+
+def _command_groups() -> None:
+    """Sub-apps other surfaces register under the ``magi.commands`` entry-point group
+    (``magi action`` is one): the CLI never imports a sibling surface itself."""
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="magi.commands"):
+        app.add_typer(ep.load(), name=ep.name)
+
+
+_command_groups()
 
 __all__ = [
     "app",
