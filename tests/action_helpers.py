@@ -143,7 +143,12 @@ ISSUE_BODY = (
 )
 
 
-def make_world(tmp: Path, judges: str = "evidence", graph: str = "") -> World:
+def make_world(
+    tmp: Path,
+    judges: str = "evidence",
+    graph: str = "",
+    implementers: tuple[str, str] = ("right", "wrong"),
+) -> World:
     """A repo with magi.toml on main (the default branch's config), origin a bare repo."""
     repo = scratch_repo(tmp)
     subprocess.run(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=tmp / "remote.git")
@@ -151,7 +156,7 @@ def make_world(tmp: Path, judges: str = "evidence", graph: str = "") -> World:
     scripted.mkdir()
     spy = tmp / "spy.py"
     spy.write_text(SPY)
-    personas = dict(zip(IMPLEMENTERS, ("right", "wrong"), strict=True))
+    personas = dict(zip(IMPLEMENTERS, implementers, strict=True))
     personas.update(dict.fromkeys(JUDGES, judges))
     blocks = []
     for aid, persona in personas.items():
