@@ -100,7 +100,7 @@ def _review(n: int) -> SimpleNamespace:
             file="a.py",
             line=i,
             detail="@octocat look",
-        )  # fmt: skip
+        )
         for i in range(1, n + 1)
     ]
     findings.append(SimpleNamespace(id="R1-1-99", severity="blocking", title="bug", file=None,
