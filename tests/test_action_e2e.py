@@ -145,8 +145,8 @@ def test_compete_refuses_a_token_in_its_environment(tmp_path):
     assert not world.spied()
 
 
-def test_compete_refuses_a_checkout_with_persisted_credentials(tmp_path):
-    """An extraheader left by actions/checkout is refused, with the fix."""
+def test_compete_refuses_a_checkout_with_persisted_credentials(tmp_path, monkeypatch):
+    """An extraheader left by actions/checkout is refused, with the fix, said on the issue."""
     world = make_world(tmp_path)
     subprocess.run(
         ["git", "config", "http.https://github.com/.extraheader", "AUTHORIZATION: basic eA=="],
@@ -158,6 +158,11 @@ def test_compete_refuses_a_checkout_with_persisted_credentials(tmp_path):
     assert "persist-credentials: false" in res.stderr
     assert "eA==" not in res.stderr
     assert not world.spied()
+    out = world.publish(monkeypatch)
+    assert out.exit_code == 20
+    told = world.github.comments_on(REPO, ISSUE)[-1]
+    assert "persist-credentials: false" in told
+    assert "eA==" not in told
 
 
 def _tamper(world: World, how: str) -> None:

@@ -25,11 +25,20 @@ from magi.state.migrations import migrate
 from magi.state.model import Run
 from magi.state.store import Store
 
-__all__ = ["Artifact", "Manifest", "policy_for", "read_artifact", "write_artifact"]
+__all__ = [
+    "Artifact",
+    "Manifest",
+    "policy_for",
+    "read_artifact",
+    "read_refusal",
+    "write_artifact",
+    "write_refusal",
+]
 
 MANIFEST = "manifest.json"
 RUN = "run.json"
 BUNDLE = "candidates.bundle"
+REFUSAL = "refused.json"
 ARTIFACTS = "artifacts"
 ARTIFACT_MAX = 1_000_000  # characters kept of one prompt or reply
 
@@ -108,3 +117,22 @@ def read_artifact(where: Path, run_id: str | None = None) -> Artifact:
     if bundle.is_symlink():
         raise TamperedArtifact("the bundle is a symbolic link")
     return Artifact(manifest, run, bundle if bundle.is_file() else None, files)
+
+
+def write_refusal(out: Path, issue: int, message: str) -> None:
+    """Why compete did not run (its message carries the fix), for publish to say."""
+    out.mkdir(parents=True, exist_ok=True)
+    text = gate(message, Policy(limit=4000)).text
+    (out / REFUSAL).write_text(json.dumps({"issue": issue, "message": text}) + "\n")
+
+
+def read_refusal(where: Path, issue: int) -> str | None:
+    """compete's refusal for ``issue``, if it left one."""
+    try:
+        data = json.loads((where / REFUSAL).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("issue") != issue:
+        return None
+    message = data.get("message")
+    return f"compete refused to start: {message}" if isinstance(message, str) else None

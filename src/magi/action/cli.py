@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from magi.action.errors import ActionError
+from magi.errors import MagiError
 
 app = typer.Typer(
     name="action",
@@ -51,6 +52,7 @@ def compete(
     artifact_dir: ArtifactDir = None,
 ) -> None:
     """Run the competition for an issue and write the artifact the publish job reads."""
+    from magi.action.artifact import write_refusal
     from magi.action.compete import compete as run_compete
     from magi.action.compete import read_issue
     from magi.action.env import ActionEnv
@@ -60,17 +62,23 @@ def compete(
     env = ActionEnv.from_environ(os.environ)
     if issue_file is None:
         raise ActionError("--issue-file is required: the agents job reads no issue itself")
-    task = read_issue(issue_file, issue)
     out = _artifact_dir(artifact_dir)
-    run = run_compete(
-        cwd=Path.cwd(),
-        issue=task,
-        store=Store(magi_home()),
-        out=out,
-        environ=os.environ,
-        reporter=LogReporter(),
-        resume=resume,
-    )
+    try:
+        task = read_issue(issue_file, issue)
+        run = run_compete(
+            cwd=Path.cwd(),
+            issue=task,
+            store=Store(magi_home()),
+            out=out,
+            environ=os.environ,
+            reporter=LogReporter(),
+            resume=resume,
+        )
+    except MagiError as e:
+        # The publish job says why on the issue (a missing agent CLI, a credential in the
+        # checkout...), with the fix, instead of the run ending having done nothing.
+        write_refusal(out, issue, e.message)
+        raise
     env.set_output("run-id", run.id)
     env.set_output("status", run.status.value)
     env.set_output("artifact-dir", str(out))
@@ -84,7 +92,7 @@ def publish(
     artifact_dir: ArtifactDir = None,
 ) -> None:
     """Check the artifact and turn it into GitHub state: branches, PR, comments, labels."""
-    from magi.action.artifact import read_artifact
+    from magi.action.artifact import read_artifact, read_refusal
     from magi.action.env import ActionEnv
     from magi.action.errors import TamperedArtifact
     from magi.action.publish import publish as run_publish
@@ -99,7 +107,9 @@ def publish(
     port = port_from_env(env.api_url, token)
     where = _artifact_dir(artifact_dir)
     if not (where / "manifest.json").is_file():
-        why = "the agents job failed, was cancelled, or refused to start (see its log)"
+        why = read_refusal(where, issue) or (
+            "the agents job failed or was cancelled before it wrote one (see its log)"
+        )
         asyncio.run(publish_missing(port=port, env=env, issue=issue, why=why))  # type: ignore[arg-type]
         raise ActionError(f"no artifact in {where}: {why}")
     git = Git.discover(Path.cwd())

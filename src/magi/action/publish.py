@@ -325,16 +325,22 @@ def _unlimited(p: Policy) -> Policy:
 
 async def publish_missing(*, port: PublishPort, env: ActionEnv, issue: int, why: str) -> None:
     """The agents job left no artifact: say so on the issue, never end silently."""
-    job_link = f" Log: {env.job_url}" if env.job_url else ""
+    job_link = f"\n\nLog: {env.job_url}" if env.job_url else ""
     text = f"### magi\n\nThe competition left no result: {why}{job_link}\n"
-    policy = Policy()
-    body = gate(text, policy).text + "\n" + markers.marker(TRACKING, issue=issue)
-    for c in await port.list_comments(env.repo, issue):
-        ours = c.user is not None and (
-            c.user.login == env.app_login if env.app_login else c.user.type == "Bot"
-        )
-        if ours and markers.find([c.body], TRACKING, issue=str(issue)):
-            if c.body != body:
-                await port.update_comment(env.repo, c.id, body)
-            return
+    thread = await port.list_comments(env.repo, issue)
+
+    def ours(c: Comment) -> bool:
+        if c.user is None:
+            return False
+        return c.user.login == env.app_login if env.app_login else c.user.type == "Bot"
+
+    mine = [c for c in thread if ours(c) and markers.find([c.body], TRACKING, issue=str(issue))]
+    # Keep what the tracking marker counted (attempts, the PR): this is not a new attempt.
+    state = dict(markers.latest([c.body for c in mine], TRACKING, issue=str(issue)) or {})
+    state["issue"] = str(issue)
+    body = gate(text, Policy()).text + "\n" + markers.marker(TRACKING, **state)
+    if mine:
+        if mine[0].body != body:
+            await port.update_comment(env.repo, mine[0].id, body)
+        return
     await port.create_comment(env.repo, issue, body)
