@@ -150,3 +150,23 @@ def test_publish_without_an_artifact_says_so_on_the_issue(tmp_path, monkeypatch)
     out = world.publish(monkeypatch)
     assert out.exit_code == 20
     assert "left no result" in world.github.comments_on(REPO, ISSUE)[-1]
+
+
+def test_review_findings_link_to_the_pr_head_and_say_adopted_or_rejected():
+    """Each finding: id, severity, a file:line link at the head, and what the fixer did."""
+    from magi.action.render import Links, review_sections
+
+    review = _review(2)
+    review.outcome, review.reason = "rounds", "out of rounds"
+    review.rounds[0].round, review.rounds[0].head, review.rounds[0].e2e = 1, "c0ffee" * 6, None
+    review.rounds[0].fix.rejected = [SimpleNamespace(id="R1-1-2", reason="out of scope")]
+    run = SimpleNamespace(review=review, gate=None)
+    links = Links(repo_url="https://github.example/octo/widgets", head="abc123")
+    text = "\n".join(s.body for s in review_sections(run, links))  # type: ignore[arg-type]
+    assert (
+        "**R1-1-1** (minor) [a.py:1](https://github.example/octo/widgets/blob/abc123/a.py#L1)"
+        in text
+    )
+    assert "adopted" in text
+    assert "rejected: out of scope" in text
+    assert "**R1-1-99** (blocking)" in text

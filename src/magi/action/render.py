@@ -1,18 +1,21 @@
 """The markdown magi posts for a run: the three PR comments, the PR body, the tracking comment.
 
-Stand-in until ``magi.report.markdown`` (the one report model the terminal uses) lands:
-every caller goes through ``comments``/``pr_body``/``tracking``, so swapping the renderer is
-one module. Nothing here is gated yet; ``magi.action.publish`` passes all of it through
+The comments come from ``magi.report.markdown`` (the one report model the terminal uses);
+this module adds the review loop's findings as its sections, with file:line links to the
+PR's head. Nothing here is gated yet: ``magi.action.publish`` passes all of it through
 ``magi.core.posting.gate`` before it leaves.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote as url_quote
 
-from magi.report import node_seconds, revealed, seat_usage
+from magi.report import Safe, Section, build, inline, node_seconds
+from magi.report import comments as report_comments
 from magi.state.model import Run, RunStatus
 
 __all__ = ["Comments", "Links", "comments", "ending", "gate_of", "pr_body", "review_of", "tracking"]
@@ -66,111 +69,72 @@ def ending(run: Run) -> str:
     return f"{s.value}: {reason}".strip()
 
 
-def _tally(run: Run) -> str:
-    lines = ["### magi: the tally", ""]
-    t = run.tally
-    lines.append(f"Candidates: {', '.join(c.label for c in run.candidates) or 'none'}")
-    if t is None:
-        lines += ["", f"No tally: {run.reason or run.status.value}."]
-        return "\n".join(lines) + "\n"
-    if run.judgements:
-        lines += ["", "| judge | first ranking |", "|---|---|"]
-        lines += [f"| {r.seat} | {' > '.join(r.ranking) or r.status} |" for r in run.judgements]
-    if run.votes:
-        lines += ["", "| judge | final vote |", "|---|---|"]
-        lines += [f"| {v.seat} | {v.vote or v.status} |" for v in run.votes]
-    counts = ", ".join(f"{k}: {n}" for k, n in sorted(t.counts.items()))
-    lines += ["", f"Counts: {counts or 'none'}; {t.answered} of {t.judges} judges counted."]
-    if t.tie_break:
-        lines.append(f"Tie-break: {t.tie_break}")
-    lines.append(f"**Winner: {t.winner or 'none'}** ({t.reason})")
-    if revealed(run):
-        lines += ["", "Unblinding (after the tally):", ""]
-        lines += [f"- {c.label}: {run.agent_of(c.seat) or '?'}" for c in run.candidates]
-        lines += [f"- {j.seat}: {run.agent_of(j.seat) or '?'}" for j in run.judges]
-    return "\n".join(lines) + "\n"
-
-
-def _transcripts(run: Run) -> str:
-    lines = ["### magi: the judges", ""]
-    if not run.judges:
-        return "\n".join([*lines, "No judge sat (uncontested or not reached)."]) + "\n"
-    for j in run.judges:
-        lines += [f"<details><summary>{j.seat}</summary>", ""]
-        for r in [*run.judgements, *run.deliberation]:
-            if r.seat == j.seat:
-                head = "first ranking" if r.round == 0 else f"deliberation round {r.round}"
-                lines += [f"**{head}**: {' > '.join(r.ranking) or r.status}", "", r.text, ""]
-        for v in run.votes:
-            if v.seat == j.seat:
-                lines += [f"**private vote**: {v.vote or v.status}", "", v.rationale, ""]
-        lines += ["</details>", ""]
-    return "\n".join(lines)
-
-
 def _link(links: Links, file: str | None, line: int | None) -> str:
     if not file:
         return ""
+    shown = inline(f"{file}:{line}" if line else file)
     if not links.head:
-        return f" `{file}:{line}`" if line else f" `{file}`"
-    anchor, shown = (f"#L{line}", f"{file}:{line}") if line else ("", file)
-    return f" [{shown}]({links.repo_url}/blob/{links.head}/{file}{anchor})"
+        return f" `{shown}`"
+    anchor = f"#L{line}" if line else ""
+    return f" [{shown}]({links.repo_url}/blob/{links.head}/{quote_url(file)}{anchor})"
 
 
-def _review(run: Run, links: Links) -> str:
-    lines = ["### magi: the review", ""]
+def quote_url(path: str) -> str:
+    """A repository path as a URL path (agent-chosen names stay inside the link)."""
+    return url_quote(path, safe="/")
+
+
+def review_sections(run: Run, links: Links) -> list[Section]:
+    """The review loop's findings per round (ids, severities, file:line links to the PR's
+    head, adopted or rejected and why), its e2e and the gate, as the report's sections."""
     review = review_of(run)
     if review is None:
-        lines.append("The review loop did not run.")
-    else:
-        lines.append(f"Outcome: {review.outcome or 'in progress'}. {review.reason or ''}".rstrip())
-        for rnd in review.rounds:
-            fix = rnd.fix
-            adopted = set(fix.adopted) if fix else set()
-            rejected = {r.id: r.reason for r in fix.rejected} if fix else {}
-            lines += ["", f"#### Round {rnd.round} (`{rnd.head[:10]}`)", ""]
-            if not rnd.findings:
-                lines.append("No findings.")
-            for f in rnd.findings:
-                verdict = (
-                    "adopted"
-                    if f.id in adopted
-                    else f"rejected: {rejected[f.id]}"
-                    if f.id in rejected
-                    else "open"
-                )
-                lines.append(
-                    f"- **{f.id}** ({f.severity}){_link(links, f.file, f.line)}: {f.title}"
-                    f" — {verdict}"
-                )
-            if rnd.e2e is not None:
-                e = rnd.e2e
-                state = "deferred" if e.deferred else "passed" if e.passed else "failed"
-                lines.append(f"- e2e: {state}")
+        return []
+    sections: list[Section] = []
+    head = f"Outcome: {inline(review.outcome or 'in progress')}"
+    if review.reason:
+        head += f". {inline(review.reason)}"
+    sections.append(Section("Review loop", Safe(head + "\n")))
+    for rnd in review.rounds:
+        fix = rnd.fix
+        adopted = set(fix.adopted) if fix else set()
+        rejected = {r.id: r.reason for r in fix.rejected} if fix else {}
+        lines = []
+        for f in rnd.findings:
+            if f.id in adopted:
+                verdict = "adopted"
+            elif f.id in rejected:
+                verdict = f"rejected: {inline(rejected[f.id])}"
+            else:
+                verdict = "open"
+            lines.append(
+                f"- **{inline(f.id)}** ({inline(f.severity)}){_link(links, f.file, f.line)}: "
+                f"{inline(f.title)} — {verdict}"
+            )
+        if rnd.e2e is not None:
+            e = rnd.e2e
+            lines.append(
+                f"- e2e: {'deferred' if e.deferred else 'passed' if e.passed else 'failed'}"
+            )
+        body = "\n".join(lines) or "No findings."
+        sections.append(Section(f"Round {rnd.round} ({rnd.head[:10]})", Safe(body + "\n"), True))
     gate = gate_of(run)
     if gate is not None and gate.ran:
-        lines += [
-            "",
-            f"Gate: {'passed' if gate.passed else 'failed'} on `{(gate.head or '')[:10]}`",
-        ]
-        lines += [f"- `{r.command}`: exit {r.exit_code}" for r in gate.results]
-    lines += [
-        "",
-        "| seat | turns | tokens in | tokens out | cost | seconds |",
-        "|---|---|---|---|---|---|",
-    ]
-    for seat, row in seat_usage(run).items():
-        cost = "" if row["cost_usd"] is None else f"${row['cost_usd']:.2f}"
-        lines.append(
-            f"| {seat} | {row['turns']} | {row['input_tokens'] or ''} | "
-            f"{row['output_tokens'] or ''} | {cost} | {row['seconds']:.0f} |"
-        )
-    return "\n".join(lines) + "\n"
+        rows = [f"- `{inline(r.command)}`: exit {r.exit_code}" for r in gate.results]
+        verdict = "passed" if gate.passed else "failed"
+        sections.append(Section(f"Gate: {verdict}", Safe("\n".join(rows or ["(no command)"]))))
+    return sections
+
+
+_OWN_MARKER = re.compile(r"^<!-- magi:[a-z-]+ [^\n]*?-->\n", re.M)
 
 
 def comments(run: Run, links: Links) -> Comments:
-    """The three PR comments: the tally, the judge transcripts, the review."""
-    return Comments(tally=_tally(run), transcripts=_transcripts(run), review=_review(run, links))
+    """The three PR comments, rendered by the report (``magi show --markdown``)."""
+    tally, transcripts, review = report_comments(build(run), review_sections(run, links))
+    # The report marks its comments itself; publish adds its own marker after the posting
+    # gate (which escapes any marker inside gated text), so the report's goes here.
+    return Comments(*(_OWN_MARKER.sub("", c.body, count=1) for c in (tally, transcripts, review)))
 
 
 def pr_body(run: Run, issue: int, links: Links) -> str:
