@@ -13,7 +13,7 @@ case "$MAGI_ACTION_COMMAND" in
     unset MAGI_GITHUB_TOKEN
     args+=(--issue "${MAGI_ISSUE:?issue is required}")
     [ -n "${MAGI_ISSUE_FILE:-}" ] && args+=(--issue-file "$MAGI_ISSUE_FILE")
-    [ -n "${MAGI_RUN:-}" ] && args+=(--resume "$MAGI_RUN")
+    [ -n "${MAGI_RUN:-}" ] && args+=(--run-id "$MAGI_RUN")
     ;;
   publish)
     if [ -z "${MAGI_GITHUB_TOKEN:-}" ]; then

@@ -48,7 +48,10 @@ def compete(
         Path | None,
         typer.Option("--issue-file", help="The issue as JSON, fetched by an earlier job."),
     ] = None,
-    resume: Annotated[str | None, typer.Option("--resume", help="A run id to resume.")] = None,
+    run_id: Annotated[
+        str | None,
+        typer.Option("--run-id", help="The run id the App assigned: resumed if recorded here."),
+    ] = None,
     artifact_dir: ArtifactDir = None,
 ) -> None:
     """Run the competition for an issue and write the artifact the publish job reads."""
@@ -72,7 +75,7 @@ def compete(
             out=out,
             environ=os.environ,
             reporter=LogReporter(),
-            resume=resume,
+            run_id=run_id or None,
         )
     except MagiError as e:
         # The publish job says why on the issue (a missing agent CLI, a credential in the

@@ -14,6 +14,7 @@ import json
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from magi import engine
@@ -27,7 +28,7 @@ from magi.errors import MagiError
 from magi.git import Git
 from magi.seats import Reporter
 from magi.state.model import Run, RunStatus
-from magi.state.store import Store
+from magi.state.store import RUN_ID, Store
 
 __all__ = ["IssueTask", "compete", "find_run", "read_issue"]
 
@@ -97,16 +98,28 @@ def compete(
     out: Path,
     environ: Mapping[str, str],
     reporter: Reporter,
-    resume: str | None = None,
+    run_id: str | None = None,
     rng: random.Random | None = None,
 ) -> Run:
-    """Run (or resume) the competition for ``issue`` and write its artifact into ``out``."""
+    """Run (or resume) the competition for ``issue`` and write its artifact into ``out``.
+
+    ``run_id`` is the id the App assigned when it dispatched: the run is resumed when this
+    runner has it, else a new run gets that id (so the App's comment and the record agree).
+    """
     refuse_tokens(environ)
     git = Git.discover(cwd)
     refuse_credentials(git.root)
-    record = (
-        store.load_run(store.resolve(resume)) if resume else find_run(store, git.root, issue.number)
-    )
+    now: datetime | None = None
+    if run_id is not None:
+        if not RUN_ID.fullmatch(run_id):
+            raise ActionError(f"{run_id!r} is not a magi run id (YYYYMMDD-HHMMSS-xxxx)")
+        record = store.load_run(run_id) if run_id in store.list_ids() else None
+        if record is not None and record.task.source != f"issue:{issue.number}":
+            raise ActionError(f"run {run_id} is not issue #{issue.number}'s")
+        if record is None:
+            now, rng = _id_parts(run_id, rng)
+    else:
+        record = find_run(store, git.root, issue.number)
     if record is not None and record.status.resumable:
         _hide(reporter, record.config)
         reporter.note(f"resuming run {record.id} ({record.status.value}) for #{issue.number}")
@@ -124,6 +137,7 @@ def compete(
             environ=environ,
             reporter=reporter,
             rng=rng,
+            now=now,
         ).run
     else:
         reporter.note(f"run {record.id} already ended {record.status.value}; writing it out")
@@ -132,6 +146,28 @@ def compete(
     heads = create_bundle(git, record, out / BUNDLE)
     write_artifact(record, store, out, heads, issue.number)
     return record
+
+
+class _Suffix(random.Random):
+    """A Random whose 16-bit draws give one run-id suffix: ``new_run_id`` then yields the id
+    the App assigned. Every other draw (the label seed) is random as usual."""
+
+    def __init__(self, suffix: int) -> None:
+        super().__init__()
+        self.suffix = suffix
+
+    def getrandbits(self, k: int, /) -> int:
+        return self.suffix if k == 16 else super().getrandbits(k)
+
+
+def _id_parts(run_id: str, rng: random.Random | None) -> tuple[datetime, random.Random]:
+    """The ``now`` and ``rng`` with which the engine names a new run ``run_id``."""
+    stamp, _, suffix = run_id.rpartition("-")
+    when = datetime.strptime(stamp, "%Y%m%d-%H%M%S").replace(tzinfo=UTC)
+    fixed = _Suffix(int(suffix, 16))
+    if rng is not None:
+        fixed.seed(rng.getrandbits(64))
+    return when, fixed
 
 
 def _hide(reporter: Reporter, config: Config) -> None:
