@@ -13,11 +13,10 @@ from action_helpers import ISSUE, REPO, TOKEN, make_world
 from magi.action.checkout import credential_problems
 from magi.action.env import ActionEnv
 from magi.action.errors import ActionError
-from magi.action.publish import FOLLOW_UP, _follow_ups, _Job
+from magi.action.posts import FOLLOW_UP, Poster, follow_ups
 from magi.action.remote import Remote
 from magi.core import markers
 from magi.core.posting import Policy
-from magi.git import Git
 from magi.testing.action import FakePublishGitHub
 
 
@@ -113,9 +112,9 @@ def test_unadopted_minor_findings_become_at_most_five_follow_ups_once(tmp_path):
     """Minor and not adopted: filed with magi:follow-up (never magi), five at most, once."""
     github = FakePublishGitHub()
     env = ActionEnv(repo=REPO)
-    job = _Job(github, env, Git(tmp_path), None, ISSUE, 2, Policy(revealed=True))  # type: ignore[arg-type]
+    job = Poster(github, env, ISSUE, Policy(revealed=True))
     run = SimpleNamespace(id="20261201-000000-abcd", review=_review(8))
-    first = asyncio.run(_follow_ups(job, run))  # type: ignore[arg-type]
+    first = asyncio.run(follow_ups(job, run))  # type: ignore[arg-type]
     assert len(first) == 5
     filed = [github.world(REPO).issues[n] for n in first]
     assert all([lb.name for lb in i.labels] == [FOLLOW_UP] for i in filed)
@@ -123,7 +122,7 @@ def test_unadopted_minor_findings_become_at_most_five_follow_ups_once(tmp_path):
     assert "R1-1-1" not in ids  # adopted
     assert "R1-1-99" not in ids  # blocking, not minor
     assert all("@octocat" not in (i.body or "") for i in filed)
-    again = asyncio.run(_follow_ups(job, run))  # type: ignore[arg-type]
+    again = asyncio.run(follow_ups(job, run))  # type: ignore[arg-type]
     assert again == first
     assert len(github.named("create_issue")) == 5
 
