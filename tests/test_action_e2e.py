@@ -106,6 +106,8 @@ def test_the_check_run_and_tracking_comment(published):
     assert "actions/runs/4242" in tracking[0]
     summary = (world.tmp / "runner-temp-publish" / "summary.md").read_text()
     assert run_id in summary
+    compete_summary = (world.tmp / "runner-temp-compete" / "summary.md").read_text()
+    assert "- [x] implement" in compete_summary
 
 
 def test_publishing_twice_changes_nothing(published, monkeypatch):

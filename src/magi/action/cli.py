@@ -5,12 +5,16 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from magi.action.errors import ActionError
 from magi.errors import MagiError
+
+if TYPE_CHECKING:  # imported where used, so `magi --help` stays quick
+    from magi.action.env import ActionEnv
+    from magi.state.model import Run
 
 app = typer.Typer(
     name="action",
@@ -32,6 +36,16 @@ def _artifact_dir(given: Path | None) -> Path:
         return given
     temp = os.environ.get("RUNNER_TEMP")
     return Path(temp) / "magi-run" if temp else Path.cwd() / ".magi-run"
+
+
+def job_summary(run: Run, env: ActionEnv) -> str:
+    """The agents job's summary: the node checklist and the ending, through the gate."""
+    from magi.action.artifact import policy_for
+    from magi.action.render import Links, tracking
+    from magi.core.posting import gate
+
+    links = Links(repo_url=env.repo_url, job_url=env.job_url)
+    return gate(tracking(run, links), policy_for(run)).text
 
 
 def port_from_env(api_url: str, token: str) -> object:
@@ -85,6 +99,7 @@ def compete(
     env.set_output("run-id", run.id)
     env.set_output("status", run.status.value)
     env.set_output("artifact-dir", str(out))
+    env.summary(job_summary(run, env))
     typer.echo(f"run {run.id}: {run.status.value}; artifact in {out}")
 
 
