@@ -169,3 +169,17 @@ def test_review_findings_link_to_the_pr_head_and_say_adopted_or_rejected():
     assert "adopted" in text
     assert "rejected: out of scope" in text
     assert "**R1-1-99** (blocking)" in text
+
+
+def test_a_verified_noop_is_said_labelled_and_opens_nothing(tmp_path, monkeypatch):
+    """Every candidate showed nothing is needed: magi:noop, the evidence said, no PR."""
+    world = make_world(tmp_path, implementers=("noop", "noop"))
+    res = world.compete()
+    assert res.returncode == 0, res.stdout + res.stderr
+    out = world.publish(monkeypatch)
+    assert out.exit_code == 0, out.output
+    assert world.github.labels_on(REPO, ISSUE) == ["magi:noop"]
+    assert not world.github.named("create_pull")
+    assert not [r for r in world.remote_refs() if r.startswith("refs/heads/magi/")]
+    tracking = [b for b in world.github.comments_on(REPO, ISSUE) if "magi:tracking" in b]
+    assert "Verified no-op" in tracking[0]
