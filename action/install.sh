@@ -5,5 +5,5 @@ set -euo pipefail
 venv="${RUNNER_TEMP:?}/magi-venv"
 "${MAGI_PYTHON:-python3}" -m venv "$venv"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-  -c "$GITHUB_ACTION_PATH/constraints.txt" "$GITHUB_ACTION_PATH"
+  -c "$GITHUB_ACTION_PATH/constraints.txt" "$GITHUB_ACTION_PATH[github]"
 echo "$venv/bin" >> "$GITHUB_PATH"
