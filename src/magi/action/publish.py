@@ -12,7 +12,7 @@ only when what GitHub holds differs, so publishing twice changes nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from magi.action.artifact import Artifact, policy_for
 from magi.action.bundle import INCOMING, check_bundle
@@ -114,17 +114,15 @@ async def publish(
         pr = await pull(job, run, winner_branch, body, title.splitlines()[0][:250])
         result.pr = pr.number
         head = result.pushed[winner_branch]
-        links = Links(**{**links.__dict__, "pr_url": pr.html_url or None, "head": head})
+        links = replace(links, pr_url=pr.html_url or None, head=head)
         texts = comments(run, links)
         for part, text in (
             ("tally", texts.tally),
             ("transcripts", texts.transcripts),
             ("review", texts.review),
         ):
-            await job.upsert_comment(
-                pr.number, job.post(text, "comment", part=part, run=run.id), "comment",
-                part=part, run=run.id,
-            )  # fmt: skip
+            body = job.post(text, "comment", part=part, run=run.id)
+            await job.upsert_comment(pr.number, body, "comment", part=part, run=run.id)
         await check_run(job, run, head)
 
     # The issue: attempts, the ending's label, the tracking comment.
@@ -145,7 +143,7 @@ async def publish(
         )
     await set_labels(job, await port.get_issue(env.repo, issue), wanted_labels)
     pr_url = f"{env.repo_url}/pull/{result.pr}" if result.pr is not None else None
-    track = tracking(run, Links(**{**links.__dict__, "pr_url": pr_url}), note)
+    track = tracking(run, replace(links, pr_url=pr_url), note)
     attrs: dict[str, str | int] = {"issue": issue, "run": run.id, "spent": spent}
     if counted:
         attrs["counted"] = counted
