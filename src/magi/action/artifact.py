@@ -1,0 +1,138 @@
+"""The agents job's result, as a directory the workflow uploads and the publish job reads.
+
+    manifest.json      run id, issue, base, {label: head} of the bundled branches
+    run.json           the run record, every string through the posting gate
+    artifacts/<name>   prompts and replies, gated the same way (each capped)
+    candidates.bundle  the viable candidate branches (absent when nothing is viable)
+
+Everything in it is written by magi but lived on a disk the agents could write, so the
+reader validates it strictly (``extra="forbid"``) and ``magi.action.bundle`` checks the
+bundle against the checkout before anything is pushed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from magi.action.errors import TamperedArtifact
+from magi.core.posting import Policy, gate, gate_json
+from magi.report import revealed
+from magi.state.migrations import migrate
+from magi.state.model import Run
+from magi.state.store import Store
+
+__all__ = [
+    "Artifact",
+    "Manifest",
+    "policy_for",
+    "read_artifact",
+    "read_refusal",
+    "write_artifact",
+    "write_refusal",
+]
+
+MANIFEST = "manifest.json"
+RUN = "run.json"
+BUNDLE = "candidates.bundle"
+REFUSAL = "refused.json"
+ARTIFACTS = "artifacts"
+ARTIFACT_MAX = 1_000_000  # characters kept of one prompt or reply
+
+
+class Manifest(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int = Field(1, alias="schema")
+    run: str
+    issue: int
+    base_sha: str
+    heads: dict[str, str] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Artifact:
+    manifest: Manifest
+    run: Run
+    bundle: Path | None
+    files: dict[str, str]  # artifacts/<name> -> text, already gated
+
+
+def policy_for(run: Run, store: Store | None = None) -> Policy:
+    """The posting policy of one run: its roster, whether authors are out, its local roots."""
+    roster = run.config.agents
+    roots = [(run.repo, ".")]
+    if run.worktree_root:
+        roots.append((run.worktree_root, "<worktrees>"))
+    if store is not None:
+        roots.append((str(store.home), "<magi home>"))
+    return Policy(roster=roster, revealed=revealed(run), roots=roots)
+
+
+def write_artifact(run: Run, store: Store, out: Path, heads: dict[str, str], issue: int) -> None:
+    """Write the gated record, its artifacts and the manifest into ``out`` (bundle apart)."""
+    policy = policy_for(run, store)
+    out.mkdir(parents=True, exist_ok=True)
+    record = gate_json(run.model_dump(mode="json", by_alias=True), policy)
+    (out / RUN).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    src = store.run_dir(run.id) / ARTIFACTS
+    dst = out / ARTIFACTS
+    dst.mkdir(exist_ok=True)
+    if src.is_dir():
+        for path in sorted(src.iterdir()):
+            if path.is_file() and not path.is_symlink():
+                text = path.read_text(encoding="utf-8", errors="replace")[:ARTIFACT_MAX]
+                unlimited = Policy(policy.roster, policy.revealed, policy.roots, limit=1 << 62)
+                (dst / path.name).write_text(gate(text, unlimited).text, encoding="utf-8")
+    manifest = Manifest(run=run.id, issue=issue, base_sha=run.base_sha or "", heads=heads)
+    (out / MANIFEST).write_text(
+        manifest.model_dump_json(by_alias=True, indent=2) + "\n", encoding="utf-8"
+    )
+
+
+def read_artifact(where: Path, run_id: str | None = None) -> Artifact:
+    """The artifact in ``where``, validated; TamperedArtifact when it is not compete's."""
+    try:
+        manifest = Manifest.model_validate_json((where / MANIFEST).read_text(encoding="utf-8"))
+        data = json.loads((where / RUN).read_text(encoding="utf-8"))
+        run = Run.model_validate(migrate(data))
+    except FileNotFoundError as e:
+        raise TamperedArtifact(f"the artifact has no {Path(str(e.filename)).name}") from None
+    except (ValidationError, ValueError) as e:
+        raise TamperedArtifact(f"the artifact's record does not validate: {e}") from None
+    if manifest.run != run.id or (run_id and run_id != run.id):
+        raise TamperedArtifact(f"the artifact is for run {run.id}, not {run_id or manifest.run}")
+    if manifest.base_sha != (run.base_sha or ""):
+        raise TamperedArtifact("the manifest's base is not the record's")
+    files: dict[str, str] = {}
+    art = where / ARTIFACTS
+    if art.is_dir():
+        for path in sorted(art.iterdir()):
+            if path.is_file() and not path.is_symlink() and not path.name.startswith("."):
+                files[path.name] = path.read_text(encoding="utf-8", errors="replace")
+    bundle = where / BUNDLE
+    if bundle.is_symlink():
+        raise TamperedArtifact("the bundle is a symbolic link")
+    return Artifact(manifest, run, bundle if bundle.is_file() else None, files)
+
+
+def write_refusal(out: Path, issue: int, message: str) -> None:
+    """Why compete did not run (its message carries the fix), for publish to say."""
+    out.mkdir(parents=True, exist_ok=True)
+    text = gate(message, Policy(limit=4000)).text
+    (out / REFUSAL).write_text(json.dumps({"issue": issue, "message": text}) + "\n")
+
+
+def read_refusal(where: Path, issue: int) -> str | None:
+    """compete's refusal for ``issue``, if it left one."""
+    try:
+        data = json.loads((where / REFUSAL).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("issue") != issue:
+        return None
+    message = data.get("message")
+    return f"compete refused to start: {message}" if isinstance(message, str) else None

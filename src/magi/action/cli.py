@@ -1,0 +1,155 @@
+"""``magi action compete`` and ``magi action publish``: what ``action.yml`` runs on a runner."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from magi.action.errors import ActionError
+from magi.errors import MagiError
+
+if TYPE_CHECKING:  # imported where used, so `magi --help` stays quick
+    from magi.action.env import ActionEnv
+    from magi.state.model import Run
+
+app = typer.Typer(
+    name="action",
+    help="The GitHub Action's two jobs: compete (agents, no credential) and publish (App token).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+
+Issue = Annotated[int, typer.Option("--issue", help="The issue number the run is for.", min=1)]
+ArtifactDir = Annotated[
+    Path | None,
+    typer.Option("--artifact-dir", help="The artifact directory (default: RUNNER_TEMP/magi-run)."),
+]
+
+
+def _artifact_dir(given: Path | None) -> Path:
+    if given is not None:
+        return given
+    temp = os.environ.get("RUNNER_TEMP")
+    return Path(temp) / "magi-run" if temp else Path.cwd() / ".magi-run"
+
+
+def job_summary(run: Run, env: ActionEnv) -> str:
+    """The agents job's summary: the node checklist and the ending, through the gate."""
+    from magi.action.artifact import policy_for
+    from magi.action.render import Links, tracking
+    from magi.core.posting import gate
+
+    links = Links(repo_url=env.repo_url, job_url=env.job_url)
+    return gate(tracking(run, links), policy_for(run)).text
+
+
+def port_from_env(api_url: str, token: str) -> object:
+    """The GitHub port for ``token`` (tests replace this function with a fake)."""
+    from magi.action.githubkit_port import GithubkitPublishPort
+
+    return GithubkitPublishPort(api_url=api_url, token=token)
+
+
+@app.command()
+def compete(
+    issue: Issue,
+    issue_file: Annotated[
+        Path | None,
+        typer.Option("--issue-file", help="The issue as JSON, fetched by an earlier job."),
+    ] = None,
+    run_id: Annotated[
+        str | None,
+        typer.Option("--run-id", help="The run id the App assigned: resumed if recorded here."),
+    ] = None,
+    artifact_dir: ArtifactDir = None,
+) -> None:
+    """Run the competition for an issue and write the artifact the publish job reads."""
+    from magi.action.artifact import write_refusal
+    from magi.action.compete import compete as run_compete
+    from magi.action.compete import read_issue
+    from magi.action.env import ActionEnv
+    from magi.action.log import LogReporter
+    from magi.state.store import Store, magi_home
+
+    env = ActionEnv.from_environ(os.environ)
+    if issue_file is None:
+        raise ActionError("--issue-file is required: the agents job reads no issue itself")
+    out = _artifact_dir(artifact_dir)
+    try:
+        task = read_issue(issue_file, issue)
+        run = run_compete(
+            cwd=Path.cwd(),
+            issue=task,
+            store=Store(magi_home()),
+            out=out,
+            environ=os.environ,
+            reporter=LogReporter(),
+            run_id=run_id or None,
+        )
+    except MagiError as e:
+        # The publish job says why on the issue (a missing agent CLI, a credential in the
+        # checkout...), with the fix, instead of the run ending having done nothing.
+        write_refusal(out, issue, e.message)
+        raise
+    env.set_output("run-id", run.id)
+    env.set_output("status", run.status.value)
+    env.set_output("artifact-dir", str(out))
+    env.summary(job_summary(run, env))
+    typer.echo(f"run {run.id}: {run.status.value}; artifact in {out}")
+
+
+@app.command()
+def publish(
+    issue: Issue,
+    run: Annotated[str | None, typer.Option("--run", help="The run id compete reported.")] = None,
+    artifact_dir: ArtifactDir = None,
+) -> None:
+    """Check the artifact and turn it into GitHub state: branches, PR, comments, labels."""
+    from magi.action.artifact import read_artifact, read_refusal
+    from magi.action.env import ActionEnv
+    from magi.action.errors import TamperedArtifact
+    from magi.action.publish import publish as run_publish
+    from magi.action.publish import publish_missing
+    from magi.action.remote import Remote
+    from magi.git import Git
+
+    env = ActionEnv.from_environ(os.environ)
+    token = os.environ.get("MAGI_GITHUB_TOKEN", "")
+    if not token:
+        raise ActionError("publish needs the App installation token in MAGI_GITHUB_TOKEN")
+    port = port_from_env(env.api_url, token)
+    where = _artifact_dir(artifact_dir)
+    if not (where / "manifest.json").is_file():
+        why = read_refusal(where, issue) or (
+            "the agents job failed or was cancelled before it wrote one (see its log)"
+        )
+        asyncio.run(publish_missing(port=port, env=env, issue=issue, why=why))  # type: ignore[arg-type]
+        raise ActionError(f"no artifact in {where}: {why}")
+    git = Git.discover(Path.cwd())
+    url = git.run("remote", "get-url", "origin").strip()
+    remote = Remote(git.root, url, token)
+    try:
+        artifact = read_artifact(where, run or None)
+        cfg = artifact.run.config
+        result = asyncio.run(
+            run_publish(
+                port=port,  # type: ignore[arg-type]
+                env=env,
+                git=git,
+                remote=remote,
+                artifact=artifact,
+                issue=issue,
+                attempts=cfg.github.attempts,
+            )
+        )
+    except TamperedArtifact as e:
+        why = f"publish refused the artifact: {e.message}"
+        asyncio.run(publish_missing(port=port, env=env, issue=issue, why=why))  # type: ignore[arg-type]
+        raise
+    pr = f"PR #{result.pr}" if result.pr else "no PR"
+    typer.echo(f"published run {artifact.run.id}: {pr}, {len(result.pushed)} branches")

@@ -1,0 +1,176 @@
+"""``magi action compete``: the agents job. Runs the competition; holds no credential.
+
+It refuses to start where a credential is within the agents' reach (a token in its own
+environment, or one the checkout's git config would hand to every worktree), reads the task
+from the issue file an earlier job fetched, runs the competition (and, once the pipeline has
+them, the review loop and gate) as ``magi run`` does, and writes the artifact. Run again on
+the same runner for the same issue, it resumes the local record instead of starting over:
+finished seats are never asked again, and a finished run is only written out again.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from magi import engine
+from magi.action.artifact import BUNDLE, write_artifact
+from magi.action.bundle import create_bundle
+from magi.action.checkout import refuse_credentials
+from magi.action.errors import ActionError, CredentialsInCheckout
+from magi.action.log import LogReporter
+from magi.config.model import Config
+from magi.errors import MagiError
+from magi.git import Git
+from magi.seats import Reporter
+from magi.state.model import Run, RunStatus
+from magi.state.store import RUN_ID, Store
+
+__all__ = ["IssueTask", "compete", "find_run", "read_issue"]
+
+# Variables that are write credentials when set for a step; the agents job must have none.
+TOKEN_NAMES = (
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GH_ENTERPRISE_TOKEN",
+    "MAGI_GITHUB_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+)
+
+
+@dataclass(frozen=True)
+class IssueTask:
+    number: int
+    title: str
+    body: str
+
+    @property
+    def text(self) -> str:
+        """The task as the agents get it (cleaned later, like every task): title, then body."""
+        return f"{self.title.strip()}\n\n{self.body.strip()}\n" if self.body.strip() else self.title
+
+
+def read_issue(path: Path, number: int) -> IssueTask:
+    """The issue JSON (``gh api repos/o/r/issues/N``) written by the job before this one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ActionError(f"cannot read the issue file {path.name}: {e}") from None
+    if not isinstance(data, dict) or data.get("number") != number:
+        raise ActionError(f"the issue file is not issue #{number}")
+    if data.get("pull_request"):
+        raise ActionError(f"#{number} is a pull request; magi competes on issues")
+    return IssueTask(number, str(data.get("title") or ""), str(data.get("body") or ""))
+
+
+def refuse_tokens(environ: Mapping[str, str]) -> None:
+    """Any token in this process's environment is readable by agents (/proc/<pid>/environ)."""
+    found = [n for n in TOKEN_NAMES if environ.get(n)]
+    if found:
+        raise CredentialsInCheckout(
+            f"compete runs agents, but its environment holds {', '.join(found)}; an agent "
+            "can read it from /proc. fix: set no token in the agents job's steps (env:)"
+        )
+
+
+def find_run(store: Store, repo: Path, issue: int) -> Run | None:
+    """The newest local run of ``repo`` for ``issue`` (this runner's own record)."""
+    source = f"issue:{issue}"
+    for run_id in store.list_ids():
+        try:
+            run = store.load_run(run_id)
+        except MagiError:
+            continue  # another kind of record, or another magi's: not this issue's run
+        if run.task.source == source and Path(run.repo) == repo:
+            return run
+    return None
+
+
+def compete(
+    *,
+    cwd: Path,
+    issue: IssueTask,
+    store: Store,
+    out: Path,
+    environ: Mapping[str, str],
+    reporter: Reporter,
+    run_id: str | None = None,
+    rng: random.Random | None = None,
+) -> Run:
+    """Run (or resume) the competition for ``issue`` and write its artifact into ``out``.
+
+    ``run_id`` is the id the App assigned when it dispatched: the run is resumed when this
+    runner has it, else a new run gets that id (so the App's comment and the record agree).
+    """
+    refuse_tokens(environ)
+    git = Git.discover(cwd)
+    refuse_credentials(git.root)
+    now: datetime | None = None
+    if run_id is not None:
+        if not RUN_ID.fullmatch(run_id):
+            raise ActionError(f"{run_id!r} is not a magi run id (YYYYMMDD-HHMMSS-xxxx)")
+        record = store.load_run(run_id) if run_id in store.list_ids() else None
+        if record is not None and record.task.source != f"issue:{issue.number}":
+            raise ActionError(f"run {run_id} is not issue #{issue.number}'s")
+        if record is None:
+            now, rng = _id_parts(run_id, rng)
+    else:
+        record = find_run(store, git.root, issue.number)
+    if record is not None and record.status.resumable:
+        _hide(reporter, record.config)
+        reporter.note(f"resuming run {record.id} ({record.status.value}) for #{issue.number}")
+        record = engine.resume(store, record.id, environ=environ, reporter=reporter).run
+    elif record is None or record.status is RunStatus.FAILED:
+        # A failed run is an attempt spent; `/magi retry` after it is a new competition.
+        config = engine.preflight(git.root, None, environ, reporter)
+        _hide(reporter, config)
+        record = engine.start(
+            task=issue.text,
+            source=f"issue:{issue.number}",
+            config=config,
+            git=git,
+            store=store,
+            environ=environ,
+            reporter=reporter,
+            rng=rng,
+            now=now,
+        ).run
+    else:
+        reporter.note(f"run {record.id} already ended {record.status.value}; writing it out")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / BUNDLE).unlink(missing_ok=True)
+    heads = create_bundle(git, record, out / BUNDLE)
+    write_artifact(record, store, out, heads, issue.number)
+    return record
+
+
+class _Suffix(random.Random):
+    """A Random whose 16-bit draws give one run-id suffix: ``new_run_id`` then yields the id
+    the App assigned. Every other draw (the label seed) is random as usual."""
+
+    def __init__(self, suffix: int) -> None:
+        super().__init__()
+        self.suffix = suffix
+
+    def getrandbits(self, k: int, /) -> int:
+        return self.suffix if k == 16 else super().getrandbits(k)
+
+
+def _id_parts(run_id: str, rng: random.Random | None) -> tuple[datetime, random.Random]:
+    """The ``now`` and ``rng`` with which the engine names a new run ``run_id``."""
+    stamp, _, suffix = run_id.rpartition("-")
+    when = datetime.strptime(stamp, "%Y%m%d-%H%M%S").replace(tzinfo=UTC)
+    fixed = _Suffix(int(suffix, 16))
+    if rng is not None:
+        fixed.seed(rng.getrandbits(64))
+    return when, fixed
+
+
+def _hide(reporter: Reporter, config: Config) -> None:
+    """A job log is public to the repository's readers: it names no agent of this roster."""
+    if isinstance(reporter, LogReporter):
+        reporter.with_roster(config.agents)

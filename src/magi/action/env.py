@@ -1,0 +1,76 @@
+"""What GitHub Actions tells a step through its environment, read once at the entry point."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from magi.action.errors import ActionError
+from magi.github.models import Repo
+
+__all__ = ["ActionEnv"]
+
+
+@dataclass(frozen=True)
+class ActionEnv:
+    """The variables magi reads (https://docs.github.com/en/actions/reference/variables)."""
+
+    repo: Repo
+    api_url: str = "https://api.github.com"
+    server_url: str = "https://github.com"
+    run_id: str = ""
+    step_summary: Path | None = None
+    output: Path | None = None
+    runner_temp: Path | None = None
+    app_login: str | None = None  # <app-slug>[bot]: whose comments are magi's
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> ActionEnv:
+        name = environ.get("GITHUB_REPOSITORY", "")
+        try:
+            repo = Repo.parse(name)
+        except ValueError:
+            raise ActionError(
+                f"GITHUB_REPOSITORY is {name!r}; magi action runs inside GitHub Actions"
+            ) from None
+
+        def path(key: str) -> Path | None:
+            return Path(environ[key]) if environ.get(key) else None
+
+        slug = environ.get("MAGI_APP_SLUG", "")
+        return cls(
+            repo=repo,
+            api_url=environ.get("GITHUB_API_URL", cls.api_url).rstrip("/"),
+            server_url=environ.get("GITHUB_SERVER_URL", cls.server_url).rstrip("/"),
+            run_id=environ.get("GITHUB_RUN_ID", ""),
+            step_summary=path("GITHUB_STEP_SUMMARY"),
+            output=path("GITHUB_OUTPUT"),
+            runner_temp=path("RUNNER_TEMP"),
+            app_login=f"{slug}[bot]" if slug else None,
+        )
+
+    @property
+    def repo_url(self) -> str:
+        return f"{self.server_url}/{self.repo.full_name}"
+
+    @property
+    def job_url(self) -> str | None:
+        """The live log of this workflow run."""
+        return f"{self.repo_url}/actions/runs/{self.run_id}" if self.run_id else None
+
+    def set_output(self, name: str, value: str) -> None:
+        """A step output (``name=value`` appended to ``$GITHUB_OUTPUT``)."""
+        if self.output is None:
+            return
+        if "\n" in value:
+            raise ActionError(f"output {name} must be one line")
+        with self.output.open("a", encoding="utf-8") as f:
+            f.write(f"{name}={value}\n")
+
+    def summary(self, markdown: str) -> None:
+        """Append to the job summary (``$GITHUB_STEP_SUMMARY``), already gated."""
+        if self.step_summary is None:
+            return
+        with self.step_summary.open("a", encoding="utf-8") as f:
+            f.write(markdown.rstrip("\n") + "\n")

@@ -1,0 +1,49 @@
+"""The live job log: each node and seat on its own line, as GitHub shows a step's output.
+
+A job log is readable by everyone who can read the repository, and GitHub parses lines that
+start with ``::`` as workflow commands (``::add-mask::``, ``::stop-commands::``). So agent
+text that reaches the log (an error, a failover note) goes through the posting gate with
+authors hidden, continuation lines are indented, and ``::`` is broken up.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from typing import TextIO
+
+from magi.config.model import AgentConfig
+from magi.core.posting import Policy, gate
+
+__all__ = ["LogReporter"]
+
+
+class LogReporter:
+    """Implements ``magi.seats.Reporter`` for a job log (no terminal, no redraws)."""
+
+    def __init__(self, out: TextIO | None = None, roster: Sequence[AgentConfig] = ()) -> None:
+        self.out = out or sys.stdout
+        self.started = time.monotonic()
+        self.policy = Policy(roster=roster, revealed=False, limit=1 << 20)
+
+    def with_roster(self, roster: Sequence[AgentConfig]) -> LogReporter:
+        """The same log, now hiding this roster's names too."""
+        self.policy = Policy(roster=roster, revealed=False, limit=1 << 20)
+        return self
+
+    def _line(self, text: str, command: str = "") -> None:
+        elapsed = int(time.monotonic() - self.started)
+        safe = gate(text, self.policy, "log").text.replace("::", ": :").rstrip("\n")
+        safe = safe.replace("\n", "\n    ")
+        self.out.write(f"{command}[{elapsed // 60:3d}:{elapsed % 60:02d}] {safe}\n")
+        self.out.flush()
+
+    def node(self, name: str) -> None:
+        self._line(f"node {name}")
+
+    def seat(self, seat: str, state: str, detail: str = "") -> None:
+        self._line(f"  {seat}: {state}" + (f" ({detail})" if detail else ""))
+
+    def note(self, message: str, level: str = "info") -> None:
+        self._line(message, {"warn": "::warning::", "error": "::error::"}.get(level, ""))

@@ -1,0 +1,199 @@
+"""``magi action publish``: turn compete's artifact into GitHub state. No agent runs here.
+
+In order: check the artifact and its bundle (``magi.action.bundle``); read what the last
+publish of this run did (``refs/magi/runs/<id>``); push each viable candidate branch with a
+lease on what magi last pushed; file follow-ups for unadopted minor findings; open or update
+the PR from the winner's branch (a draft until review and gate are green) and its three
+comments; the ``magi`` check run on its head; the ending's label and the attempt count on
+the issue; the tracking comment, edited in place; the record ref. Every text passes
+``magi.core.posting.gate`` first, and magi's marker is added after it. Each write is made
+only when what GitHub holds differs, so publishing twice changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from magi.action.artifact import Artifact, policy_for
+from magi.action.bundle import INCOMING, check_bundle
+from magi.action.env import ActionEnv
+from magi.action.errors import TamperedArtifact
+from magi.action.port import PublishPort
+from magi.action.posts import (
+    ENDING_LABELS,
+    TRACKING,
+    Poster,
+    attempts_spent,
+    check_run,
+    follow_ups,
+    pull,
+    set_labels,
+)
+from magi.action.record_ref import Published, build_commit, read_published, record_ref
+from magi.action.remote import Remote
+from magi.action.render import Links, comments, ending, pr_body, tracking
+from magi.core import markers
+from magi.core.posting import Policy, gate
+from magi.git import Git
+from magi.github.models import Comment
+from magi.report import revealed
+from magi.state.model import RunStatus
+
+__all__ = ["PublishResult", "publish", "publish_missing"]
+
+# A quota stall or a budget hold re-queues; only a failure spends an attempt.
+SPENDS = frozenset({RunStatus.FAILED})
+
+
+@dataclass
+class PublishResult:
+    pr: int | None = None
+    pushed: dict[str, str] = field(default_factory=dict)
+    follow_ups: list[int] = field(default_factory=list)
+    attempts_spent: int = 0
+    held: bool = False
+
+
+async def publish(
+    *,
+    port: PublishPort,
+    env: ActionEnv,
+    git: Git,
+    remote: Remote,
+    artifact: Artifact,
+    issue: int,
+    attempts: int = 2,
+) -> PublishResult:
+    """Publish one run; see the module docstring for the order and why."""
+    run = artifact.run
+    if artifact.manifest.issue != issue or run.task.source != f"issue:{issue}":
+        raise TamperedArtifact(f"the artifact is not for issue #{issue}")
+    job = Poster(port, env, issue, policy_for(run))
+    result = PublishResult()
+    heads: dict[str, str] = {}
+    if artifact.bundle is not None:
+        heads = check_bundle(git, run, artifact.bundle, artifact.manifest.heads)
+    elif artifact.manifest.heads:
+        raise TamperedArtifact("the manifest names branches but the artifact has no bundle")
+
+    ref = record_ref(run.id)
+    prev = remote.fetch(ref, f"{INCOMING}/{run.id}/record")
+    published = read_published(git, prev)
+
+    # Branches: only once authors may be known (a commit can name its author), each leased.
+    if revealed(run):
+        wanted = {f"refs/heads/magi/{run.id}/{label}": label for label in heads}
+        on_remote = remote.ls_remote(*wanted) if wanted else {}
+        for target, label in wanted.items():
+            branch = target.removeprefix("refs/heads/")
+            if on_remote.get(target) != heads[label]:
+                remote.push(
+                    f"{INCOMING}/{run.id}/{label}",
+                    target,
+                    expect=published.branches.get(branch),
+                )
+            result.pushed[branch] = heads[label]
+
+    links = Links(
+        repo_url=env.repo_url,
+        job_url=env.job_url,
+        branches=sorted(result.pushed),
+        record_ref=ref,
+    )
+    winner = run.tally.winner if run.tally else None
+    winner_branch = f"magi/{run.id}/{winner}" if winner else None
+    if winner_branch in result.pushed:
+        assert winner_branch is not None  # noqa: S101 - narrowed by the membership test
+        result.follow_ups = await follow_ups(job, run)
+        info = await port.get_issue(env.repo, issue)
+        title = gate(info.title or run.task.cleaned.splitlines()[0], job.policy).text
+        body_text = pr_body(run, issue, links)
+        if result.follow_ups:
+            body_text += "\nFollow-ups: " + ", ".join(f"#{n}" for n in result.follow_ups) + "\n"
+        body = job.post(body_text, markers.PR, issue=issue, run=run.id)
+        pr = await pull(job, run, winner_branch, body, title.splitlines()[0][:250])
+        result.pr = pr.number
+        head = result.pushed[winner_branch]
+        links = replace(links, pr_url=pr.html_url or None, head=head)
+        texts = comments(run, links)
+        for part, text in (
+            ("tally", texts.tally),
+            ("transcripts", texts.transcripts),
+            ("review", texts.review),
+        ):
+            body = job.post(text, "comment", part=part, run=run.id)
+            await job.upsert_comment(pr.number, body, "comment", part=part, run=run.id)
+        await check_run(job, run, head)
+
+    # The issue: attempts, the ending's label, the tracking comment.
+    thread = await port.list_comments(env.repo, issue)
+    spent, counted = attempts_spent(job, thread)
+    if run.status in SPENDS and counted != run.id and not published.counted:
+        spent += 1
+        counted = run.id
+    result.attempts_spent = spent
+    result.held = spent >= attempts and result.pr is None
+    wanted_labels = {ENDING_LABELS[run.status]} if run.status in ENDING_LABELS else set()
+    note = ""
+    if result.held:
+        wanted_labels.add("magi:held")
+        note = (
+            f"Held: {spent} of {attempts} attempts spent (`[github] attempts`). "
+            f"Last: {ending(run)} Fix the cause, then remove `magi:held` and `/magi retry`."
+        )
+    await set_labels(job, await port.get_issue(env.repo, issue), wanted_labels)
+    pr_url = f"{env.repo_url}/pull/{result.pr}" if result.pr is not None else None
+    track = tracking(run, replace(links, pr_url=pr_url), note)
+    attrs: dict[str, str | int] = {"issue": issue, "run": run.id, "spent": spent}
+    if counted:
+        attrs["counted"] = counted
+    if result.pr is not None:
+        attrs["pr"] = result.pr
+    await job.upsert_comment(issue, job.post(track, TRACKING, **attrs), TRACKING, issue=str(issue))
+
+    # The record ref, last: it says what this publish did.
+    done = Published(branches=result.pushed, pr=result.pr, issue=issue, counted=counted == run.id)
+    run_json = gate(run.model_dump_json(by_alias=True, indent=2), _unlimited(job.policy)).text
+    files = {k: gate(v, _unlimited(job.policy)).text for k, v in artifact.files.items()}
+    commit = build_commit(
+        git,
+        run_json=run_json + "\n",
+        artifacts=files,
+        published=done,
+        parent=prev,
+        message=f"magi run {run.id}: {run.status.value}",
+    )
+    if commit is not None:
+        remote.push(commit, ref, expect=prev)
+    env.set_output("run-id", run.id)
+    env.set_output("status", run.status.value)
+    env.set_output("pr-number", str(result.pr or ""))
+    env.summary(gate(track, job.policy).text)
+    return result
+
+
+def _unlimited(p: Policy) -> Policy:
+    return Policy(roster=p.roster, revealed=p.revealed, roots=p.roots, limit=1 << 62)
+
+
+async def publish_missing(*, port: PublishPort, env: ActionEnv, issue: int, why: str) -> None:
+    """The agents job left no artifact: say so on the issue, never end silently."""
+    job_link = f"\n\nLog: {env.job_url}" if env.job_url else ""
+    text = f"### magi\n\nThe competition left no result: {why}{job_link}\n"
+    thread = await port.list_comments(env.repo, issue)
+
+    def ours(c: Comment) -> bool:
+        if c.user is None:
+            return False
+        return c.user.login == env.app_login if env.app_login else c.user.type == "Bot"
+
+    mine = [c for c in thread if ours(c) and markers.find([c.body], TRACKING, issue=str(issue))]
+    # Keep what the tracking marker counted (attempts, the PR): this is not a new attempt.
+    state = dict(markers.latest([c.body for c in mine], TRACKING, issue=str(issue)) or {})
+    state["issue"] = str(issue)
+    body = gate(text, Policy()).text + "\n" + markers.marker(TRACKING, **state)
+    if mine:
+        if mine[0].body != body:
+            await port.update_comment(env.repo, mine[0].id, body)
+        return
+    await port.create_comment(env.repo, issue, body)

@@ -1,0 +1,98 @@
+"""The run record kept in the repository: ``refs/magi/runs/<id>``, one commit per change.
+
+The commit's tree holds ``run.json`` and ``artifacts/`` (both as the posting gate left them)
+and ``published.json``: what publish last pushed (branch -> sha, the leases of the next
+publish), the pull request and the attempt it counted. A later job on any runner (a fix
+round, ``/magi retry``, the App's stats) reads the run from here. Publishing a tree equal
+to the current one writes nothing, which is what makes publish idempotent here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from magi.git import NEUTRAL_EMAIL, NEUTRAL_NAME, Git
+
+__all__ = ["Published", "build_commit", "read_published", "record_ref"]
+
+PUBLISHED = "published.json"
+
+
+def record_ref(run_id: str) -> str:
+    return f"refs/magi/runs/{run_id}"
+
+
+@dataclass(frozen=True)
+class Published:
+    """What the last publish of a run did, as stored beside its record."""
+
+    branches: Mapping[str, str] = field(default_factory=dict)  # branch -> sha pushed
+    pr: int | None = None
+    issue: int | None = None
+    counted: bool = False  # this run's attempt was counted on the issue
+
+    def to_json(self) -> str:
+        data = {
+            "branches": dict(sorted(self.branches.items())),
+            "pr": self.pr,
+            "issue": self.issue,
+            "counted": self.counted,
+        }
+        return json.dumps(data, indent=2) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> Published:
+        data: dict[str, Any] = json.loads(text)
+        branches = data.get("branches") or {}
+        return cls(
+            branches={str(k): str(v) for k, v in branches.items()},
+            pr=data.get("pr"),
+            issue=data.get("issue"),
+            counted=bool(data.get("counted")),
+        )
+
+
+def read_published(git: Git, commit: str | None) -> Published:
+    """The ``published.json`` of a record commit (empty when there is none)."""
+    if commit is None:
+        return Published()
+    text = git.run("cat-file", "blob", f"{commit}:{PUBLISHED}", check=False)
+    return Published.from_json(text) if text.strip() else Published()
+
+
+def _blob(git: Git, text: str) -> str:
+    return git.run("hash-object", "-w", "--stdin", input=text).strip()
+
+
+def _tree(git: Git, entries: list[str]) -> str:
+    return git.run("mktree", input="".join(f"{e}\n" for e in sorted(entries))).strip()
+
+
+def build_commit(
+    git: Git,
+    *,
+    run_json: str,
+    artifacts: Mapping[str, str],
+    published: Published,
+    parent: str | None,
+    message: str,
+) -> str | None:
+    """A record commit on ``parent``; None when its tree would be ``parent``'s own."""
+    files = [f"100644 blob {_blob(git, text)}\t{name}" for name, text in artifacts.items()]
+    entries = [
+        f"100644 blob {_blob(git, run_json)}\trun.json",
+        f"100644 blob {_blob(git, published.to_json())}\t{PUBLISHED}",
+    ]
+    if files:
+        entries.append(f"040000 tree {_tree(git, files)}\tartifacts")
+    tree = _tree(git, entries)
+    if parent is not None and git.run("rev-parse", f"{parent}^{{tree}}").strip() == tree:
+        return None
+    ident = ("-c", f"user.name={NEUTRAL_NAME}", "-c", f"user.email={NEUTRAL_EMAIL}")
+    args = [*ident, "commit-tree", tree, "-m", message]
+    if parent is not None:
+        args += ["-p", parent]
+    return git.run(*args).strip()

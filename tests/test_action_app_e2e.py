@@ -1,0 +1,98 @@
+"""The whole road to an open PR: the App under uvicorn, a signed issues.labeled, the dispatch
+inputs handed to compete and publish as the workflow would, one FakeGitHub behind both."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from datetime import UTC, datetime
+
+import httpx
+import uvicorn
+
+from action_helpers import ISSUE, ISSUE_BODY, REPO, TITLE, make_world
+from github_helpers import SECRET, labeled, sign
+from magi.app import Settings, create_app
+from magi.core import markers
+from magi.github.models import Repo
+from magi.github.port import GitHubPort
+
+PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----"
+
+
+def _payload() -> dict[str, object]:
+    p = labeled(sender="maintainer")
+    repo = p["repository"]
+    assert isinstance(repo, dict)
+    repo.update(
+        full_name=REPO.full_name,
+        name=REPO.name,
+        html_url=f"https://github.example/{REPO.full_name}",
+    )
+    repo["owner"]["login"] = REPO.owner
+    issue = p["issue"]
+    assert isinstance(issue, dict)
+    issue.update(number=ISSUE, title=TITLE, body=ISSUE_BODY)
+    return p
+
+
+async def _deliver_under_uvicorn(app: object, body: bytes) -> httpx.Response:
+    """Serve the App with uvicorn on a free port, POST one delivery, shut down gracefully
+    (which waits for the delivery's background work: the dispatch)."""
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")  # type: ignore[arg-type]
+    )
+    serving = asyncio.create_task(server.serve())
+    while not server.started:  # yields to the server's start-up; no clock involved
+        await asyncio.sleep(0)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    headers = {
+        "X-GitHub-Event": "issues",
+        "X-GitHub-Delivery": "e2e-1",
+        "X-Hub-Signature-256": sign(body, SECRET),
+        "Content-Type": "application/json",
+    }
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+        response = await client.post("/webhook", content=body, headers=headers)
+    server.should_exit = True
+    await serving
+    return response
+
+
+def test_a_label_ends_in_an_open_pr(tmp_path, monkeypatch):
+    """labeled -> App claims and dispatches -> compete with the inputs -> publish opens the PR."""
+    world = make_world(tmp_path)
+    fake = world.github
+    fake.world(REPO).permissions["maintainer"] = "write"
+
+    async def ports(_installation: int | None, _repo: Repo) -> GitHubPort:
+        return fake
+
+    settings = Settings(app_id="1", private_key=PEM, webhook_secret=SECRET, app_slug="magi-app")
+    app = create_app(
+        settings,
+        ports=ports,
+        clock=lambda: datetime(2026, 12, 1, 9, 0, tzinfo=UTC),
+        rand=random.Random(3),
+    )
+    response = asyncio.run(_deliver_under_uvicorn(app, json.dumps(_payload()).encode()))
+    assert response.status_code == 202, response.text
+    dispatches = fake.world(REPO).dispatches
+    assert len(dispatches) == 1, fake.calls
+    inputs = dispatches[0]["inputs"]
+    assert inputs["issue"] == str(ISSUE)
+    assert inputs["command"] == "compete"
+
+    res = world.compete("--run-id", inputs["run_id"])
+    assert res.returncode == 0, res.stdout + res.stderr
+    out = world.publish(monkeypatch, inputs["run_id"])
+    assert out.exit_code == 0, out.output
+
+    pulls = list(fake.world(REPO).pulls.values())
+    assert len(pulls) == 1
+    assert pulls[0].head.ref.startswith(f"magi/{inputs['run_id']}/")
+    assert markers.find([pulls[0].body or ""], markers.PR, issue=str(ISSUE), run=inputs["run_id"])
+    bodies = fake.comments_on(REPO, ISSUE)
+    assert markers.find(bodies, markers.RUN, run=inputs["run_id"])  # the App's acknowledgement
+    assert markers.find(bodies, "tracking", run=inputs["run_id"])  # publish's progress

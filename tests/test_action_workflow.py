@@ -1,0 +1,151 @@
+"""workflows/magi.yml and action.yml keep the rules actionlint and zizmor cannot see."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from magi.config.model import Github
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOW = (ROOT / "workflows" / "magi.yml").read_text()
+ACTION = (ROOT / "action.yml").read_text()
+
+
+def _jobs(text: str) -> dict[str, str]:
+    """Each job's block of the workflow, by job id."""
+    body = text.split("\njobs:\n", 1)[1]
+    parts = re.split(r"^  ([a-z-]+):\n", body, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def _run_blocks(text: str) -> list[str]:
+    """The shell of every ``run:`` step (inline or block scalar)."""
+    blocks: list[str] = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"^(\s*)(?:- )?run: ?(.*)$", line)
+        if not m:
+            continue
+        indent, rest = len(m.group(1)), m.group(2)
+        if rest.strip() not in ("|", ">", "|-", ">-"):
+            blocks.append(rest)
+            continue
+        block = []
+        for nxt in lines[i + 1 :]:
+            if nxt.strip() and len(nxt) - len(nxt.lstrip()) <= indent:
+                break
+            block.append(nxt)
+        blocks.append("\n".join(block))
+    return blocks
+
+
+@pytest.mark.parametrize("text", [WORKFLOW, ACTION], ids=["workflow", "action"])
+def test_no_expression_is_spliced_into_a_script(text):
+    """Inputs reach scripts only through env: a `${{ }}` in run: is script injection."""
+    blocks = _run_blocks(text)
+    assert blocks
+    assert [b for b in blocks if "${{" in b] == []
+
+
+def test_every_action_is_pinned_by_a_full_commit_sha():
+    """A tag can be moved; a 40-hex SHA cannot."""
+    uses = re.findall(r"uses: (\S+)", WORKFLOW)
+    assert uses
+    assert [u for u in uses if not re.search(r"@[0-9a-f]{40}$", u)] == []
+
+
+def test_every_job_states_its_permissions_and_none_asks_for_id_token():
+    """Explicit, minimal permissions per job; no OIDC token anywhere."""
+    jobs = _jobs(WORKFLOW)
+    assert set(jobs) == {"task", "compete", "publish"}
+    for name, block in jobs.items():
+        assert "    permissions:" in block, name
+    assert "id-token:" not in WORKFLOW
+    assert "permissions: {}" in WORKFLOW.split("\njobs:\n")[0]
+
+
+def test_the_agents_job_holds_no_credential():
+    """compete reads contents only, keeps no checkout credential, and no step gets a secret."""
+    compete = _jobs(WORKFLOW)["compete"]
+    perms = re.search(r"    permissions:\n((?:      .*\n)+)", compete)
+    assert perms
+    assert [ln.split("#")[0].strip() for ln in perms.group(1).splitlines()] == ["contents: read"]
+    assert "secrets." not in compete
+    assert "github.token" not in compete
+    assert "token:" not in compete
+    assert compete.count("persist-credentials: false") == compete.count("actions/checkout@")
+
+
+def test_publish_writes_with_an_app_token_scoped_to_this_repository():
+    """The App token, never GITHUB_TOKEN, so magi's pushes and PR trigger the repo's CI."""
+    publish = _jobs(WORKFLOW)["publish"]
+    assert "actions/create-github-app-token@" in publish
+    assert "repositories: ${{ github.event.repository.name }}" in publish
+    assert "token: ${{ steps.app-token.outputs.token }}" in publish
+    assert "needs: [task, compete]" in publish
+    assert "persist-credentials: false" in publish
+
+
+def test_the_default_runner_labels_are_the_configs():
+    """runs-on falls back to [github] runner_labels' default."""
+    m = re.search(r"fromJSON\(inputs\.runner-labels \|\| '(\[.*?\])'\)", WORKFLOW)
+    assert m
+    assert json.loads(m.group(1)) == Github().runner_labels
+
+
+def test_a_concurrency_group_per_issue():
+    """Two runs for one issue never overlap."""
+    assert "group: magi-issue-${{ inputs.issue || github.event.issue.number }}" in WORKFLOW
+
+
+def test_the_action_outputs_what_the_workflow_reads():
+    """run-id, status, pr-number come out of the composite action."""
+    for name in ("run-id", "status", "pr-number", "artifact-dir"):
+        assert re.search(rf"^  {name}:\n", ACTION, re.M), name
+
+
+def _run_sh(tmp_path: Path, env: dict[str, str]) -> tuple[int, list[str]]:
+    """action/run.sh with a stand-in `magi` on PATH that records its argv."""
+    import os
+    import subprocess
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    log = tmp_path / "argv"
+    stub = bindir / "magi"
+    stub.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{log}"\n')
+    stub.chmod(0o755)
+    full = {"PATH": f"{bindir}:{os.environ['PATH']}", **env}
+    res = subprocess.run(
+        ["bash", str(ROOT / "action" / "run.sh")], env=full, capture_output=True, check=False
+    )
+    return res.returncode, log.read_text().splitlines() if log.exists() else []
+
+
+def test_run_sh_turns_inputs_into_argv_never_the_token(tmp_path):
+    """publish gets its token from the environment, never as an argument."""
+    code, argv = _run_sh(
+        tmp_path,
+        {
+            "MAGI_ACTION_COMMAND": "publish",
+            "MAGI_ISSUE": "7",
+            "MAGI_RUN": "20261201-000000-abcd",
+            "MAGI_GITHUB_TOKEN": "ghs_secret",
+        },
+    )
+    assert code == 0
+    assert argv == ["action", "publish", "--issue", "7", "--run", "20261201-000000-abcd"]
+
+
+def test_run_sh_refuses_a_token_for_compete(tmp_path):
+    """The agents job's step must not be handed a token at all."""
+    code, argv = _run_sh(
+        tmp_path,
+        {"MAGI_ACTION_COMMAND": "compete", "MAGI_ISSUE": "7", "MAGI_GITHUB_TOKEN": "ghs_x"},
+    )
+    assert code == 2
+    assert argv == []
