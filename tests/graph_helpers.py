@@ -81,6 +81,8 @@ def config(
         "roles": {"implementers": list(implementers), "judges": list(judges)},
         "graph": graph,
         "verify": {"e2e": [E2E], **tables.pop("verify", {})},
+        # The scripted agents keep their log and state here: writable inside the jail.
+        "sandbox": {"state": [str(scripted_dir)], **tables.pop("sandbox", {})},
         **tables,
     }
     return Config.model_validate(data)

@@ -54,6 +54,17 @@ def test_schema_1_migrates_to_2_with_authors_held_by_seats() -> None:
         assert "agent" not in next(x for x in out["judges"] if x["seat"] == j["seat"])
 
 
+def test_schema_2_migrates_to_3_with_jail_and_test_scan_unknown() -> None:
+    """A schema-2 run had no jail and no test scan: both read as unknown (None), not none."""
+    record = frozen("run-schema2.json")
+    out = migrate(record)
+    assert out == {**record, "schema": 3}
+    run = Run.model_validate(out)
+    assert run.schema_version == SCHEMA == 3
+    assert run.jail is None
+    assert all(c.tests_changed is None for c in run.candidates)
+
+
 def test_real_registry_only_holds_steps_below_schema() -> None:
     """Every registered step starts below SCHEMA, so each one can actually run."""
     assert all(0 <= version < SCHEMA for version in MIGRATIONS)

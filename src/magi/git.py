@@ -324,6 +324,11 @@ class Git:
             i += 1
         return stats
 
+    def removals(self, base: str, head: str) -> str:
+        """The zero-context diff of files that existed at ``base`` (modified, deleted, renamed)."""
+        flags = ("-U0", "--diff-filter=MDR", "--find-renames", "--src-prefix=a/", "--dst-prefix=b/")
+        return self.run(*_diff(base, head, *flags))
+
     def changed_paths(self, base: str, head: str) -> list[str]:
         """Every path touched; a rename lists both sides, so a protected path cannot hide."""
         out = self.run(*_diff(base, head, "--name-only", "-z", "--no-renames"))

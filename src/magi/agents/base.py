@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
+from magi.core.jail import JailSpec
 from magi.state.model import Usage
 
 __all__ = ["Agent", "CancelToken", "TurnRequest", "TurnResult", "TurnStatus", "Usage"]
@@ -108,6 +109,7 @@ class TurnRequest:
     cancel: CancelToken | None = None
     on_output: Callable[[str], None] | None = None
     unreachable_after: float | None = 120.0
+    jail: JailSpec | None = None  # the process runs inside it (bubblewrap); None: unjailed
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from magi.agents import process
 from magi.agents.base import Failure, TurnRequest, TurnResult, TurnStatus, Usage
 from magi.agents.live import LiveLine, Signals, SignalWatch, scrub
 from magi.config.model import AgentConfig
+from magi.core.jail import bwrap_argv
 from magi.errors import AgentError
 
 
@@ -153,8 +154,12 @@ class CliAgent:
             return TurnResult(TurnStatus.ERROR, error=str(e))
         env = process.child_env(request.environ, self.cfg, {**turn_vars(request), **inv.extra_env})
         listener = _Listener(self.adapter, request)
+        argv = inv.argv
+        if request.jail is not None:
+            prompt = () if request.prompt_file is None else (str(request.prompt_file.resolve()),)
+            argv = bwrap_argv(request.jail.reading(*prompt), argv)
         res = process.run(
-            inv.argv,
+            argv,
             cwd=request.cwd,
             stdin=inv.stdin,
             env=env,

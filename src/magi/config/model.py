@@ -17,6 +17,7 @@ from magi.config.council import CouncilConfig
 BUILTIN_KINDS = ("claude", "codex", "opencode", "gemini", "antigravity", "command")
 AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 DEFAULT_PROTECTED = [".github/workflows/", ".magi/", "magi.toml", "CODEOWNERS"]
+DEFAULT_TESTS = ["tests/", "test/", "*_test.*", "test_*.*", "*.test.*", "*.spec.*"]
 
 
 # Keys whose feature has not landed yet: accepted at their default, refused otherwise,
@@ -168,6 +169,9 @@ class Blind(_Strict):
     seed: int | None = None
     protected: Literal["warn", "fail"] = "warn"
     protected_paths: list[str] = Field(default_factory=lambda: list(DEFAULT_PROTECTED))
+    tests: Literal["warn", "fail"] = Field(
+        "warn", description="A candidate that edits or deletes lines of existing tests."
+    )
 
 
 class Verify(_Strict):
@@ -176,6 +180,22 @@ class Verify(_Strict):
     e2e: list[str] = Field(default_factory=list)
     gate: list[str] = Field(default_factory=list)
     candidates: bool = True
+    tests: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_TESTS),
+        description="Test files: a directory prefix (dir/) or a file-name glob.",
+    )
+
+
+class Sandbox(_Strict):
+    """The jail every agent process runs in (bubblewrap, Linux only)."""
+
+    mode: Literal["auto", "bwrap", "off"] = Field(
+        "auto", description="auto: bwrap when usable, else off with a warning."
+    )
+    state: list[str] = Field(
+        default_factory=list,
+        description="More paths every agent may write (a plugin CLI's state directory).",
+    )
 
 
 class Merge(_Strict):
@@ -236,6 +256,7 @@ class Config(_Strict):
     github: Github = Field(default_factory=Github)
     budget: Budget = Field(default_factory=Budget)
     council: CouncilConfig = Field(default_factory=CouncilConfig)
+    sandbox: Sandbox = Field(default_factory=Sandbox)
     vars: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")

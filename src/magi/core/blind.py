@@ -23,10 +23,16 @@ name an author. What must never reach a judge, and what in this module keeps it 
   decides whether magi warns, redacts (``redact_terms``) or fails the candidate.
 
 Whole words: a term matches only when no letter or digit touches it on either side. An
-underscore counts as a separator, so ``openai_client`` and ``CLAUDE_API_KEY`` name their
-vendor as plainly as prose does, while ``claudette`` and ``gptq`` are other words. A
-camelCase join (``ClaudeClient``) is not split: matching is case-insensitive, so the case
-change cannot be seen as a boundary.
+underscore counts as a separator, so ``openai_client``, ``gpt_utils.py`` and
+``CLAUDE_API_KEY`` name their vendor as plainly as prose does, while ``claudette`` and
+``gptq`` are other words. An identifier join is a boundary too: a case change inside a
+word (``ClaudeHelper``, ``myOpenCodeThing``, ``GPTClient``) and a letter-digit join
+(``claude3``); the join is read case-sensitively, the term itself is not, so ``OpenAI``
+still matches ``openai`` whole, while ``Xclaude`` (no join) does not match.
+
+Model names come from the roster's ``model =`` values: the whole value, each segment of
+a ``provider/model`` value, and the distinctive words of a hyphenated name (``sonnet`` of
+``claude-sonnet-4-5``; generic words such as ``mini`` or ``pro`` are not terms).
 """
 
 from __future__ import annotations
@@ -71,6 +77,32 @@ MIN_ID_LENGTH = 3
 
 # The kind that runs an arbitrary argv names no vendor, and "command" is an everyday word.
 _NEUTRAL_KINDS = frozenset({"command"})
+
+# Words of model names that name no vendor or family: not terms on their own.
+GENERIC_MODEL_WORDS = frozenset(
+    {
+        "chat",
+        "exp",
+        "experimental",
+        "fast",
+        "flash",
+        "high",
+        "instruct",
+        "large",
+        "latest",
+        "lite",
+        "low",
+        "max",
+        "medium",
+        "mini",
+        "nano",
+        "preview",
+        "small",
+        "thinking",
+        "turbo",
+    }
+)
+MIN_MODEL_WORD = 4
 
 
 def shuffle_labels(count: int, seed: int) -> list[str]:
@@ -158,7 +190,7 @@ def leak_terms(agents: Sequence[AgentConfig]) -> list[str]:
         if agent.kind not in _NEUTRAL_KINDS:
             candidates.append(agent.kind)
         if agent.model:
-            candidates.append(agent.model)
+            candidates += model_terms(agent.model)
     seen: set[str] = set()
     terms: list[str] = []
     for term in candidates:
@@ -169,12 +201,33 @@ def leak_terms(agents: Sequence[AgentConfig]) -> list[str]:
     return terms
 
 
+def model_terms(model: str) -> list[str]:
+    """``model`` and the parts of it that still name a model family on their own."""
+    out = [model]
+    segments = [seg for seg in model.split("/") if seg]
+    out += segments
+    for seg in segments:
+        for word in re.split(r"[-_.:@\s]+", seg):
+            low = word.casefold()
+            if len(word) >= MIN_MODEL_WORD and word.isalpha() and low not in GENERIC_MODEL_WORDS:
+                out.append(word)
+    return list(dict.fromkeys(out))
+
+
 def _pattern(terms: Sequence[str]) -> re.Pattern[str]:
     # Longest first, so "gpt4o" wins over "gpt4" where both could start at one place.
     ordered = sorted({t for t in terms if t}, key=lambda t: (-len(t), t))
     body = "|".join(re.escape(t) for t in ordered)
     # [^\W_] is a letter or digit: the underscore is deliberately a separator.
-    return re.compile(rf"(?<![^\W_])(?:{body})(?![^\W_])", re.IGNORECASE)
+    return re.compile(rf"(?:(?<![^\W_])|{_JOIN})(?:{body})(?:(?![^\W_])|{_JOIN})", re.IGNORECASE)
+
+
+# An identifier join, case-sensitively even inside the case-insensitive pattern: aB, the B
+# of ABc, a letter before a digit or a digit before a letter.
+_JOIN = (
+    "(?-i:(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])"
+    "|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z]))"
+)
 
 
 def scan_leaks(text: str, terms: Sequence[str]) -> list[str]:

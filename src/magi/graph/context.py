@@ -7,6 +7,7 @@ from pathlib import Path
 
 from magi.core.seating import Seating
 from magi.git import Git
+from magi.jail import JailPaths
 from magi.seats import Reporter, SeatContext, SilentReporter, Stop, seat_order, utcnow
 from magi.state.model import Run
 
@@ -29,6 +30,16 @@ class Context(SeatContext):
         record = self.record
         assert isinstance(record, Run)  # noqa: S101 - checked in __post_init__
         return record
+
+    def jail_paths(self) -> JailPaths:
+        """Also hidden: the main checkout and every worktree; git's shared directory is bound."""
+        base = super().jail_paths()
+        roots = (self.git.root, *([self.worktree_root()] if self.run.worktree_root else []))
+        return JailPaths(
+            hide=(*base.hide, *roots),
+            git_dirs=(self.git.common_dir(),),
+            read=(self.run_dir / "hooks",),  # the commit-msg hook that strips trailers
+        )
 
     def worktree_root(self) -> Path:
         root = self.run.worktree_root

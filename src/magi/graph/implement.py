@@ -7,6 +7,7 @@ from pathlib import Path
 
 from magi.core.answers import parse_noop
 from magi.core.prompts import implement_prompt
+from magi.graph import test_scan
 from magi.graph.context import Context, Stop
 from magi.graph.scrub import scrub_branch
 from magi.seats import RETRYABLE, ask_with_failover
@@ -115,6 +116,7 @@ def _one(ctx: Context, c: Candidate, guard: GuardSnapshot) -> None:
     files = ctx.git.numstat(base, head)
     # Both sides of a rename: `git mv .github/workflows/ci.yml x.bak` must not hide the first.
     touched = ctx.git.changed_paths(base, head)
+    edited = test_scan.scan(ctx, c, base, head)
     with ctx.lock:
         c.violations = [*c.violations, *violations]
         c.rescued = c.rescued or rescued
@@ -126,6 +128,8 @@ def _one(ctx: Context, c: Candidate, guard: GuardSnapshot) -> None:
         c.protected_changed = protected_hits(touched, list(ctx.config.blind.protected_paths))
         if c.protected_changed and ctx.config.blind.protected == "fail":
             c.disqualified = "changes protected paths: " + ", ".join(c.protected_changed)
+        c.tests_changed = edited
+        test_scan.judge(ctx, c)
         if not files and result.ok:
             evidence = parse_noop(result.text)
             c.verified_noop = evidence is not None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from magi.core.blind import leak_terms, redact_terms, scan_leaks, strip_trailers
 from magi.core.prompts import CandidatePacket, judge_prompt
+from magi.graph import test_scan
 from magi.graph.context import Context, Stop
 from magi.state.model import Candidate, Leak, RunStatus, Verification
 
@@ -28,6 +29,7 @@ def verification_text(v: Verification | None) -> str | None:
 
 def flags(c: Candidate) -> tuple[str, ...]:
     out = [f"changes protected path {p}" for p in c.protected_changed]
+    out += test_scan.flag_lines(c)
     out += [f"tampered with git control files (restored by magi): {v}" for v in c.violations]
     if c.rescued:
         out.append("left work uncommitted; magi committed it under a neutral identity")

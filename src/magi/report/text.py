@@ -38,6 +38,7 @@ def flags(c: CandidateView) -> str:
         out.append("protected path changed: " + ", ".join(c.protected_changed))
     if c.violations:
         out.append("violations: " + "; ".join(c.violations))
+    out += c.tests_edited
     if c.rescued:
         out.append("uncommitted work rescued")
     if c.disqualified:
@@ -170,6 +171,7 @@ def render_view(v: RunView) -> RenderableType:
         ("reason", v.reason or "-"),
         ("base", base),
         ("seed", str(v.seed)),
+        ("jail", v.jail),
         ("created", v.created_at.strftime("%Y-%m-%d %H:%M")),
         ("task", first_line(v.task, 100)),
     ]

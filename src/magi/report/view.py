@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from magi.core.edited_tests import describe
 from magi.report.costs import USAGE_KEYS, UsageRow, node_times, usage_rows
 from magi.report.failures import SeatView, Stopped, Terms, seat_views, stopped_node, warnings
 from magi.state.model import Candidate, Ranking, Run, RunStatus
@@ -62,6 +63,7 @@ class CandidateView:
     violations: tuple[str, ...]
     protected_changed: tuple[str, ...]
     disqualified: str | None
+    tests_edited: tuple[str, ...] = ()  # one line per existing test file it weakened
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,7 @@ class RunView:
     warnings: tuple[str, ...]  # what a person must read first
     merge: str | None  # the command that merges the winner
     merge_mode: str
+    jail: str = "not recorded"  # the guarantee the run's agents had
 
     @property
     def failed_seats(self) -> tuple[SeatView, ...]:
@@ -205,6 +208,10 @@ def _candidate(run: Run, c: Candidate, terms: Terms) -> CandidateView:
         violations=tuple(terms.scrub(x) for x in c.violations),
         protected_changed=tuple(c.protected_changed),
         disqualified=None if c.disqualified is None else terms.scrub(c.disqualified),
+        tests_edited=tuple(
+            terms.scrub(describe(e.path, e.removed, e.count, e.deleted))
+            for e in c.tests_changed or []
+        ),
     )
 
 
@@ -264,6 +271,7 @@ def build(run: Run) -> RunView:
         warnings=warnings(run, seats, terms),
         merge=_merge_hint(run),
         merge_mode=_merge_mode(run),
+        jail="not recorded" if run.jail is None else f"{run.jail.mode} ({run.jail.reason})",
     )
 
 

@@ -23,6 +23,7 @@ from magi.core.seating import failover_agent
 from magi.errors import AnswerError
 from magi.seats.budget import check_budget
 from magi.seats.context import SeatContext
+from magi.seats.jailing import seat_jail
 from magi.state.model import Redaction, SeatState, Turn
 
 M = TypeVar("M", bound=Answer)
@@ -110,6 +111,7 @@ def _open(
         cancel=sctx.cancel,
         on_output=_live_output(sctx, seat, agent),
         unreachable_after=sctx.config.graph.unreachable_after or None,
+        jail=seat_jail(sctx, agent, cwd, allow_write),
     )
     return _Opened(agent, request, stem, prompt_rel)
 

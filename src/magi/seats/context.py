@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from magi.agents.base import Agent, CancelToken
+from magi.config.load import machine_config_dir
 from magi.config.model import Config
+from magi.jail import JailPaths
 from magi.state.model import Event, Record, RunStatus, Seat
 from magi.state.store import Store
 
@@ -92,6 +94,10 @@ class SeatContext:
                 Event(at=self.clock(), node=node, message=message, level=level)
             )
         self.reporter.note(message, level)
+
+    def jail_paths(self) -> JailPaths:
+        """Hidden from every seat: magi's home and the user's magi config layer."""
+        return JailPaths(hide=(self.store.home, machine_config_dir(self.environ)))
 
     def check_cancelled(self) -> None:
         if self.cancel.cancelled:

@@ -59,8 +59,20 @@ def _seats_hold_authors(record: Record) -> Record:
     return record
 
 
+def _jail_unknown(record: Record) -> Record:
+    """Schema 2 -> 3: the run's jail and each candidate's test edits are recorded.
+
+    A schema 2 run had no jail and no test scan: both stay absent (None), which reads as
+    "not known", never as "none".
+    """
+    return record
+
+
 # from-version -> the step that produces from-version + 1.
-MIGRATIONS: dict[int, Migration] = {1: Migration("seats_hold_authors", _seats_hold_authors)}
+MIGRATIONS: dict[int, Migration] = {
+    1: Migration("seats_hold_authors", _seats_hold_authors),
+    2: Migration("jail_and_test_scan_unknown", _jail_unknown),
+}
 
 
 def record_version(record: Mapping[str, Any]) -> int:

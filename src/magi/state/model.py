@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from magi.config.model import Config
 
-SCHEMA = 2
+SCHEMA = 3
 
 
 class _Rec(BaseModel):
@@ -167,6 +167,24 @@ class Leak(_Rec):
     action: Literal["warned", "redacted", "failed"]
 
 
+class Jail(_Rec):
+    """Which jail the run's agents had: the guarantee a reader of the record may rely on."""
+
+    mode: Literal["bwrap", "off"]  # what ran: bubblewrap, or agents unjailed
+    configured: Literal["auto", "bwrap", "off"]  # [sandbox] mode
+    reason: str
+    fix: str | None = None  # what to change so that bwrap can run, when it was blocked
+
+
+class EditedTest(_Rec):
+    """Lines a candidate removed or changed in a test file that existed at the base."""
+
+    path: str
+    removed: list[str] = Field(default_factory=list)  # capped; the first ones
+    count: int = 0  # all removed lines
+    deleted: bool = False  # the whole file
+
+
 class Candidate(_Rec):
     """One competing implementation; its author is ``Record.seats[seat].agent`` (revealed
     in the report after the tally, never shown to a judge)."""
@@ -187,6 +205,7 @@ class Candidate(_Rec):
     violations: list[str] = Field(default_factory=list)  # git config/hook tampering, restored
     protected_changed: list[str] = Field(default_factory=list)
     disqualified: str | None = None  # why, when it may not win
+    tests_changed: list[EditedTest] | None = None  # None: not scanned (before schema 3)
 
     @property
     def produced(self) -> bool:
@@ -275,6 +294,7 @@ class Record(_Rec):
     redactions: list[Redaction] = Field(default_factory=list)
     timings: dict[str, NodeTiming] = Field(default_factory=dict)
     events: list[Event] = Field(default_factory=list)
+    jail: Jail | None = None  # None: recorded before magi had a jail (schema < 3)
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
 

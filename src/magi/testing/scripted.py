@@ -67,7 +67,10 @@ def _patch_size(prompt: str) -> dict[str, int]:
 
 
 def _state_file(session: str) -> Path:
-    base = Path(os.environ.get("MAGI_PROMPT_FILE", "/tmp/x")).parent  # noqa: S108 - fallback only
+    # Not beside the prompt file: that is magi's artifacts directory, hidden by the jail.
+    scripted = os.environ.get("MAGI_SCRIPTED_DIR")
+    prompt_dir = Path(os.environ.get("MAGI_PROMPT_FILE", "/tmp/x")).parent  # noqa: S108
+    base = Path(scripted) if scripted else prompt_dir
     return base / f".scripted-{session}.json"
 
 

@@ -1,0 +1,56 @@
+"""The jail of each seat of a record: decided once per process, recorded, applied per turn.
+
+What a seat may not see is magi's (``$MAGI_HOME``, the user's config layer) plus whatever
+the record's context adds through ``SeatContext.jail_paths`` (a competition: the main
+checkout, the worktree roots, the git directory seats commit into).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from magi.core.jail import JailSpec
+from magi.jail import Decision, decide, seat_spec
+from magi.seats.context import SeatContext
+from magi.state.model import Jail
+
+_KEY = "jail"
+
+
+def decision(sctx: SeatContext) -> Decision:
+    """The jail in force for this record, decided on first use and stated in the record."""
+    cached = sctx.cache.get(_KEY)
+    if isinstance(cached, Decision):
+        return cached
+    found = decide(sctx.config.sandbox)
+    sctx.cache[_KEY] = found
+    stated = Jail(mode=found.mode, configured=found.configured, reason=found.reason, fix=found.fix)
+    with sctx.lock:
+        changed = sctx.record.jail != stated
+        sctx.record.jail = stated
+    if changed:
+        fix = f"; to jail them: {found.fix}" if found.fix else ""
+        quiet = found.jailed or found.configured == "off"
+        sctx.event("jail", f"jail: {found.mode} ({found.reason}{fix})", "info" if quiet else "warn")
+        sctx.save()
+    return found
+
+
+def seat_jail(sctx: SeatContext, agent_id: str, cwd: Path, writable: bool) -> JailSpec | None:
+    """What the seat's process may see: its own tree and its CLI's state, nothing of magi's."""
+    found = decision(sctx)
+    if not found.jailed:
+        return None
+    kind = next((a.kind for a in sctx.config.agents if a.id == agent_id), "")
+    paths = sctx.jail_paths()
+    return seat_spec(
+        found,
+        kind=kind,
+        cwd=cwd,
+        writable=writable,
+        hide=paths.hide,
+        environ=sctx.environ,
+        git_dirs=paths.git_dirs,
+        read=paths.read,
+        state=sctx.config.sandbox.state,
+    )
