@@ -182,6 +182,20 @@ def _repo_section(d: Diagnosis) -> list[RenderableType]:
     return [_heading("repository"), _grid(rows)]
 
 
+def _jail_section(d: Diagnosis) -> list[RenderableType]:
+    if d.jail is None:
+        return []
+    j = d.jail
+    rows = [
+        ("in force", j.mode),
+        ("asked", f"[sandbox] mode = {j.configured!r}"),
+        ("why", j.reason),
+    ]
+    if j.fix:
+        rows.append(("to change", j.fix))
+    return [_heading("jail"), _grid(rows)]
+
+
 def _problems_section(d: Diagnosis) -> list[RenderableType]:
     if not d.problems:
         return [_heading("problems"), Text("  none: a run can start")]
@@ -204,6 +218,7 @@ def render(d: Diagnosis) -> RenderableType:
         *_clis_section(d),
         *_roster_section(d),
         *_repo_section(d),
+        *_jail_section(d),
         *_problems_section(d),
     )
 
@@ -236,6 +251,14 @@ def as_json(d: Diagnosis) -> dict[str, Any]:
             agent: {"ok": s.ok, "detail": s.detail, "fix": s.fix} for agent, s in d.auth.items()
         },
         "repo": d.repo,
+        "jail": None
+        if d.jail is None
+        else {
+            "mode": d.jail.mode,
+            "configured": d.jail.configured,
+            "reason": d.jail.reason,
+            "fix": d.jail.fix,
+        },
         "problems": [
             {"severity": p.severity, "message": p.message, "exit_code": p.exit_code}
             for p in d.problems

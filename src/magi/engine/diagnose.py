@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from magi.config.load import ResolvedConfig
     from magi.config.model import AgentConfig, Config
     from magi.core.seating import Seating
+    from magi.jail import Decision
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class Diagnosis:
     config: Config | None = None  # what a run would use: the resolved config with its roster
     repo: dict[str, Any] | None = None
     auth: dict[str, AuthStatus] = field(default_factory=dict)  # agent id -> its login check
+    jail: Decision | None = None  # the jail a run would have: None when the config is broken
     problems: list[Problem] = field(default_factory=list)
 
     def error(self, exc: MagiError | str) -> None:
@@ -205,4 +207,19 @@ def diagnose(
 
                 check_logins(d, env)
         _worktree_root(d, config)
+        _jail(d, config)
     return d
+
+
+def _jail(d: Diagnosis, config: Config) -> None:
+    """Which jail a run would have, and a warning when agents would run unjailed by chance."""
+    from magi.jail import decide
+
+    try:
+        d.jail = decide(config.sandbox)
+    except ConfigError as exc:  # mode = "bwrap" that this machine cannot give
+        d.error(exc)
+        return
+    if not d.jail.jailed and d.jail.configured != "off":
+        fix = f"; to jail them: {d.jail.fix}" if d.jail.fix else ""
+        d.warn(f"agents will run unjailed: {d.jail.reason}{fix}")

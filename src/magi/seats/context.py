@@ -95,7 +95,7 @@ class SeatContext:
             )
         self.reporter.note(message, level)
 
-    def jail_paths(self) -> JailPaths:
+    def jail_paths(self, cwd: Path) -> JailPaths:
         """Hidden from every seat: magi's home and the user's magi config layer."""
         return JailPaths(hide=(self.store.home, machine_config_dir(self.environ)))
 

@@ -42,7 +42,7 @@ def seat_jail(sctx: SeatContext, agent_id: str, cwd: Path, writable: bool) -> Ja
     if not found.jailed:
         return None
     kind = next((a.kind for a in sctx.config.agents if a.id == agent_id), "")
-    paths = sctx.jail_paths()
+    paths = sctx.jail_paths(cwd)
     return seat_spec(
         found,
         kind=kind,
