@@ -5,7 +5,7 @@ The jail makes the blind rules hold at the OS level. For every seat:
 
 * the whole filesystem is read-only (``--ro-bind / /``), with a private ``/dev``, ``/proc``
   (its own pid namespace: no other agent's ``/proc/<pid>/environ`` or ``cwd``) and ``/tmp``;
-* ``hide`` paths are covered by an empty tmpfs: ``$MAGI_HOME`` (run records, artifacts,
+* ``hide`` paths are covered by an empty, read-only tmpfs: ``$MAGI_HOME`` (run records, artifacts,
   other seats' prompts and replies), the user's magi config layer, the main checkout and
   every worktree root of the run;
 * the seat's own tree is bound back on top: read-write for implementers and the fixer,
@@ -140,6 +140,10 @@ def bwrap_argv(spec: JailSpec, argv: list[str]) -> list[str]:
     out = [spec.bwrap, *BWRAP_BASE]
     for path, _, flag in ops:
         out += [flag, path] if flag == "--tmpfs" else [flag, path, path]
+    for path in sorted(set(spec.hide), key=_depth, reverse=True):
+        # Last, once every bind inside it has its mount point: a hidden path is not even a
+        # scratch space (a write there fails, rather than vanishing into an empty tmpfs).
+        out += ["--remount-ro", path]
     out += ["--setenv", "TMPDIR", "/tmp", "--chdir", spec.cwd, "--", *argv]  # noqa: S108
     return out
 

@@ -1,0 +1,100 @@
+"""The jail policy: what each seat may read, write and not see, and the bwrap argv it becomes."""
+
+from __future__ import annotations
+
+from magi.core.jail import BWRAP_BASE, JailSpec, bwrap_argv, policy, state_paths, visible
+
+HOME = "/home/u"
+MAGI = "/home/u/.local/share/magi"
+WT = "/home/u/.local/share/magi/worktrees/run1"
+
+
+def _spec(writable: bool) -> JailSpec:
+    return policy(
+        cwd=f"{WT}/A",
+        writable=writable,
+        hide=[MAGI, "/home/u/.config/magi", "/src/repo", WT],
+        git_dirs=["/src/repo/.git"],
+        state=state_paths("claude", HOME, {}),
+        read=["/src/repo/.git/hooks"],
+    )
+
+
+def test_an_implementer_writes_its_tree_its_git_and_its_cli_state_only() -> None:
+    """Own tree, git dir and ~/.claude are writable; MAGI_HOME, config and siblings hidden."""
+    spec = _spec(writable=True)
+    assert visible(spec, f"{WT}/A/src/x.py") == "write"
+    assert visible(spec, "/src/repo/.git/objects/ab") == "write"
+    assert visible(spec, "/home/u/.claude/projects/x.jsonl") == "write"
+    assert visible(spec, "/home/u/.claude.json") == "write"
+    assert visible(spec, f"{MAGI}/runs/run1/run.json") == "hidden"
+    assert visible(spec, f"{WT}/B/secret.py") == "hidden"
+    assert visible(spec, "/home/u/.config/magi/config.toml") == "hidden"
+    assert visible(spec, "/src/repo/README.md") == "hidden"
+    assert visible(spec, "/src/repo/.git/hooks/pre-commit") == "read"
+    assert visible(spec, "/usr/bin/git") == "read"
+    assert visible(spec, "/home/u/.bashrc") == "read"
+
+
+def test_a_judge_cannot_write_its_tree_or_git_but_keeps_its_session() -> None:
+    """A read-only seat's tree and git dir are read-only; its CLI's state stays writable."""
+    spec = _spec(writable=False)
+    assert not spec.writable
+    assert visible(spec, f"{WT}/A/src/x.py") == "read"
+    assert visible(spec, "/src/repo/.git/refs/heads/main") == "read"
+    assert visible(spec, "/home/u/.claude/projects/x.jsonl") == "write"
+    assert visible(spec, f"{WT}/B/x") == "hidden"
+
+
+def test_the_host_tmp_is_hidden_behind_a_private_one() -> None:
+    """Another process's files in /tmp are out of sight; the seat's own bound paths are not."""
+    spec = policy(cwd="/tmp/wt/A", writable=True, hide=["/tmp/wt"])
+    assert visible(spec, "/tmp/other-agent.sock") == "hidden"
+    assert visible(spec, "/tmp/wt/A/x") == "write"
+
+
+def test_mounts_go_parents_first_so_a_bind_inside_a_hidden_root_reappears() -> None:
+    """The tmpfs over the worktree root comes before the bind of the seat's own tree."""
+    argv = bwrap_argv(_spec(writable=True), ["claude", "-p"])
+    assert argv[: 1 + len(BWRAP_BASE)] == ["bwrap", *BWRAP_BASE]
+    assert argv[-3:] == ["--", "claude", "-p"]
+    hide_root = argv.index(WT)
+    own = argv.index(f"{WT}/A")
+    assert argv[hide_root - 1] == "--tmpfs"
+    assert argv[own - 1] == "--bind"
+    assert hide_root < own
+    magi = argv.index(MAGI)
+    assert magi < hide_root  # the parent hidden before anything inside it
+    hooks = argv.index("/src/repo/.git/hooks")
+    assert argv[hooks - 1] == "--ro-bind"
+    assert argv.index("/src/repo/.git") < hooks  # read-only on top of the writable git dir
+
+
+def test_the_argv_keeps_the_network_and_ends_with_the_turn() -> None:
+    """No --unshare-net (providers must be reachable); die-with-parent, own session and pids."""
+    argv = bwrap_argv(_spec(writable=False), ["x"])
+    assert "--unshare-net" not in argv
+    assert "--unshare-all" not in argv
+    for flag in ("--die-with-parent", "--new-session", "--unshare-pid"):
+        assert flag in argv
+    assert argv[argv.index("--chdir") + 1] == f"{WT}/A"
+
+
+def test_a_prompt_file_inside_magi_home_is_bound_alone() -> None:
+    """reading() adds one file read-only; the rest of MAGI_HOME stays hidden."""
+    prompt = f"{MAGI}/runs/run1/artifacts/judge-1.prompt.md"
+    spec = _spec(writable=False).reading(prompt)
+    assert visible(spec, prompt) == "read"
+    assert visible(spec, f"{MAGI}/runs/run1/artifacts/impl-A.reply.md") == "hidden"
+    assert spec.reading(prompt) == spec
+
+
+def test_state_paths_follow_each_cli_and_its_override_variables() -> None:
+    """Each kind gets its own directories, plus the ones its variables name; others none."""
+    assert state_paths("codex", HOME, {"CODEX_HOME": "/srv/codex"}) == (
+        "/home/u/.codex",
+        "/srv/codex",
+    )
+    assert "/home/u/.local/share/opencode" in state_paths("opencode", HOME, {})
+    assert state_paths("gemini", HOME, {}) == ("/home/u/.gemini",)
+    assert state_paths("command", HOME, {}) == ()
