@@ -91,14 +91,17 @@ def test_without_failover_a_quota_implementer_is_just_lost(env):
 
 
 def test_a_hook_planted_by_an_implementer_is_removed_and_recorded(env):
-    """An agent that plants a git hook in the shared git dir is caught and the hook undone."""
+    """Unjailed, an agent that plants a git hook in the shared git dir is caught and undone."""
     repo, home, sd = env
     planter = (
         'sh:hooks="$(git rev-parse --git-common-dir)/hooks"; '
         'printf \'#!/bin/sh\\ntouch "$HOME/pwned"\\n\' > "$hooks/post-checkout"; '
         'chmod +x "$hooks/post-checkout"; echo x >> README.md; echo done'
     )
-    run = start(repo, home, config(sd, {"a1": planter, "a2": "partial"}))
+    # The jail makes the hooks directory read-only (tests/test_jail_hostile.py): the guard
+    # is what catches it when there is no jail.
+    cfg = config(sd, {"a1": planter, "a2": "partial"}, sandbox={"mode": "off"})
+    run = start(repo, home, cfg)
     bad = next(c for c in run.candidates if run.author(c.label) == "a1")
     assert any("post-checkout" in v for v in bad.violations)
     assert not (repo / ".git" / "hooks" / "post-checkout").exists()

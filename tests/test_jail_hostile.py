@@ -102,8 +102,9 @@ def test_hostile_implementers_reach_only_their_own_tree(env, tmp_path: Path, mod
         for lines in found.values():
             assert "wrote the main checkout" in lines
             assert "wrote MAGI_HOME" in lines
-            assert "planted a hook" in lines
-            assert "set core.fsmonitor" in lines
+        # Two seats race for .git/config.lock: at least one of them gets each one in.
+        done = {line for lines in found.values() for line in lines}
+        assert {"planted a hook", "set core.fsmonitor", "read the run record"} <= done
         assert (repo / "pwned").exists()
         assert (home / "pwned").exists()
         assert any(c.violations for c in run.candidates)  # found after the fact, and restored

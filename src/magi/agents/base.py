@@ -110,6 +110,7 @@ class TurnRequest:
     on_output: Callable[[str], None] | None = None
     unreachable_after: float | None = 120.0
     jail: JailSpec | None = None  # the process runs inside it (bubblewrap); None: unjailed
+    state_dir: Path | None = None  # the seat's own scratch, kept across its turns
 
 
 @dataclass(frozen=True)

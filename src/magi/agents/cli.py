@@ -80,6 +80,8 @@ def turn_vars(request: TurnRequest) -> dict[str, str]:
     }
     if request.prompt_file is not None:
         env["MAGI_PROMPT_FILE"] = str(request.prompt_file)
+    if request.state_dir is not None:
+        env["MAGI_STATE_DIR"] = str(request.state_dir)
     return env
 
 

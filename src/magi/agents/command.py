@@ -6,7 +6,8 @@ The contract a command agent is written against:
   ``{prompt_file}``, ``{cwd}``, ``{label}`` and ``{session}`` replaced inside each argument;
 - the prompt is on stdin and in the file ``{prompt_file}`` / ``$MAGI_PROMPT_FILE``; the
   environment also holds MAGI_SEAT, MAGI_TURN, MAGI_ALLOW_WRITE ("1"/"0"), MAGI_RUN,
-  MAGI_NODE, MAGI_LABEL and MAGI_SESSION;
+  MAGI_NODE, MAGI_LABEL and MAGI_SESSION, and MAGI_STATE_DIR: a directory of the seat's own
+  that outlives the turn (inside the jail, the only place a judge seat may write);
 - the reply is stdout, stripped;
 - to keep a conversation, print ``MAGI-SESSION: <id>`` on stderr; magi passes that id back
   as ``{session}`` / ``$MAGI_SESSION`` on the seat's next turn (an id reported once is kept

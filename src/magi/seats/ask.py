@@ -95,6 +95,8 @@ def _open(
         prompt_rel = sctx.store.write_artifact(sctx.record.id, f"{stem}.prompt.md", prompt)
         session = record.session_id if sctx.config.graph.sessions else None
         agent = record.agent
+        state_dir = sctx.run_dir / "seats" / seat
+        state_dir.mkdir(parents=True, exist_ok=True)
     request = TurnRequest(
         seat=seat,
         prompt=prompt,
@@ -111,7 +113,8 @@ def _open(
         cancel=sctx.cancel,
         on_output=_live_output(sctx, seat, agent),
         unreachable_after=sctx.config.graph.unreachable_after or None,
-        jail=seat_jail(sctx, agent, cwd, allow_write),
+        jail=seat_jail(sctx, agent, cwd, allow_write, state_dir),
+        state_dir=state_dir,
     )
     return _Opened(agent, request, stem, prompt_rel)
 

@@ -36,8 +36,14 @@ def decision(sctx: SeatContext) -> Decision:
     return found
 
 
-def seat_jail(sctx: SeatContext, agent_id: str, cwd: Path, writable: bool) -> JailSpec | None:
-    """What the seat's process may see: its own tree and its CLI's state, nothing of magi's."""
+def seat_jail(
+    sctx: SeatContext, agent_id: str, cwd: Path, writable: bool, state_dir: Path | None = None
+) -> JailSpec | None:
+    """What the seat's process may see: its own tree and its CLI's state, nothing of magi's.
+
+    ``state_dir`` is the seat's own scratch under the run (MAGI_STATE_DIR), writable even
+    for a judge: a command agent has no CLI state directory of its own to keep a thread in.
+    """
     found = decision(sctx)
     if not found.jailed:
         return None
@@ -52,5 +58,5 @@ def seat_jail(sctx: SeatContext, agent_id: str, cwd: Path, writable: bool) -> Ja
         environ=sctx.environ,
         git_dirs=paths.git_dirs,
         read=paths.read,
-        state=sctx.config.sandbox.state,
+        state=[*sctx.config.sandbox.state, *([state_dir] if state_dir else [])],
     )

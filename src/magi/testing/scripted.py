@@ -68,9 +68,10 @@ def _patch_size(prompt: str) -> dict[str, int]:
 
 def _state_file(session: str) -> Path:
     # Not beside the prompt file: that is magi's artifacts directory, hidden by the jail.
-    scripted = os.environ.get("MAGI_SCRIPTED_DIR")
+    # MAGI_STATE_DIR is the seat's own, and writable inside the jail.
+    chosen = os.environ.get("MAGI_STATE_DIR") or os.environ.get("MAGI_SCRIPTED_DIR")
     prompt_dir = Path(os.environ.get("MAGI_PROMPT_FILE", "/tmp/x")).parent  # noqa: S108
-    base = Path(scripted) if scripted else prompt_dir
+    base = Path(chosen) if chosen else prompt_dir
     return base / f".scripted-{session}.json"
 
 
