@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from graph_helpers import COMMIT, FIX, SCRIPTED, config, start
+from graph_helpers import COMMIT, FIX, SCRIPTED, config, git_out, start
 from magi.config.model import Sandbox
 from magi.jail import decide
 from magi.state.model import RunStatus
@@ -41,6 +41,12 @@ printf '#!/bin/sh\\necho hook >> {sd}/ran\\n' > {common}/hooks/post-commit 2>/de
   && chmod +x {common}/hooks/post-commit && echo "planted a hook" >> {out}
 git config core.fsmonitor "echo fsmonitor >> {sd}/ran" 2>/dev/null \
   && echo "set core.fsmonitor" >> {out}
+evil=$(git commit-tree "HEAD^{{tree}}" -p HEAD -m evil)
+own=$(git symbolic-ref -q HEAD)
+for r in $(git for-each-ref --format='%(refname)' refs/heads/magi/); do
+  [ "$r" = "$own" ] || {{ git update-ref "$r" "$evil" 2>/dev/null && echo "moved $r" >> {out}; }}
+done
+git update-ref refs/heads/main "$evil" 2>/dev/null && echo "moved main" >> {out}
 touch {out}
 {FIX} && {COMMIT} -m "Fix word_count"
 """
@@ -98,6 +104,9 @@ def test_hostile_implementers_reach_only_their_own_tree(env, tmp_path: Path, mod
         assert not any(p.exists() for p in pwned)
         assert not (sd / "ran").exists()
         assert all(not c.violations for c in run.candidates)
+        assert git_out(repo, "rev-parse", "main").strip() == run.base_sha
+        for c in run.candidates:  # each branch is exactly what its own seat left
+            assert git_out(repo, "log", "--format=%s", c.branch).split("\n")[0] != "evil"
     else:  # what the jail would have stopped
         for lines in found.values():
             assert "wrote the main checkout" in lines
@@ -105,6 +114,8 @@ def test_hostile_implementers_reach_only_their_own_tree(env, tmp_path: Path, mod
         # Two seats race for .git/config.lock: at least one of them gets each one in.
         done = {line for lines in found.values() for line in lines}
         assert {"planted a hook", "set core.fsmonitor", "read the run record"} <= done
+        assert "moved main" in done
+        assert any(line.startswith("moved refs/heads/magi/") for line in done)
         assert (repo / "pwned").exists()
         assert (home / "pwned").exists()
         assert any(c.violations for c in run.candidates)  # found after the fact, and restored

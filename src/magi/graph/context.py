@@ -34,8 +34,9 @@ class Context(SeatContext):
     def jail_paths(self, cwd: Path) -> JailPaths:
         """Also hidden: the main checkout and every worktree. The shared git directory is
         bound, but what git reads as instructions (config, hooks, info, every worktree's
-        config.worktree) and the other worktrees' admin dirs (their HEAD, index) stay
-        read-only, so a hook, a filter or an fsmonitor cannot be planted at all."""
+        config.worktree), the other worktrees' admin dirs (their HEAD, index) and every
+        branch but the seat's own stay read-only: no hook, filter or fsmonitor can be
+        planted, and no other candidate's branch (nor main) can be moved or deleted."""
         base = super().jail_paths(cwd)
         roots = (self.git.root, *([self.worktree_root()] if self.run.worktree_root else []))
         common = self.git.common_dir().resolve()
@@ -43,10 +44,11 @@ class Context(SeatContext):
         admins = sorted((common / "worktrees").glob("*")) if (common / "worktrees").is_dir() else []
         fixed = [common / n for n in ("config", "config.worktree", "hooks", "info", "packed-refs")]
         fixed += [a if a != own else a / "config.worktree" for a in admins]
+        fixed += _foreign_refs(common, own_branch=_branch_of(own))
         return JailPaths(
             hide=(*base.hide, *roots),
             git_dirs=(common,),
-            read=(*fixed, self.run_dir / "hooks"),  # magi's commit-msg hook, which strips trailers
+            read=(*fixed, self.run_dir / "hooks"),  # magi's commit-msg hook strips trailers
         )
 
     def worktree_root(self) -> Path:
@@ -64,3 +66,34 @@ def _admin_dir(worktree: Path) -> Path | None:
     if not text.startswith("gitdir:"):
         return None
     return (worktree / text.removeprefix("gitdir:").strip()).resolve()
+
+
+_MAX_REF_BINDS = 400  # one bind mount each; past that, pin_branches still repairs after
+
+
+def _branch_of(admin: Path | None) -> str | None:
+    """The branch a linked worktree has checked out, read from its admin dir's HEAD."""
+    if admin is None:
+        return None
+    try:
+        head = (admin / "HEAD").read_text().strip()
+    except OSError:
+        return None
+    return head.removeprefix("ref: ") if head.startswith("ref: refs/heads/") else None
+
+
+def _foreign_refs(common: Path, *, own_branch: str | None) -> list[Path]:
+    """HEAD and the loose refs of branches other than ``own_branch``, tags and remotes.
+
+    git replaces a ref by renaming a lock file over it; onto a read-only bind mount that
+    rename fails, so such a ref cannot be moved or deleted from inside the jail.
+    """
+    out = [common / "HEAD"]
+    refs = common / "refs"
+    for path in sorted(refs.rglob("*")) if refs.is_dir() else []:
+        if len(out) > _MAX_REF_BINDS:
+            break
+        name = path.relative_to(common).as_posix()
+        if path.is_file() and not path.is_symlink() and name != own_branch:
+            out.append(path)
+    return out
