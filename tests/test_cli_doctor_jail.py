@@ -1,0 +1,87 @@
+"""magi doctor says which jail a run would have, why, and what to change."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from magi.config.model import Sandbox
+from magi.jail import decide
+from magi.testing.cli import invoke
+
+AGENT = """\
+[[agents]]
+id = "sh1"
+kind = "command"
+command = ["sh", "-c", "echo ok"]
+
+[sandbox]
+mode = "{mode}"
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    ident = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "HOME": str(tmp_path),
+    }
+    for argv in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "first"]):
+        subprocess.run(["git", *argv], cwd=root, env={**os.environ, **ident}, check=True)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("MAGI_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MAGI_CONFIG_DIR", str(tmp_path / "machine"))
+    return root
+
+
+def _doctor(repo: Path, mode: str, *args: str) -> tuple[int, str]:
+    (repo / "magi.toml").write_text(AGENT.format(mode=mode))
+    result = invoke(["doctor", *args])
+    return result.exit_code, result.stdout
+
+
+def test_doctor_shows_the_jail_in_force(repo: Path) -> None:
+    """The jail section names the mode in force, the one asked for and the reason."""
+    _, out = _doctor(repo, "auto")
+    expected = decide(Sandbox())
+    assert "jail" in out
+    assert f"in force  {expected.mode}" in out
+    assert expected.reason in out
+    if not expected.jailed:
+        assert "agents will run unjailed" in out
+
+
+def test_doctor_json_carries_the_jail(repo: Path) -> None:
+    """--json holds mode, configured, reason and fix."""
+    _, out = _doctor(repo, "off", "--json")
+    jail = json.loads(out)["jail"]
+    assert jail["mode"] == "off"
+    assert jail["configured"] == "off"
+    assert "unjailed" in jail["reason"]
+
+
+def test_doctor_refuses_mode_bwrap_that_cannot_be_had(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mode = bwrap with no bwrap on PATH is an error naming the package to install."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("sh", "git"):
+        found = shutil.which(tool)
+        assert found is not None
+        (bin_dir / tool).symlink_to(found)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    code, out = _doctor(repo, "bwrap")
+    assert code != 0
+    assert 'mode = "bwrap" but bwrap is not on PATH' in out
+    assert "bubblewrap" in out
