@@ -4,6 +4,7 @@ attempts succeed, so the report of what the jail stopped is right beside them.""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from pathlib import Path
 
@@ -231,3 +232,54 @@ def test_the_standins_answer_from_inside_the_jail(env, tmp_path: Path, kind: str
     assert result.ok, result.error
     assert "fine" in result.text
     assert json.loads(s.log_path.read_text().splitlines()[-1])["stdin"] == "hello"
+
+
+def _alive_in(cwd: Path) -> list[int]:
+    """Host pids of processes working in ``cwd`` (unique to one test)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                where = os.readlink(proc / "cwd")
+            except OSError:
+                continue
+            if where == str(cwd):
+                pids.append(int(proc.name))
+    return pids
+
+
+@needs_bwrap
+@pytest.mark.parametrize("mode", ["hang", "linger"])
+def test_a_jailed_turn_leaves_no_process_behind(tmp_path: Path, mode: str) -> None:
+    """Timeout or leftover child: the pid namespace ends with bwrap, nothing survives the turn."""
+    from magi.agents.base import TurnRequest, TurnStatus
+    from magi.agents.registry import build_agent
+    from magi.jail import seat_spec
+
+    s = write_standin(tmp_path / "standin", "claude", reply="fine", mode=mode)
+    agent = build_agent(s.agent_config())
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    spec = seat_spec(
+        decide(Sandbox()),
+        kind="claude",
+        cwd=work,
+        writable=False,
+        hide=[],
+        environ=env,
+        state=[s.path.parent],
+    )
+    request = TurnRequest(
+        seat="judge-1",
+        prompt="hi",
+        cwd=work,
+        allow_write=False,
+        timeout=3 if mode == "hang" else 60,
+        jail=spec,
+        environ=env,
+    )
+    result = agent.run_turn(request)
+    expected = TurnStatus.TIMEOUT if mode == "hang" else TurnStatus.OK
+    assert result.status is expected, result.error
+    assert _alive_in(work.resolve()) == []
