@@ -225,8 +225,13 @@ def test_a_branch_moved_by_another_seat_is_put_back_before_judging(env):
         'git update-ref "$b" "$(git merge-base HEAD "$b")"; done; '
         f"echo x >> README.md && {COMMIT}m r"
     )
+    # Unjailed: inside the jail another branch is a read-only bind and the move fails
+    # outright (tests/test_jail_hostile.py); this is the repair for when there is no jail.
     cfg = config(
-        sd, {"a1": "right", "a2": saboteur}, graph={"deliberate_rounds": 0, "max_parallel": 1}
+        sd,
+        {"a1": "right", "a2": saboteur},
+        graph={"deliberate_rounds": 0, "max_parallel": 1},
+        sandbox={"mode": "off"},
     )
     seed = next(s for s in range(100) if shuffle_labels(2, s) == ["A", "B"])  # a1 runs first
     run = start(repo, home, cfg, seed=seed)
