@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-from magi.cli import app, config_path, console, emit
+from magi.cli.app import app, config_path, console, emit
 from magi.errors import UsageError
 from magi.state.model import Run, RunStatus
 

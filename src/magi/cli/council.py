@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from magi.cli import app, config_path, console, emit
+from magi.cli.app import app, config_path, console, emit
 from magi.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:

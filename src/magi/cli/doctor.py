@@ -13,7 +13,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from magi.cli import ConfigOption, app, config_path, emit
+from magi.cli.app import ConfigOption, app, config_path, emit
 from magi.engine.diagnose import Diagnosis, diagnose
 from magi.report import cells
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from magi.cli import app, emit
+from magi.cli.app import app, emit
 from magi.errors import StateError, UsageError
 from magi.state.model import Run
 
