@@ -14,6 +14,7 @@ from magi import engine
 from magi.agents.base import CancelToken, TurnRequest, TurnResult, TurnStatus
 from magi.config.model import Config
 from magi.demo.repo import RIGHT
+from magi.errors import MagiError
 from magi.git import Git
 from magi.graph import Context, Loop, execute, implement, judge, mermaid, prep, verify
 from magi.graph.node import names
@@ -24,6 +25,7 @@ from magi.state.store import Store
 from magi.testing.fakes import FakeAgent
 
 JUDGE_ANSWER = '```json\n{"ranking": ["A", "B"], "rationale": "A passes"}\n```'
+VOTE_ANSWER = '```json\n{"vote": "A", "rationale": "A passes"}\n```'
 
 
 def fixer(request: TurnRequest) -> TurnResult:
@@ -33,6 +35,9 @@ def fixer(request: TurnRequest) -> TurnResult:
 
 
 def judging(request: TurnRequest) -> TurnResult:
+    """A judge that ranks A first and votes for A, in the shape each node owes."""
+    if request.node == "vote":
+        return TurnResult(TurnStatus.OK, text=VOTE_ANSWER)
     return TurnResult(TurnStatus.OK, text=JUDGE_ANSWER)
 
 
@@ -281,3 +286,35 @@ def test_an_agent_that_failed_its_login_is_never_asked_again_in_the_run(env):
     said = " ".join(e.message for e in run.events)
     assert "lost to auth" in said
     assert "judge-1 held by a1, which auth: claude: not logged in" in said
+
+
+def test_retry_failed_reasks_only_the_seats_that_failed_once_the_login_works(env):
+    """--retry-failed: a run failed on a login goes on; seats that answered are not paid again."""
+    repo, home, sd = env
+    cfg = config(sd, {"a1": "right", "a2": "right"}, judges={"j1": "e"}, graph={"failover": False})
+    logged_in = {"j1": False}
+
+    def maybe(request: TurnRequest) -> TurnResult:
+        if not logged_in["j1"]:
+            return TurnResult(TurnStatus.ERROR, error="not logged in", failure="auth")
+        return judging(request)
+
+    agents = {
+        "a1": FakeAgent("a1", fixer),
+        "a2": FakeAgent("a2", fixer),
+        "j1": FakeAgent("j1", maybe),
+    }
+    first = start(repo, home, cfg, agents=agents)
+    assert first.status is RunStatus.FAILED, first.reason  # the only judge could not log in
+    with pytest.raises(MagiError, match="nothing to resume"):
+        engine.resume(Store(home), first.id, environ=dict(os.environ), agents=agents)
+    logged_in["j1"] = True
+    again = engine.resume(
+        Store(home), first.id, environ=dict(os.environ), agents=agents, retry_failed=True
+    )
+    assert again.run.status is RunStatus.READY, again.run.reason
+    assert len(agents["a1"].requests) == len(agents["a2"].requests) == 1, (
+        "the implementers answered: they are not asked again"
+    )
+    assert [r.node for r in agents["j1"].requests] == ["judge", "judge", "vote"]
+    assert again.run.tally is not None and again.run.tally.quorum

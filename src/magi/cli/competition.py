@@ -75,6 +75,13 @@ def run(
         Path | None, typer.Option("--file", "-f", help="Read the task from a file.")
     ] = None,
     resume: Annotated[str | None, typer.Option("--resume", help="Continue a stopped run.")] = None,
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            "--retry-failed",
+            help="With --resume: ask again the seats that ended in error or timeout.",
+        ),
+    ] = False,
     seed: Annotated[
         int | None, typer.Option("--seed", help="Reproduce a label assignment.")
     ] = None,
@@ -103,9 +110,16 @@ def run(
             if words or file:
                 raise UsageError("--resume continues a recorded task; give no new task with it")
             outcome = engine.resume(
-                store, resume, environ=os.environ, reporter=reporter, config_path=explicit
+                store,
+                resume,
+                environ=os.environ,
+                reporter=reporter,
+                config_path=explicit,
+                retry_failed=retry_failed,
             )
         else:
+            if retry_failed:
+                raise UsageError("--retry-failed goes with --resume RUN")
             text, source = _task_text(ctx, list(words or []), file)
             cfg = engine.preflight(
                 Path.cwd(), explicit, os.environ, reporter, auth_check=not no_auth_check

@@ -95,11 +95,13 @@ def resume(
     agents: Mapping[str, Agent] | None = None,
     pipeline: Sequence[Stage] = PIPELINE,
     cancel: CancelToken | None = None,
+    retry_failed: bool = False,
 ) -> Outcome:
-    """Carry a stopped run on from its record; finished seats are not asked again."""
+    """Carry a stopped run on from its record; finished seats are not asked again
+    (``retry_failed``: seats that ended in error or timeout are, and a failed run goes on)."""
     reporter = reporter or SilentReporter()
     run = store.load_run(store.resolve(ref))
-    prepare_resume(run)
+    prepare_resume(run, retry_failed=retry_failed)
     take_current_budget(run, config_path, environ, reporter)
     ctx = context_for(
         run, store=store, environ=environ, agents=agents, reporter=reporter, cancel=cancel

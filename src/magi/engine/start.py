@@ -17,7 +17,8 @@ from magi.errors import MagiError, UsageError
 from magi.git import Git
 from magi.graph import PIPELINE, Context, Stage, execute
 from magi.seats import Reporter, SilentReporter, utcnow
-from magi.state.model import Run, Task
+from magi.seats.ask import RETRY_MARK
+from magi.state.model import Event, Run, RunStatus, Task
 from magi.state.store import Store, new_run_id
 
 
@@ -100,14 +101,40 @@ def context_for(
     )
 
 
-def prepare_resume(run: Run) -> None:
-    """A stopped run carries on from where it stopped; only a finished one is refused."""
-    if run.status.finished:
+
+
+def prepare_resume(run: Run, *, retry_failed: bool = False, now: datetime | None = None) -> None:
+    """A stopped run carries on from where it stopped; only a finished one is refused.
+
+    ``retry_failed`` (``--retry-failed``) also re-asks the seats that ended in error or
+    timeout, and lets a failed run go on: a person who logged in after a run failed on auth
+    should not have to pay again for the seats that did answer. What the failed turns said
+    stays in the record; only the seats' verdicts are cleared.
+    """
+    if run.status.finished and not (retry_failed and run.status is RunStatus.FAILED):
         raise UsageError(f"run {run.id} is {run.status.value}; there is nothing to resume")
+    if retry_failed:
+        _clear_failed_seats(run, now or utcnow())
     if run.tally is not None and not run.tally.quorum:
         run.tally = None  # recomputed once the missing seats have answered
         run.deliberated = False  # a judge who was missing may split the panel when it answers
     run.reason = None
+
+
+def _clear_failed_seats(run: Run, now: datetime) -> None:
+    failed = ("error", "timeout")
+    for c in run.candidates:
+        if c.status in failed:
+            c.status = "pending"
+    run.judgements = [j for j in run.judgements if j.status not in failed]
+    run.deliberation = [t for t in run.deliberation if t.status not in failed]
+    run.votes = [v for v in run.votes if v.status not in failed]
+    if run.tally is not None and not run.tally.winner:
+        run.tally = None
+    run.deliberated = False if not run.votes else run.deliberated
+    # Agents that failed their login before this point are asked again (seats.failed_agents
+    # counts only failures after the latest retry): the person may have logged in since.
+    run.events.append(Event(at=now, node="run", message=RETRY_MARK))
 
 
 def take_current_budget(

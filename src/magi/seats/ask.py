@@ -188,10 +188,22 @@ def ask(
     return result
 
 
+# The event a resume with --retry-failed leaves: failures before it are forgiven.
+RETRY_MARK = "retrying the seats that ended in error or timeout"
+
+
 def failed_agents(sctx: SeatContext) -> dict[str, str]:
-    """Agents that could not log in or reach their provider in this run, with why."""
+    """Agents that could not log in or reach their provider in this run, with why.
+
+    Only failures since the latest ``--retry-failed`` count: a person who logged in after
+    the run failed asks for exactly those agents to be tried again.
+    """
+    marks = [e.at for e in sctx.record.events if e.node == "run" and e.message == RETRY_MARK]
+    since = max(marks) if marks else None
     out: dict[str, str] = {}
     for t in sctx.record.turns:
+        if since is not None and t.started_at < since:
+            continue
         if t.failure is not None and t.agent not in out:
             out[t.agent] = f"{t.failure}: {t.error or 'no detail'}"
     return out
