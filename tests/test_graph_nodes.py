@@ -317,4 +317,5 @@ def test_retry_failed_reasks_only_the_seats_that_failed_once_the_login_works(env
         "the implementers answered: they are not asked again"
     )
     assert [r.node for r in agents["j1"].requests] == ["judge", "judge", "vote"]
-    assert again.run.tally is not None and again.run.tally.quorum
+    assert again.run.tally is not None
+    assert again.run.tally.quorum

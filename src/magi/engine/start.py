@@ -101,8 +101,6 @@ def context_for(
     )
 
 
-
-
 def prepare_resume(run: Run, *, retry_failed: bool = False, now: datetime | None = None) -> None:
     """A stopped run carries on from where it stopped; only a finished one is refused.
 
