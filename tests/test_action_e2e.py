@@ -12,6 +12,7 @@ import pytest
 from action_helpers import IMPLEMENTERS, ISSUE, JUDGES, REPO, TITLE, TOKEN, World, make_world
 from magi.core import markers
 from magi.core.posting import LIMIT
+from magi.state.store import Store
 from magi.testing.action import WRITES
 
 NAMES = (*IMPLEMENTERS, *JUDGES)
@@ -125,11 +126,16 @@ def test_publishing_twice_changes_nothing(published, monkeypatch):
 
 def test_no_agent_could_read_a_token(ran):
     """Agents saw no token: not in their own environment, not in any /proc/*/environ."""
-    world, _ = ran
+    world, run_id = ran
     spied = world.spied()
     assert spied
-    # The spy really reads other processes: magi's own environment (MAGI_HOME) is among them.
-    assert any("MAGI_HOME=" in env for s in spied for env in s["proc"].values())
+    jail = Store(world.home).load(run_id).jail
+    if jail is not None and jail.mode == "bwrap":
+        # In the jail /proc is the seat's own pid namespace: magi's processes are not there.
+        assert not any("MAGI_HOME=" in env for s in spied for env in s["proc"].values())
+    else:
+        # The spy really reads other processes: magi's own environment is among them.
+        assert any("MAGI_HOME=" in env for s in spied for env in s["proc"].values())
     for s in spied:
         texts = [json.dumps(s["own"]), *s["proc"].values()]
         for text in texts:
