@@ -149,7 +149,9 @@ def test_an_unseated_agent_logged_out_is_only_a_warning(
     )
     d = diagnose(Path.cwd(), config, {k: v for k, v in env.items() if v is not None})
     assert d.auth["codex"] == AuthStatus(
-        False, "not logged in", "run `codex login` (or `codex login --with-api-key`)"
+        False,
+        "not logged in",
+        "run `codex login` (or `codex login --with-api-key`, or pass CODEX_API_KEY)",
     )
     assert [p.severity for p in d.problems if "codex" in p.message] == ["warning"]
 
