@@ -140,3 +140,16 @@ def test_antigravity_is_said_to_be_unchecked() -> None:
 def test_command_agents_have_no_login_check() -> None:
     assert kinds()["command"].auth_check is None
     assert all(kinds()[k].auth_check is not None for k in kinds() if k != "command")
+
+
+def test_codex_key_variables_count_and_openai_key_is_only_unknown(tmp_path: Path) -> None:
+    """CODEX_API_KEY is a login to `codex exec`; OPENAI_API_KEY alone is not refused either."""
+    s = write_standin(tmp_path, "codex", logged_in=False)
+    agent = s.agent_config()
+    assert auth.check_codex(agent, {**PATH, "CODEX_API_KEY": "k"}) == AuthStatus(
+        True, "CODEX_API_KEY is set"
+    )
+    assert s.calls() == []
+    status = auth.check_codex(agent, {**PATH, "OPENAI_API_KEY": "k"})
+    assert status.ok is None
+    assert "OPENAI_API_KEY is passed" in status.detail

@@ -11,6 +11,7 @@ import pytest
 
 from magi.agents import CancelToken, TurnRequest, TurnStatus, build_agent
 from magi.agents.process import run
+from magi.config.model import AgentConfig
 from magi.testing.standins import process_gone, write_standin
 
 
@@ -172,3 +173,17 @@ def test_the_listener_hears_lines_past_the_output_cap(tmp_path: Path) -> None:
     assert "the end" not in res.stdout
     assert (seen[0], seen[-1], len(seen)) == ("line 0", "the end", 2001)
     assert res.gave_up is None
+
+
+def test_an_error_after_only_signals_is_marked_by_the_signal(tmp_path: Path) -> None:
+    """codex exits 1, its error not naming the cause, after only a connect failure: unreachable."""
+    script = tmp_path / "codex"
+    script.write_text(
+        "#!/bin/sh\n"
+        "echo 'ERROR codex_api: failed to connect to Responses WebSocket' >&2\n"
+        "printf 'shutting down\\nflushing\\nfatal: gave up\\n' >&2\nexit 1\n"
+    )
+    script.chmod(0o755)
+    cfg = AgentConfig(id="c", kind="codex", command=[str(script)])
+    result = build_agent(cfg).run_turn(request(tmp_path))
+    assert (result.status, result.failure) == (TurnStatus.ERROR, "unreachable")

@@ -15,6 +15,7 @@ from magi.config.model import AgentConfig, Config
 from magi.core.seating import assign_seats
 from magi.engine.diagnose import diagnose
 from magi.engine.logins import seats_held
+from magi.errors import AgentError
 from magi.testing.cli import invoke
 from magi.testing.standins import write_standin
 
@@ -99,7 +100,7 @@ def test_a_logged_out_seat_is_a_problem_naming_its_seats_and_the_fix(
 ) -> None:
     log_out(bin_dir, "claude")
     result = invoke(["doctor"], env=env)
-    assert result.exit_code == 1
+    assert result.exit_code == AgentError.exit_code
     out = " ".join(result.stdout.split())
     assert "claude (seat implementer 1, review-1): not logged in; run `claude auth login`" in out
     assert "problems: none" not in out
@@ -148,7 +149,9 @@ def test_an_unseated_agent_logged_out_is_only_a_warning(
     )
     d = diagnose(Path.cwd(), config, {k: v for k, v in env.items() if v is not None})
     assert d.auth["codex"] == AuthStatus(
-        False, "not logged in", "run `codex login` (or `codex login --with-api-key`)"
+        False,
+        "not logged in",
+        "run `codex login` (or `codex login --with-api-key`, or pass CODEX_API_KEY)",
     )
     assert [p.severity for p in d.problems if "codex" in p.message] == ["warning"]
 

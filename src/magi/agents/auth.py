@@ -73,9 +73,17 @@ def check_claude(
 _CODEX_IN = re.compile(r"Logged in using [A-Za-z ]+|API key configured", re.IGNORECASE)
 
 
+# Named in the 0.171.0 binary: "... run `codex login` or set CODEX_API_KEY"; codex's status
+# command does not look at them (it says "Not logged in" with CODEX_API_KEY set).
+CODEX_KEY_ENV = ("CODEX_API_KEY", "CODEX_ACCESS_TOKEN")
+
+
 def check_codex(
     cfg: AgentConfig, env: Mapping[str, str], timeout: float = AUTH_TIMEOUT_S
 ) -> AuthStatus:
+    for name in CODEX_KEY_ENV:
+        if env.get(name):
+            return AuthStatus(True, f"{name} is set")
     ran = _status_command(cfg, "codex", ["login", "status"], env, timeout)
     if isinstance(ran, AuthStatus):
         return ran
@@ -85,7 +93,11 @@ def check_codex(
         found = _CODEX_IN.search(said)  # the key's fragment that follows is never repeated
         return AuthStatus(True, found.group(0) if found else "logged in")
     if "not logged in" in said.lower():
-        fix = "run `codex login` (or `codex login --with-api-key`)"
+        if env.get("OPENAI_API_KEY"):  # unverified whether `codex exec` uses it: not a refusal
+            return AuthStatus(
+                None, "not logged in, but OPENAI_API_KEY is passed (codex may use it)"
+            )
+        fix = "run `codex login` (or `codex login --with-api-key`, or pass CODEX_API_KEY)"
         return AuthStatus(False, "not logged in", fix)
     return AuthStatus(None, f"`{shown}` exited {res.exit_code}: {_said(res)}")
 

@@ -205,7 +205,10 @@ class CliAgent:
             failure = signal[0] if signal is not None else None
         else:
             if status is TurnStatus.ERROR and failure is None:
-                failure = self.adapter.signals.classify(error or "")
+                # The error's own words, else a signal no progress cleared before it failed.
+                failure = self.adapter.signals.classify(error or "") or (
+                    signal[0] if signal is not None else None
+                )
             if status is not TurnStatus.OK and res.truncated:
                 error = f"{error} (output exceeded {self.output_max_bytes} bytes and was truncated)"
         return TurnResult(

@@ -14,7 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from magi.agents import process
-from magi.agents.registry import KindSpec, kinds
+from magi.agents.hookspecs import KindSpec
+from magi.agents.registry import kinds
 
 VERSION_TIMEOUT_S = 10.0
 _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.-]+)?")

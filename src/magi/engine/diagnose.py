@@ -17,8 +17,7 @@ from magi.errors import AgentError, ConfigError, MagiError, RepoError
 
 if TYPE_CHECKING:
     from magi.agents.discover import FoundCli
-    from magi.agents.hookspecs import AuthStatus
-    from magi.agents.registry import KindSpec
+    from magi.agents.hookspecs import AuthStatus, KindSpec
     from magi.config.load import ResolvedConfig
     from magi.config.model import AgentConfig, Config
     from magi.core.seating import Seating

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from magi.agents.hookspecs import AuthCheck, AuthStatus
 from magi.agents.process import child_env
+from magi.errors import AgentError
 
 if TYPE_CHECKING:
     from magi.config.model import AgentConfig
@@ -59,7 +60,7 @@ def check_logins(d: Diagnosis, environ: Mapping[str, str]) -> None:
         who = f"{agent.id} (seat {', '.join(held)})" if held else f"{agent.id} (no seat)"
         fix = f"; {status.fix}" if status.fix else ""
         if status.ok is False and held:
-            d.error(f"{who}: {status.detail}{fix}")
+            d.error(AgentError(f"{who}: {status.detail}{fix}"))  # exit 6, as a missing CLI
         elif status.ok is False:
             d.warn(f"{who}: {status.detail}{fix}; failover cannot use it")
         elif status.ok is None:
