@@ -227,3 +227,13 @@ def test_the_fake_filters_pulls_like_github() -> None:
         return open_, every, one
 
     assert asyncio.run(go()) == ([2], [2, 3], [3])
+
+
+def test_github_failing_after_the_claim_releases_it() -> None:
+    """A failure past the retries before the run starts releases the claim: label again works."""
+    fake = world(FakeGitHub())
+    fake.fail("permission", GitHubError("unavailable", status=503))
+    run(fake)
+    assert CLAIM not in fake.world(REPO).refs
+    run(fake)
+    assert len(fake.world(REPO).dispatches) == 1
