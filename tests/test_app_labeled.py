@@ -237,3 +237,13 @@ def test_github_failing_after_the_claim_releases_it() -> None:
     assert CLAIM not in fake.world(REPO).refs
     run(fake)
     assert len(fake.world(REPO).dispatches) == 1
+
+
+def test_a_failed_link_after_the_dispatch_keeps_the_claim() -> None:
+    """Once the runner is dispatched, failing to edit the acknowledgement starts no second run."""
+    fake = world(FakeGitHub())
+    fake.fail("update_comment", GitHubError("unavailable", status=503))
+    run(fake)
+    assert CLAIM in fake.world(REPO).refs
+    run(fake)
+    assert len(fake.world(REPO).dispatches) == 1

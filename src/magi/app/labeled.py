@@ -169,16 +169,17 @@ async def _start(ctx: AppContext, gh: GitHubPort, d: Delivery[IssuesEvent], conf
         return "dispatch-failed"
     ctx.step(d.id, repo, "dispatch", "sent")
     if dispatched.workflow_run_id is not None:
-        where = dispatched.html_url or watch
-        await gh.update_comment(
-            repo,
-            ack.id,
+        body = (
             f"magi run `{run_id}` is starting: {roster(config)}, {graph_shape(config)}.\n\n"
-            f"Watch it in [the workflow run]({where}).\n\n"
+            f"Watch it in [the workflow run]({dispatched.html_url or watch}).\n\n"
             + markers.marker(
                 markers.RUN, run=run_id, issue=number, workflow_run=dispatched.workflow_run_id
-            ),
+            )
         )
+        try:
+            await gh.update_comment(repo, ack.id, body)
+        except GitHubError:  # the run is started: a missing link must not release the claim
+            ctx.step(d.id, repo, "link", "failed")
     return "dispatched"
 
 
