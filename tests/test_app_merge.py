@@ -279,3 +279,16 @@ def test_a_redelivered_approval_is_recorded_once() -> None:
     fake.set_check(REPO, SHA, "ci", "completed", "success")
     say(fake)
     assert len(fake.world(REPO).merges) == 1
+
+
+def test_a_failed_clean_up_after_the_merge_is_said_and_the_rest_still_runs() -> None:
+    """Closing the issue fails: the branches are still deleted and the comment says what is left."""
+    from magi.github.port import GitHubError
+
+    fake = scene()
+    fake.fail("close_issue", GitHubError("unavailable", status=503))
+    say(fake)
+    w = fake.world(REPO)
+    assert len(w.merges) == 1
+    assert not [r for r in w.refs if r.startswith("heads/magi/r1/")]
+    assert "still to do: close #1" in replies(fake)[-1]

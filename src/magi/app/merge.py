@@ -12,7 +12,7 @@ branches and the claim deleted, and the outcome commented.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from magi.app.context import AppContext, reply_once, repo_config
@@ -200,22 +200,44 @@ async def _merge(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest,
             raise
         await reply_once(ctx, gh, repo, pull.number, f"{key}-{exc.status}", f"Not merging: {words}")
         return f"merge-refused-{exc.status}"
-    issue = issue_of(pull)
+    # The merge is done and cannot be undone; each clean-up step after it is on its own, so
+    # one GitHub failure does not skip the rest, and the comment says what is left to do.
+    issue, run = issue_of(pull), run_of(pull)
+    left: list[str] = []
     if issue is not None:
-        await gh.close_issue(repo, issue)
-        await gh.delete_ref(repo, claim_ref(issue))
-    run = run_of(pull)
+        if not await _tidy(gh.close_issue(repo, issue)):
+            left.append(f"close #{issue}")
+        if not await _tidy(gh.delete_ref(repo, claim_ref(issue))):
+            left.append(f"delete `{claim_ref(issue)}`")
     if run is not None:
-        for ref in await gh.matching_refs(repo, f"heads/magi/{run}/"):
-            await gh.delete_ref(repo, ref.ref.removeprefix("refs/"))
+        try:
+            refs = await gh.matching_refs(repo, f"heads/magi/{run}/")
+        except GitHubError:
+            refs = []
+            left.append(f"delete the branches `magi/{run}/*`")
+        for ref in refs:
+            if not await _tidy(gh.delete_ref(repo, ref.ref.removeprefix("refs/"))):
+                left.append(f"delete `{ref.ref}`")
+    done = f" Closed #{issue}." if issue is not None and f"close #{issue}" not in left else ""
+    tail = (
+        " GitHub refused some of the clean-up; still to do: " + ", ".join(left) + "."
+        if left
+        else " The candidate branches are deleted."
+    )
     await gh.create_comment(
         repo,
         pull.number,
-        f"Merged as `{(result.sha or '')[:12]}` (squash of `{pull.head.sha[:12]}`)."
-        + (f" Closed #{issue}." if issue is not None else "")
-        + " The candidate branches are deleted.",
+        f"Merged as `{(result.sha or '')[:12]}` (squash of `{pull.head.sha[:12]}`).{done}{tail}",
     )
     return "merged"
+
+
+async def _tidy(step: Awaitable[object]) -> bool:
+    try:
+        await step
+    except GitHubError:
+        return False
+    return True
 
 
 async def _wake(ctx: AppContext, d: Delivery[Any], sha: str, numbers: list[int]) -> str:
