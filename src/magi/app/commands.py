@@ -24,7 +24,9 @@ from magi.github.port import GitHubError, GitHubPort
 router = Router()
 # Commands handed to the runner (the workflow's `command` input).
 DISPATCHED = {
-    Verb.RETRY: "retry",
+    # A retry is the competition again with the run's id: the runner resumes the run it has
+    # (workflows/magi.yml: "resumed if this runner has it") rather than competing anew.
+    Verb.RETRY: "compete",
     Verb.FOLD: "fold",
     Verb.COUNCIL: "council",
     Verb.REVIEW: "review",
