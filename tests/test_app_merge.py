@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from github_helpers import NOW, REPO, deliver, fixture, make_app, pr_comment, world
+from github_helpers import NOW, REPO, deliver, fixture, make_app, no_sleep, pr_comment, world
 from magi.core import markers
 from magi.github.models import StatusContext
 from magi.testing.github import FakeGitHub
@@ -292,3 +292,28 @@ def test_a_failed_clean_up_after_the_merge_is_said_and_the_rest_still_runs() -> 
     assert len(w.merges) == 1
     assert not [r for r in w.refs if r.startswith("heads/magi/r1/")]
     assert "still to do: close #1" in replies(fake)[-1]
+
+
+def test_the_apps_same_change_rule_keeps_an_approval_across_a_rebase() -> None:
+    """A same_change hook on the App (issue 11's patch-id rule) lets a rebased head merge."""
+    from magi.app.context import AppContext
+    from magi.app.merge import evaluate
+
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "in_progress", None)
+    say(fake)
+    fake.push(REPO, PR, "d" * 40)
+    fake.set_check(REPO, "d" * 40, "ci", "completed", "success")
+
+    async def ports(installation: int | None, repo: object) -> FakeGitHub:
+        return fake
+
+    ctx = AppContext(
+        ports=ports,
+        app_login="magi-app",
+        clock=lambda: NOW,
+        sleep=no_sleep,
+        same_change=lambda a, b: {a, b} == {SHA, "d" * 40},
+    )
+    assert asyncio.run(evaluate(ctx, fake, REPO, PR, "main")) == "merged"
+    assert fake.world(REPO).merges[0]["sha"] == "d" * 40

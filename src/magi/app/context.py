@@ -39,6 +39,8 @@ class AppContext:
     rand: random.Random = field(default_factory=random.Random)
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("magi.app"))
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    # Issue 11 plugs its patch-id rule in here: (approved sha, head sha) -> same change?
+    same_change: Callable[[str, str], bool] | None = None
 
     def own(self, comments: list[Comment]) -> list[str]:
         """The bodies of the comments this App wrote (the only ones whose markers count)."""

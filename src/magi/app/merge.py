@@ -162,6 +162,7 @@ async def evaluate(
         mergeable=pull.mergeable,
         pushed_at=head.committed_at,
     )
+    same_change = same_change or ctx.same_change
     kw = {"same_change": same_change} if same_change else {}
     decision = decide(facts, approval["sha"], checks, ctx.clock(), required=required, **kw)
     key = f"gate-{approval['comment']}-{decision.reason}-{pull.head.sha[:12]}"
