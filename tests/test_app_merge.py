@@ -317,3 +317,29 @@ def test_the_apps_same_change_rule_keeps_an_approval_across_a_rebase() -> None:
     )
     assert asyncio.run(evaluate(ctx, fake, REPO, PR, "main")) == "merged"
     assert fake.world(REPO).merges[0]["sha"] == "d" * 40
+
+
+def test_events_arriving_together_merge_once_and_say_things_once() -> None:
+    """check_run, check_suite and workflow_run at once: one reply per reason, one merge."""
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "in_progress", None)
+    say(fake)
+    app = make_app(fake)
+
+    def suite() -> dict[str, Any]:
+        p = fixture("check_suite.completed")
+        p["check_suite"].update({"head_sha": SHA, "pull_requests": [{"number": PR}]})
+        return p
+
+    async def burst() -> None:
+        await asyncio.gather(*(deliver(app, "check_suite", suite()) for _ in range(6)))
+
+    fake.set_check(REPO, SHA, "ci", "completed", "failure")
+    asyncio.run(burst())
+    assert sum("not green: `ci`" in r for r in replies(fake)) == 1
+    fake.set_check(REPO, SHA, "ci", "completed", "success")
+    asyncio.run(burst())
+    w = fake.world(REPO)
+    assert len(w.merges) == 1
+    assert sum(r.startswith("Merged") for r in replies(fake)) == 1
+    assert not [r for r in w.refs if r.startswith(("magi/said/", "magi/merging/"))]

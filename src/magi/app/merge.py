@@ -88,7 +88,8 @@ async def comment(ctx: AppContext, d: Delivery[IssueCommentEvent]) -> str:
     )
     if kind is not Approval.APPROVED:
         words = approval_refusal(kind, facts.login, level)
-        await reply_once(ctx, gh, repo, number, f"approval-{p.comment.id}", f"Not merging: {words}")
+        key = f"approval-{p.comment.id}"
+        await reply_once(ctx, gh, repo, number, key, f"Not merging: {words}", pull.head.sha)
         return str(kind.value)
     sha = pull.head.sha
     head = await gh.get_commit(repo, sha)
@@ -102,6 +103,7 @@ async def comment(ctx: AppContext, d: Delivery[IssueCommentEvent]) -> str:
             f"approval-{p.comment.id}",
             "Not merging: the head moved after this `merge` was written; new commits need a "
             "new `merge`.",
+            sha,
         )
         return "head-moved"
     own = ctx.own(await gh.list_comments(repo, number))
@@ -167,7 +169,8 @@ async def evaluate(
     decision = decide(facts, approval["sha"], checks, ctx.clock(), required=required, **kw)
     key = f"gate-{approval['comment']}-{decision.reason}-{pull.head.sha[:12]}"
     if decision.outcome is not Outcome.MERGE:
-        await reply_once(ctx, gh, repo, number, key, f"Not merging yet: {decision.message}")
+        words = f"Not merging yet: {decision.message}"
+        await reply_once(ctx, gh, repo, number, key, words, pull.head.sha)
         return decision.reason
     login = approval.get("login", "")
     if not may_write((await gh.permission(repo, login)).permission):
@@ -178,9 +181,22 @@ async def evaluate(
             number,
             f"{key}-perm",
             f"Not merging: @{login} no longer has write permission; a writer must say `merge`.",
+            pull.head.sha,
         )
         return "approver-lost-permission"
-    return await _merge(ctx, gh, repo, pull, key)
+    # One merge per PR however many events decide "merge" at once (a check_run, its
+    # check_suite and its workflow_run arrive together): the merging ref is the lock.
+    lock = merging_ref(pull.number)
+    if not await gh.create_ref(repo, lock, pull.head.sha):
+        return "merging-elsewhere"
+    try:
+        return await _merge(ctx, gh, repo, pull, key)
+    finally:
+        await _tidy(gh.delete_ref(repo, lock))
+
+
+def merging_ref(number: int) -> str:
+    return f"refs/magi/merging/pr-{number}"
 
 
 async def _merge(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest, key: str) -> str:
@@ -199,7 +215,15 @@ async def _merge(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest,
             words = f"GitHub refused the merge: {exc.message}"
         else:
             raise
-        await reply_once(ctx, gh, repo, pull.number, f"{key}-{exc.status}", f"Not merging: {words}")
+        await reply_once(
+            ctx,
+            gh,
+            repo,
+            pull.number,
+            f"{key}-{exc.status}",
+            f"Not merging: {words}",
+            pull.head.sha,
+        )
         return f"merge-refused-{exc.status}"
     # The merge is done and cannot be undone; each clean-up step after it is on its own, so
     # one GitHub failure does not skip the rest, and the comment says what is left to do.
@@ -219,6 +243,12 @@ async def _merge(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest,
         for ref in refs:
             if not await _tidy(gh.delete_ref(repo, ref.ref.removeprefix("refs/"))):
                 left.append(f"delete `{ref.ref}`")
+    try:  # the reply-once records of this thread have served their purpose
+        said = await gh.matching_refs(repo, f"magi/said/{pull.number}/")
+    except GitHubError:
+        said = []
+    for ref in said:
+        await _tidy(gh.delete_ref(repo, ref.ref.removeprefix("refs/")))
     done = f" Closed #{issue}." if issue is not None and f"close #{issue}" not in left else ""
     tail = (
         " GitHub refused some of the clean-up; still to do: " + ", ".join(left) + "."
