@@ -243,12 +243,13 @@ async def _merge(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest,
         for ref in refs:
             if not await _tidy(gh.delete_ref(repo, ref.ref.removeprefix("refs/"))):
                 left.append(f"delete `{ref.ref}`")
-    try:  # the reply-once records of this thread have served their purpose
-        said = await gh.matching_refs(repo, f"magi/said/{pull.number}/")
-    except GitHubError:
-        said = []
-    for ref in said:
-        await _tidy(gh.delete_ref(repo, ref.ref.removeprefix("refs/")))
+    for thread in {pull.number, issue} - {None}:  # the reply-once records have served
+        try:
+            said = await gh.matching_refs(repo, f"magi/said/{thread}/")
+        except GitHubError:
+            said = []
+        for ref in said:
+            await _tidy(gh.delete_ref(repo, ref.ref.removeprefix("refs/")))
     done = f" Closed #{issue}." if issue is not None and f"close #{issue}" not in left else ""
     tail = (
         " GitHub refused some of the clean-up; still to do: " + ", ".join(left) + "."
