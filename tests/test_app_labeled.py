@@ -212,3 +212,38 @@ def test_a_forged_run_marker_in_someone_elses_comment_is_not_trusted() -> None:
     w.runs[42] = WorkflowRun(id=42, status="queued")
     run(fake, labeled(action="unlabeled"))
     assert not fake.named("cancel_workflow_run")
+
+
+def test_the_fake_filters_pulls_like_github() -> None:
+    """FakeGitHub's list_pulls honours state and GitHub's owner:branch head filter."""
+    fake = FakeGitHub()
+    fake.add_pull(REPO, 2, "magi/r/A", "a" * 40)
+    fake.add_pull(REPO, 3, "magi/r/B", "b" * 40, state="closed")
+
+    async def go() -> tuple[list[int], list[int], list[int]]:
+        open_ = [p.number for p in await fake.list_pulls(REPO)]
+        every = [p.number for p in await fake.list_pulls(REPO, state="all")]
+        one = [p.number for p in await fake.list_pulls(REPO, state="all", head="o:magi/r/B")]
+        return open_, every, one
+
+    assert asyncio.run(go()) == ([2], [2, 3], [3])
+
+
+def test_github_failing_after_the_claim_releases_it() -> None:
+    """A failure past the retries before the run starts releases the claim: label again works."""
+    fake = world(FakeGitHub())
+    fake.fail("permission", GitHubError("unavailable", status=503))
+    run(fake)
+    assert CLAIM not in fake.world(REPO).refs
+    run(fake)
+    assert len(fake.world(REPO).dispatches) == 1
+
+
+def test_a_failed_link_after_the_dispatch_keeps_the_claim() -> None:
+    """Once the runner is dispatched, failing to edit the acknowledgement starts no second run."""
+    fake = world(FakeGitHub())
+    fake.fail("update_comment", GitHubError("unavailable", status=503))
+    run(fake)
+    assert CLAIM in fake.world(REPO).refs
+    run(fake)
+    assert len(fake.world(REPO).dispatches) == 1

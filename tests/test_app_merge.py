@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from github_helpers import NOW, REPO, deliver, fixture, make_app, pr_comment, world
+from github_helpers import NOW, REPO, deliver, fixture, make_app, no_sleep, pr_comment, world
 from magi.core import markers
 from magi.github.models import StatusContext
 from magi.testing.github import FakeGitHub
@@ -279,3 +279,67 @@ def test_a_redelivered_approval_is_recorded_once() -> None:
     fake.set_check(REPO, SHA, "ci", "completed", "success")
     say(fake)
     assert len(fake.world(REPO).merges) == 1
+
+
+def test_a_failed_clean_up_after_the_merge_is_said_and_the_rest_still_runs() -> None:
+    """Closing the issue fails: the branches are still deleted and the comment says what is left."""
+    from magi.github.port import GitHubError
+
+    fake = scene()
+    fake.fail("close_issue", GitHubError("unavailable", status=503))
+    say(fake)
+    w = fake.world(REPO)
+    assert len(w.merges) == 1
+    assert not [r for r in w.refs if r.startswith("heads/magi/r1/")]
+    assert "still to do: close #1" in replies(fake)[-1]
+
+
+def test_the_apps_same_change_rule_keeps_an_approval_across_a_rebase() -> None:
+    """A same_change hook on the App (issue 11's patch-id rule) lets a rebased head merge."""
+    from magi.app.context import AppContext
+    from magi.app.merge import evaluate
+
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "in_progress", None)
+    say(fake)
+    fake.push(REPO, PR, "d" * 40)
+    fake.set_check(REPO, "d" * 40, "ci", "completed", "success")
+
+    async def ports(installation: int | None, repo: object) -> FakeGitHub:
+        return fake
+
+    ctx = AppContext(
+        ports=ports,
+        app_login="magi-app",
+        clock=lambda: NOW,
+        sleep=no_sleep,
+        same_change=lambda a, b: {a, b} == {SHA, "d" * 40},
+    )
+    assert asyncio.run(evaluate(ctx, fake, REPO, PR, "main")) == "merged"
+    assert fake.world(REPO).merges[0]["sha"] == "d" * 40
+
+
+def test_events_arriving_together_merge_once_and_say_things_once() -> None:
+    """check_run, check_suite and workflow_run at once: one reply per reason, one merge."""
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "in_progress", None)
+    say(fake)
+    app = make_app(fake)
+
+    def suite() -> dict[str, Any]:
+        p = fixture("check_suite.completed")
+        p["check_suite"].update({"head_sha": SHA, "pull_requests": [{"number": PR}]})
+        return p
+
+    async def burst() -> None:
+        await asyncio.gather(*(deliver(app, "check_suite", suite()) for _ in range(6)))
+
+    fake.set_check(REPO, SHA, "ci", "completed", "failure")
+    asyncio.run(burst())
+    assert sum("not green: `ci`" in r for r in replies(fake)) == 1
+    fake.set_check(REPO, SHA, "ci", "completed", "success")
+    asyncio.run(burst())
+    w = fake.world(REPO)
+    assert len(w.merges) == 1
+    assert sum(r.startswith("Merged") for r in replies(fake)) == 1
+    assert not [r for r in w.refs if r.startswith(("magi/said/", "magi/merging/"))]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from magi.app.context import AppContext, repo_config
+from magi.app.context import AppContext, repo_config, said_ref
 from magi.app.events import Delivery, IssueCommentEvent, Router
 from magi.app.merge import issue_of
 from magi.config.model import Config
@@ -24,7 +24,9 @@ from magi.github.port import GitHubError, GitHubPort
 router = Router()
 # Commands handed to the runner (the workflow's `command` input).
 DISPATCHED = {
-    Verb.RETRY: "retry",
+    # A retry is the competition again with the run's id: the runner resumes the run it has
+    # (workflows/magi.yml: "resumed if this runner has it") rather than competing anew.
+    Verb.RETRY: "compete",
     Verb.FOLD: "fold",
     Verb.COUNCIL: "council",
     Verb.REVIEW: "review",
@@ -44,6 +46,12 @@ async def commands(ctx: AppContext, d: Delivery[IssueCommentEvent]) -> str:
         return "no-command"
     repo, number = d.repo, p.issue.number
     gh = await ctx.ports(d.installation, repo)
+    # A redelivered comment must not retry or stop twice: the comment is answered once.
+    head = await gh.get_ref(repo, f"heads/{p.repository.default_branch}")
+    if head is None:
+        return "no-default-branch"
+    if not await gh.create_ref(repo, said_ref(number, f"command-{p.comment.id}"), head.sha):
+        return "already-answered"
     login = p.comment.user.login
     level = (await gh.permission(repo, login)).permission
     replies: list[str] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -19,7 +20,7 @@ from magi.config.model import Config
 from magi.core import markers
 from magi.errors import ConfigError
 from magi.github.models import Comment, Repo
-from magi.github.port import GitHubPort
+from magi.github.port import GitHubError, GitHubPort
 
 CONFIG_PATH = ".magi/config.toml"
 PortFactory = Callable[[int | None, Repo], Awaitable[GitHubPort]]
@@ -39,6 +40,8 @@ class AppContext:
     rand: random.Random = field(default_factory=random.Random)
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("magi.app"))
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    # Issue 11 plugs its patch-id rule in here: (approved sha, head sha) -> same change?
+    same_change: Callable[[str, str], bool] | None = None
 
     def own(self, comments: list[Comment]) -> list[str]:
         """The bodies of the comments this App wrote (the only ones whose markers count)."""
@@ -56,14 +59,30 @@ class AppContext:
         )
 
 
+def said_ref(number: int, key: str) -> str:
+    """The ref that records "this reply was said" on thread ``number``."""
+    return f"refs/magi/said/{number}/{re.sub(r'[^A-Za-z0-9._-]', '-', key)}"
+
+
 async def reply_once(
-    ctx: AppContext, gh: GitHubPort, repo: Repo, number: int, key: str, body: str
+    ctx: AppContext, gh: GitHubPort, repo: Repo, number: int, key: str, body: str, sha: str
 ) -> bool:
-    """Comment ``body`` unless this App already said ``key`` on this thread; True if posted."""
-    own = ctx.own(await gh.list_comments(repo, number))
-    if markers.find(own, markers.REFUSAL, key=key):
+    """Comment ``body`` unless this App already said ``key`` on this thread; True if posted.
+
+    Saying it is claimed first by creating ``said_ref`` (at ``sha``, any commit that exists):
+    creating a ref is atomic on GitHub's side, so of several deliveries racing to say the
+    same thing (a check_run, its check_suite and its workflow_run arrive together) one wins.
+    A reply that fails to post gives its claim back, so a later event can say it.
+    """
+    if not await gh.create_ref(repo, said_ref(number, key), sha):
         return False
-    await gh.create_comment(repo, number, f"{body}\n\n{markers.marker(markers.REFUSAL, key=key)}")
+    try:
+        await gh.create_comment(
+            repo, number, f"{body}\n\n{markers.marker(markers.REFUSAL, key=key)}"
+        )
+    except GitHubError:
+        await gh.delete_ref(repo, said_ref(number, key))
+        raise
     return True
 
 

@@ -93,16 +93,32 @@ async def labeled(ctx: AppContext, d: Delivery[IssuesEvent]) -> str:
     if not await gh.create_ref(repo, claim_ref(number), head.sha):
         return "already-claimed"
     ctx.step(d.id, repo, "claim", "created")
-    refusal = await _refusal(gh, repo, p, problem)
-    if refusal is not None:
-        kind, words = refusal
-        await gh.create_comment(repo, number, words)
-        if kind != "has-pr":  # an issue with a PR stays claimed: never competed again
+    try:
+        refusal = await _refusal(gh, repo, p, problem)
+        if refusal is not None:
+            kind, words = refusal
+            await gh.create_comment(repo, number, words)
+            if kind != "has-pr":  # an issue with a PR stays claimed: never competed again
+                await gh.delete_ref(repo, claim_ref(number))
+            return kind
+        if config is None:  # unreachable: a config problem is a refusal above
+            return "invalid-config"
+        return await _start(ctx, gh, d, config)
+    except GitHubError:
+        # GitHub failed past the retries before a run started: release the claim, so that
+        # labeling again (or a redelivery) can start it, and let the edge log the failure.
+        if not await _dispatched(ctx, gh, repo, number):
             await gh.delete_ref(repo, claim_ref(number))
-        return kind
-    if config is None:  # unreachable: a config problem is a refusal above
-        return "invalid-config"
-    return await _start(ctx, gh, d, config)
+        raise
+
+
+async def _dispatched(ctx: AppContext, gh: GitHubPort, repo: Repo, number: int) -> bool:
+    """Whether a run for this issue already reached the runner (its marker names one)."""
+    try:
+        run = markers.latest(ctx.own(await gh.list_comments(repo, number)), markers.RUN)
+    except GitHubError:
+        return False
+    return run is not None and "workflow_run" in run
 
 
 async def _refusal(
@@ -153,16 +169,17 @@ async def _start(ctx: AppContext, gh: GitHubPort, d: Delivery[IssuesEvent], conf
         return "dispatch-failed"
     ctx.step(d.id, repo, "dispatch", "sent")
     if dispatched.workflow_run_id is not None:
-        where = dispatched.html_url or watch
-        await gh.update_comment(
-            repo,
-            ack.id,
+        body = (
             f"magi run `{run_id}` is starting: {roster(config)}, {graph_shape(config)}.\n\n"
-            f"Watch it in [the workflow run]({where}).\n\n"
+            f"Watch it in [the workflow run]({dispatched.html_url or watch}).\n\n"
             + markers.marker(
                 markers.RUN, run=run_id, issue=number, workflow_run=dispatched.workflow_run_id
-            ),
+            )
         )
+        try:
+            await gh.update_comment(repo, ack.id, body)
+        except GitHubError:  # the run is started: a missing link must not release the claim
+            ctx.step(d.id, repo, "link", "failed")
     return "dispatched"
 
 

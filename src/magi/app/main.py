@@ -33,6 +33,7 @@ def create_app(
     clock: Callable[[], datetime] | None = None,
     rand: random.Random | None = None,
     sleep: Callable[[float], Awaitable[None]] | None = None,
+    same_change: Callable[[str, str], bool] | None = None,
 ) -> FastAPI:
     """The FastAPI App; raises ``SettingsError`` listing every missing setting."""
     if settings is None:
@@ -51,6 +52,8 @@ def create_app(
         ctx = replace(ctx, rand=rand)
     if sleep is not None:
         ctx = replace(ctx, sleep=sleep)
+    if same_change is not None:
+        ctx = replace(ctx, same_change=same_change)
     edge = Edge(ctx, settings.webhook_secret, ROUTER)
 
     @asynccontextmanager

@@ -12,7 +12,7 @@ branches and the claim deleted, and the outcome commented.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from magi.app.context import AppContext, reply_once, repo_config
@@ -88,7 +88,8 @@ async def comment(ctx: AppContext, d: Delivery[IssueCommentEvent]) -> str:
     )
     if kind is not Approval.APPROVED:
         words = approval_refusal(kind, facts.login, level)
-        await reply_once(ctx, gh, repo, number, f"approval-{p.comment.id}", f"Not merging: {words}")
+        key = f"approval-{p.comment.id}"
+        await reply_once(ctx, gh, repo, number, key, f"Not merging: {words}", pull.head.sha)
         return str(kind.value)
     sha = pull.head.sha
     head = await gh.get_commit(repo, sha)
@@ -102,6 +103,7 @@ async def comment(ctx: AppContext, d: Delivery[IssueCommentEvent]) -> str:
             f"approval-{p.comment.id}",
             "Not merging: the head moved after this `merge` was written; new commits need a "
             "new `merge`.",
+            sha,
         )
         return "head-moved"
     own = ctx.own(await gh.list_comments(repo, number))
@@ -162,11 +164,13 @@ async def evaluate(
         mergeable=pull.mergeable,
         pushed_at=head.committed_at,
     )
+    same_change = same_change or ctx.same_change
     kw = {"same_change": same_change} if same_change else {}
     decision = decide(facts, approval["sha"], checks, ctx.clock(), required=required, **kw)
     key = f"gate-{approval['comment']}-{decision.reason}-{pull.head.sha[:12]}"
     if decision.outcome is not Outcome.MERGE:
-        await reply_once(ctx, gh, repo, number, key, f"Not merging yet: {decision.message}")
+        words = f"Not merging yet: {decision.message}"
+        await reply_once(ctx, gh, repo, number, key, words, pull.head.sha)
         return decision.reason
     login = approval.get("login", "")
     if not may_write((await gh.permission(repo, login)).permission):
@@ -177,9 +181,22 @@ async def evaluate(
             number,
             f"{key}-perm",
             f"Not merging: @{login} no longer has write permission; a writer must say `merge`.",
+            pull.head.sha,
         )
         return "approver-lost-permission"
-    return await _merge(ctx, gh, repo, pull, key)
+    # One merge per PR however many events decide "merge" at once (a check_run, its
+    # check_suite and its workflow_run arrive together): the merging ref is the lock.
+    lock = merging_ref(pull.number)
+    if not await gh.create_ref(repo, lock, pull.head.sha):
+        return "merging-elsewhere"
+    try:
+        return await _merge(ctx, gh, repo, pull, key)
+    finally:
+        await _tidy(gh.delete_ref(repo, lock))
+
+
+def merging_ref(number: int) -> str:
+    return f"refs/magi/merging/pr-{number}"
 
 
 async def _merge(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest, key: str) -> str:
@@ -198,24 +215,61 @@ async def _merge(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest,
             words = f"GitHub refused the merge: {exc.message}"
         else:
             raise
-        await reply_once(ctx, gh, repo, pull.number, f"{key}-{exc.status}", f"Not merging: {words}")
+        await reply_once(
+            ctx,
+            gh,
+            repo,
+            pull.number,
+            f"{key}-{exc.status}",
+            f"Not merging: {words}",
+            pull.head.sha,
+        )
         return f"merge-refused-{exc.status}"
-    issue = issue_of(pull)
+    # The merge is done and cannot be undone; each clean-up step after it is on its own, so
+    # one GitHub failure does not skip the rest, and the comment says what is left to do.
+    issue, run = issue_of(pull), run_of(pull)
+    left: list[str] = []
     if issue is not None:
-        await gh.close_issue(repo, issue)
-        await gh.delete_ref(repo, claim_ref(issue))
-    run = run_of(pull)
+        if not await _tidy(gh.close_issue(repo, issue)):
+            left.append(f"close #{issue}")
+        if not await _tidy(gh.delete_ref(repo, claim_ref(issue))):
+            left.append(f"delete `{claim_ref(issue)}`")
     if run is not None:
-        for ref in await gh.matching_refs(repo, f"heads/magi/{run}/"):
-            await gh.delete_ref(repo, ref.ref.removeprefix("refs/"))
+        try:
+            refs = await gh.matching_refs(repo, f"heads/magi/{run}/")
+        except GitHubError:
+            refs = []
+            left.append(f"delete the branches `magi/{run}/*`")
+        for ref in refs:
+            if not await _tidy(gh.delete_ref(repo, ref.ref.removeprefix("refs/"))):
+                left.append(f"delete `{ref.ref}`")
+    for thread in {pull.number, issue} - {None}:  # the reply-once records have served
+        try:
+            said = await gh.matching_refs(repo, f"magi/said/{thread}/")
+        except GitHubError:
+            said = []
+        for ref in said:
+            await _tidy(gh.delete_ref(repo, ref.ref.removeprefix("refs/")))
+    done = f" Closed #{issue}." if issue is not None and f"close #{issue}" not in left else ""
+    tail = (
+        " GitHub refused some of the clean-up; still to do: " + ", ".join(left) + "."
+        if left
+        else " The candidate branches are deleted."
+    )
     await gh.create_comment(
         repo,
         pull.number,
-        f"Merged as `{(result.sha or '')[:12]}` (squash of `{pull.head.sha[:12]}`)."
-        + (f" Closed #{issue}." if issue is not None else "")
-        + " The candidate branches are deleted.",
+        f"Merged as `{(result.sha or '')[:12]}` (squash of `{pull.head.sha[:12]}`).{done}{tail}",
     )
     return "merged"
+
+
+async def _tidy(step: Awaitable[object]) -> bool:
+    try:
+        await step
+    except GitHubError:
+        return False
+    return True
 
 
 async def _wake(ctx: AppContext, d: Delivery[Any], sha: str, numbers: list[int]) -> str:

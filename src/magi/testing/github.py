@@ -260,7 +260,12 @@ class FakeGitHub:
         self, repo: Repo, *, state: str = "open", head: str | None = None
     ) -> list[PullRequest]:
         w = await self._enter("list_pulls", repo, state=state, head=head)
-        return [p for p in w.pulls.values() if state == "all" or p.state == state]
+        branch = head.partition(":")[2] if head else None  # GitHub's head filter: "owner:branch"
+        return [
+            p
+            for p in w.pulls.values()
+            if (state == "all" or p.state == state) and (branch is None or p.head.ref == branch)
+        ]
 
     async def create_pull(
         self, repo: Repo, *, title: str, head: str, base: str, body: str, draft: bool
