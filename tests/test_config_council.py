@@ -123,3 +123,10 @@ def test_the_catalogue_ships_six_personalities_and_can_be_extended(tmp_path):
     )
     assert c.catalogue()["lawyer"] == "You read as counsel."
     assert c.catalogue()["security"] == "Only threats."
+
+
+def test_every_shipped_personality_has_a_japanese_text():
+    """The Japanese catalogue covers the same six names."""
+    from magi.config.council import PERSONALITIES_JA
+
+    assert set(PERSONALITIES_JA) == set(PERSONALITIES)

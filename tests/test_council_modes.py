@@ -210,3 +210,14 @@ def test_a_conflicting_detail_stays_one_cluster_with_a_noted_conflict():
     from magi.council.matrix import build
 
     assert any("(conflict: the month)" in n for n in build(rec).notes)
+
+
+def test_a_japanese_council_gets_the_japanese_personality():
+    """A shipped personality is handed in the council's language; the record keeps that text."""
+    cfg = config(3, personalities={0: "security"})
+    rec, asker = run(
+        {"sage-1": "says:A", "sage-2": "says:A", "sage-3": "says:B"}, cfg, question="どちらですか"
+    )
+    assert "セキュリティ" in (rec.panel_seats[0].personality_text or "")
+    first = next(p for s, n, p in asker.prompts if s == "sage-1" and n == "ask")
+    assert "セキュリティ技術者" in first

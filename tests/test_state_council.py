@@ -32,7 +32,8 @@ def render() -> str:
     """The council's own fields and the types they use; the Record fields (the config among
     them) are pinned by run.schema.json, so another table's new key does not trip this."""
     schema = CouncilRun.model_json_schema(by_alias=True)
-    own = {k: v for k, v in schema["properties"].items() if k not in Record.model_fields}
+    base = {f.alias or name for name, f in Record.model_fields.items()} | set(Record.model_fields)
+    own = {k: v for k, v in schema["properties"].items() if k not in base}
     defs, todo = {}, _refs(own)
     while todo:
         name = todo.pop()

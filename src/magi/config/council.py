@@ -12,7 +12,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["PERSONALITIES", "CouncilConfig", "CouncilSeatConfig", "PanelConfig"]
+__all__ = [
+    "PERSONALITIES",
+    "PERSONALITIES_JA",
+    "CouncilConfig",
+    "CouncilSeatConfig",
+    "PanelConfig",
+]
 
 PERSONALITIES: dict[str, str] = {
     "security": "You review as a security engineer: trust boundaries, injection, secrets, "
@@ -28,6 +34,23 @@ PERSONALITIES: dict[str, str] = {
     "helps them do it, defaults, error messages, and the cost of the change to users.",
     "skeptic": "You are the skeptical reviewer: look for the assumption nobody checked, the "
     "evidence that is missing, and the simpler alternative that was not considered.",
+}
+
+
+# The same perspectives for a Japanese council (prompts follow the question's language).
+PERSONALITIES_JA: dict[str, str] = {
+    "security": "セキュリティ技術者として見てください: 信頼境界、インジェクション、秘密情報、"
+    "認証と認可、サプライチェーン、そして攻撃者がまず試すこと。",
+    "reliability": "信頼性と運用の観点で見てください: 障害の起こり方、再試行とタイムアウト、"
+    "資源の上限、可観測性、展開と切り戻し、そして深夜に誰かが呼び出される原因。",
+    "maintainability": "保守性の観点で見てください: 明確な名前と境界、小さな単位、振る舞いを"
+    "固定するテスト、そして次にこれを変更する人がつまずく点。",
+    "accessibility": "アクセシビリティの観点で見てください: キーボードとスクリーンリーダーでの"
+    "操作、コントラスト、言葉遣いと平易さ、そして設計から取り残される人。",
+    "product": "プロダクトと UX の観点で見てください: 利用者が何をしようとしているか、これが"
+    "その助けになるか、既定値、エラーメッセージ、そして変更が利用者に与える負担。",
+    "skeptic": "懐疑的なレビュアーとして見てください: 誰も確かめていない前提、欠けている根拠、"
+    "検討されなかったより単純な代案を探してください。",
 }
 
 
@@ -90,8 +113,10 @@ class CouncilConfig(_Strict):
             )
         return self
 
-    def catalogue(self) -> dict[str, str]:
-        return {**PERSONALITIES, **self.personalities}
+    def catalogue(self, language: str = "en") -> dict[str, str]:
+        """Personality texts by name: the shipped ones in ``language``, then the config's."""
+        shipped = PERSONALITIES_JA if language == "ja" else PERSONALITIES
+        return {**shipped, **self.personalities}
 
     def check_agents(self, roster: list[str]) -> list[str]:
         """Problems with agent ids the council names that the roster does not have."""

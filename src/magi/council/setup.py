@@ -33,10 +33,12 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def resolve_panel(config: Config, name: str | None) -> tuple[str, float, int, list[CouncilSeat]]:
+def resolve_panel(
+    config: Config, name: str | None, language: str = "en"
+) -> tuple[str, float, int, list[CouncilSeat]]:
     """(panel name, threshold, debate rounds, seats) from ``[council]``, else the roster."""
     council = config.council
-    catalogue = council.catalogue()
+    catalogue = council.catalogue(language)
     if council.panels:
         chosen = name or council.panel
         if chosen not in council.panels:
@@ -94,9 +96,12 @@ def new_council(
     language: str | None = None,
 ) -> tuple[CouncilRun, list[Evidence]]:
     """A new council record (not yet stored) and the evidence exactly as seats will get it."""
-    name, threshold, rounds, seats = resolve_panel(config, panel)
     cleaned, removed = clean_task(question)
     cleaned, found = redact_secrets(cleaned, "question", personal=True)
+    lang = language or config.council.language
+    if lang == "auto":
+        lang = detect_language(cleaned)
+    name, threshold, rounds, seats = resolve_panel(config, panel, lang)
     redactions = list(found)
     bodies: list[Evidence] = []
     records: list[EvidenceRecord] = []
@@ -121,9 +126,6 @@ def new_council(
         if s.seat not in sat:
             s.seated = False
             s.absent = missing.get(s.agent, "not seated")
-    lang = language or config.council.language
-    if lang == "auto":
-        lang = detect_language(cleaned)
     rec = CouncilRun(
         id=new_run_id(now, rand),
         created_at=now,
