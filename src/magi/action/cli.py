@@ -104,6 +104,31 @@ def compete(
 
 
 @app.command()
+def admit(
+    event_name: Annotated[str, typer.Option("--event-name", help="GITHUB_EVENT_NAME.")],
+    event_file: Annotated[Path, typer.Option("--event-file", help="GITHUB_EVENT_PATH.")],
+    permission: Annotated[
+        str | None, typer.Option("--permission", help="The sender's permission (the API's).")
+    ] = None,
+    comments_file: Annotated[
+        Path | None, typer.Option("--comments-file", help="The issue's comments as JSON.")
+    ] = None,
+) -> None:
+    """Without the App: whether this event starts a competition (the App's own rules)."""
+    from magi.action.admit import admit_files
+    from magi.action.env import ActionEnv
+
+    env = ActionEnv.from_environ(os.environ)
+    decision = admit_files(event_name, event_file, permission or None, comments_file)
+    env.set_output("issue", "" if decision.issue is None else str(decision.issue))
+    if decision.issue is None:
+        # A refusal is an answer, not a failure: the workflow ends without a red mark.
+        typer.echo(f"::notice::magi does not start: {decision.why.replace(chr(10), ' ')}")
+        return
+    typer.echo(f"magi starts on #{decision.issue} ({decision.why})")
+
+
+@app.command()
 def publish(
     issue: Issue,
     run: Annotated[str | None, typer.Option("--run", help="The run id compete reported.")] = None,
