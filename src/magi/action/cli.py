@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # imported where used, so `magi --help` stays quick
 
 app = typer.Typer(
     name="action",
-    help="The GitHub Action's two jobs: compete (agents, no credential) and publish (App token).",
+    help="The GitHub Action: admit (without the App), compete (agents, no credential), publish.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
