@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Turns the action's inputs (environment variables, never template text) into argv.
 # The token is never an argument: publish reads it from MAGI_GITHUB_TOKEN itself, and
-# compete refuses to start when one is set.
+# compete refuses to start when one is set. admit reads the event GitHub wrote to disk.
 set -euo pipefail
-args=(action "${MAGI_ACTION_COMMAND:?command is required (compete or publish)}")
+args=(action "${MAGI_ACTION_COMMAND:?command is required (admit, compete or publish)}")
 case "$MAGI_ACTION_COMMAND" in
   compete)
     if [ -n "${MAGI_GITHUB_TOKEN:-}" ]; then
@@ -14,6 +14,12 @@ case "$MAGI_ACTION_COMMAND" in
     args+=(--issue "${MAGI_ISSUE:?issue is required}")
     [ -n "${MAGI_ISSUE_FILE:-}" ] && args+=(--issue-file "$MAGI_ISSUE_FILE")
     [ -n "${MAGI_RUN:-}" ] && args+=(--run-id "$MAGI_RUN")
+    [ -n "${MAGI_ARTIFACT_DIR:-}" ] && args+=(--artifact-dir "$MAGI_ARTIFACT_DIR")
+    ;;
+  admit)
+    args+=(--event-name "${GITHUB_EVENT_NAME:?}" --event-file "${GITHUB_EVENT_PATH:?}")
+    [ -n "${MAGI_PERMISSION:-}" ] && args+=(--permission "$MAGI_PERMISSION")
+    [ -n "${MAGI_ISSUE_FILE:-}" ] && args+=(--comments-file "$MAGI_ISSUE_FILE")
     ;;
   publish)
     if [ -z "${MAGI_GITHUB_TOKEN:-}" ]; then
@@ -22,11 +28,11 @@ case "$MAGI_ACTION_COMMAND" in
     fi
     args+=(--issue "${MAGI_ISSUE:?issue is required}")
     [ -n "${MAGI_RUN:-}" ] && args+=(--run "$MAGI_RUN")
+    [ -n "${MAGI_ARTIFACT_DIR:-}" ] && args+=(--artifact-dir "$MAGI_ARTIFACT_DIR")
     ;;
   *)
-    echo "::error::unknown command '$MAGI_ACTION_COMMAND' (compete or publish)" >&2
+    echo "::error::unknown command '$MAGI_ACTION_COMMAND' (admit, compete or publish)" >&2
     exit 2
     ;;
 esac
-[ -n "${MAGI_ARTIFACT_DIR:-}" ] && args+=(--artifact-dir "$MAGI_ARTIFACT_DIR")
 exec magi "${args[@]}"

@@ -263,3 +263,26 @@ def test_the_artifact_is_scrubbed(ran):
     for path in _paths(world.artifact):
         if path.suffix in (".json", ".md", ".txt"):
             assert str(world.tmp) not in path.read_text(errors="replace"), path
+
+
+def test_a_branch_someone_else_moved_is_not_overwritten(tmp_path, monkeypatch):
+    """The lease is what magi last pushed: a branch moved since is refused, not clobbered."""
+    world = make_world(tmp_path)
+    assert world.compete().returncode == 0
+    assert world.publish(monkeypatch).exit_code == 0
+    branch = next(r for r in world.remote_refs() if r.startswith("refs/heads/magi/"))
+    other = tmp_path / "someone"
+    subprocess.run(["git", "clone", "-q", str(world.remote), str(other)], check=True)
+    git = ["git", "-c", "user.name=p", "-c", "user.email=p@example.invalid"]
+    subprocess.run(["git", "fetch", "-q", "origin", f"{branch}:moved"], cwd=other, check=True)
+    subprocess.run(["git", "checkout", "-q", "moved"], cwd=other, check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "mine"], cwd=other, check=True)
+    subprocess.run(["git", "push", "-q", "origin", f"HEAD:{branch}"], cwd=other, check=True)
+    moved = world.remote_refs()[branch]
+    # The runner's record says the branch is still where compete left it: publish again.
+    manifest = json.loads((world.artifact / "manifest.json").read_text())
+    assert moved not in manifest["heads"].values()
+    out = world.publish(monkeypatch)
+    assert out.exit_code == 20, out.output
+    assert "not where magi last pushed it" in out.stderr
+    assert world.remote_refs()[branch] == moved

@@ -149,3 +149,22 @@ def test_run_sh_refuses_a_token_for_compete(tmp_path):
     )
     assert code == 2
     assert argv == []
+
+
+def test_run_sh_hands_admit_the_event_github_wrote(tmp_path):
+    """admit reads GITHUB_EVENT_NAME/PATH and the permission the step looked up."""
+    code, argv = _run_sh(
+        tmp_path,
+        {
+            "MAGI_ACTION_COMMAND": "admit",
+            "GITHUB_EVENT_NAME": "issues",
+            "GITHUB_EVENT_PATH": "/e.json",
+            "MAGI_PERMISSION": "write",
+            "MAGI_ISSUE_FILE": "issue/comments.json",
+        },
+    )
+    assert code == 0
+    assert argv == [
+        "action", "admit", "--event-name", "issues", "--event-file", "/e.json",
+        "--permission", "write", "--comments-file", "issue/comments.json",
+    ]  # fmt: skip

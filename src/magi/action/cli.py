@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # imported where used, so `magi --help` stays quick
 
 app = typer.Typer(
     name="action",
-    help="The GitHub Action's two jobs: compete (agents, no credential) and publish (App token).",
+    help="The GitHub Action: admit (without the App), compete (agents, no credential), publish.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
@@ -101,6 +101,31 @@ def compete(
     env.set_output("artifact-dir", str(out))
     env.summary(job_summary(run, env))
     typer.echo(f"run {run.id}: {run.status.value}; artifact in {out}")
+
+
+@app.command()
+def admit(
+    event_name: Annotated[str, typer.Option("--event-name", help="GITHUB_EVENT_NAME.")],
+    event_file: Annotated[Path, typer.Option("--event-file", help="GITHUB_EVENT_PATH.")],
+    permission: Annotated[
+        str | None, typer.Option("--permission", help="The sender's permission (the API's).")
+    ] = None,
+    comments_file: Annotated[
+        Path | None, typer.Option("--comments-file", help="The issue's comments as JSON.")
+    ] = None,
+) -> None:
+    """Without the App: whether this event starts a competition (the App's own rules)."""
+    from magi.action.admit import admit_files
+    from magi.action.env import ActionEnv
+
+    env = ActionEnv.from_environ(os.environ)
+    decision = admit_files(event_name, event_file, permission or None, comments_file)
+    env.set_output("issue", "" if decision.issue is None else str(decision.issue))
+    if decision.issue is None:
+        # A refusal is an answer, not a failure: the workflow ends without a red mark.
+        typer.echo(f"::notice::magi does not start: {decision.why.replace(chr(10), ' ')}")
+        return
+    typer.echo(f"magi starts on #{decision.issue} ({decision.why})")
 
 
 @app.command()
