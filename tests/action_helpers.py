@@ -54,6 +54,9 @@ timeout_verify = 60
 
 [verify]
 e2e = ["python3 -m unittest -q"]
+
+[sandbox]
+state = [{state}]
 """
 
 
@@ -154,7 +157,7 @@ def make_world(
     subprocess.run(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=tmp / "remote.git")
     scripted = tmp / "scripted"
     scripted.mkdir()
-    spy = tmp / "spy.py"
+    spy = scripted / "spy.py"  # inside the jail only the agents' own state dir is theirs
     spy.write_text(SPY)
     personas = dict(zip(IMPLEMENTERS, implementers, strict=True))
     personas.update(dict.fromkeys(JUDGES, judges))
@@ -171,6 +174,7 @@ def make_world(
             implementers=json.dumps(list(IMPLEMENTERS)),
             judges=json.dumps(list(JUDGES)),
             graph=graph,
+            state=json.dumps(str(scripted)),
         )
     )
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
