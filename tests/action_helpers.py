@@ -56,7 +56,7 @@ timeout_verify = 60
 e2e = ["python3 -m unittest -q"]
 
 [sandbox]
-state = [{scripted}]
+state = [{state}]
 """
 
 
@@ -157,7 +157,7 @@ def make_world(
     subprocess.run(["git", "symbolic-ref", "HEAD", "refs/heads/main"], cwd=tmp / "remote.git")
     scripted = tmp / "scripted"
     scripted.mkdir()
-    spy = scripted / "spy.py"  # inside the one directory the jail lets every seat write
+    spy = scripted / "spy.py"  # inside the jail only the agents' own state dir is theirs
     spy.write_text(SPY)
     personas = dict(zip(IMPLEMENTERS, implementers, strict=True))
     personas.update(dict.fromkeys(JUDGES, judges))
@@ -174,7 +174,7 @@ def make_world(
             implementers=json.dumps(list(IMPLEMENTERS)),
             judges=json.dumps(list(JUDGES)),
             graph=graph,
-            scripted=json.dumps(str(scripted)),
+            state=json.dumps(str(scripted)),
         )
     )
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]

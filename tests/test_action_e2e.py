@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from action_helpers import IMPLEMENTERS, ISSUE, JUDGES, REPO, TITLE, TOKEN, World, make_world
+from magi.config.model import Sandbox
 from magi.core import markers
 from magi.core.posting import LIMIT
-from magi.state.store import Store
+from magi.jail import decide
 from magi.testing.action import WRITES
 
 NAMES = (*IMPLEMENTERS, *JUDGES)
@@ -126,16 +127,16 @@ def test_publishing_twice_changes_nothing(published, monkeypatch):
 
 def test_no_agent_could_read_a_token(ran):
     """Agents saw no token: not in their own environment, not in any /proc/*/environ."""
-    world, run_id = ran
+    world, _ = ran
     spied = world.spied()
     assert spied
-    jail = Store(world.home).load(run_id).jail
-    if jail is not None and jail.mode == "bwrap":
-        # In the jail /proc is the seat's own pid namespace: magi's processes are not there.
-        assert not any("MAGI_HOME=" in env for s in spied for env in s["proc"].values())
+    seen_magi = any("MAGI_HOME=" in env for s in spied for env in s["proc"].values())
+    if decide(Sandbox()).jailed:
+        # Its own pid namespace: not even magi's process is visible from inside the jail.
+        assert not seen_magi
     else:
         # The spy really reads other processes: magi's own environment is among them.
-        assert any("MAGI_HOME=" in env for s in spied for env in s["proc"].values())
+        assert seen_magi
     for s in spied:
         texts = [json.dumps(s["own"]), *s["proc"].values()]
         for text in texts:
@@ -263,26 +264,3 @@ def test_the_artifact_is_scrubbed(ran):
     for path in _paths(world.artifact):
         if path.suffix in (".json", ".md", ".txt"):
             assert str(world.tmp) not in path.read_text(errors="replace"), path
-
-
-def test_a_branch_someone_else_moved_is_not_overwritten(tmp_path, monkeypatch):
-    """The lease is what magi last pushed: a branch moved since is refused, not clobbered."""
-    world = make_world(tmp_path)
-    assert world.compete().returncode == 0
-    assert world.publish(monkeypatch).exit_code == 0
-    branch = next(r for r in world.remote_refs() if r.startswith("refs/heads/magi/"))
-    other = tmp_path / "someone"
-    subprocess.run(["git", "clone", "-q", str(world.remote), str(other)], check=True)
-    git = ["git", "-c", "user.name=p", "-c", "user.email=p@example.invalid"]
-    subprocess.run(["git", "fetch", "-q", "origin", f"{branch}:moved"], cwd=other, check=True)
-    subprocess.run(["git", "checkout", "-q", "moved"], cwd=other, check=True)
-    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "mine"], cwd=other, check=True)
-    subprocess.run(["git", "push", "-q", "origin", f"HEAD:{branch}"], cwd=other, check=True)
-    moved = world.remote_refs()[branch]
-    # The runner's record says the branch is still where compete left it: publish again.
-    manifest = json.loads((world.artifact / "manifest.json").read_text())
-    assert moved not in manifest["heads"].values()
-    out = world.publish(monkeypatch)
-    assert out.exit_code == 20, out.output
-    assert "not where magi last pushed it" in out.stderr
-    assert world.remote_refs()[branch] == moved
