@@ -200,6 +200,7 @@ def test_init_writes_a_loadable_config_and_refuses_to_overwrite(repo: Path, env:
     assert first.exit_code == 0, first.output
     assert str(target) in first.stdout
     assert "magi doctor" in first.stdout
+    assert "git add .magi/config.toml" in first.stdout, "an uncommitted config dirties every run"
     load_config(repo, environ={}, user_config_dir=Path(str(env["MAGI_CONFIG_DIR"])))
     target.write_text("# mine\n")
     second = invoke(["init"], env=env)

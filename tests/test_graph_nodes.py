@@ -319,3 +319,19 @@ def test_retry_failed_reasks_only_the_seats_that_failed_once_the_login_works(env
     assert [r.node for r in agents["j1"].requests] == ["judge", "judge", "vote"]
     assert again.run.tally is not None
     assert again.run.tally.quorum
+
+
+def test_judge_worktrees_go_however_the_run_ends(env):
+    """A run that fails at the tally (no quorum) leaves no judge worktree behind."""
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+
+    def broken(request: TurnRequest) -> TurnResult:
+        return TurnResult(TurnStatus.ERROR, error="boom")
+
+    agents["j1"] = FakeAgent("j1", broken)
+    run = start(repo, home, cfg, agents=agents)
+    assert run.status is RunStatus.FAILED, run.reason
+    root = Path(run.worktree_root or "")
+    assert not (root / "judge-1").exists()
+    assert all(Path(c.worktree or "").is_dir() for c in run.candidates), "candidates stay"

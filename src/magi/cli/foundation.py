@@ -56,7 +56,15 @@ def init(
             typer.echo(f"  agent {cli.kind:<12} {cli.version or '?':<12} {cli.executable_path}")
     else:
         typer.echo("  no agent CLI found on PATH: the [[agents]] entries are left commented out")
-    typer.echo("next: magi doctor   (checks the CLIs, the roster, the seats and the repository)")
+    # A run branches from the base's tip: an uncommitted config is not in the candidates'
+    # trees, and every run would warn about a dirty tree.
+    typer.echo(
+        "next: commit it   (git add .magi/config.toml && git commit -m 'magi config'):\n"
+        "      runs branch from the base's tip, and an uncommitted config makes the tree dirty"
+    )
+    typer.echo(
+        "then: magi doctor   (checks the CLIs, logins, the roster, the seats and the repository)"
+    )
 
 
 @config_app.command("schema")

@@ -24,7 +24,7 @@ from magi.engine.start import (
 from magi.errors import MagiError, StateError, UsageError
 from magi.git import Git
 from magi.graph import PIPELINE, Context, Stage
-from magi.graph.fold import fold_all
+from magi.graph.fold import fold_all, remove_judge_worktrees
 from magi.graph.tally import compute
 from magi.seats import Cancelled, Reporter, SilentReporter
 from magi.state.model import Run, RunStatus, Tally
@@ -45,6 +45,10 @@ def _drive(ctx: Context, pipeline: Sequence[Stage]) -> Outcome:
             drive(ctx, pipeline)
         except Cancelled:
             return Outcome(ctx.run, caught.exit_code)
+        finally:
+            # However the run ended, no judge needs its tree any more (a resume that asks a
+            # judge again makes it anew): failed runs once kept every judge's worktree.
+            remove_judge_worktrees(ctx)
     return Outcome(ctx.run)
 
 
