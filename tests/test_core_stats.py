@@ -1,0 +1,133 @@
+"""magi stats over stored runs with known answers, each figure with the runs it rests on."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from magi.core.stats import as_json, compute, render
+from magi.state.model import Candidate, FileStat, JudgeSeat, Run, Tally, Vote
+from magi.state.review import (
+    E2eResult,
+    FindingRecord,
+    FixReport,
+    Review,
+    ReviewRound,
+    ReviewSeat,
+)
+
+FIXTURE = Path(__file__).parent / "fixtures" / "report" / "run.json"
+AT = datetime(2026, 12, 1, tzinfo=UTC)
+KINDS = {"opus": "claude", "sonnet": "claude", "oc": "opencode", "j1": "claude", "j2": "opencode"}
+
+
+def cand(label: str, agent: str, produced: bool = True) -> Candidate:
+    files = [FileStat(path="a.py", added=1, deleted=0)] if produced else []
+    return Candidate(
+        label=label, seat=f"impl-{label}", agent=agent, branch=f"b/{label}", files=files
+    )
+
+
+def base(run_id: str, **update: Any) -> Run:
+    run = Run.model_validate_json(FIXTURE.read_text(encoding="utf-8"))
+    agents = [{"id": a, "kind": k} for a, k in KINDS.items()]
+    return run.model_copy(update={"id": run_id, "config": {"agents": agents}, **update})
+
+
+def tally(winner: str) -> Tally:
+    return Tally(winner=winner, judges=2, answered=2, quorum=True)
+
+
+def one() -> Run:
+    r1 = ReviewRound(
+        round=1,
+        head="h1",
+        seats=[
+            ReviewSeat(seat="review-1", agent="oc", status="ok"),
+            ReviewSeat(seat="review-2", agent="sonnet", status="timeout"),
+        ],
+        findings=[
+            FindingRecord(id="R1-1-1", round=1, seat="review-1", severity="blocking", title="x"),
+            FindingRecord(id="R1-1-2", round=1, seat="review-1", severity="minor", title="y"),
+        ],
+        e2e=E2eResult(deferred=True),
+        fix=FixReport(
+            seat="impl-A", agent="opus", status="ok", adopted=["R1-1-1"], progressed=True
+        ),
+        progressed=True,
+        closed=True,
+    )
+    r2 = ReviewRound(
+        round=2,
+        head="h2",
+        seats=[
+            ReviewSeat(seat="review-1", agent="oc", status="ok"),
+            ReviewSeat(seat="review-2", agent="sonnet", status="ok"),
+        ],
+        e2e=E2eResult(head="h2", at=AT, passed=False, exit_code=1),
+        closed=True,
+    )
+    return base(
+        "20261201-000000-0001",
+        candidates=[cand("A", "opus"), cand("B", "sonnet"), cand("C", "oc", produced=False)],
+        judges=[
+            JudgeSeat(seat="judge-1", agent="j1", order=["B", "A"]),
+            JudgeSeat(seat="judge-2", agent="j2", order=["A", "B"]),
+        ],
+        votes=[
+            Vote(seat="judge-1", status="ok", vote="A"),
+            Vote(seat="judge-2", status="ok", vote="A"),
+        ],
+        tally=tally("A"),
+        review=Review(label="A", branch="b/A", rounds=[r1, r2]),
+    )
+
+
+def two() -> Run:
+    return base(
+        "20261201-000000-0002",
+        candidates=[cand("A", "sonnet"), cand("B", "opus")],
+        judges=[],
+        votes=[],
+        tally=tally("A"),
+    )
+
+
+def fig(d: dict[str, Any]) -> tuple[int, int, int]:
+    return (d["count"], d["total"], d["runs"])
+
+
+def test_stats_figures_from_known_runs() -> None:
+    """Every figure matches the hand count and says how many runs it rests on."""
+    s = as_json(compute([one(), two()]))
+    impl, rev = s["implementation"], s["review"]
+    assert s["runs"] == 2
+    assert fig(impl["win_rate"]["opus"]) == (1, 2, 2)
+    assert fig(impl["win_rate"]["oc"]) == (0, 1, 1)
+    assert fig(impl["produced_nothing"]["oc"]) == (1, 1, 1)
+    assert fig(impl["produced_nothing"]["opus"]) == (0, 2, 2)
+    assert rev["findings_per_round"] == {"value": 1.0, "findings": 2, "rounds": 2, "runs": 1}
+    assert fig(rev["precision"]["oc"]) == (1, 2, 1)
+    assert fig(rev["unique_find_rate"]["oc"]) == (2, 2, 1)
+    assert fig(rev["never_answered"]["sonnet"]) == (1, 2, 1)
+    assert fig(rev["never_answered"]["oc"]) == (0, 2, 1)
+    assert fig(s["verification"]["e2e_failed_while_reviews_clean"]) == (1, 1, 1)
+
+
+def test_position_bias_and_same_vendor_votes() -> None:
+    """Votes by the slot each judge saw the winner in, and votes for its own vendor."""
+    s = as_json(compute([one(), two()]))["judging"]
+    assert fig(s["vote_by_slot"]["j1"]["1"]) == (0, 1, 1)
+    assert fig(s["vote_by_slot"]["j1"]["2"]) == (1, 1, 1)
+    assert fig(s["vote_by_slot"]["j2"]["1"]) == (1, 1, 1)
+    assert fig(s["same_vendor_vote"]["j1"]) == (1, 1, 1)
+    assert fig(s["same_vendor_vote"]["j2"]) == (0, 1, 1)
+
+
+def test_render_says_how_many_runs() -> None:
+    """The text form carries the counts, and an empty store says there is no data."""
+    text = render(compute([one(), two()]))
+    assert "opus" in text
+    assert "50% (1/2, 2 runs)" in text
+    assert "(no data)" in render(compute([]))
