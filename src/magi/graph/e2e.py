@@ -1,0 +1,68 @@
+"""e2e: verify.e2e on the winner's head, once per round, bounded and capped.
+
+The record keeps the commit it checked, when, the exit code and the tail, so no reader has
+to guess which commit a red output was about. While blocking findings remain and rounds are
+left it is deferred (recorded as deferred, never as green); the last round, and any round
+whose review raised nothing blocking, always runs it on the head that round reviewed.
+"""
+
+from __future__ import annotations
+
+from magi.agents.process import interrupted
+from magi.core.review import defer_e2e
+from magi.graph.context import Context
+from magi.graph.winner import ensure_review, worktree
+from magi.shell import run_checks
+from magi.state.model import RunStatus
+from magi.state.review import E2eResult
+
+NAME = "e2e"
+STATUS = RunStatus.TESTING
+
+
+def run(ctx: Context) -> None:
+    rv = ensure_review(ctx)
+    if not rv.rounds or rv.rounds[-1].closed or rv.rounds[-1].e2e is not None:
+        return
+    rnd = rv.rounds[-1]
+    if defer_e2e(rv, max_rounds=ctx.config.graph.review_rounds):
+        result = E2eResult(deferred=True, at=ctx.clock())
+        ctx.event(NAME, f"round {rnd.round}: e2e deferred while blocking findings are open")
+    else:
+        result = check(ctx, rnd.head)
+    with ctx.lock:
+        rnd.e2e = result
+        ctx.save()
+
+
+def check(ctx: Context, head: str) -> E2eResult:
+    """verify.e2e in the winner's worktree, which must be at ``head``."""
+    cwd = worktree(ctx)
+    at_head = ctx.git.head(cwd)
+    if at_head != head:
+        # The record must name what was actually checked, never what was meant to be.
+        ctx.event(NAME, f"winner's worktree is at {at_head[:12]}, not {head[:12]}", "warn")
+    commands = list(ctx.config.verify.e2e)
+    ctx.reporter.seat("e2e", "running")
+    started = ctx.clock()
+    v = run_checks(
+        commands,
+        cwd=cwd,
+        timeout=ctx.config.graph.timeout_verify,
+        environ=ctx.environ,
+        output_max_bytes=ctx.config.graph.output_max_bytes,
+        head=at_head,
+    )
+    if interrupted():
+        raise KeyboardInterrupt  # killed by Ctrl-C: not a verdict on the winner
+    ctx.reporter.seat("e2e", "passed" if v.passed else "failed")
+    return E2eResult(
+        head=at_head,
+        at=started,
+        passed=v.passed,
+        exit_code=v.exit_code,
+        timed_out=v.timed_out,
+        commands=commands,
+        tail=v.tail,
+        duration_s=v.duration_s,
+    )

@@ -1,0 +1,193 @@
+"""fix: the fixer addresses the round's blocking findings (and a red e2e), then the loop decides.
+
+The fixer is the winner's author seat, continuing its own conversation, unless
+``roles.fixer`` names another agent (seat ``fix``). It gets the blocking findings by the ids
+magi gave them and the e2e output, commits, and reports adopted / rejected by id. Whether the
+round progressed is measured with git (a new commit whose tree differs), never taken from
+the fixer's words. The last round never asks the fixer: its work could not be reviewed.
+
+After the round closes, ``core.review.decide`` ends the loop: clean goes on to the gate;
+out of rounds, stagnant or short of reviewers stops the run blocked with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from magi.agents.base import TurnResult
+from magi.core.answers import FixAnswer, parse_answer, reask_text
+from magi.core.review import decide, open_blocking
+from magi.core.review_prompts import fix_prompt
+from magi.errors import AnswerError
+from magi.graph.context import Context, Stop
+from magi.graph.scrub import scrub_branch
+from magi.graph.seats import ask, ask_with_failover, ensure_seat, node_timeout
+from magi.graph.winner import e2e_text, ensure_review, tree, winner, worktree
+from magi.state.model import RunStatus
+from magi.state.review import E2eResult, FindingRecord, FixReport, Rejected
+from magi.worktree_guard import GuardSnapshot, restore
+
+NAME = "fix"
+STATUS = RunStatus.FIXING
+RESCUE_MESSAGE = "Work left uncommitted at the end of the fix turn"
+
+
+def fixer_seat(ctx: Context) -> tuple[str, str]:
+    """(seat, agent): roles.fixer in seat ``fix``, else the winner's own implement seat."""
+    if ctx.seating.fixer:
+        return "fix", ctx.seating.fixer
+    c = winner(ctx)
+    return c.seat, ctx.run.seats[c.seat].agent if c.seat in ctx.run.seats else c.agent
+
+
+def _answer(
+    ctx: Context, seat: str, result: TurnResult, ids: list[str], cwd: Path, prompt: str
+) -> tuple[FixAnswer | None, str, str]:
+    if not result.ok:
+        return None, result.status.value, result.error or ""
+    try:
+        return parse_answer(result.text, FixAnswer, finding_ids=ids), "ok", ""
+    except AnswerError as e:
+        error = e.message
+    live = bool(ctx.run.seats[seat].session_id and ctx.config.graph.sessions)
+    again = reask_text(FixAnswer.SHAPE, error)
+    result = ask(
+        ctx,
+        seat=seat,
+        node=NAME,
+        prompt=again if live else prompt + "\n\n" + again,
+        cwd=cwd,
+        allow_write=True,
+        timeout=node_timeout(ctx, NAME, ctx.run.seats[seat].agent) / 4,
+        reask=True,
+    )
+    if not result.ok:
+        return None, result.status.value, result.error or ""
+    try:
+        return parse_answer(result.text, FixAnswer, finding_ids=ids), "ok", ""
+    except AnswerError as e:
+        ctx.event(
+            NAME, f"{seat}: fix report still malformed after one re-ask ({e.message})", "warn"
+        )
+        return None, "invalid", e.message
+
+
+def fix_turn(ctx: Context, findings: Sequence[FindingRecord], e2e: E2eResult | None) -> FixReport:
+    """One fixer turn in the winner's worktree; ``progressed`` is what git says happened."""
+    seat, agent = fixer_seat(ctx)
+    ensure_seat(ctx, seat, agent)
+    cwd = worktree(ctx)
+    c = winner(ctx)
+    before = ctx.git.head(cwd)
+    ids = [f.id for f in findings]
+    guard = GuardSnapshot.take(ctx.git, [cwd])
+
+    def build(live: bool) -> str:
+        return fix_prompt(
+            findings=findings,
+            e2e=e2e_text(e2e) if e2e is not None and e2e.passed is False else None,
+            task=None if live else ctx.run.task.cleaned,
+            prompts=ctx.config.prompts,
+            language=ctx.config.graph.language,
+        )
+
+    result = ask_with_failover(
+        ctx, seat=seat, node=NAME, build=build, cwd=cwd, allow_write=True, label=c.label
+    )
+    answer, status, error = _answer(ctx, seat, result, ids, cwd, build(False))
+    with ctx.lock:
+        violations = restore(ctx.git, guard)
+    if violations:
+        ctx.event(
+            NAME, f"{seat}: git control files tampered and restored: " + "; ".join(violations)
+        )
+    on = ctx.git.run("symbolic-ref", "-q", "HEAD", cwd=cwd, check=False).strip()
+    if on != f"refs/heads/{c.branch}":
+        ctx.git.run("checkout", "-q", "-f", c.branch, cwd=cwd)
+    rescued = ctx.git.commit_all(cwd, RESCUE_MESSAGE)
+    scrub_branch(ctx.git, base=before, branch=c.branch)
+    after = ctx.git.head(cwd)
+    progressed = after != before and tree(ctx, after) != tree(ctx, before)
+    base = ctx.run.base_sha or ctx.run.base
+    with ctx.lock:
+        c.head = after
+        c.files = ctx.git.numstat(base, after)
+        c.commits = ctx.git.commit_count(base, after)
+        ctx.save()
+    return FixReport(
+        seat=seat,
+        agent=ctx.run.seats[seat].agent,
+        status=status,
+        asked=ids,
+        adopted=list(answer.adopted) if answer else [],
+        rejected=[Rejected(id=r.id, reason=r.reason) for r in answer.rejected] if answer else [],
+        head_before=before,
+        head_after=after,
+        progressed=progressed,
+        rescued=rescued,
+        error=error,
+    )
+
+
+def run(ctx: Context) -> None:
+    rv = ensure_review(ctx)
+    g = ctx.config.graph
+    if rv.rounds and not rv.rounds[-1].closed:
+        rnd = rv.rounds[-1]
+        open_ = open_blocking(rv, ctx.run.operator_fixes)
+        red = rnd.e2e is not None and rnd.e2e.passed is False
+        if (open_ or red) and rnd.round < g.review_rounds and rnd.fix is None:
+            report = fix_turn(ctx, open_, rnd.e2e)
+            with ctx.lock:
+                rnd.fix = report
+                rnd.progressed = report.progressed
+                ctx.save()
+            ctx.event(
+                NAME,
+                f"round {rnd.round}: adopted {', '.join(report.adopted) or 'none'}; "
+                f"rejected {', '.join(r.id for r in report.rejected) or 'none'}; "
+                + ("new tree" if report.progressed else "no new tree"),
+            )
+        with ctx.lock:
+            rnd.closed = True
+            ctx.save()
+    conclude(ctx)
+
+
+def conclude(ctx: Context) -> None:
+    """Record how the loop ended; blocked stops the run here with the reason."""
+    rv = ensure_review(ctx)
+    g = ctx.config.graph
+    d = decide(
+        rv,
+        max_rounds=g.review_rounds,
+        incomplete=g.incomplete_review,
+        operator_fixes=ctx.run.operator_fixes,
+    )
+    if d.verdict == "continue":
+        return
+    with ctx.lock:
+        rv.outcome, rv.reason = d.outcome, d.reason
+        ctx.save()
+    if d.verdict == "blocked":
+        raise Stop(RunStatus.BLOCKED, f"review: {d.reason}")
+
+
+def done(ctx: Context) -> bool:
+    """The loop's ``until``: the latest round is closed and the loop does not go on."""
+    rv = ctx.run.review
+    g = ctx.config.graph
+    if g.review_rounds == 0:
+        return True
+    if rv is None:
+        return False
+    return (
+        decide(
+            rv,
+            max_rounds=g.review_rounds,
+            incomplete=g.incomplete_review,
+            operator_fixes=ctx.run.operator_fixes,
+        ).verdict
+        != "continue"
+    )

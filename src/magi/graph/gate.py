@@ -1,0 +1,82 @@
+"""gate: every verify.gate command must exit 0 on the final head before a merge is attempted.
+
+The record says the gate ran, on which head and when, even with zero commands configured
+(seed 003: an empty gate once meant both "never attempted" and "nothing to run"). A gate
+that already passed on this head is not run again on resume; a red gate blocks the run
+with the command and its output.
+"""
+
+from __future__ import annotations
+
+from magi.agents.process import interrupted
+from magi.graph.context import Context, Stop
+from magi.graph.fix import conclude
+from magi.graph.winner import ensure_review, worktree
+from magi.shell import run_checks
+from magi.state.model import RunStatus
+from magi.state.review import CheckResult, Gate
+
+NAME = "gate"
+STATUS = RunStatus.GATING
+
+
+def run(ctx: Context) -> None:
+    rv = ensure_review(ctx)
+    if rv.outcome not in ("clean", "skipped"):
+        conclude(ctx)  # a loop stopped early (or resumed mid-way) is decided here, not skipped
+        if rv.outcome not in ("clean", "skipped"):
+            raise Stop(RunStatus.BLOCKED, "review: the loop has not ended clean")
+    head = ctx.git.head(worktree(ctx))
+    g = ctx.run.gate
+    if g is None or not g.ran or g.head != head:
+        g = check(ctx, head)
+    if not g.passed:
+        last = g.results[-1] if g.results else None
+        what = f"`{last.command}` exited {last.exit_code}" if last else "failed"
+        tail = last.tail.strip().splitlines()[-1:] if last else []
+        raise Stop(
+            RunStatus.BLOCKED, f"gate: {what} on {head[:12]}" + (f": {tail[0]}" if tail else "")
+        )
+
+
+def check(ctx: Context, head: str) -> Gate:
+    """Run the gate commands in order on ``head``, stopping at the first that fails."""
+    cwd = worktree(ctx)
+    commands = list(ctx.config.verify.gate)
+    results: list[CheckResult] = []
+    started = ctx.clock()
+    for cmd in commands:
+        ctx.reporter.seat("gate", "running", cmd)
+        v = run_checks(
+            [cmd],
+            cwd=cwd,
+            timeout=ctx.config.graph.timeout_verify,
+            environ=ctx.environ,
+            output_max_bytes=ctx.config.graph.output_max_bytes,
+            head=head,
+        )
+        if interrupted():
+            raise KeyboardInterrupt
+        results.append(
+            CheckResult(
+                command=cmd,
+                exit_code=v.exit_code,
+                timed_out=v.timed_out,
+                tail=v.tail,
+                duration_s=v.duration_s,
+            )
+        )
+        if not v.passed:
+            break
+    passed = len(results) == len(commands) and all(
+        r.exit_code == 0 and not r.timed_out for r in results
+    )
+    gate = Gate(ran=True, head=head, at=started, commands=commands, results=results, passed=passed)
+    with ctx.lock:
+        ctx.run.gate = gate
+        ctx.save()
+    ctx.reporter.seat("gate", "passed" if passed else "failed")
+    ctx.event(
+        NAME, f"gate {'passed' if passed else 'failed'} on {head[:12]} ({len(commands)} command(s))"
+    )
+    return gate

@@ -1,0 +1,149 @@
+"""merge: what happens to the reviewed, gated winner (``merge.mode``).
+
+* ``none`` (the default): print the exact command and stop; the run is ``ready``.
+* ``local``: squash the winner onto the base branch, with a subject made from the task and
+  a body naming the run. The base must still be where the run started (fast-forward check);
+  a moved base gets the winner rebased onto it first (and the gate run again on the new
+  head), and a rebase that does not apply stops the run blocked with git's words. The base
+  ref moves by compare-and-swap, or, when a worktree has it checked out, by ``merge
+  --ff-only`` there, so nobody's checkout is left pointing at a tree it does not hold.
+* ``pr``: the Action's; until it exists, preflight refuses it (``preflight``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from magi.config.model import Config
+from magi.errors import ConfigError, RepoError
+from magi.git import NEUTRAL_EMAIL, NEUTRAL_NAME
+from magi.graph import gate
+from magi.graph.context import Context, Stop
+from magi.graph.winner import tree, winner, worktree
+from magi.state.model import RunStatus
+from magi.state.review import MergeRecord
+
+NAME = "merge"
+STATUS = RunStatus.MERGING
+SUBJECT_CHARS = 72
+_IDENT = ("-c", f"user.name={NEUTRAL_NAME}", "-c", f"user.email={NEUTRAL_EMAIL}")
+
+
+def preflight(config: Config) -> None:
+    if config.merge.mode == "pr":
+        raise ConfigError(
+            "merge.mode = 'pr' opens a pull request through the GitHub Action, which this magi "
+            "does not ship yet; use 'none' (print the command) or 'local' (squash onto the base)"
+        )
+
+
+def subject(task: str) -> str:
+    first = next((line.strip() for line in task.splitlines() if line.strip()), "magi run")
+    return first if len(first) <= SUBJECT_CHARS else first[: SUBJECT_CHARS - 1].rstrip() + "…"
+
+
+def message(ctx: Context) -> str:
+    c = winner(ctx)
+    body = f"magi run {ctx.run.id} (candidate {c.label}, {c.branch})"
+    return f"{subject(ctx.run.task.cleaned)}\n\n{body}\n"
+
+
+def run(ctx: Context) -> None:
+    r = ctx.run
+    mode = ctx.config.merge.mode
+    c = winner(ctx)
+    if r.merge is not None and r.merge.result == "merged":
+        _finish(ctx, RunStatus.MERGED, f"squashed onto {r.merge.base} as {r.merge.commit}")
+        return
+    if mode == "pr":
+        raise Stop(RunStatus.BLOCKED, "merge.mode = 'pr' needs the GitHub Action")
+    if mode == "none":
+        command = f"git switch {r.base} && git merge --squash {c.branch} && git commit"
+        _record(ctx, MergeRecord(mode="none", result="printed", command=command, at=ctx.clock()))
+        _finish(ctx, RunStatus.READY, f"reviewed and gated; merge with: {command}")
+        return
+    _local(ctx)
+
+
+def _record(ctx: Context, rec: MergeRecord) -> None:
+    with ctx.lock:
+        ctx.run.merge = rec
+        ctx.save()
+
+
+def _finish(ctx: Context, status: RunStatus, reason: str) -> None:
+    with ctx.lock:
+        ctx.run.status = status
+        ctx.run.reason = reason
+        ctx.save()
+
+
+def _blocked(ctx: Context, why: str, *, moved: bool) -> None:
+    rec = MergeRecord(
+        mode="local",
+        result="blocked",
+        base=ctx.run.base,
+        base_moved=moved,
+        detail=why,
+        at=ctx.clock(),
+    )
+    _record(ctx, rec)
+    raise Stop(RunStatus.BLOCKED, f"merge: {why}")
+
+
+def _checked_out(ctx: Context, ref: str) -> str | None:
+    """The worktree that has ``ref`` checked out, if any."""
+    out = ctx.git.run("worktree", "list", "--porcelain")
+    path = None
+    for line in out.splitlines():
+        if line.startswith("worktree "):
+            path = line.removeprefix("worktree ")
+        elif line == f"branch {ref}":
+            return path
+    return None
+
+
+def _local(ctx: Context) -> None:
+    r = ctx.run
+    ref = f"refs/heads/{r.base}"
+    cwd = worktree(ctx)
+    c = winner(ctx)
+    tip = ctx.git.rev_parse(ref)
+    moved = r.base_sha is not None and tip != r.base_sha
+    if moved:
+        try:
+            ctx.git.run(*_IDENT, "rebase", "--quiet", tip, cwd=cwd)
+        except RepoError as e:
+            ctx.git.run("rebase", "--abort", cwd=cwd, check=False)
+            _blocked(ctx, f"{r.base} moved and the winner does not rebase onto it: {e}", moved=True)
+        head = ctx.git.head(cwd)
+        ctx.event(NAME, f"{r.base} moved since the run started; winner rebased to {head[:12]}")
+        with ctx.lock:
+            c.head = head
+            ctx.save()
+        if not gate.check(ctx, head).passed:
+            _blocked(ctx, f"the gate failed on the winner rebased onto {r.base}", moved=True)
+    head = ctx.git.head(cwd)
+    squash = ctx.git.run(
+        *_IDENT, "commit-tree", tree(ctx, head), "-p", tip, "-F", "-", input=message(ctx)
+    ).strip()
+    where = _checked_out(ctx, ref)
+    try:
+        if where is not None:
+            ctx.git.run("merge", "--ff-only", "--quiet", squash, cwd=Path(where))
+        else:
+            ctx.git.run("update-ref", ref, squash, tip)  # fails if the base moved meanwhile
+    except RepoError as e:
+        _blocked(ctx, f"{r.base} could not be fast-forwarded: {e}", moved=moved)
+    _record(
+        ctx,
+        MergeRecord(
+            mode="local",
+            result="merged",
+            commit=squash,
+            base=r.base,
+            base_moved=moved,
+            at=ctx.clock(),
+        ),
+    )
+    _finish(ctx, RunStatus.MERGED, f"squashed onto {r.base} as {squash[:12]}")

@@ -1,0 +1,164 @@
+"""review: each reviewer seat, in its own detached worktree pinned at the commit under review.
+
+The winner only. A round starts when the previous one is closed and the loop goes on; it
+records the commit under review and the seats it expects, then asks every seat that has no
+answer yet (a resumed run asks only those). Reviewers are blind like judges: the prompt names
+no author, and the winner's author never reviews its own candidate when another agent can
+sit. The checkout is read-only: whatever a reviewer changes there is put back, and the git
+control files are restored, so no reviewer perturbs the tree the fixer works on.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from magi.core.answers import ReviewAnswer
+from magi.core.blind import leak_terms, redact_terms, strip_trailers
+from magi.core.review import decide, number_findings, reviewer_agents
+from magi.core.review_prompts import review_prompt
+from magi.core.seating import seat_name
+from magi.graph.context import Context, seat_order
+from magi.graph.seats import RETRYABLE, ask_structured, ensure_seat
+from magi.graph.winner import e2e_text, ensure_review, winner, worktree
+from magi.state.model import RunStatus
+from magi.state.review import ReviewRound, ReviewSeat
+from magi.worktree_guard import GuardSnapshot, restore
+
+NAME = "review"
+STATUS = RunStatus.REVIEWING
+
+
+def reviewer_worktree(ctx: Context, seat: str, head: str) -> Path:
+    """``<root>/<seat>``, detached at ``head``, clean."""
+    path = ctx.worktree_root() / seat
+    if not path.is_dir():
+        ctx.git.run("worktree", "prune")
+        ctx.git.worktree_add(path, start=head, branch=None)
+        return path
+    ctx.git.run("checkout", "-q", "-f", "--detach", head, cwd=path)
+    ctx.git.run("clean", "-q", "-fdx", cwd=path)
+    return path
+
+
+def _seated(ctx: Context) -> list[ReviewSeat]:
+    author = winner(ctx).agent
+    agents = reviewer_agents(list(ctx.seating.reviewers), ctx.roster, author)
+    out = []
+    for i, agent in enumerate(agents, start=1):
+        seat = seat_name("review", i)
+        record = ensure_seat(ctx, seat, agent)  # a seat keeps its conversation across rounds
+        out.append(ReviewSeat(seat=seat, agent=record.agent))
+    return out
+
+
+def start_round(ctx: Context) -> ReviewRound | None:
+    """The round to work on: the open one, or a new one when the loop goes on."""
+    rv = ensure_review(ctx)
+    g = ctx.config.graph
+    if rv.rounds and not rv.rounds[-1].closed:
+        return rv.rounds[-1]
+    if rv.rounds and (
+        rv.rounds[-1].round >= g.review_rounds
+        or decide(
+            rv,
+            max_rounds=g.review_rounds,
+            incomplete=g.incomplete_review,
+            operator_fixes=ctx.run.operator_fixes,
+        ).verdict
+        != "continue"
+    ):
+        return None
+    if g.review_rounds == 0:
+        return None
+    head = ctx.git.head(worktree(ctx))
+    rnd = ReviewRound(round=len(rv.rounds) + 1, head=head, seats=_seated(ctx))
+    with ctx.lock:
+        rv.rounds.append(rnd)
+        c = winner(ctx)
+        c.head = head
+        ctx.save()
+    ctx.event(NAME, f"round {rnd.round}: reviewing {head[:12]} with {len(rnd.seats)} seat(s)")
+    return rnd
+
+
+def run(ctx: Context) -> None:
+    rnd = start_round(ctx)
+    if rnd is None:
+        return
+    todo = [s for s in rnd.seats if s.status in RETRYABLE]
+    if not todo:
+        return
+    paths = {s.seat: reviewer_worktree(ctx, s.seat, rnd.head) for s in todo}  # git locks: serial
+    guard = GuardSnapshot.take(ctx.git, list(paths.values()))
+    with ThreadPoolExecutor(
+        max_workers=min(ctx.config.graph.max_parallel, len(todo)), thread_name_prefix="review"
+    ) as pool:
+        for f in [pool.submit(_one, ctx, rnd, s, paths[s.seat], guard) for s in todo]:
+            f.result()
+
+
+def _material(ctx: Context, text: str) -> str:
+    if ctx.config.blind.on_leak == "redact":
+        return redact_terms(text, leak_terms(ctx.config.agents))
+    return text
+
+
+def _build(ctx: Context, rnd: ReviewRound, seat: str, live: bool) -> str:
+    rv = ensure_review(ctx)
+    c = winner(ctx)
+    base = ctx.run.base_sha or ctx.run.base
+    prev = rv.rounds[rnd.round - 2] if rnd.round > 1 else None
+    answered_before = prev is not None and any(
+        s.seat == seat and s.status == "ok" for s in prev.seats
+    )
+    incremental = live and answered_before and prev is not None and prev.head != rnd.head
+    since = prev.head if incremental and prev is not None else base
+    patch, cut = ctx.git.patch(since, rnd.head, max_bytes=ctx.config.graph.patch_max_bytes)
+    return review_prompt(
+        ctx.run.task.cleaned,
+        round=rnd.round,
+        rounds=ctx.config.graph.review_rounds,
+        head=rnd.head,
+        files=ctx.git.numstat(base, rnd.head),
+        patch=_material(ctx, patch),
+        patch_cut=cut,
+        summary=_material(ctx, strip_trailers(c.summary)),
+        e2e=e2e_text(prev.e2e) if prev else None,
+        earlier=prev.findings if prev else (),
+        report=prev.fix if prev else None,
+        incremental=incremental,
+        prompts=ctx.config.prompts,
+        language=ctx.config.graph.language,
+    )
+
+
+def _one(ctx: Context, rnd: ReviewRound, seat: ReviewSeat, cwd: Path, guard: GuardSnapshot) -> None:
+    answer, status, error = ask_structured(
+        ctx,
+        seat=seat.seat,
+        node=NAME,
+        build=lambda live: _build(ctx, rnd, seat.seat, live),
+        shape=ReviewAnswer,
+        labels=[],
+        cwd=cwd,
+    )
+    with ctx.lock:
+        violations = restore(ctx.git, guard)
+    moved = ctx.git.run("status", "--porcelain", cwd=cwd).strip() or (ctx.git.head(cwd) != rnd.head)
+    if moved:
+        reviewer_worktree(ctx, seat.seat, rnd.head)
+        violations.append("changed its read-only checkout (put back)")
+    if violations:
+        ctx.event(NAME, f"{seat.seat}: " + "; ".join(violations), "warn")
+    with ctx.lock:
+        seat.agent = ctx.run.seats[seat.seat].agent  # failover may have handed the seat on
+        seat.status = status
+        seat.error = error
+        if answer is not None:
+            found = number_findings(rnd.round, seat.seat, answer.findings)
+            rnd.findings = sorted(
+                [f for f in rnd.findings if f.seat != seat.seat] + found,
+                key=lambda f: (seat_order(f.seat), int(f.id.rsplit("-", 1)[1])),
+            )
+        ctx.save()
