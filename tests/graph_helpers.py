@@ -51,9 +51,14 @@ def config(
     scripted_dir: Path,
     implementers: dict[str, str],
     judges: dict[str, str] | None = None,
+    reviewers: dict[str, str] | None = None,
     **tables: dict[str, Any],
 ) -> Config:
-    """A Config of scripted command agents: {agent id: persona or "sh:<script>"} per role."""
+    """A Config of scripted command agents: {agent id: persona or "sh:<script>"} per role.
+
+    Reviewers default to the first two judges (an inline-shell implementer must never be
+    rotated into a review seat); with neither, no reviewer sits.
+    """
     judges = (
         judges
         if judges is not None
@@ -66,19 +71,28 @@ def config(
     env = {"MAGI_SCRIPTED_DIR": str(scripted_dir)}
     agents = [
         {"id": aid, "kind": "command", "command": _command(persona), "env": env}
-        for aid, persona in {**implementers, **judges}.items()
+        for aid, persona in {**implementers, **judges, **(reviewers or {})}.items()
     ]
+    review_roles = list(reviewers) if reviewers else list(judges)[:2]
     graph = {
         "candidates": len(implementers),
         "judges": len(judges),
         "timeout_implement": 60,
         "timeout_judge": 60,
         "timeout_verify": 60,
+        "timeout_review": 60,
+        "timeout_fix": 60,
+        "reviewers": len(review_roles),
         **tables.pop("graph", {}),
     }
     data: dict[str, Any] = {
         "agents": agents,
-        "roles": {"implementers": list(implementers), "judges": list(judges)},
+        "roles": {
+            "implementers": list(implementers),
+            "judges": list(judges),
+            "reviewers": review_roles,
+            **tables.pop("roles", {}),
+        },
         "graph": graph,
         "verify": {"e2e": [E2E], **tables.pop("verify", {})},
         # The scripted agents keep their log and state here: writable inside the jail.

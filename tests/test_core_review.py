@@ -130,6 +130,16 @@ def test_stagnant_fixer_blocks() -> None:
     assert (d.verdict, d.outcome) == ("blocked", "stagnant")
 
 
+def test_rejecting_every_finding_is_not_stagnant() -> None:
+    """A fixer that rejects all it was asked, with reasons, owes no tree: re-review follows."""
+    rejected = fixed(progressed=False, rejected=("R1-1-1",))
+    rejected.asked = ["R1-1-1"]
+    r1 = rnd(1, "h1", findings=[finding("R1-1-1")], e2e=E2eResult(deferred=True), fix=rejected)
+    assert decide(review(r1), max_rounds=3, incomplete="block").verdict == "continue"
+    r1.e2e = red("h1")
+    assert decide(review(r1), max_rounds=3, incomplete="block").outcome == "stagnant"
+
+
 def test_out_of_rounds_names_open_findings() -> None:
     """The last round with a blocking finding open ends blocked, naming the id."""
     r1 = rnd(1, "h1", findings=[finding("R1-2-1")], e2e=red("h1"))

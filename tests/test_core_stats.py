@@ -6,8 +6,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from magi.config.model import Config
 from magi.core.stats import as_json, compute, render
-from magi.state.model import Candidate, FileStat, JudgeSeat, Run, Tally, Vote
+from magi.state.model import Candidate, FileStat, JudgeSeat, Run, Seat, Tally, Vote
 from magi.state.review import (
     E2eResult,
     FindingRecord,
@@ -22,17 +23,17 @@ AT = datetime(2026, 12, 1, tzinfo=UTC)
 KINDS = {"opus": "claude", "sonnet": "claude", "oc": "opencode", "j1": "claude", "j2": "opencode"}
 
 
-def cand(label: str, agent: str, produced: bool = True) -> Candidate:
+def cand(label: str, produced: bool = True) -> Candidate:
     files = [FileStat(path="a.py", added=1, deleted=0)] if produced else []
-    return Candidate(
-        label=label, seat=f"impl-{label}", agent=agent, branch=f"b/{label}", files=files
-    )
+    return Candidate(label=label, seat=f"impl-{label}", branch=f"b/{label}", files=files)
 
 
-def base(run_id: str, **update: Any) -> Run:
+def base(run_id: str, seats: dict[str, str], **update: Any) -> Run:
     run = Run.model_validate_json(FIXTURE.read_text(encoding="utf-8"))
-    agents = [{"id": a, "kind": k} for a, k in KINDS.items()]
-    return run.model_copy(update={"id": run_id, "config": {"agents": agents}, **update})
+    agents = [{"id": a, "kind": k, "command": ["x"]} for a, k in KINDS.items()]
+    held = {s: Seat(name=s, agent=a) for s, a in seats.items()}
+    config = Config.model_validate({"agents": agents})
+    return run.model_copy(update={"id": run_id, "config": config, "seats": held, **update})
 
 
 def tally(winner: str) -> Tally:
@@ -68,12 +69,14 @@ def one() -> Run:
         e2e=E2eResult(head="h2", at=AT, passed=False, exit_code=1),
         closed=True,
     )
+    seats = {"impl-A": "opus", "impl-B": "sonnet", "impl-C": "oc", "judge-1": "j1"}
     return base(
         "20261201-000000-0001",
-        candidates=[cand("A", "opus"), cand("B", "sonnet"), cand("C", "oc", produced=False)],
+        {**seats, "judge-2": "j2"},
+        candidates=[cand("A"), cand("B"), cand("C", produced=False)],
         judges=[
-            JudgeSeat(seat="judge-1", agent="j1", order=["B", "A"]),
-            JudgeSeat(seat="judge-2", agent="j2", order=["A", "B"]),
+            JudgeSeat(seat="judge-1", order=["B", "A"]),
+            JudgeSeat(seat="judge-2", order=["A", "B"]),
         ],
         votes=[
             Vote(seat="judge-1", status="ok", vote="A"),
@@ -87,7 +90,8 @@ def one() -> Run:
 def two() -> Run:
     return base(
         "20261201-000000-0002",
-        candidates=[cand("A", "sonnet"), cand("B", "opus")],
+        {"impl-A": "sonnet", "impl-B": "opus"},
+        candidates=[cand("A"), cand("B")],
         judges=[],
         votes=[],
         tally=tally("A"),

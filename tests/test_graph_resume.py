@@ -80,6 +80,7 @@ def _toml_config(sd: Path, personas: dict[str, str], judges: dict[str, str]) -> 
         "[roles]",
         f"implementers = {json.dumps(list(personas))}",
         f"judges = {json.dumps(list(judges))}",
+        f"reviewers = {json.dumps(list(judges)[:2])}",  # never a hanging implementer
         "",
         "[graph]",
         f"candidates = {len(personas)}",

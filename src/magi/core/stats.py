@@ -78,17 +78,15 @@ class Stats:
 
 
 def _kinds(run: Run) -> dict[str, str]:
-    agents = run.config.get("agents", [])
-    if not isinstance(agents, list):
-        return {}
-    return {str(a["id"]): str(a["kind"]) for a in agents if isinstance(a, dict) and "kind" in a}
+    return {a.id: a.kind for a in run.config.agents}
 
 
 def _implementation(s: Stats, run: Run) -> None:
     winner = run.tally.winner if run.tally else None
     for c in run.candidates:
-        s.wins[c.agent].add(run.id, c.label == winner and winner is not None)
-        s.produced_nothing[c.agent].add(run.id, not c.produced and not c.verified_noop)
+        agent = run.agent_of(c.seat) or c.seat
+        s.wins[agent].add(run.id, c.label == winner and winner is not None)
+        s.produced_nothing[agent].add(run.id, not c.produced and not c.verified_noop)
 
 
 def _review(s: Stats, run: Run) -> None:
@@ -115,8 +113,8 @@ def _review(s: Stats, run: Run) -> None:
 
 def _judging(s: Stats, run: Run) -> None:
     kinds = _kinds(run)
-    author = {c.label: c.agent for c in run.candidates}
-    judge_agent = {j.seat: j.agent for j in run.judges}
+    author = {c.label: run.agent_of(c.seat) or "" for c in run.candidates}
+    judge_agent = {j.seat: run.agent_of(j.seat) or j.seat for j in run.judges}
     order = {j.seat: j.order for j in run.judges}
     for v in run.votes:
         if v.status != "ok" or v.vote is None or v.seat not in order:

@@ -8,7 +8,6 @@ whose review raised nothing blocking, always runs it on the head that round revi
 
 from __future__ import annotations
 
-from magi.agents.process import interrupted
 from magi.core.review import defer_e2e
 from magi.graph.context import Context
 from magi.graph.winner import ensure_review, worktree
@@ -52,9 +51,9 @@ def check(ctx: Context, head: str) -> E2eResult:
         environ=ctx.environ,
         output_max_bytes=ctx.config.graph.output_max_bytes,
         head=at_head,
+        cancel=ctx.cancel,
     )
-    if interrupted():
-        raise KeyboardInterrupt  # killed by Ctrl-C: not a verdict on the winner
+    ctx.check_cancelled()  # killed by cancellation: not a verdict on the winner
     ctx.reporter.seat("e2e", "passed" if v.passed else "failed")
     return E2eResult(
         head=at_head,

@@ -22,8 +22,8 @@ from magi.core.review_prompts import fix_prompt
 from magi.errors import AnswerError
 from magi.graph.context import Context, Stop
 from magi.graph.scrub import scrub_branch
-from magi.graph.seats import ask, ask_with_failover, ensure_seat, node_timeout
 from magi.graph.winner import e2e_text, ensure_review, tree, winner, worktree
+from magi.seats import ask, ask_with_failover, ensure_seat, node_timeout
 from magi.state.model import RunStatus
 from magi.state.review import E2eResult, FindingRecord, FixReport, Rejected
 from magi.worktree_guard import GuardSnapshot, restore
@@ -38,7 +38,10 @@ def fixer_seat(ctx: Context) -> tuple[str, str]:
     if ctx.seating.fixer:
         return "fix", ctx.seating.fixer
     c = winner(ctx)
-    return c.seat, ctx.run.seats[c.seat].agent if c.seat in ctx.run.seats else c.agent
+    author = ctx.run.author(c.label)
+    if author is None:
+        raise Stop(RunStatus.FAILED, f"the winner's seat {c.seat} has no recorded agent")
+    return c.seat, author
 
 
 def _answer(

@@ -45,6 +45,9 @@ def fold_all(ctx: Context, *, keep_winner_branch: bool = True) -> list[str]:
     """
     r = ctx.run
     removed = remove_judge_worktrees(ctx)
+    from magi.graph.review import remove_reviewer_worktrees
+
+    removed += remove_reviewer_worktrees(ctx)
     winner = r.tally.winner if r.tally else None
     for c in r.candidates:
         if c.worktree:

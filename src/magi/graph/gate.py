@@ -8,9 +8,9 @@ with the command and its output.
 
 from __future__ import annotations
 
-from magi.agents.process import interrupted
 from magi.graph.context import Context, Stop
 from magi.graph.fix import conclude
+from magi.graph.review import remove_reviewer_worktrees
 from magi.graph.winner import ensure_review, worktree
 from magi.shell import run_checks
 from magi.state.model import RunStatus
@@ -26,6 +26,7 @@ def run(ctx: Context) -> None:
         conclude(ctx)  # a loop stopped early (or resumed mid-way) is decided here, not skipped
         if rv.outcome not in ("clean", "skipped"):
             raise Stop(RunStatus.BLOCKED, "review: the loop has not ended clean")
+    remove_reviewer_worktrees(ctx)
     head = ctx.git.head(worktree(ctx))
     g = ctx.run.gate
     if g is None or not g.ran or g.head != head:
@@ -54,9 +55,9 @@ def check(ctx: Context, head: str) -> Gate:
             environ=ctx.environ,
             output_max_bytes=ctx.config.graph.output_max_bytes,
             head=head,
+            cancel=ctx.cancel,
         )
-        if interrupted():
-            raise KeyboardInterrupt
+        ctx.check_cancelled()
         results.append(
             CheckResult(
                 command=cmd,

@@ -53,14 +53,15 @@ def run(ctx: Context) -> None:
     mode = ctx.config.merge.mode
     c = winner(ctx)
     if r.merge is not None and r.merge.result == "merged":
-        _finish(ctx, RunStatus.MERGED, f"squashed onto {r.merge.base} as {r.merge.commit}")
-        return
+        raise Stop(RunStatus.MERGED, f"squashed onto {r.merge.base} as {r.merge.commit}")
     if mode == "pr":
         raise Stop(RunStatus.BLOCKED, "merge.mode = 'pr' needs the GitHub Action")
     if mode == "none":
         command = f"git switch {r.base} && git merge --squash {c.branch} && git commit"
         _record(ctx, MergeRecord(mode="none", result="printed", command=command, at=ctx.clock()))
-        _finish(ctx, RunStatus.READY, f"reviewed and gated; merge with: {command}")
+        with ctx.lock:
+            r.reason = f"reviewed and gated; merge with: {command}"  # the runner sets ready
+            ctx.save()
         return
     _local(ctx)
 
@@ -68,13 +69,6 @@ def run(ctx: Context) -> None:
 def _record(ctx: Context, rec: MergeRecord) -> None:
     with ctx.lock:
         ctx.run.merge = rec
-        ctx.save()
-
-
-def _finish(ctx: Context, status: RunStatus, reason: str) -> None:
-    with ctx.lock:
-        ctx.run.status = status
-        ctx.run.reason = reason
         ctx.save()
 
 
@@ -146,4 +140,4 @@ def _local(ctx: Context) -> None:
             at=ctx.clock(),
         ),
     )
-    _finish(ctx, RunStatus.MERGED, f"squashed onto {r.base} as {squash[:12]}")
+    raise Stop(RunStatus.MERGED, f"squashed onto {r.base} as {squash[:12]}")

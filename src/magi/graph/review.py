@@ -19,8 +19,8 @@ from magi.core.review import decide, number_findings, reviewer_agents
 from magi.core.review_prompts import review_prompt
 from magi.core.seating import seat_name
 from magi.graph.context import Context, seat_order
-from magi.graph.seats import RETRYABLE, ask_structured, ensure_seat
 from magi.graph.winner import e2e_text, ensure_review, winner, worktree
+from magi.seats import RETRYABLE, ask_structured, ensure_seat
 from magi.state.model import RunStatus
 from magi.state.review import ReviewRound, ReviewSeat
 from magi.worktree_guard import GuardSnapshot, restore
@@ -41,8 +41,18 @@ def reviewer_worktree(ctx: Context, seat: str, head: str) -> Path:
     return path
 
 
+def remove_reviewer_worktrees(ctx: Context) -> list[str]:
+    """Reviewer checkouts go once the loop has ended (and with ``magi fold``)."""
+    root = ctx.worktree_root()
+    removed = []
+    for path in sorted(root.glob("review-*")) if root.is_dir() else []:
+        ctx.git.worktree_remove(path)
+        removed.append(str(path))
+    return removed
+
+
 def _seated(ctx: Context) -> list[ReviewSeat]:
-    author = winner(ctx).agent
+    author = ctx.run.author(winner(ctx).label) or ""
     agents = reviewer_agents(list(ctx.seating.reviewers), ctx.roster, author)
     out = []
     for i, agent in enumerate(agents, start=1):

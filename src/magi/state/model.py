@@ -16,6 +16,7 @@ from typing import ClassVar, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from magi.config.model import Config
+from magi.state.review import Gate, MergeRecord, OperatorFix, Review
 
 SCHEMA = 3
 
@@ -39,7 +40,7 @@ class RunStatus(enum.StrEnum):
     FIXING = "fixing"
     GATING = "gating"
     MERGING = "merging"
-    READY = "ready"  # the node sequence ended: waiting for a person (or merge.mode) to merge
+    READY = "ready"  # reviewed, gated, waiting to be merged (merge.mode = none)
     INTERRUPTED = "interrupted"  # Ctrl-C, SIGTERM or SIGHUP: resumable
     VERIFIED_NOOP = "verified_noop"  # every candidate showed, with evidence, nothing is needed
     STALLED = "stalled"  # the panel collapsed on quota: resumable, refunded
@@ -326,6 +327,10 @@ class Run(Record):
     tally: Tally | None = None
     folded: bool = False
     leaks: list[Leak] = Field(default_factory=list)
+    review: Review | None = None  # None: the review loop has not started
+    gate: Gate | None = None
+    merge: MergeRecord | None = None
+    operator_fixes: list[OperatorFix] = Field(default_factory=list)  # `magi fix`, not rounds
 
     def candidate(self, label: str) -> Candidate:
         for c in self.candidates:

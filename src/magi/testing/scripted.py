@@ -8,7 +8,8 @@ on stderr as ``MAGI-SESSION: <id>`` (the command-agent convention).
 Implementer personas: right, partial, wrong (the demo's textstats solutions), noop, leaky,
 uncommitted, quota, empty. Judge personas: evidence (passing verification first, then the
 smaller patch), minimal (smallest patch first; persuaded by a verification argument in
-deliberation), quota, malformed, reask (malformed once, then well-formed).
+deliberation), quota, malformed, reask (malformed once, then well-formed). A persona may
+carry a review/fix mode after a "+" (see ``scripted_review``).
 
 For tests, with MAGI_SCRIPTED_DIR set (through the agent's ``env``): every invocation is
 logged to ``calls.jsonl`` there; ``hang-once:<persona>`` hangs on its first call (until
@@ -28,6 +29,7 @@ import uuid
 from pathlib import Path
 
 from magi.demo import repo as demo_repo
+from magi.testing import scripted_review
 
 HEADER = re.compile(r"^<<<MATERIAL (\S+) ([A-Za-z0-9-]+)\b", re.M)
 CLOSE = "MATERIAL>>>"
@@ -198,8 +200,13 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m magi.testing.scripted <persona>", file=sys.stderr)
         return 2
     prompt = sys.stdin.read()
-    persona = _test_hooks(args[0])
-    if os.environ.get("MAGI_NODE", "implement") == "implement":
+    persona, _, mode = _test_hooks(args[0]).partition("+")
+    node = os.environ.get("MAGI_NODE", "implement")
+    if node == "review":
+        return scripted_review.review(mode or "clean", prompt)
+    if node == "fix":
+        return scripted_review.fix(mode or "commit", prompt)
+    if node == "implement":
         return implement(persona)
     return judge(persona, prompt)
 
