@@ -82,6 +82,10 @@ def fix_turn(ctx: Context, findings: Sequence[FindingRecord], e2e: E2eResult | N
     ensure_seat(ctx, seat, agent)
     cwd = worktree(ctx)
     c = winner(ctx)
+    # What e2e and verify left behind (caches, reports) is not the fixer's work: without this
+    # the rescue commit below would commit it and pass for progress.
+    ctx.git.run("reset", "-q", "--hard", "HEAD", cwd=cwd)
+    ctx.git.run("clean", "-q", "-fd", cwd=cwd)
     before = ctx.git.head(cwd)
     ids = [f.id for f in findings]
     guard = GuardSnapshot.take(ctx.git, [cwd])
