@@ -256,6 +256,11 @@ def test_json_keys_and_shapes() -> None:
         "timings",
         "usage",
         "task",
+        "review",
+        "operator_fixes",
+        "gate",
+        "merge_record",
+        "follow_ups",
     ):
         assert key in data, key
     assert data["winner"] == "A"

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import typer
 
-from magi.cli import competition, council, doctor, foundation
+from magi.cli import competition, council, doctor, foundation, review
 from magi.cli.app import ConfigOption, Options, app, config_path, console, emit
 from magi.errors import MagiError
 
@@ -75,4 +75,5 @@ __all__ = [
     "emit",
     "foundation",
     "main",
+    "review",
 ]

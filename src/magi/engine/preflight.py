@@ -8,6 +8,7 @@ from pathlib import Path
 from magi.config.model import Config
 from magi.engine.diagnose import diagnose
 from magi.errors import PreflightError
+from magi.graph.merge import preflight as merge_preflight
 from magi.seats import Reporter
 
 
@@ -34,4 +35,5 @@ def preflight(
             f"the run cannot start:\n{lines}\n`magi doctor` shows the whole picture",
             d.exit_code or 1,
         )
+    merge_preflight(d.config)  # merge.mode = "pr" is refused before anything is spent
     return d.config

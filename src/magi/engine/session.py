@@ -23,7 +23,7 @@ from magi.engine.start import (
 )
 from magi.errors import MagiError, StateError, UsageError
 from magi.git import Git
-from magi.graph import PIPELINE, Context, Stage
+from magi.graph import PIPELINE, REVIEW_PIPELINE, Context, Stage
 from magi.graph.fold import fold_all, remove_judge_worktrees
 from magi.graph.tally import compute
 from magi.seats import Cancelled, Reporter, SilentReporter
@@ -105,6 +105,8 @@ def resume(
     (``retry_failed``: seats that ended in error or timeout are, and a failed run goes on)."""
     reporter = reporter or SilentReporter()
     run = store.load_run(store.resolve(ref))
+    if pipeline is PIPELINE and run.task.source.startswith("review:"):
+        pipeline = REVIEW_PIPELINE  # a `magi review` run has no competition to re-enter
     prepare_resume(run, retry_failed=retry_failed)
     take_current_budget(run, config_path, environ, reporter)
     ctx = context_for(

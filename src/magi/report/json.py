@@ -13,6 +13,7 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from magi.report.view import USAGE_KEYS, CandidateView, RunView, UsageRow, build
+from magi.core.review_report import review_json
 from magi.state.model import Run
 
 
@@ -76,7 +77,8 @@ def view_json(view: RunView) -> dict[str, Any]:
 
 def report_json(run: Run) -> dict[str, Any]:
     """The report as a JSON-ready dict, for ``--json``."""
-    return view_json(build(run))
+    # review, operator_fixes, gate, merge_record, follow_ups: the winner's road
+    return {**view_json(build(run)), **review_json(run)}
 
 
 def seat_usage(run: Run) -> dict[str, dict[str, Any]]:

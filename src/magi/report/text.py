@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from magi.report.view import HIDDEN, CandidateView, RankingView, RunView, build
+from magi.core.review_report import follow_up_lines, review_rows
 from magi.state.model import Run
 
 
@@ -200,5 +201,10 @@ def render_view(v: RunView) -> RenderableType:
 
 
 def render(run: Run) -> RenderableType:
-    """The full text report of one run."""
-    return render_view(build(run))
+    """The full text report of one run; the winner's road, then follow-ups, close it."""
+    parts: list[RenderableType] = [render_view(build(run))]
+    parts += _section("review, gate and merge", review_rows(run))
+    if follow := follow_up_lines(run):
+        parts += [_heading("follow-ups (minor findings nobody adopted)")]
+        parts += [Text(line) for line in follow]
+    return Group(*parts)
