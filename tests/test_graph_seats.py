@@ -21,7 +21,8 @@ def test_a_live_judge_conversation_is_continued_not_resent(env):
         for rel in (t.prompt_artifact, t.reply_artifact, t.raw_artifact):
             assert rel
             assert (home / "runs" / run.id / rel).is_file()
-    raw = (home / "runs" / run.id / run.turns[-1].raw_artifact).read_text()
+    last_vote = next(t for t in reversed(run.turns) if t.node == "vote")
+    raw = (home / "runs" / run.id / last_vote.raw_artifact).read_text()
     assert "MAGI-SESSION:" in raw, "stderr is part of the raw record"
     last_speaker = run.deliberation[-1]
     for text in prompts(home, run, "vote"):

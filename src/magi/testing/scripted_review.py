@@ -12,8 +12,11 @@ new commit, identical tree), reject (reject every id with a reason, change nothi
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+import sys
+import uuid
 from pathlib import Path
 
 from magi.demo import repo as demo_repo
@@ -24,6 +27,9 @@ IDENT = ["-c", "user.name=dev", "-c", "user.email=dev@example.invalid"]
 
 
 def _answer(obj: dict[str, object]) -> str:
+    # A live conversation, as the command-agent convention reports one (on stderr).
+    session = os.environ.get("MAGI_SESSION") or str(uuid.uuid4())
+    print(f"MAGI-SESSION: {session}", file=sys.stderr)
     return f"Done.\n\n```json\n{json.dumps(obj)}\n```\n"
 
 
