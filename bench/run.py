@@ -6,6 +6,11 @@
 2. prep wall time against raw ``git worktree add`` of as many worktrees; goal <= 1.1x.
 3. implement-wave wall time against the slowest seat, agents that sleep; goal <= 1.05x + 0.2 s.
 4. peak memory (max RSS) of this process over the competitions; goal <= 200 MB.
+5. bytes of prompt sent to agents after the first judgement (deliberation, votes, review,
+   fix) with sessions on against ``graph.sessions = false``; goal <= 0.2x (a continued
+   conversation is sent only the new turn).
+
+Every competition runs the default graph through the review loop: 2 reviewers, 1 round.
 
 Absolute times on a noisy machine do not hold; the ratios do. Each figure is the median of
 a few repetitions.
@@ -36,11 +41,17 @@ REPS = 3
 PAIRS = 7
 FILES = 2000
 
-JUDGE = r"""case "$MAGI_NODE" in
+# Judge 1 ranks B first, the others A: a split, so the panel deliberates. Every seat reports
+# a session (the command-agent convention), so later turns continue the conversation.
+JUDGE = r"""echo "MAGI-SESSION: ${MAGI_SESSION:-$MAGI_SEAT-$$}" >&2
+first='"A", "B"'; [ "$MAGI_SEAT" = judge-1 ] && first='"B", "A"'
+case "$MAGI_NODE" in
   vote) printf '```json\n{"vote": "A", "rationale": "r"}\n```\n' ;;
   deliberate) printf '```json\n{"ranking": ["A", "B", "C"], "argument": "a"}\n```\n' ;;
-  *) printf '```json\n{"ranking": ["A", "B", "C"], "rationale": "r"}\n```\n' ;;
+  review) printf '```json\n{"findings": []}\n```\n' ;;
+  *) printf '```json\n{"ranking": [%s, "C"], "rationale": "r"}\n```\n' "$first" ;;
 esac"""
+AFTER_FIRST_JUDGEMENT = ("deliberate", "vote", "review", "fix")
 
 
 def implementer(sleep: float) -> list[str]:
@@ -58,7 +69,7 @@ def make_repo(root: Path) -> Path:
     return repo
 
 
-def config(sleeps: tuple[float, float, float]) -> Config:
+def config(sleeps: tuple[float, float, float], *, sessions: bool = True) -> Config:
     agents = [
         {"id": f"i{n}", "kind": "command", "command": implementer(s)} for n, s in enumerate(sleeps)
     ]
@@ -66,8 +77,19 @@ def config(sleeps: tuple[float, float, float]) -> Config:
     return Config.model_validate(
         {
             "agents": agents,
-            "roles": {"implementers": ["i0", "i1", "i2"], "judges": ["j0", "j1", "j2"]},
-            "graph": {"candidates": 3, "judges": 3, "max_parallel": 4},
+            "roles": {
+                "implementers": ["i0", "i1", "i2"],
+                "judges": ["j0", "j1", "j2"],
+                "reviewers": ["j1", "j2"],
+            },
+            "graph": {
+                "candidates": 3,
+                "judges": 3,
+                "max_parallel": 4,
+                "reviewers": 2,
+                "review_rounds": 1,
+                "sessions": sessions,
+            },
         }
     )
 
@@ -93,6 +115,16 @@ def compete(repo: Path, home: Path, cfg: Config, seed: int) -> tuple[Run, float,
     kids = (kids1.ru_utime - kids0.ru_utime) + (kids1.ru_stime - kids0.ru_stime)
     assert run.status is RunStatus.READY, run.reason
     return run, cpu, kids
+
+
+def bytes_sent(home: Path, run: Run) -> int:
+    """Prompt bytes of every turn after the first judgement, as stored under artifacts/."""
+    root = home / "runs" / run.id
+    return sum(
+        (root / t.prompt_artifact).stat().st_size
+        for t in run.turns
+        if t.node in AFTER_FIRST_JUDGEMENT and t.prompt_artifact
+    )
 
 
 def raw_worktrees(repo: Path, root: Path, n: int) -> float:
@@ -165,6 +197,11 @@ def main() -> int:
         for rep in range(REPS):
             run, _, _ = compete(repo, root / f"sleep{rep}", config((0.5, 1.0, slowest)), seed=rep)
             waves.append(run.timings["implement"].seconds or 0.0)
+        sent = {}
+        for on in (True, False):
+            home = root / f"sessions-{on}"
+            run, _, _ = compete(repo, home, config((0, 0, 0), sessions=on), seed=1)
+            sent[on] = bytes_sent(home, run)
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     m = statistics.median
     rows = [
@@ -190,6 +227,13 @@ def main() -> int:
             m(waves) <= 1.05 * slowest + 0.2,
         ),
         ("peak memory (max RSS)", f"{peak_mb:.0f} MB", "", "<= 200 MB", peak_mb <= 200),
+        (
+            "bytes sent, sessions on vs off",
+            f"{sent[True]:,} B vs {sent[False]:,} B",
+            f"{sent[True] / sent[False]:.2f}x",
+            "<= 0.2x",
+            sent[True] / sent[False] <= 0.2,
+        ),
     ]
     print(
         f"magi bench, {datetime.now(UTC):%Y-%m-%d}, {os.cpu_count()} cores, "

@@ -76,7 +76,7 @@ def test_after_double_dash_the_same_words_are_the_task(repo, tmp_path):
 
 def test_run_prints_the_report_and_exits_zero_when_ready(repo, tmp_path):
     """A finished competition prints its report, with the merge command for the winner."""
-    res = invoke(["run", "--seed", "4", "fix", "textstats"])
+    res = invoke(["run", "--seed", "4", "repair", "textstats"])
     assert res.exit_code == 0, res.output
     run = home(tmp_path).load(home(tmp_path).latest() or "")
     assert run.seed == 4
@@ -118,7 +118,7 @@ def test_a_broken_config_is_a_clear_error_before_anything_starts(repo, tmp_path)
 
 def test_tally_verify_recomputes_and_catches_a_doctored_record(repo, tmp_path):
     """The stored tally matches a recount; an edited run.json does not."""
-    assert invoke(["run", "fix", "it"]).exit_code == 0
+    assert invoke(["run", "repair", "it"]).exit_code == 0
     store = home(tmp_path)
     run_id = store.latest() or ""
     ok = invoke(["tally", "--verify", run_id[-4:]])
@@ -136,7 +136,7 @@ def test_tally_verify_recomputes_and_catches_a_doctored_record(repo, tmp_path):
 
 def test_fold_removes_worktrees_and_losing_branches_but_keeps_the_winner(repo, tmp_path):
     """magi fold: the winner's branch is the product and stays."""
-    assert invoke(["run", "fix", "it"]).exit_code == 0
+    assert invoke(["run", "repair", "it"]).exit_code == 0
     run = home(tmp_path).load(home(tmp_path).latest() or "")
     res = invoke(["fold", run.id])
     assert res.exit_code == 0, res.output
@@ -149,7 +149,7 @@ def test_fold_removes_worktrees_and_losing_branches_but_keeps_the_winner(repo, t
 
 def test_resume_of_a_finished_run_is_refused(repo, tmp_path):
     """There is nothing to resume in a ready run."""
-    assert invoke(["run", "fix", "it"]).exit_code == 0
+    assert invoke(["run", "repair", "it"]).exit_code == 0
     res = invoke(["run", "--resume", home(tmp_path).latest() or ""])
     assert res.exit_code == 2
     assert "nothing to resume" in res.stderr
@@ -172,7 +172,7 @@ def test_a_missing_agent_cli_stops_the_run_before_anything_is_spent(repo, tmp_pa
     (repo / "magi.toml").write_text(
         '[[agents]]\nid = "opus"\nkind = "claude"\n\n[graph]\ncandidates = 1\njudges = 0\n'
     )
-    res = invoke(["run", "fix", "it"], env={"PATH": "/usr/bin:/bin"})
+    res = invoke(["run", "repair", "it"], env={"PATH": "/usr/bin:/bin"})
     assert res.exit_code == 6
     assert "`claude` is not on PATH" in res.stderr
     assert home(tmp_path).list_ids() == []
