@@ -57,12 +57,36 @@ def test_schema_1_migrates_to_2_with_authors_held_by_seats() -> None:
 def test_schema_2_migrates_to_3_with_jail_and_test_scan_unknown() -> None:
     """A schema-2 run had no jail and no test scan: both read as unknown (None), not none."""
     record = frozen("run-schema2.json")
-    out = migrate(record)
+    out = migrate(record, target=3)
     assert out == {**record, "schema": 3}
-    run = Run.model_validate(out)
-    assert run.schema_version == SCHEMA == 3
+    run = Run.model_validate(migrate(record))
     assert run.jail is None
     assert all(c.tests_changed is None for c in run.candidates)
+
+
+def test_schema_3_ready_run_is_not_read_as_reviewed() -> None:
+    """ready_before_review: a schema-3 ``ready`` run was never reviewed; it resumes into review."""
+    record = frozen("run-schema3.json")
+    assert record["status"] == "ready"
+    out = migrate(record)
+    run = Run.model_validate(out)
+    assert run.schema_version == SCHEMA == 4
+    assert run.status.value == "reviewing"
+    assert run.status.resumable
+    assert "never reviewed" in (run.reason or "")
+    assert (run.review, run.gate, run.merge) == (None, None, None)
+    assert run.operator_fixes == []
+    moved = ("schema", "status", "reason")
+    assert {k: v for k, v in out.items() if k not in moved} == {
+        k: v for k, v in record.items() if k not in moved
+    }
+
+
+def test_schema_3_failed_run_keeps_its_status() -> None:
+    """Only ``ready`` changed meaning; a failed schema-3 run reads as failed."""
+    record = {**frozen("run-schema3.json"), "status": "failed", "reason": "nothing produced"}
+    out = migrate(record)
+    assert (out["status"], out["reason"]) == ("failed", "nothing produced")
 
 
 def test_real_registry_only_holds_steps_below_schema() -> None:

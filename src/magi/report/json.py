@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from magi.report.view import USAGE_KEYS, CandidateView, RunView, UsageRow, build
 from magi.core.review_report import review_json
+from magi.report.view import USAGE_KEYS, CandidateView, RunView, UsageRow, build
 from magi.state.model import Run
 
 

@@ -6,8 +6,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from magi.report.view import HIDDEN, CandidateView, RankingView, RunView, build
 from magi.core.review_report import follow_up_lines, review_rows
+from magi.report.view import HIDDEN, CandidateView, RankingView, RunView, build
 from magi.state.model import Run
 
 

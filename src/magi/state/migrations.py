@@ -68,10 +68,29 @@ def _jail_unknown(record: Record) -> Record:
     return record
 
 
+def _ready_before_review(record: Record) -> Record:
+    """Schema 3 -> 4: the review loop exists, and ``ready`` means "reviewed, gated, waiting".
+
+    A schema-3 ``ready`` competition was only elected and folded: nothing reviewed it.
+    Reading it as ready would claim a review that never happened, so it becomes
+    ``reviewing`` (resumable: ``--resume`` runs the loop on its winner), with a reason
+    saying why. Every other status kept its meaning; the new fields (review, gate, merge,
+    operator_fixes) read by default as "not reached", which is what they were.
+    """
+    if record.get("kind") == "competition" and record.get("status") == "ready":
+        record["status"] = "reviewing"
+        record["reason"] = (
+            "recorded before the review loop existed: elected and folded, never reviewed;"
+            " --resume reviews it"
+        )
+    return record
+
+
 # from-version -> the step that produces from-version + 1.
 MIGRATIONS: dict[int, Migration] = {
     1: Migration("seats_hold_authors", _seats_hold_authors),
     2: Migration("jail_and_test_scan_unknown", _jail_unknown),
+    3: Migration("ready_before_review", _ready_before_review),
 }
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from magi.config.model import Config
 from magi.state.review import Gate, MergeRecord, OperatorFix, Review
 
-SCHEMA = 3
+SCHEMA = 4
 
 
 class _Rec(BaseModel):
