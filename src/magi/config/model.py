@@ -24,21 +24,8 @@ DEFAULT_TESTS = ["tests/", "test/", "*_test.*", "test_*.*", "*.test.*", "*.spec.
 # because a key that is read by nothing is exactly the silent no-op this schema exists to
 # prevent. A feature removes its keys from here in the commit that makes them work.
 NOT_IMPLEMENTED: dict[str, str] = {
-    "verify.gate": "the gate",
-    "merge.mode": "merge modes other than none",
     "notify.command": "run notifications",
-    "graph.reviewers": "the review loop",
-    "graph.review_rounds": "the review loop",
-    "graph.incomplete_review": "the review loop",
-    "graph.timeout_review": "the review loop",
-    "graph.timeout_fix": "the review loop",
-    "roles.reviewers": "the review loop",
-    "roles.fixer": "the review loop",
     "roles.planner": "planning",
-    "prompts.review": "the review loop",
-    "prompts.fix": "the review loop",
-    "agents.timeouts.review": "the review loop",
-    "agents.timeouts.fix": "the review loop",
 }
 
 
