@@ -161,7 +161,7 @@ def test_failed_save_keeps_the_old_record_and_no_temp_file(
     assert err.value.path == d / "run.json"
     monkeypatch.undo()
     assert (d / "run.json").read_bytes() == before
-    assert sorted(p.name for p in d.iterdir()) == ["run.json"]
+    assert sorted(p.name for p in d.iterdir()) == ["lock", "run.json"]
 
 
 def test_save_refuses_an_uncreated_run(store: Store) -> None:

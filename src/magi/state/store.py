@@ -23,6 +23,7 @@ import platformdirs
 from pydantic import ValidationError
 
 from magi.errors import StateError
+from magi.state import lock as runlock
 from magi.state.migrations import migrate
 from magi.state.model import RECORD_KINDS, SCHEMA, Record, Run
 
@@ -138,12 +139,25 @@ class Store:
         except FileExistsError:
             raise StateError(f"run {run.id} already exists", path=d) from None
         try:
+            runlock.acquire(d)
             self.save(run)
         except BaseException:
             # A directory without a record is not a run; leave nothing for list_ids to trip on.
+            runlock.release(d)
+            (d / runlock.LOCK).unlink(missing_ok=True)
             d.rmdir()
             raise
         return d
+
+    def lock(self, run_id: str) -> None:
+        """Own the run for the rest of this process; RunLockedError names a live holder."""
+        d = self.run_dir(run_id)
+        if not d.is_dir():
+            raise StateError(f"no run {run_id}", path=d)
+        runlock.acquire(d)
+
+    def unlock(self, run_id: str) -> None:
+        runlock.release(self.run_dir(run_id))
 
     def save(self, run: Record) -> None:
         """Write ``run.json`` atomically; the run must have been created."""
@@ -157,6 +171,9 @@ class Store:
             )
         if not d.is_dir():
             raise StateError(f"no run {run.id}; create it before saving", path=d)
+        # One writer per run: a second live process is refused, and a save from a process
+        # whose lock was pulled from under it is refused before it overwrites a newer record.
+        runlock.check(d)
         # Serialize before touching the disk: a model that cannot be dumped writes nothing.
         text = run.model_dump_json(by_alias=True, indent=2) + "\n"
         _write_atomic(path, text)
