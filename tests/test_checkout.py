@@ -1,0 +1,115 @@
+"""Trusted checkouts: a clean one of a recorded head, the user's own, and a damaged one."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from magi.checkout import MainStatus, clean_worktree, damage, dirty
+from magi.git import Git
+
+BRANCH = "magi/r1/A"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No global git config of the machine; an identity for commits."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for who in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{who}_NAME", "Agent")
+        monkeypatch.setenv(f"GIT_{who}_EMAIL", "agent@example.invalid")
+
+
+def sh(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "repo"
+    sh(tmp_path, "init", "-q", "-b", "main", str(path))
+    (path / "check.sh").write_text("exit 0\n")
+    sh(path, "add", "-A")
+    sh(path, "commit", "-q", "-m", "one")
+    return path
+
+
+@pytest.fixture
+def wt(repo: Path, tmp_path: Path) -> Path:
+    path = tmp_path / "wt" / "A"
+    Git(repo).worktree_add(path, start="main", branch=BRANCH)
+    return path
+
+
+def test_a_clean_worktree_holds_the_commit_and_nothing_planted(repo: Path, wt: Path) -> None:
+    """An uncommitted script planted in the candidate's tree is not in the clean checkout."""
+    git = Git(repo)
+    (wt / "check.sh").write_text("exit 1\n")  # another seat's sabotage, never committed
+    (wt / "planted").write_text("x")
+    head = git.head(wt)
+    with clean_worktree(git, head, wt.parent / "verify-A") as clean:
+        assert (clean / "check.sh").read_text() == "exit 0\n"
+        assert not (clean / "planted").exists()
+        assert git.head(clean) == head
+    assert not (wt.parent / "verify-A").exists()
+    assert sorted(dirty(git, wt)) == [" M check.sh", "?? planted"]
+
+
+def test_a_clean_worktree_replaces_what_a_killed_run_left(repo: Path, wt: Path) -> None:
+    """A leftover directory (and registration) at the path is removed, not tripped over."""
+    git = Git(repo)
+    left = wt.parent / "verify-A"
+    git.worktree_add(left, start="main")
+    (left / "junk").write_text("x")
+    with clean_worktree(git, git.head(wt), left) as clean:
+        assert not (clean / "junk").exists()
+
+
+def test_main_status_reports_a_file_written_into_the_users_checkout(repo: Path) -> None:
+    """A new file and a switched HEAD are named; the user's own dirt before the run is not."""
+    git = Git(repo)
+    (repo / "mine.txt").write_text("the user's own work\n")
+    before = MainStatus.take(git)
+    assert before.changes(MainStatus.take(git)) == []
+    (repo / "dropped.sh").write_text("rm -rf /\n")
+    sh(repo, "checkout", "-q", "-b", "elsewhere")
+    changes = before.changes(MainStatus.take(git))
+    assert "now: ?? dropped.sh" in changes
+    assert "HEAD was refs/heads/main, is refs/heads/elsewhere" in changes
+    assert (repo / "dropped.sh").exists(), "reported, never reverted"
+    assert not any("mine.txt" in c for c in changes)
+
+
+def test_damage_is_none_for_a_sound_worktree(repo: Path, wt: Path) -> None:
+    """The clean case: a registered worktree on its own branch."""
+    assert damage(Git(repo), wt, BRANCH) is None
+
+
+def test_damage_names_a_deleted_worktree_a_missing_git_file_and_a_foreign_head(
+    repo: Path, wt: Path
+) -> None:
+    """Each way a worktree cannot be committed from is named."""
+    git = Git(repo)
+    sh(wt, "checkout", "-q", "--detach")
+    assert "detached" in (damage(git, wt, BRANCH) or "")
+    sh(wt, "checkout", "-q", BRANCH)
+    (wt / ".git").unlink()
+    assert ".git file is missing" in (damage(git, wt, BRANCH) or "")
+    shutil.rmtree(wt)
+    assert damage(git, wt, BRANCH) == "its worktree is gone"
+
+
+def test_damage_names_an_unregistered_worktree(repo: Path, wt: Path, tmp_path: Path) -> None:
+    """A directory copied over the worktree's place after git forgot it is not a worktree."""
+    git = Git(repo)
+    keep = tmp_path / "copy"
+    shutil.copytree(wt, keep)
+    git.worktree_remove(wt)
+    keep.rename(wt)
+    assert "no longer registered" in (damage(git, wt, BRANCH) or "")
