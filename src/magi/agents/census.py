@@ -1,0 +1,174 @@
+"""The process census: find every process of a run or a turn, wherever it went, and end it.
+
+Each turn's process starts in a session and group of its own, and magi kills that group
+when the turn ends. Two things escape that: a descendant that called ``setsid`` (a group
+and session of its own), and every agent of a magi that was killed -9 (nothing is left to
+kill their groups). Both are found here by what they carry rather than where they sit:
+
+* **environment marker** (Linux ``/proc``): every agent process gets ``MAGI_RUN``,
+  ``MAGI_SEAT`` and ``MAGI_TURN``; children inherit them through ``setsid`` and
+  double forks, so ``/proc/*/environ`` names the run and turn of each. A resume ends what
+  still carries its run's marker before any seat starts.
+* **child subreaper** (Linux ``prctl(PR_SET_CHILD_SUBREAPER)``): orphans are re-parented
+  to magi instead of init, so one that also dropped its environment (``env -i``) is still
+  found, as a child of magi in a session that is not magi's, and ended when no turn is live.
+
+Elsewhere (macOS) only the process groups work; ``method()`` says which is in force, and
+doctor prints it. Each recorded process carries its start time, so a pid reused by an
+unrelated process after a reboot or wrap-around is never killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import signal
+import sys
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+_PROC = Path("/proc")
+_PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
+_subreaper = False
+
+
+@dataclass(frozen=True)
+class Found:
+    """One live process: pid, group, session and its start time (clock ticks since boot)."""
+
+    pid: int
+    pgid: int
+    sid: int
+    ppid: int
+    start: int
+
+
+def available() -> bool:
+    return sys.platform.startswith("linux") and (_PROC / "self" / "environ").exists()
+
+
+def become_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux); True on success."""
+    global _subreaper  # noqa: PLW0603 - a per-process fact, set once at start
+    if _subreaper:
+        return True
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    _subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    return _subreaper
+
+
+def method() -> str:
+    """What finds a turn's escaped descendants on this machine, in a sentence."""
+    if not available():
+        return "process groups only (no /proc: a descendant that calls setsid can escape)"
+    # A run makes itself the subreaper at start wherever /proc exists (Linux).
+    return "process groups, the MAGI_RUN/MAGI_TURN marker in /proc, and a child subreaper"
+
+
+def stat(pid: int) -> Found | None:
+    """The process ``pid`` as /proc has it; None if gone, a zombie, or unreadable."""
+    try:
+        raw = (_PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) is in parentheses and may contain anything: split after it.
+    fields = raw[raw.rindex(")") + 2 :].split()
+    if fields[0] in ("Z", "X"):
+        return None
+    ppid, pgid, sid, start = int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19])
+    return Found(pid=pid, pgid=pgid, sid=sid, ppid=ppid, start=start)
+
+
+def environ(pid: int) -> dict[str, str]:
+    try:
+        raw = (_PROC / str(pid) / "environ").read_bytes()
+    except OSError:
+        return {}
+    out: dict[str, str] = {}
+    for entry in raw.split(b"\0"):
+        key, sep, value = entry.partition(b"=")
+        if sep and key.startswith(b"MAGI_"):
+            out[key.decode(errors="replace")] = value.decode(errors="replace")
+    return out
+
+
+def _pids() -> list[int]:
+    try:
+        names = os.listdir(_PROC)
+    except OSError:
+        return []
+    me = os.getpid()
+    return [int(n) for n in names if n.isdigit() and int(n) != me]
+
+
+def marked(run_id: str, seat: str | None = None, turn: int | None = None) -> list[Found]:
+    """Live processes carrying the marker of ``run_id`` (and of that seat and turn, if given)."""
+    if not available() or not run_id:
+        return []
+    found: list[Found] = []
+    for pid in _pids():
+        env = environ(pid)
+        if env.get("MAGI_RUN") != run_id:
+            continue
+        if seat is not None and env.get("MAGI_SEAT") != seat:
+            continue
+        if turn is not None and env.get("MAGI_TURN") != str(turn):
+            continue
+        if (info := stat(pid)) is not None:
+            found.append(info)
+    return found
+
+
+def orphans(live: Collection[int]) -> list[Found]:
+    """Children re-parented to this (subreaper) process, outside its session, not live leaders."""
+    if not (available() and _subreaper):
+        return []
+    me, my_sid = os.getpid(), os.getsid(0)
+    out = []
+    for pid in _pids():
+        info = stat(pid)
+        if info and info.ppid == me and info.sid != my_sid and info.pid not in live:
+            if info.pgid not in live:
+                out.append(info)
+    return out
+
+
+def alive(pid: int, start: int | None) -> bool:
+    """``pid`` is running and is the same process that was recorded (same start time)."""
+    info = stat(pid)
+    return info is not None and (start is None or info.start == start)
+
+
+def end(found: Collection[Found]) -> list[int]:
+    """SIGKILL each process and its group (when it leads one); reap our own children."""
+    killed: list[int] = []
+    for f in found:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if f.pgid == f.pid:
+                os.killpg(f.pid, signal.SIGKILL)
+            os.kill(f.pid, signal.SIGKILL)
+            killed.append(f.pid)
+    me = os.getpid()
+    for f in found:
+        if f.ppid == me:  # re-parented to us: a zombie until reaped
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(f.pid, 0)
+    return killed
+
+
+def sweep_run(run_id: str) -> list[int]:
+    """End every live process of ``run_id`` (a resume, before any seat starts)."""
+    return end(marked(run_id))
+
+
+def sweep_turn(run_id: str, seat: str, turn: int, live: Collection[int]) -> list[int]:
+    """At the end of a turn: its marked descendants, and unmarked orphans if no turn is live."""
+    found = marked(run_id, seat, turn)
+    if not live:
+        found += [o for o in orphans(live) if o.pid not in {f.pid for f in found}]
+    return end(found)

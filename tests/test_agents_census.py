@@ -1,0 +1,128 @@
+"""The process census: descendants that escaped their group, and agents of a killed magi, end."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from magi.agents import census
+from magi.agents.process import run
+
+pytestmark = pytest.mark.skipif(not census.available(), reason="needs /proc")
+
+MARK = {"MAGI_RUN": "20261201-080000-beef", "MAGI_SEAT": "impl-A", "MAGI_TURN": "1"}
+
+# Leaves a grandchild in a session of its own (setsid), which writes its pid and sleeps.
+ESCAPE = (
+    "python3 -c 'import os,sys,time\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    open(sys.argv[1], \"w\").write(str(os.getpid()))\n"
+    "    os.closerange(0, 3)\n"
+    "    time.sleep(600)\n"
+    "' {pidfile}"
+)
+
+
+def _wait_pid(path: Path, proc: subprocess.Popen[bytes] | None = None) -> int:
+    """The escaped process writes its pid before it sleeps (written whole by then: it closed)."""
+    while not path.exists() or not path.read_text():
+        assert proc is None or proc.poll() is None, "the helper died"
+    return int(path.read_text())
+
+
+def _gone(pid: int) -> bool:
+    return not census.alive(pid, None)
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return {"PATH": os.environ["PATH"], **MARK, **extra}
+
+
+def test_a_descendant_that_called_setsid_survives_the_group_kill_and_the_sweep_ends_it(
+    tmp_path: Path,
+) -> None:
+    """Group kill alone leaves it running; sweep_turn finds it by its marker and ends it."""
+    pidfile = tmp_path / "pid"
+    res = run(
+        ["sh", "-c", ESCAPE.format(pidfile=pidfile)],
+        cwd=tmp_path,
+        stdin=None,
+        env=_env(),
+        timeout=60,
+        output_max_bytes=1000,
+    )
+    assert res.exit_code == 0
+    pid = _wait_pid(pidfile)
+    try:
+        assert not _gone(pid), "escaped its group: the old defence did not reach it"
+        others = census.sweep_turn(MARK["MAGI_RUN"], "impl-B", 1, live=[])
+        assert pid not in others, "another seat's sweep leaves it alone"
+        assert pid in census.sweep_turn(MARK["MAGI_RUN"], "impl-A", 1, live=[])
+        while not _gone(pid):
+            pass  # SIGKILL was sent; the kernel takes a moment to tear it down
+    finally:
+        if not _gone(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_agents_of_a_killed_magi_are_found_by_their_run_and_ended(tmp_path: Path) -> None:
+    """The parent (magi) dies -9; sweep_run ends what still carries the run's marker."""
+    pidfile = tmp_path / "pid"
+    with subprocess.Popen(
+        ["sh", "-c", ESCAPE.format(pidfile=pidfile) + "; exec sleep 600"],
+        env=_env(),
+        start_new_session=True,
+    ) as parent:
+        pid = _wait_pid(pidfile, parent)
+        parent.kill()
+        parent.wait()
+        assert not _gone(pid)
+        assert census.sweep_run("20261201-999999-0000") == []
+        assert pid in census.sweep_run(MARK["MAGI_RUN"])
+        while not _gone(pid):
+            pass
+
+
+SUBREAPER = """
+import json, os, sys
+from magi.agents import census
+from magi.agents.process import run
+assert census.become_subreaper()
+res = run(["sh", "-c", sys.argv[1]], cwd=None, stdin=None,
+          env={"PATH": os.environ["PATH"]}, timeout=60, output_max_bytes=100)
+while not (os.path.exists(sys.argv[2]) and open(sys.argv[2]).read()):
+    pass  # the escaped process writes its pid before it sleeps
+pid = int(open(sys.argv[2]).read())
+alive_before = census.alive(pid, None)
+killed = census.sweep_turn("r", "s", 1, live=[])
+print(json.dumps({"pid": pid, "before": alive_before, "killed": killed,
+                  "after": census.alive(pid, None)}))
+"""
+
+
+def test_an_unmarked_orphan_is_ended_through_the_subreaper(tmp_path: Path) -> None:
+    """env -i drops the marker; re-parented to magi, it is still found when no turn is live."""
+    pidfile = tmp_path / "pid"
+    script = "env -i PATH=\"$PATH\" " + ESCAPE.format(pidfile=pidfile)
+    out = subprocess.run(
+        [sys.executable, "-c", SUBREAPER, script, str(pidfile)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    got = json.loads(out)
+    assert got["before"] is True
+    assert got["pid"] in got["killed"]
+    assert got["after"] is False
+
+
+def test_method_names_what_is_in_force() -> None:
+    """doctor's line: the marker and the subreaper on Linux."""
+    assert "marker" in census.method()
