@@ -23,7 +23,7 @@ ESCAPE = (
     "python3 -c 'import os,sys,time\n"
     "if os.fork() == 0:\n"
     "    os.setsid()\n"
-    "    open(sys.argv[1], \"w\").write(str(os.getpid()))\n"
+    '    open(sys.argv[1], "w").write(str(os.getpid()))\n'
     "    os.closerange(0, 3)\n"
     "    time.sleep(600)\n"
     "' {pidfile}"
@@ -110,7 +110,7 @@ print(json.dumps({"pid": pid, "before": alive_before, "killed": killed,
 def test_an_unmarked_orphan_is_ended_through_the_subreaper(tmp_path: Path) -> None:
     """env -i drops the marker; re-parented to magi, it is still found when no turn is live."""
     pidfile = tmp_path / "pid"
-    script = "env -i PATH=\"$PATH\" " + ESCAPE.format(pidfile=pidfile)
+    script = 'env -i PATH="$PATH" ' + ESCAPE.format(pidfile=pidfile)
     out = subprocess.run(
         [sys.executable, "-c", SUBREAPER, script, str(pidfile)],
         check=True,

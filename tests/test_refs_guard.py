@@ -81,7 +81,7 @@ def test_an_untouched_repository_reports_nothing(repo: Path) -> None:
 
 
 def test_a_hand_edited_packed_refs_is_restored_and_the_own_branch_kept(repo: Path) -> None:
-    """Refs packed, then packed-refs rewritten to move a tag: restored; own branch keeps its work."""
+    """packed-refs edited to move a tag: restored, and the own branch keeps its work."""
     git = Git(repo)
     sh(repo, "pack-refs", "--all")
     snap = refs_guard.take(git)

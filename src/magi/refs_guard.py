@@ -53,6 +53,7 @@ def restore(git: Git, snapshot: RefSnapshot, *, allowed: Collection[str] = ()) -
     """
     violations: list[str] = []
     packed_now = _read_packed(git)
+    now: dict[str, str] | None
     try:
         now = _read_refs(git)
     except RepoError:
@@ -64,6 +65,8 @@ def restore(git: Git, snapshot: RefSnapshot, *, allowed: Collection[str] = ()) -
             # The old bytes may have taken an allowed ref back (an agent that packed its own
             # branch): give each allowed ref its current value again, loose.
             _apply(git, {r: now.get(r) for r in allowed if now.get(r) != snapshot.refs.get(r)})
+        now = None
+    if now is None:
         now = _read_refs(git)
     fixes: dict[str, str | None] = {}
     for ref in sorted(set(snapshot.refs) | set(now)):
@@ -100,7 +103,7 @@ def _read_refs(git: Git) -> dict[str, str]:
     out = git.run("for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)")
     refs: dict[str, str] = {}
     for line in out.splitlines():
-        name, sha, symref = (line.split("\0") + ["", ""])[:3]
+        name, sha, symref = [*line.split("\0"), "", ""][:3]
         refs[name] = f"{_SYM}{symref}" if symref else sha
     return refs
 

@@ -52,13 +52,13 @@ def available() -> bool:
 
 def become_subreaper() -> bool:
     """Make this process the reaper of its orphaned descendants (Linux); True on success."""
-    global _subreaper  # noqa: PLW0603 - a per-process fact, set once at start
+    global _subreaper
     if _subreaper:
         return True
     if not sys.platform.startswith("linux"):
         return False
     libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-    _subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    _subreaper = bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
     return _subreaper
 
 
@@ -129,12 +129,12 @@ def orphans(live: Collection[int]) -> list[Found]:
     if not (available() and _subreaper):
         return []
     me, my_sid = os.getpid(), os.getsid(0)
+    leaders = set(live)
     out = []
     for pid in _pids():
         info = stat(pid)
-        if info and info.ppid == me and info.sid != my_sid and info.pid not in live:
-            if info.pgid not in live:
-                out.append(info)
+        if info and info.ppid == me and info.sid != my_sid and not {info.pid, info.pgid} & leaders:
+            out.append(info)
     return out
 
 

@@ -18,6 +18,9 @@ BUILTIN_KINDS = ("claude", "codex", "opencode", "gemini", "antigravity", "comman
 AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 DEFAULT_PROTECTED = [".github/workflows/", ".magi/", "magi.toml", "CODEOWNERS"]
 DEFAULT_TESTS = ["tests/", "test/", "*_test.*", "test_*.*", "*.test.*", "*.spec.*"]
+# Every timeout is bounded: 99999999999999 s is an OverflowError in a thread wait, not a
+# budget. A week is longer than any turn, check or run magi means to wait for.
+MAX_TIMEOUT_S = 7 * 24 * 3600
 
 
 # Keys whose feature has not landed yet: accepted at their default, refused otherwise,
@@ -56,12 +59,12 @@ class _Strict(BaseModel):
 class AgentTimeouts(_Strict):
     """Per-agent overrides of the node budgets, in seconds."""
 
-    implement: int | None = Field(None, gt=0)
-    judge: int | None = Field(None, gt=0)
-    deliberate: int | None = Field(None, gt=0)
-    vote: int | None = Field(None, gt=0)
-    review: int | None = Field(None, gt=0)
-    fix: int | None = Field(None, gt=0)
+    implement: int | None = Field(None, gt=0, le=MAX_TIMEOUT_S)
+    judge: int | None = Field(None, gt=0, le=MAX_TIMEOUT_S)
+    deliberate: int | None = Field(None, gt=0, le=MAX_TIMEOUT_S)
+    vote: int | None = Field(None, gt=0, le=MAX_TIMEOUT_S)
+    review: int | None = Field(None, gt=0, le=MAX_TIMEOUT_S)
+    fix: int | None = Field(None, gt=0, le=MAX_TIMEOUT_S)
 
 
 class AgentConfig(_Strict):
@@ -126,16 +129,17 @@ class Graph(_Strict):
     language: str = "en"
     sessions: bool = True
     failover: bool = Field(True, description="Hand a seat lost to quota/timeout to the next agent.")
-    timeout_implement: int = Field(3600, gt=0)
-    timeout_verify: int = Field(900, gt=0)
-    timeout_judge: int = Field(1200, gt=0)
-    timeout_deliberate: int = Field(600, gt=0)
-    timeout_vote: int = Field(300, gt=0)
-    timeout_review: int = Field(1200, gt=0)
-    timeout_fix: int = Field(1800, gt=0)
+    timeout_implement: int = Field(3600, gt=0, le=MAX_TIMEOUT_S)
+    timeout_verify: int = Field(900, gt=0, le=MAX_TIMEOUT_S)
+    timeout_judge: int = Field(1200, gt=0, le=MAX_TIMEOUT_S)
+    timeout_deliberate: int = Field(600, gt=0, le=MAX_TIMEOUT_S)
+    timeout_vote: int = Field(300, gt=0, le=MAX_TIMEOUT_S)
+    timeout_review: int = Field(1200, gt=0, le=MAX_TIMEOUT_S)
+    timeout_fix: int = Field(1800, gt=0, le=MAX_TIMEOUT_S)
     unreachable_after: int = Field(
         120,
         ge=0,
+        le=MAX_TIMEOUT_S,
         description="Seconds a turn may show only a cannot-reach or not-logged-in line "
         "before it ends as an error (0: wait for the timeout).",
     )
@@ -145,6 +149,16 @@ class Graph(_Strict):
     )
     output_max_bytes: int = Field(
         4_000_000, gt=0, description="Cap on what magi keeps of one process's output."
+    )
+    text_max_chars: int = Field(
+        8000,
+        ge=200,
+        le=1_000_000,
+        description="Cap on each rationale, argument, summary and review detail magi stores "
+        "and relays to other seats (the cut is marked).",
+    )
+    task_max_bytes: int = Field(
+        65_536, gt=0, le=16_777_216, description="Cap on the task text (UTF-8 bytes)."
     )
 
 

@@ -252,3 +252,15 @@ def redact_secrets(text: str, where: str, *, personal: bool = False) -> tuple[st
     for kind, pattern in _PERSONAL_LAST if personal else ():
         text = pattern.sub(partial(token, kind), text)
     return text, [Redaction(where=where, kind=k, count=n) for k, n in counts.items()]
+
+
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x9f]")
+
+
+def strip_controls(text: str) -> str:
+    """Agent output without NUL and other control characters (tab, newline, CR are kept).
+
+    Agents write what they like; a NUL or an escape sequence relayed into another seat's
+    packet would cut a prompt short in some CLIs or repaint a judge's terminal.
+    """
+    return _CONTROLS.sub("", text)
