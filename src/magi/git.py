@@ -116,9 +116,15 @@ class Git:
         if not path.exists():
             raise RepoError(f"not a git repository: {path} (no such path)")
         probe = Git(path if path.is_dir() else path.parent)
+        bare = probe._exec(["rev-parse", "--is-bare-repository"], check=False)
+        if bare.returncode == 0 and bare.stdout.strip() == b"true":
+            raise RepoError(
+                f"{path} is a bare repository (no working tree to branch from): run magi in a "
+                "clone of it instead, e.g. git clone <bare> work && cd work"
+            )
         res = probe._exec(["rev-parse", "--show-toplevel"], check=False)
         if res.returncode != 0:
-            raise RepoError(f"not a git repository: {path}")
+            raise RepoError(f"not a git repository: {path} (run magi inside a clone)")
         out = probe._exec(["worktree", "list", "--porcelain", "-z"]).stdout.decode()
         first = out.split("\0")
         if len(first) > 1 and first[1] == "bare":
@@ -188,6 +194,13 @@ class Git:
         args = ["rev-parse", "--verify", "--quiet", "--end-of-options", _rev(ref)]
         res = self._exec(args, cwd=cwd, check=False)
         if res.returncode != 0:
+            if not self._ok("rev-parse", "--verify", "--quiet", "HEAD", cwd=cwd) and not self.run(
+                "for-each-ref", "--count=1", cwd=cwd
+            ):
+                raise RepoError(
+                    f"{self.root} has no commits yet, so there is nothing to branch from: "
+                    "commit something first (git commit --allow-empty -m init will do)"
+                )
             raise RepoError(f"git rev-parse --verify {ref}: unknown revision {ref!r}")
         return res.stdout.decode().strip()
 
