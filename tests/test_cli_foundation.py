@@ -182,7 +182,7 @@ def test_doctor_reports_unwritable_worktree_root_and_missing_base(
     result = invoke(["--config", str(config), "doctor"], env=env)  # the global --config form
     assert result.exit_code == 5  # RepoError outranks the generic worktree_root error
     assert f"{blocker} is not a writable directory" in result.stdout
-    assert "unknown revision 'main'" in result.stdout
+    assert "has no commits yet" in result.stdout  # an empty repository, said as such
     assert "main (not found)" in result.stdout
 
 

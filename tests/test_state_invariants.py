@@ -29,10 +29,9 @@ def whole() -> Run:
         worktree_root="/w",
         labels=["A", "B"],
         candidates=[
-            Candidate(label=x, seat=f"impl-{x}", agent="a", branch=f"magi/{RUN_ID}/{x}")
-            for x in "AB"
+            Candidate(label=x, seat=f"impl-{x}", branch=f"magi/{RUN_ID}/{x}") for x in "AB"
         ],
-        judges=[JudgeSeat(seat="judge-1", agent="a", order=["B", "A"])],
+        judges=[JudgeSeat(seat="judge-1", order=["B", "A"])],
         seats={s: Seat(name=s, agent="a") for s in ("impl-A", "impl-B", "judge-1")},
     )
 
@@ -59,11 +58,16 @@ def test_a_record_that_lost_its_labels_on_disk_is_refused(tmp_path: Path) -> Non
     assert f"magi fold --force {RUN_ID}" in err.value.message
 
 
-def test_a_recorded_config_with_an_absurd_timeout_is_a_state_error() -> None:
-    """A record made before the bound: every resume would crash in implement; refused here."""
-    run = whole()
-    run.config = {"graph": {"candidates": 2, "judges": 1, "timeout_implement": 99999999999999}}
-    assert any("timeout_implement" in p for p in problems(run))
+def test_a_recorded_config_with_an_absurd_timeout_is_a_state_error(tmp_path: Path) -> None:
+    """A record made before the bound: every resume crashed in implement; now load refuses it."""
+    store = Store(tmp_path)
+    store.create(whole())
+    path = store.run_dir(RUN_ID) / "run.json"
+    data = json.loads(path.read_text())
+    data["config"]["graph"]["timeout_implement"] = 99999999999999
+    path.write_text(json.dumps(data))
+    with pytest.raises(StateError, match="timeout_implement"):
+        store.load(RUN_ID)
 
 
 def test_votes_from_seats_that_are_not_judges_are_named() -> None:

@@ -70,7 +70,7 @@ def test_schema_3_ready_run_is_not_read_as_reviewed() -> None:
     assert record["status"] == "ready"
     out = migrate(record)
     run = Run.model_validate(out)
-    assert run.schema_version == SCHEMA == 4
+    assert run.schema_version == SCHEMA  # through 4 -> 5 (guards_recorded), which adds nothing
     assert run.status.value == "reviewing"
     assert run.status.resumable
     assert "never reviewed" in (run.reason or "")
@@ -191,3 +191,14 @@ def test_a_record_from_before_required_checks_reads_with_the_default() -> None:
     """[github] required_checks is additive: a stored config without it reads as "every check"."""
     run = Run.model_validate(migrate(frozen("run-schema1.json")))
     assert run.config.github.required_checks == []
+
+
+def test_schema_4_reads_as_5_with_nothing_found_and_no_process_tracked() -> None:
+    """guards_recorded: a schema-4 record validates as is, with the new fields empty."""
+    record = frozen("run-schema4.json")
+    out = migrate(record)
+    assert out["schema"] == SCHEMA == 5
+    run = Run.model_validate(out)
+    assert run.processes == []
+    assert all(s.violations == [] for s in run.seats.values())
+    assert all(c.sabotaged is None for c in run.candidates)

@@ -4,15 +4,14 @@ The store validates each field, but a field that is absent loads with its defaul
 record that lost ``labels`` loaded as a run with no labels, re-invoked every judge, then
 crashed, and ``magi fold`` deleted every candidate branch (issue 7). So before a resume
 starts a seat, the record is checked as a whole: what prep wrote must agree with itself,
-every seat named anywhere must be a seat of the run, and the config it ran with must
-still be a valid config. Any problem is a StateError naming each, and nothing runs.
+every seat named anywhere must be a seat of the run, and the shape of the config it ran
+with must match what prep made (a recorded config that no longer validates, such as an
+unbounded timeout, is refused by ``Store.load`` already). Any problem is a StateError
+naming each, and nothing runs.
 """
 
 from __future__ import annotations
 
-from pydantic import ValidationError
-
-from magi.config.model import Config
 from magi.errors import StateError
 from magi.state.model import Run
 
@@ -22,13 +21,7 @@ _SHOWN = 8
 def problems(run: Run) -> list[str]:
     """Every inconsistency that would make a node act on a guess (empty: the record is whole)."""
     found: list[str] = []
-    try:
-        cfg: Config | None = Config.model_validate(run.config)
-    except ValidationError as e:
-        first = e.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"])
-        found.append(f"config: the recorded config is not valid any more ({where}: {first['msg']})")
-        cfg = None
+    cfg = run.config  # typed: a config that no longer validates fails at load already
     if run.candidates or run.judges or run.judgements or run.votes or run.tally:
         labels = sorted(c.label for c in run.candidates)
         if not run.candidates:
@@ -39,12 +32,12 @@ def problems(run: Run) -> list[str]:
             found.append("base_sha: missing")
         if not run.worktree_root:
             found.append("worktree_root: missing")
-        if cfg is not None and len(run.candidates) != cfg.graph.candidates:
+        if len(run.candidates) != cfg.graph.candidates:
             found.append(
                 f"candidates: {len(run.candidates)} recorded, the config asks for "
                 f"{cfg.graph.candidates}"
             )
-        if cfg is not None and run.candidates and len(run.judges) != cfg.graph.judges:
+        if run.candidates and len(run.judges) != cfg.graph.judges:
             found.append(
                 f"judges: {len(run.judges)} recorded, the config asks for {cfg.graph.judges}"
             )

@@ -86,11 +86,22 @@ def _ready_before_review(record: Record) -> Record:
     return record
 
 
+def _guards_recorded(record: Record) -> Record:
+    """Schema 4 -> 5: seats' violations, candidates' sabotage, verification's dirt, processes.
+
+    Every new field is a list or an optional that a schema-4 magi never had: an empty list
+    or None is exactly what such a run recorded (nothing found, no process tracked), so the
+    record reads correctly by default and nothing is rewritten.
+    """
+    return record
+
+
 # from-version -> the step that produces from-version + 1.
 MIGRATIONS: dict[int, Migration] = {
     1: Migration("seats_hold_authors", _seats_hold_authors),
     2: Migration("jail_and_test_scan_unknown", _jail_unknown),
     3: Migration("ready_before_review", _ready_before_review),
+    4: Migration("guards_recorded", _guards_recorded),
 }
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from magi.config.model import Config
 from magi.state.review import Gate, MergeRecord, OperatorFix, Review
 
-SCHEMA = 4
+SCHEMA = 5
 
 
 class _Rec(BaseModel):
@@ -139,6 +139,9 @@ class Seat(_Rec):
     agent: str
     session_id: str | None = None  # the live CLI conversation, when the CLI reported one
     failover_from: list[str] = Field(default_factory=list)  # agents that lost the seat first
+    # What the guards found and undid after this seat's turns: refs moved outside its own
+    # branch, recorded heads moved, the user's checkout touched (magi.graph.guard).
+    violations: list[str] = Field(default_factory=list)
 
 
 class FileStat(_Rec):
@@ -155,8 +158,10 @@ class Verification(_Rec):
     exit_code: int | None
     timed_out: bool = False
     tail: str = ""  # the last lines of combined output, capped
-    head: str | None = None  # the commit that was checked
+    head: str | None = None  # the commit that was checked (in a clean checkout of it)
     duration_s: float = 0.0
+    # What the seat's own worktree held that no commit did: recorded, never run.
+    dirty: list[str] = Field(default_factory=list)
 
 
 class Leak(_Rec):
@@ -207,6 +212,9 @@ class Candidate(_Rec):
     protected_changed: list[str] = Field(default_factory=list)
     disqualified: str | None = None  # why, when it may not win
     tests_changed: list[EditedTest] | None = None  # None: not scanned (before schema 3)
+    # Why its worktree could not be committed from (deleted, unregistered, off its branch):
+    # nothing was rescued; the branch holds only what the seat committed itself.
+    sabotaged: str | None = None
 
     @property
     def produced(self) -> bool:
@@ -277,6 +285,21 @@ def upsert(items: list[T], item: T, key: Callable[[T], object]) -> list[T]:
     return [*(x for x in items if key(x) != k), item]
 
 
+class Process(_Rec):
+    """A live agent or check process of the run (its group and session), for a resume to end.
+
+    ``start`` is its start time in clock ticks since boot (``/proc/<pid>/stat``), so a pid
+    reused by another process is never taken for it.
+    """
+
+    pid: int
+    pgid: int
+    sid: int
+    start: int | None = None
+    seat: str = ""
+    turn: int = 0
+
+
 class Record(_Rec):
     """What every kind of run holds: identity, status, the config it runs with, and the
     record of seats (conversations, turns, redactions, events, timings) that ``magi.seats``
@@ -296,6 +319,7 @@ class Record(_Rec):
     timings: dict[str, NodeTiming] = Field(default_factory=dict)
     events: list[Event] = Field(default_factory=list)
     jail: Jail | None = None  # None: recorded before magi had a jail (schema < 3)
+    processes: list[Process] = Field(default_factory=list)  # live now (magi.seats.census)
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
 
