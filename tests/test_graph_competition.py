@@ -237,7 +237,9 @@ def test_a_branch_moved_by_another_seat_is_put_back_before_judging(env):
     run = start(repo, home, cfg, seed=seed)
     right = next(c for c in run.candidates if run.author(c.label) == "a1")
     assert git_out(repo, "rev-parse", right.branch).strip() == right.head
-    assert any("was moved" in v for v in right.violations)
+    wrong = next(c for c in run.candidates if run.author(c.label) == "a2")
+    # Found right after the saboteur's turn, and recorded against the seat that did it.
+    assert any(right.branch in v for v in run.seats[wrong.seat].violations)
     assert run.author(run.tally.winner) == "a1"
 
 

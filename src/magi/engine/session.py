@@ -27,6 +27,8 @@ from magi.graph import PIPELINE, REVIEW_PIPELINE, Context, Stage
 from magi.graph.fold import fold_all, remove_judge_worktrees
 from magi.graph.tally import compute
 from magi.seats import Cancelled, Reporter, SilentReporter
+from magi.seats.census import end_leftovers
+from magi.state.invariants import require_whole
 from magi.state.model import Run, RunStatus, Tally
 from magi.state.store import Store
 
@@ -40,6 +42,8 @@ class Outcome:
 
 
 def _drive(ctx: Context, pipeline: Sequence[Stage]) -> Outcome:
+    # Agents a killed magi left running would write into the same worktrees: first they go.
+    end_leftovers(ctx)
     with interruptible(ctx.cancel, ctx.reporter, ctx.run.id) as caught:
         try:
             drive(ctx, pipeline)
@@ -49,6 +53,7 @@ def _drive(ctx: Context, pipeline: Sequence[Stage]) -> Outcome:
             # However the run ended, no judge needs its tree any more (a resume that asks a
             # judge again makes it anew): failed runs once kept every judge's worktree.
             remove_judge_worktrees(ctx)
+            end_leftovers(ctx)  # however the drive ended, no process of the run outlives it
     return Outcome(ctx.run)
 
 
@@ -104,7 +109,11 @@ def resume(
     """Carry a stopped run on from its record; finished seats are not asked again
     (``retry_failed``: seats that ended in error or timeout are, and a failed run goes on)."""
     reporter = reporter or SilentReporter()
-    run = store.load_run(store.resolve(ref))
+    run_id = store.resolve(ref)
+    # One process per run: a live one is refused (naming it) before its record is even read.
+    store.lock(run_id)
+    run = store.load_run(run_id)
+    require_whole(run)  # a record missing what the next node needs: nothing is spent
     if pipeline is PIPELINE and run.task.source.startswith("review:"):
         pipeline = REVIEW_PIPELINE  # a `magi review` run has no competition to re-enter
     prepare_resume(run, retry_failed=retry_failed)

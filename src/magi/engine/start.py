@@ -16,8 +16,10 @@ from magi.core.seating import assign_seats
 from magi.errors import MagiError, UsageError
 from magi.git import Git
 from magi.graph import PIPELINE, Context, Stage, execute
+from magi.graph.guard import CompetitionGuard
 from magi.seats import Reporter, SilentReporter, utcnow
 from magi.seats.ask import RETRY_MARK
+from magi.seats.census import RecordingToken
 from magi.state.model import Event, Run, RunStatus, Task
 from magi.state.store import Store, new_run_id
 
@@ -88,7 +90,8 @@ def context_for(
 ) -> Context:
     """A run executes with the config recorded in it (``run.config``)."""
     cfg = run.config
-    return Context(
+    token = cancel or RecordingToken()
+    ctx = Context(
         record=run,
         store=store,
         config=cfg,
@@ -97,8 +100,12 @@ def context_for(
         seating=assign_seats(cfg),
         environ=environ,
         reporter=reporter or SilentReporter(),
-        cancel=cancel or CancelToken(),
+        cancel=token,
+        guard=CompetitionGuard(),
     )
+    if isinstance(token, RecordingToken):
+        token.attach(ctx)  # every process the run starts is written into its record
+    return ctx
 
 
 def prepare_resume(run: Run, *, retry_failed: bool = False, now: datetime | None = None) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from magi.core.answers import DeliberationAnswer
+from magi.core.bounds import cap
 from magi.core.prompts import deliberation_prompt
 from magi.core.tally import first_choices_split
 from magi.graph.context import Context
@@ -110,7 +111,7 @@ def _turn(ctx: Context, seat: str, rnd: int, rounds: int, labels: list[str]) -> 
             seat=seat,
             status=status,
             ranking=list(answer.ranking) if answer else [],
-            text=answer.argument if answer else error,
+            text=cap(answer.argument if answer else error, ctx.config.graph.text_max_chars),
             round=rnd,
         )
         ctx.run.deliberation = upsert(ctx.run.deliberation, turn, key=lambda t: (t.round, t.seat))

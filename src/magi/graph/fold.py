@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from magi.checkout import discard
 from magi.graph.context import Context
+from magi.graph.guard import pin_heads
+from magi.salvage import free_branch, worktrees_of
 from magi.state.model import RunStatus
 
 NAME = "fold"
@@ -26,6 +29,7 @@ def run(ctx: Context) -> None:
     r = ctx.run
     if r.folded:
         return
+    pin_heads(ctx, NAME)  # the branch the report names holds what was judged
     remove_judge_worktrees(ctx)
     winner = r.tally.winner if r.tally else None
     for c in r.candidates:
@@ -38,10 +42,12 @@ def run(ctx: Context) -> None:
     ctx.save()
 
 
-def fold_all(ctx: Context, *, keep_winner_branch: bool = True) -> list[str]:
+def fold_all(ctx: Context, *, keep_winner_branch: bool = True, force: bool = False) -> list[str]:
     """``magi fold <run>``: every worktree of the run, and the branches of all but the winner.
 
-    The winner's branch is the product of the run; it stays unless asked otherwise.
+    The winner's branch is the product of the run; it stays unless asked otherwise. A run
+    that can still resume needs every candidate branch, so those stay too unless ``force``
+    (the record may be wrong, never the branches: fold never deletes what a record needs).
     """
     r = ctx.run
     removed = remove_judge_worktrees(ctx)
@@ -49,14 +55,22 @@ def fold_all(ctx: Context, *, keep_winner_branch: bool = True) -> list[str]:
 
     removed += remove_reviewer_worktrees(ctx)
     winner = r.tally.winner if r.tally else None
+    keep_all = r.status.resumable and not force
     for c in r.candidates:
         if c.worktree:
             ctx.git.worktree_remove(Path(c.worktree))
             removed.append(c.worktree)
             c.worktree = None
-        if not (keep_winner_branch and c.label == winner):
-            ctx.git.delete_branch(c.branch)
-            removed.append(c.branch)
+        if keep_all or (keep_winner_branch and c.label == winner):
+            continue
+        free_branch(ctx.git, c.branch)  # a stray worktree on it: "Cannot delete branch"
+        ctx.git.delete_branch(c.branch)
+        removed.append(c.branch)
+    # What no record names: verification checkouts, a worktree a killed prep made.
+    root = Path(r.worktree_root).parent if r.worktree_root else None
+    for path in worktrees_of(ctx.git, r.id, [root] if root else []):
+        discard(ctx.git, path)
+        removed.append(str(path))
     r.folded = True
     ctx.save()
     return removed

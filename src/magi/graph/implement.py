@@ -5,11 +5,14 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from magi.checkout import damage
 from magi.core.answers import parse_noop
+from magi.core.bounds import cap
 from magi.core.prompts import implement_prompt
 from magi.graph import test_scan
 from magi.graph.context import Context, Stop
 from magi.graph.scrub import scrub_branch
+from magi.salvage import adopt_or_recreate
 from magi.seats import RETRYABLE, ask_with_failover
 from magi.state.model import Candidate, RunStatus
 from magi.worktree_guard import GuardSnapshot, restore
@@ -17,7 +20,6 @@ from magi.worktree_guard import GuardSnapshot, restore
 NAME = "implement"
 STATUS = RunStatus.IMPLEMENTING
 RESCUE_MESSAGE = "Work left uncommitted at the end of the implement turn"
-SUMMARY_CHARS = 4000
 
 
 def protected_hits(paths: list[str], patterns: list[str]) -> list[str]:
@@ -107,10 +109,18 @@ def _one(ctx: Context, c: Candidate, guard: GuardSnapshot) -> None:
     )
     with ctx.lock:
         violations = restore(ctx.git, guard)
-    if cleared := _clear_stale_locks(ctx, worktree, c.branch):
-        ctx.event(NAME, f"candidate {c.label}: removed stale git locks {', '.join(cleared)}")
-    violations += _back_on_branch(ctx, worktree, c.branch)
-    rescued = ctx.git.commit_all(worktree, RESCUE_MESSAGE)
+    # Never rescue from a damaged tree: committing "everything" in a deleted worktree
+    # committed the deletion of the repository as this candidate's work.
+    sabotaged = damage(ctx.git, worktree, c.branch)
+    rescued = False
+    if sabotaged is not None:
+        how = adopt_or_recreate(ctx.git, worktree, branch=c.branch, start=base)
+        violations.append(f"sabotaged: {sabotaged}; nothing rescued, worktree {how}")
+    else:
+        if cleared := _clear_stale_locks(ctx, worktree, c.branch):
+            ctx.event(NAME, f"candidate {c.label}: removed stale git locks {', '.join(cleared)}")
+        violations += _back_on_branch(ctx, worktree, c.branch)
+        rescued = ctx.git.commit_all(worktree, RESCUE_MESSAGE)
     scrubbed = scrub_branch(ctx.git, base=base, branch=c.branch)
     head = ctx.git.head(worktree)
     files = ctx.git.numstat(base, head)
@@ -119,11 +129,12 @@ def _one(ctx: Context, c: Candidate, guard: GuardSnapshot) -> None:
     edited = test_scan.scan(ctx, c, base, head)
     with ctx.lock:
         c.violations = [*c.violations, *violations]
+        c.sabotaged = sabotaged or c.sabotaged
         c.rescued = c.rescued or rescued
         c.head = head
         c.files = files
         c.commits = ctx.git.commit_count(base, head)
-        c.summary = result.text.strip()[-SUMMARY_CHARS:]
+        c.summary = cap(result.text.strip(), ctx.config.graph.text_max_chars, keep="tail")
         c.status = result.status.value
         c.protected_changed = protected_hits(touched, list(ctx.config.blind.protected_paths))
         if c.protected_changed and ctx.config.blind.protected == "fail":

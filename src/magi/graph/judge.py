@@ -6,6 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from magi.core.answers import JudgeAnswer
+from magi.core.bounds import cap
 from magi.graph.context import Context, Stop, seat_order
 from magi.graph.packets import all_packets, judge_context, viable_labels
 from magi.seats import RETRYABLE, ask_structured
@@ -103,7 +104,7 @@ def _one(ctx: Context, judge: JudgeSeat, labels: list[str], guard: GuardSnapshot
             seat=judge.seat,
             status=status,
             ranking=list(answer.ranking) if answer else [],
-            text=answer.rationale if answer else error,
+            text=cap(answer.rationale if answer else error, ctx.config.graph.text_max_chars),
             round=0,
         )
         judgements = upsert(ctx.run.judgements, ranking, key=lambda j: j.seat)

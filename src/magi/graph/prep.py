@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from magi.checkout import damage
 from magi.core.blind import COMMIT_MSG_HOOK, judge_order, shuffle_labels
 from magi.core.seating import seat_name
 from magi.graph.context import Context
+from magi.salvage import adopt_or_recreate
 from magi.seats import ensure_seat
 from magi.state.model import Candidate, JudgeSeat, RunStatus
 
@@ -61,12 +63,12 @@ def _make_worktrees(ctx: Context) -> None:
         ctx.git.enable_worktree_config()
     for c in r.candidates:
         path = root / c.label
-        if c.worktree is None or not path.exists():
-            if ctx.git.ref_exists(f"refs/heads/{c.branch}"):
-                ctx.git.run("worktree", "prune")
-                ctx.git.run("worktree", "add", str(path), c.branch)
-            else:
-                ctx.git.worktree_add(path, start=r.base_sha or r.base, branch=c.branch)
+        if c.worktree is None or damage(ctx.git, path, c.branch) is not None:
+            # A prep killed at any point left the worktree made, half made or not at all:
+            # adopt a sound one, make the rest again (never "'…/B' already exists").
+            how = adopt_or_recreate(ctx.git, path, branch=c.branch, start=r.base_sha or r.base)
+            if how != "created":
+                ctx.event(NAME, f"candidate {c.label}: worktree left by an earlier prep {how}")
             if ctx.config.blind.commit_msg_hook:
                 ctx.git.install_commit_msg_hook(path, hooks_dir(ctx), COMMIT_MSG_HOOK)
             c.worktree = str(path)

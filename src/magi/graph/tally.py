@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from magi.core.tally import count_votes, uncontested
 from magi.graph.context import Context, Stop
+from magi.graph.guard import pin_heads
 from magi.graph.packets import viable_labels
 from magi.state.model import RunStatus, Tally
 
@@ -30,6 +31,7 @@ def run(ctx: Context) -> None:
     r = ctx.run
     if r.tally is not None and r.tally.quorum:
         return
+    pin_heads(ctx, NAME)  # what is counted for is what was judged
     tally = compute(ctx)
     r.tally = tally
     ctx.save()

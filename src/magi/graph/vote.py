@@ -5,6 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from magi.core.answers import VoteAnswer
+from magi.core.bounds import cap
 from magi.core.prompts import vote_prompt
 from magi.graph.context import Context, seat_order
 from magi.graph.deliberate import transcript
@@ -63,7 +64,7 @@ def _one(ctx: Context, seat: str, labels: list[str]) -> None:
             seat=seat,
             status=status,
             vote=answer.vote if answer else None,
-            rationale=answer.rationale if answer else error,
+            rationale=cap(answer.rationale if answer else error, ctx.config.graph.text_max_chars),
         )
         votes = upsert(ctx.run.votes, vote, key=lambda v: v.seat)
         ctx.run.votes = sorted(votes, key=lambda v: seat_order(v.seat))

@@ -18,10 +18,11 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 from magi.agents.base import TurnRequest, TurnResult, TurnStatus
 from magi.core.answers import Answer, parse_answer, reask_text
-from magi.core.sanitize import redact_secrets
+from magi.core.sanitize import redact_secrets, strip_controls
 from magi.core.seating import failover_agent
 from magi.errors import AnswerError
 from magi.seats.budget import check_budget
+from magi.seats.census import end_turn
 from magi.seats.context import SeatContext
 from magi.seats.jailing import seat_jail
 from magi.state.model import Redaction, SeatState, Turn
@@ -177,10 +178,20 @@ def ask(
         timeout=timeout,
     )
     sctx.reporter.seat(seat, "asked")
+    if sctx.guard is not None:
+        sctx.guard.before(sctx, seat, node)
     started = sctx.clock()
     t0 = time.monotonic()
-    result = sctx.agents[opened.agent].run_turn(opened.request)
+    try:
+        result = sctx.agents[opened.agent].run_turn(opened.request)
+    finally:
+        # Whatever the turn left behind goes, even when it was cut off by cancellation.
+        end_turn(sctx, seat, opened.request.turn)
+        if sctx.guard is not None:
+            sctx.guard.after(sctx, seat, node)
     sctx.check_cancelled()  # a seat killed by cancellation gave no answer: it stays pending
+    # Agent output enters other seats' packets: no NUL or control byte goes with it.
+    result = replace(result, text=strip_controls(result.text))
     if not result.duration_s:
         result = replace(result, duration_s=time.monotonic() - t0)
     _record(sctx, opened, result, started, reask)

@@ -34,6 +34,15 @@ class Cancelled(Exception):
     """
 
 
+class TurnGuard(Protocol):
+    """What a kind of run checks around every seat turn (``magi.graph.guard`` for a
+    competition): ``before`` takes its snapshots, ``after`` restores what the turn changed
+    outside what it was allowed to, records it against the seat, and returns the lines."""
+
+    def before(self, sctx: SeatContext, seat: str, node: str) -> None: ...
+    def after(self, sctx: SeatContext, seat: str, node: str) -> list[str]: ...
+
+
 class Reporter(Protocol):
     """Progress sink: the terminal while a run is live, nothing in tests."""
 
@@ -72,6 +81,7 @@ class SeatContext:
     clock: Callable[[], datetime] = utcnow
     lock: threading.RLock = field(default_factory=threading.RLock)
     cache: dict[str, object] = field(default_factory=dict)
+    guard: TurnGuard | None = None
 
     @property
     def run_dir(self) -> Path:

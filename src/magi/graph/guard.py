@@ -1,0 +1,106 @@
+"""The competition's turn guard: refs, recorded heads and the user's checkout, around each turn.
+
+Before the first seat turn of a node (a wave) it snapshots every ref and the user's main
+checkout; after every turn it
+
+* restores each ref the turn changed, except the candidate branches (implementers commit
+  there; their recorded heads are checked below instead);
+* puts every candidate branch whose head is recorded back on that head (a judge with
+  ``MAGI_ALLOW_WRITE=0`` moved every branch during the vote to a commit nobody judged);
+* compares the user's checkout with the snapshot and reports any change loudly, never
+  reverting it (the user may be working there), then takes the new state as the baseline.
+
+What it found is appended to the seat's ``violations`` and logged as a warning (an error,
+for the user's checkout). ``pin_heads`` is the same head check on its own, for tally, fold
+and a merge.
+"""
+
+from __future__ import annotations
+
+from magi import refs_guard
+from magi.checkout import MainStatus
+from magi.graph.context import Context
+from magi.seats import RETRYABLE, SeatContext
+from magi.state.model import Candidate
+
+
+def _heads(ctx: Context, *, skip: str | None = None) -> dict[str, str]:
+    """Recorded heads of the candidates whose implement turn is over."""
+    return {
+        c.branch: c.head
+        for c in ctx.run.candidates
+        if c.head and c.status not in RETRYABLE and c.seat != skip
+    }
+
+
+def _winner(ctx: Context) -> Candidate | None:
+    t = ctx.run.tally
+    return ctx.run.candidate(t.winner) if t is not None and t.winner else None
+
+
+class CompetitionGuard:
+    """``magi.seats.TurnGuard`` for a ``Context``; snapshots live in ``ctx.cache``."""
+
+    def before(self, sctx: SeatContext, seat: str, node: str) -> None:
+        ctx = _competition(sctx)
+        with ctx.lock:
+            if ctx.cache.get("guard.node") != node:
+                ctx.cache["guard.node"] = node
+                ctx.cache["guard.refs"] = refs_guard.take(ctx.git)
+                ctx.cache.setdefault("guard.main", MainStatus.take(ctx.git))
+
+    def after(self, sctx: SeatContext, seat: str, node: str) -> list[str]:
+        ctx = _competition(sctx)
+        with ctx.lock:
+            snap = ctx.cache.get("guard.refs")
+            if not isinstance(snap, refs_guard.RefSnapshot):
+                return []
+            own = {f"refs/heads/{c.branch}" for c in ctx.run.candidates}
+            found = refs_guard.restore(ctx.git, snap, allowed=own)
+            # The fixer commits on the winner's branch after the tally: that head moves.
+            winner = _winner(ctx)
+            skip = winner.seat if winner is not None and seat == "fix" else None
+            found += [f"candidate {m}" for m in refs_guard.pin(ctx.git, _heads(ctx, skip=skip))]
+            if found:
+                rec = ctx.run.seats.get(seat)
+                if rec is not None:
+                    rec.violations = [*rec.violations, *found]
+                ctx.save()
+            main = ctx.cache.get("guard.main")
+            changed: list[str] = []
+            if isinstance(main, MainStatus):
+                now = MainStatus.take(ctx.git)
+                changed = main.changes(now)
+                ctx.cache["guard.main"] = now
+        if found:
+            ctx.event(node, f"{seat}: refs changed and restored: " + "; ".join(found), "warn")
+        if changed:
+            line = "; ".join(changed)
+            ctx.event(
+                node,
+                f"YOUR CHECKOUT {ctx.git.root} CHANGED during {seat}'s turn (left as it is, "
+                f"check it): {line}",
+                "error",
+            )
+            with ctx.lock:
+                rec = ctx.run.seats.get(seat)
+                if rec is not None:
+                    rec.violations = [*rec.violations, f"the user's checkout changed: {line}"]
+                ctx.save()
+        return found + changed
+
+
+def pin_heads(ctx: Context, node: str, *, fix: bool = True) -> list[str]:
+    """Every candidate branch at its recorded head (before tally, fold, merge); what moved."""
+    moved = refs_guard.pin(ctx.git, _heads(ctx), fix=fix)
+    if moved:
+        ctx.event(
+            node, "candidate branches moved since they were recorded: " + "; ".join(moved), "warn"
+        )
+    return moved
+
+
+def _competition(sctx: SeatContext) -> Context:
+    if not isinstance(sctx, Context):
+        raise TypeError("the competition guard needs a competition context")
+    return sctx

@@ -1,0 +1,106 @@
+"""The run's process census in its record: who is alive now, ended at each turn and resume.
+
+``RecordingToken`` is the run's cancel token that also writes each process it is handed
+(pid, group, session, start time, seat and turn, read from the process itself) into
+``Record.processes`` and takes it out when the process is done, saving each time. So a
+magi killed -9 leaves a record that names every agent it left running; ``end_leftovers``
+is what a resume (and the end of every drive) runs first: it ends each recorded process
+that is still the same process, and everything still carrying the run's marker.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from magi.agents import census
+from magi.agents.base import CancelToken
+from magi.seats.context import SeatContext
+from magi.state.model import Process
+
+
+class RecordingToken(CancelToken):
+    """A cancel token that keeps ``Record.processes`` equal to the processes it holds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._sctx: SeatContext | None = None
+        self._mine: set[int] = set()
+        self._mine_lock = threading.Lock()
+
+    def attach(self, sctx: SeatContext) -> None:
+        self._sctx = sctx
+
+    def live(self) -> set[int]:
+        with self._mine_lock:
+            return set(self._mine)
+
+    def register(self, pgid: int) -> None:
+        with self._mine_lock:
+            self._mine.add(pgid)
+        super().register(pgid)
+        sctx = self._sctx
+        if sctx is None:
+            return
+        info = census.stat(pgid)
+        env = census.environ(pgid)
+        turn = env.get("MAGI_TURN", "0")
+        proc = Process(
+            pid=pgid,
+            pgid=info.pgid if info else pgid,
+            sid=info.sid if info else pgid,
+            start=info.start if info else None,
+            seat=env.get("MAGI_SEAT", ""),
+            turn=int(turn) if turn.isdigit() else 0,
+        )
+        with sctx.lock:
+            sctx.record.processes = [*sctx.record.processes, proc]
+            sctx.save()
+
+    def unregister(self, pgid: int) -> None:
+        super().unregister(pgid)
+        with self._mine_lock:
+            self._mine.discard(pgid)
+        sctx = self._sctx
+        if sctx is None:
+            return
+        with sctx.lock:
+            sctx.record.processes = [p for p in sctx.record.processes if p.pid != pgid]
+            sctx.save()
+
+
+def end_leftovers(sctx: SeatContext) -> list[int]:
+    """End what a previous magi of this run left alive; clear the list. Returns the pids."""
+    rec = sctx.record
+    found = [
+        census.Found(pid=p.pid, pgid=p.pgid, sid=p.sid, ppid=0, start=p.start or 0)
+        for p in rec.processes
+        if census.alive(p.pid, p.start)
+    ]
+    found += [f for f in census.marked(rec.id) if f.pid not in {x.pid for x in found}]
+    ended = census.end(found)
+    if rec.processes or ended:
+        with sctx.lock:
+            rec.processes = []
+            sctx.save()
+    if ended:
+        sctx.event(
+            "run",
+            f"ended {len(ended)} process(es) of this run still alive from before: "
+            + ", ".join(map(str, sorted(ended))),
+            "warn",
+        )
+    return ended
+
+
+def end_turn(sctx: SeatContext, seat: str, turn: int) -> list[int]:
+    """At the end of a turn: its descendants that escaped their group are ended."""
+    live = sctx.cancel.live() if isinstance(sctx.cancel, RecordingToken) else set()
+    ended = census.sweep_turn(sctx.record.id, seat, turn, live=live)
+    if ended:
+        sctx.event(
+            "run",
+            f"{seat}: ended {len(ended)} process(es) that outlived the turn outside its "
+            "process group",
+            "warn",
+        )
+    return ended
