@@ -80,7 +80,8 @@ def test_run_prints_the_report_and_exits_zero_when_ready(repo, tmp_path):
     assert res.exit_code == 0, res.output
     run = home(tmp_path).load(home(tmp_path).latest() or "")
     assert run.seed == 4
-    assert f"git merge {run.candidate(run.tally.winner).branch}" in res.stdout
+    won = run.candidate(run.tally.winner)
+    assert f"git merge {won.head}  # {won.branch}, as judged" in res.stdout
     assert "\x1b[" not in res.stdout, "piped output carries no escape codes"
 
 

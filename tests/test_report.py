@@ -232,7 +232,7 @@ def test_finished_run_without_tally_reveals() -> None:
 def test_merge_hint_only_when_ready() -> None:
     """A ready run names the merge command; merge mode none says magi stops there."""
     out = text_of(make_run())
-    assert f"git merge magi/{RUN_ID}/A" in out
+    assert f"git merge {'a' * 40}  # magi/{RUN_ID}/A, as judged" in out  # the judged sha
     assert "magi stops here" in out
     assert "git merge" not in text_of(make_run(status=RunStatus.BLOCKED))
 

@@ -50,7 +50,10 @@ def worktrees_of(git: Git, run_id: str, roots: Iterable[Path] = ()) -> list[Path
     for i, wt in enumerate(worktrees(git)):
         if i == 0:
             continue  # the user's own checkout is never the run's
-        under = any(wt.path.resolve().is_relative_to(d) for d in dirs)
+        # Under <root>/<id>/ of a known root, or of any root: the id is its own directory.
+        under = run_id in wt.path.parts[:-1] or any(
+            wt.path.resolve().is_relative_to(d) for d in dirs
+        )
         if under or (wt.branch or "").startswith(prefix):
             out.append(wt.path)
     return out

@@ -46,13 +46,16 @@ def _finish(run: Run, signal_exit: int | None = None) -> None:
 
 
 def _task_text(ctx: typer.Context, words: list[str], file: Path | None) -> tuple[str, str]:
+    from magi.core.bounds import decode_task
+
     if file is not None:
         if words:
             raise UsageError("give the task as words or with --file, not both")
         try:
-            return file.read_text(encoding="utf-8"), f"file:{file}"
+            data = file.read_bytes()
         except OSError as e:
             raise UsageError(f"cannot read the task file {file}: {e.strerror}") from e
+        return decode_task(data, f"the task file {file}"), f"file:{file}"
     if not words:
         raise UsageError('no task: magi run "what to build", or --file task.md')
     dashdash = ctx.meta.get("magi.dashdash")
@@ -95,6 +98,12 @@ def run(
             "--no-auth-check", help="Do not ask the agent CLIs whether they are logged in."
         ),
     ] = False,
+    task_max_bytes: Annotated[
+        int | None,
+        typer.Option(
+            "--task-max-bytes", min=1, help="Allow a longer task ([graph] task_max_bytes)."
+        ),
+    ] = None,
 ) -> None:
     """Hold a competition on the task: implement, verify, judge blind, deliberate, vote, tally."""
     from magi import engine
@@ -109,6 +118,9 @@ def run(
         if resume is not None:
             if words or file:
                 raise UsageError("--resume continues a recorded task; give no new task with it")
+            from magi.agents.census import become_subreaper
+
+            become_subreaper()
             outcome = engine.resume(
                 store,
                 resume,
@@ -120,10 +132,16 @@ def run(
         else:
             if retry_failed:
                 raise UsageError("--retry-failed goes with --resume RUN")
+            from magi.agents.census import become_subreaper
+
             text, source = _task_text(ctx, list(words or []), file)
             cfg = engine.preflight(
                 Path.cwd(), explicit, os.environ, reporter, auth_check=not no_auth_check
             )
+            if task_max_bytes is not None:
+                graph = cfg.graph.model_copy(update={"task_max_bytes": task_max_bytes})
+                cfg = cfg.model_copy(update={"graph": graph})
+            become_subreaper()  # descendants that leave their session are still found
             outcome = engine.start(
                 task=text,
                 source=source,
@@ -159,15 +177,26 @@ def tally(
         return
     stored = record.tally.model_dump()
     fresh = again.model_dump()
-    if stored == fresh:
+    moved = engine.moved_heads(record)
+    if stored == fresh and not moved:
         typer.echo(
-            f"run {record.id}: tally verified — winner {again.winner or 'none'} ({again.reason})"
+            f"run {record.id}: tally verified — winner {again.winner or 'none'} ({again.reason}); "
+            "every candidate branch is at its recorded head"
         )
         return
-    typer.echo(f"run {record.id}: the stored tally does NOT match a recount", err=True)
+    if stored != fresh:
+        typer.echo(f"run {record.id}: the stored tally does NOT match a recount", err=True)
     for key in sorted(set(stored) | set(fresh)):
         if stored.get(key) != fresh.get(key):
             typer.echo(f"  {key}: stored {stored.get(key)!r}, recount {fresh.get(key)!r}", err=True)
+    if moved:
+        typer.echo(
+            f"run {record.id}: candidate branches moved since they were judged "
+            "(what merges would not be what was judged):",
+            err=True,
+        )
+        for line in moved:
+            typer.echo(f"  {line}", err=True)
     raise typer.Exit(1)
 
 
@@ -175,16 +204,34 @@ def tally(
 def fold(
     ref: Annotated[str | None, typer.Argument(help="Run id or unique prefix.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Fold every finished run.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Also delete the branches of a run that could still resume, and remove what "
+            "git holds of a run whose record cannot be read (by its id).",
+        ),
+    ] = False,
 ) -> None:
-    """Remove a run's worktrees and its losing branches (the winner's branch stays)."""
+    """Remove a run's worktrees and its losing branches (the winner's branch stays).
+
+    Exits 1 when any run was skipped, so a script never takes a skip for a fold.
+    """
     from magi import engine
     from magi.state.store import Store, magi_home
 
-    for done in engine.fold(Store(magi_home()), ref, all_runs=all_, environ=os.environ):
+    skipped = 0
+    done_all = engine.fold(
+        Store(magi_home()), ref, all_runs=all_, environ=os.environ, force=force, cwd=Path.cwd()
+    )
+    for done in done_all:
         if done.skipped is not None:
+            skipped += 1
             typer.echo(f"skip {done.run_id}: {done.skipped}", err=True)
         else:
             typer.echo(f"folded {done.run_id}: removed {len(done.removed)} worktrees and branches")
+    if skipped:
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -13,6 +13,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from magi.agents import census
 from magi.cli.app import ConfigOption, app, config_path, emit
 from magi.engine.diagnose import Diagnosis, diagnose
 from magi.report import cells
@@ -178,6 +179,7 @@ def _repo_section(d: Diagnosis) -> list[RenderableType]:
             if dirty
             else "clean",
         ),
+        ("agents", f"ended through {census.method()}"),
     ]
     return [_heading("repository"), _grid(rows)]
 
@@ -259,6 +261,7 @@ def as_json(d: Diagnosis) -> dict[str, Any]:
             "reason": d.jail.reason,
             "fix": d.jail.fix,
         },
+        "process_census": census.method(),
         "problems": [
             {"severity": p.severity, "message": p.message, "exit_code": p.exit_code}
             for p in d.problems

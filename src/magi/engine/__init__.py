@@ -6,7 +6,7 @@ written once.
 """
 
 from magi.engine.preflight import preflight
-from magi.engine.session import Outcome, fold, recount, resume, start
+from magi.engine.session import Outcome, fold, moved_heads, recount, resume, start
 from magi.engine.signals import Caught, interruptible
 from magi.engine.start import (
     build_agents,
@@ -27,6 +27,7 @@ __all__ = [
     "drive",
     "fold",
     "interruptible",
+    "moved_heads",
     "now",
     "preflight",
     "prepare_resume",

@@ -155,12 +155,16 @@ def _roster(d: Diagnosis, config: Config, environ: Mapping[str, str]) -> Config 
 
 
 def _seats(d: Diagnosis, config: Config) -> None:
+    from magi.core.reach import unreachable
     from magi.core.seating import assign_seats
 
     try:
         d.seating = assign_seats(config)
     except MagiError as exc:
         d.error(exc)
+    # A config that can never elect a winner is refused before the implement wave is paid.
+    for why in unreachable(config):
+        d.error(ConfigError(why))
 
 
 def _worktree_root(d: Diagnosis, config: Config) -> None:

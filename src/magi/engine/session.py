@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from magi import refs_guard
 from magi.agents.base import Agent, CancelToken
 from magi.config.model import Config
 from magi.engine.signals import interruptible
@@ -26,11 +27,13 @@ from magi.git import Git
 from magi.graph import PIPELINE, REVIEW_PIPELINE, Context, Stage
 from magi.graph.fold import fold_all, remove_judge_worktrees
 from magi.graph.tally import compute
+from magi.salvage import discard_run
 from magi.seats import Cancelled, Reporter, SilentReporter
 from magi.seats.census import end_leftovers
 from magi.state.invariants import require_whole
+from magi.state.lock import RunLockedError
 from magi.state.model import Run, RunStatus, Tally
-from magi.state.store import Store
+from magi.state.store import RUN_ID, Store
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,12 @@ def resume(
     return _drive(ctx, pipeline)
 
 
+def moved_heads(run: Run) -> list[str]:
+    """Candidate branches that no longer point at the head recorded for them (report only)."""
+    heads = {c.branch: c.head for c in run.candidates if c.head and c.produced}
+    return refs_guard.pin(Git(Path(run.repo)), heads, fix=False)
+
+
 def recount(store: Store, ref: str, environ: Mapping[str, str]) -> tuple[Run, Tally]:
     """The stored run and the tally its stored judgements and votes imply now."""
     run = store.load_run(store.resolve(ref))
@@ -141,18 +150,40 @@ class Folded:
 
 
 def fold(
-    store: Store, ref: str | None, *, all_runs: bool, environ: Mapping[str, str]
+    store: Store,
+    ref: str | None,
+    *,
+    all_runs: bool,
+    environ: Mapping[str, str],
+    force: bool = False,
+    cwd: Path | None = None,
 ) -> list[Folded]:
-    """``magi fold``: one run's worktrees and losing branches, or every finished run's."""
+    """``magi fold``: one run's worktrees and losing branches, or every finished run's.
+
+    A live run (another process holds its lock) is skipped. A run that can still resume
+    keeps its branches unless ``force``. With ``force``, a run whose record cannot be read
+    is removed by its id alone, from the repository at ``cwd`` (``magi.salvage``).
+    """
     if all_runs == (ref is not None):
         raise UsageError("name one run, or pass --all")
-    ids = store.list_ids() if all_runs else [store.resolve(ref or "")]
+    ids = store.list_ids() if all_runs else [_fold_id(store, ref or "", force)]
     out: list[Folded] = []
     for run_id in ids:
         try:
+            store.lock(run_id)
+        except RunLockedError as e:
+            out.append(Folded(run_id, skipped=e.message))
+            continue
+        except StateError:
+            pass  # no directory at all: only the salvage below can act on it
+        try:
             record = store.load_run(run_id)
         except MagiError as e:
-            out.append(Folded(run_id, skipped=e.message))
+            if force and not all_runs:
+                out.append(Folded(run_id, removed=_salvage(store, run_id, cwd)))
+            else:
+                hint = f"; `magi fold --force {run_id}` removes what git holds of it"
+                out.append(Folded(run_id, skipped=e.message + hint))
             continue
         if all_runs and not record.status.finished and record.status is not RunStatus.STALLED:
             out.append(
@@ -160,5 +191,20 @@ def fold(
             )
             continue
         ctx = context_for(record, store=store, environ=environ, agents={})
-        out.append(Folded(run_id, removed=fold_all(ctx)))
+        out.append(Folded(run_id, removed=fold_all(ctx, force=force)))
     return out
+
+
+def _fold_id(store: Store, ref: str, force: bool) -> str:
+    """A run id to fold: resolved from the store, or given whole (a record that is gone)."""
+    try:
+        return store.resolve(ref)
+    except StateError:
+        if force and RUN_ID.fullmatch(ref.strip()):
+            return ref.strip()
+        raise
+
+
+def _salvage(store: Store, run_id: str, cwd: Path | None) -> list[str]:
+    git = Git.discover(cwd or Path.cwd())
+    return discard_run(git, run_id, [store.home / "worktrees"])

@@ -11,6 +11,7 @@ from magi.agents.base import Agent, CancelToken
 from magi.agents.registry import build_agent
 from magi.config.load import load_config
 from magi.config.model import Config
+from magi.core.bounds import check_task
 from magi.core.sanitize import clean_task, redact_secrets
 from magi.core.seating import assign_seats
 from magi.errors import MagiError, UsageError
@@ -37,6 +38,7 @@ def create(
     base: str | None = None,
 ) -> Run:
     """Record a new run (nothing has been spent yet). The original task text is kept as given."""
+    check_task(task, config.graph.task_max_bytes)  # before anything is recorded or spent
     cleaned, removed = clean_task(task)
     cleaned, redactions = redact_secrets(cleaned, "task")
     if not cleaned.strip():

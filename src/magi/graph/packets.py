@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from magi.core.blind import leak_terms, redact_terms, scan_leaks, strip_trailers
 from magi.core.prompts import CandidatePacket, judge_prompt
+from magi.core.sanitize import strip_controls
 from magi.graph import test_scan
 from magi.graph.context import Context, Stop
 from magi.state.model import Candidate, Leak, RunStatus, Verification
@@ -41,7 +42,9 @@ def build(ctx: Context, c: Candidate) -> CandidatePacket:
     base = ctx.run.base_sha or ctx.run.base
     assert c.head is not None  # noqa: S101 - only viable candidates get packets
     patch, cut = ctx.git.patch(base, c.head, max_bytes=ctx.config.graph.patch_max_bytes)
-    summary = strip_trailers(c.summary)
+    # The patch is agent-written too: a NUL or an escape in it reaches every judge.
+    patch = strip_controls(patch)
+    summary = strip_controls(strip_trailers(c.summary))
     terms = leak_terms(ctx.config.agents)
     texts = {
         "patch": patch,

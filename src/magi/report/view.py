@@ -175,8 +175,13 @@ def _merge_hint(run: Run) -> str | None:
     if run.status is not RunStatus.READY or run.tally is None or run.tally.winner is None:
         return None
     winner = run.tally.winner
-    branch = next((c.branch for c in run.candidates if c.label == winner), None)
-    return f"git merge {branch or f'magi/{run.id}/{winner}'}"
+    c = next((c for c in run.candidates if c.label == winner), None)
+    branch = c.branch if c is not None else f"magi/{run.id}/{winner}"
+    # The recorded sha, not the branch: a branch can be moved after judging (by a seat, or
+    # anyone), and `git merge <branch>` would then merge a commit nobody judged.
+    if c is not None and c.head:
+        return f"git merge {c.head}  # {branch}, as judged"
+    return f"git merge {branch}"
 
 
 def _candidate(run: Run, c: Candidate, terms: Terms) -> CandidateView:
