@@ -106,14 +106,22 @@ def _pids() -> list[int]:
     return [int(n) for n in names if n.isdigit() and int(n) != me]
 
 
-def marked(run_id: str, seat: str | None = None, turn: int | None = None) -> list[Found]:
-    """Live processes carrying the marker of ``run_id`` (and of that seat and turn, if given)."""
+def marked(
+    run_id: str, seat: str | None = None, turn: int | None = None, *, run_dir: str = ""
+) -> list[Found]:
+    """Live processes carrying the marker of ``run_id`` (and of that seat and turn, if given).
+
+    Run ids are unique within a store, not across stores: ``run_dir`` (the run's directory)
+    must also prefix the process's MAGI_PROMPT_FILE, so another store's run is never hit.
+    """
     if not available() or not run_id:
         return []
     found: list[Found] = []
     for pid in _pids():
         env = environ(pid)
         if env.get("MAGI_RUN") != run_id:
+            continue
+        if run_dir and not env.get("MAGI_PROMPT_FILE", "").startswith(run_dir.rstrip("/") + "/"):
             continue
         if seat is not None and env.get("MAGI_SEAT") != seat:
             continue
@@ -161,14 +169,16 @@ def end(found: Collection[Found]) -> list[int]:
     return killed
 
 
-def sweep_run(run_id: str) -> list[int]:
+def sweep_run(run_id: str, *, run_dir: str = "") -> list[int]:
     """End every live process of ``run_id`` (a resume, before any seat starts)."""
-    return end(marked(run_id))
+    return end(marked(run_id, run_dir=run_dir))
 
 
-def sweep_turn(run_id: str, seat: str, turn: int, live: Collection[int]) -> list[int]:
+def sweep_turn(
+    run_id: str, seat: str, turn: int, live: Collection[int], *, run_dir: str = ""
+) -> list[int]:
     """At the end of a turn: its marked descendants, and unmarked orphans if no turn is live."""
-    found = marked(run_id, seat, turn)
+    found = marked(run_id, seat, turn, run_dir=run_dir)
     if not live:
         found += [o for o in orphans(live) if o.pid not in {f.pid for f in found}]
     return end(found)

@@ -107,11 +107,12 @@ def _one(ctx: Context, c: Candidate, guard: GuardSnapshot) -> None:
         label=c.label,
         before_retry=lambda: _reset(ctx, worktree, c.branch),
     )
+    # Never rescue from a damaged tree: committing "everything" in a deleted worktree
+    # committed the deletion of the repository as this candidate's work. Asked before the
+    # tamper guard puts a deleted .git file back, which would make the tree look sound.
+    sabotaged = damage(ctx.git, worktree, c.branch)
     with ctx.lock:
         violations = restore(ctx.git, guard)
-    # Never rescue from a damaged tree: committing "everything" in a deleted worktree
-    # committed the deletion of the repository as this candidate's work.
-    sabotaged = damage(ctx.git, worktree, c.branch)
     rescued = False
     if sabotaged is not None:
         how = adopt_or_recreate(ctx.git, worktree, branch=c.branch, start=base)

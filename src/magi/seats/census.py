@@ -76,7 +76,8 @@ def end_leftovers(sctx: SeatContext) -> list[int]:
         for p in rec.processes
         if census.alive(p.pid, p.start)
     ]
-    found += [f for f in census.marked(rec.id) if f.pid not in {x.pid for x in found}]
+    marked = census.marked(rec.id, run_dir=str(sctx.run_dir))
+    found += [f for f in marked if f.pid not in {x.pid for x in found}]
     ended = census.end(found)
     if rec.processes or ended:
         with sctx.lock:
@@ -95,7 +96,7 @@ def end_leftovers(sctx: SeatContext) -> list[int]:
 def end_turn(sctx: SeatContext, seat: str, turn: int) -> list[int]:
     """At the end of a turn: its descendants that escaped their group are ended."""
     live = sctx.cancel.live() if isinstance(sctx.cancel, RecordingToken) else set()
-    ended = census.sweep_turn(sctx.record.id, seat, turn, live=live)
+    ended = census.sweep_turn(sctx.record.id, seat, turn, live=live, run_dir=str(sctx.run_dir))
     if ended:
         sctx.event(
             "run",

@@ -15,6 +15,13 @@ For tests, with MAGI_SCRIPTED_DIR set (through the agent's ``env``): every invoc
 logged to ``calls.jsonl`` there; ``hang-once:<persona>`` hangs on its first call (until
 killed) and acts as <persona> afterwards; ``quota-until-unlock:<persona>`` reports a rate
 limit until a file named ``unlock`` exists there.
+
+Hostile modifiers (they chain: ``escape:hang-at-vote:evidence``): ``hang-at-<node>:<p>``
+hangs on its first call at that node; ``escape:<p>`` leaves a descendant in a session of
+its own (``setsid``) that writes its pid to ``escaped-<seat>`` and sleeps; ``move-branches:<p>``
+points every ``magi/*`` branch at a new commit nobody judged (in every judge turn, with
+MAGI_ALLOW_WRITE=0 ignored); ``huge:<p>`` pads its judge rationale to 3 MB and ends it with
+NUL and escape bytes.
 """
 
 from __future__ import annotations
@@ -149,6 +156,8 @@ def judge(persona: str, prompt: str) -> int:
             if persona == "minimal"
             else "verification results first, then the smaller patch"
         )
+        if _HUGE:
+            why += " " + "x" * 3_000_000 + "\x00\x1b[2J"
         print(_answer({"ranking": state["current"], "rationale": why}, "My ranking."))
     elif node == "deliberate":
         argued = " ".join(
@@ -181,17 +190,72 @@ def _test_hooks(persona: str) -> str:
     }
     with (d / "calls.jsonl").open("a", encoding="utf-8") as f:
         f.write(json.dumps(entry) + "\n")
+    return _modifiers(persona, d)
+
+
+def _hang(marker: Path) -> None:
+    if not marker.exists():
+        marker.write_text(str(os.getpid()))
+        while True:  # until the test kills magi and this process
+            time.sleep(3600)
+
+
+def _modifiers(persona: str, d: Path) -> str:
+    global _HUGE
+    seat, node = os.environ.get("MAGI_SEAT"), os.environ.get("MAGI_NODE")
     mod, _, rest = persona.partition(":")
     if mod == "hang-once":
-        marker = d / f"hung-{os.environ.get('MAGI_SEAT')}"
-        if not marker.exists():
-            marker.write_text(str(os.getpid()))
-            while True:  # until the test kills magi and this process
-                time.sleep(3600)
-        return rest
+        _hang(d / f"hung-{seat}")
+        return _modifiers(rest, d)
+    if mod.startswith("hang-at-"):
+        if node == mod.removeprefix("hang-at-"):
+            _hang(d / f"hung-{seat}-{node}")
+        return _modifiers(rest, d)
     if mod == "quota-until-unlock":
-        return rest if (d / "unlock").exists() else "quota"
+        return _modifiers(rest, d) if (d / "unlock").exists() else "quota"
+    if mod == "escape":
+        _escape(d / f"escaped-{seat}")
+        return _modifiers(rest, d)
+    if mod == "move-branches":
+        if node != "implement":
+            _move_branches()
+        return _modifiers(rest, d)
+    if mod == "huge":
+        _HUGE = True
+        return _modifiers(rest, d)
     return persona
+
+
+_HUGE = False
+
+
+def _escape(pidfile: Path) -> None:
+    """A grandchild in its own session: out of reach of the turn's process-group kill."""
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            pidfile.write_text(str(os.getpid()))
+            os.closerange(0, 3)
+            time.sleep(3600)
+        os._exit(0)
+
+
+def _move_branches() -> None:
+    """Every magi branch to a commit nobody judged (a read-only seat ignoring the rule)."""
+    git = ["git", "-c", "user.name=x", "-c", "user.email=x@y"]
+    tree = subprocess.run([*git, "write-tree"], capture_output=True, text=True).stdout.strip()
+    sha = subprocess.run(
+        [*git, "commit-tree", "-p", "HEAD", "-m", "unjudged", tree],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    refs = subprocess.run(
+        ["git", "for-each-ref", "--format=%(refname)", "refs/heads/magi/"],
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    for ref in refs:
+        subprocess.run(["git", "update-ref", ref, sha], check=False)
 
 
 def main(argv: list[str] | None = None) -> int:

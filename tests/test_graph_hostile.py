@@ -1,0 +1,136 @@
+"""Hostile seats: what was judged is what merges, whatever a seat does to refs and trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graph_helpers import COMMIT, FIX, calls, config, git_out, prompts, start
+from magi import engine
+from magi.agents import census
+from magi.core.blind import shuffle_labels
+from magi.state.model import RunStatus
+from magi.state.store import Store
+
+# Moves the user's base branch to a commit of its own and tags it, then does honest work.
+MOVE_MAIN = (
+    "sh:c=$(git commit-tree -p HEAD -m evil $(git write-tree)); "
+    'git update-ref refs/heads/main "$c"; git tag evil "$c"; '
+    f"{FIX} && {COMMIT}m fix"
+)
+# Writes a failing test into every other candidate's worktree (never committed there).
+PLANT = (
+    'sh:for d in ../*/; do [ "$d" = "../$(basename "$PWD")/" ] || '
+    "printf 'import unittest\\nclass T(unittest.TestCase):\\n    def test_x(self):\\n"
+    '        self.fail()\\n\' > "$d/test_zz_planted.py"; done; '
+    f"{FIX} && {COMMIT}m fix"
+)
+
+
+def test_an_implementer_that_moves_main_and_tags_is_undone_and_recorded(env):
+    """refs/heads/main and the new tag are restored after the turn, against that seat."""
+    repo, home, sd = env
+    main = git_out(repo, "rev-parse", "main").strip()
+    run = start(repo, home, config(sd, {"a1": MOVE_MAIN}, judges={}))
+    assert run.status is RunStatus.READY, run.reason
+    assert git_out(repo, "rev-parse", "main").strip() == main
+    assert git_out(repo, "tag", "-l").strip() == ""
+    seat = run.candidates[0].seat
+    found = "\n".join(run.seats[seat].violations)
+    assert "refs/heads/main moved" in found
+    assert "refs/tags/evil created" in found
+
+
+def test_a_judge_moving_every_branch_during_the_vote_changes_nothing_that_merges(env):
+    """The judged heads are put back; the merge hint names the judged sha; verify agrees."""
+    repo, home, sd = env
+    judges = {"j1": "move-branches:evidence", "j2": "evidence", "j3": "evidence"}
+    run = start(repo, home, config(sd, {"a1": "right", "a2": "wrong"}, judges=judges))
+    assert run.status is RunStatus.READY, run.reason
+    for c in run.candidates:
+        assert git_out(repo, "rev-parse", c.branch).strip() == c.head
+    mover = next(j.seat for j in run.judges if run.agent_of(j.seat) == "j1")
+    assert any("put back" in v for v in run.seats[mover].violations)
+    assert engine.moved_heads(run) == []
+    won = run.candidate(run.tally.winner)
+    git_out(repo, "update-ref", f"refs/heads/{won.branch}", "main")  # anyone, after the run
+    assert engine.moved_heads(run) == [
+        f"{won.branch} moved to {git_out(repo, 'rev-parse', 'main')[:12]}, recorded {won.head[:12]}"
+    ]
+
+
+def test_verification_runs_on_the_recorded_head_not_on_a_planted_tree(env):
+    """A failing test planted in the other worktree does not fail it; the dirt is recorded."""
+    repo, home, sd = env
+    seed = next(s for s in range(100) if shuffle_labels(2, s) == ["A", "B"])  # a2 plants after
+    cfg = config(
+        sd, {"a1": "right", "a2": PLANT}, judges={"j1": "evidence"}, graph={"max_parallel": 1}
+    )
+    run = start(repo, home, cfg, seed=seed)
+    right = next(c for c in run.candidates if run.author(c.label) == "a1")
+    assert right.verification is not None
+    assert right.verification.passed, right.verification.tail
+    assert right.verification.head == right.head
+    assert any("test_zz_planted.py" in d for d in right.verification.dirty)
+
+
+def test_a_file_written_into_the_users_checkout_is_reported_loudly_and_left(env):
+    """Never reverted (the user may be working there), always reported as an error."""
+    repo, home, sd = env
+    drop = f'sh:echo pwned > "{repo}/dropped.txt"; {FIX} && {COMMIT}m fix'
+    run = start(repo, home, config(sd, {"a1": drop}, judges={}))
+    assert (repo / "dropped.txt").read_text() == "pwned\n"
+    errors = [e.message for e in run.events if e.level == "error"]
+    assert any("YOUR CHECKOUT" in m and "dropped.txt" in m for m in errors)
+
+
+def test_a_worktree_deleted_under_its_seat_is_never_rescued_as_work(env):
+    """rm -rf of the worktree: no commit deleting the repository, the seat marked sabotaged."""
+    repo, home, sd = env
+    wreck = 'sh:rm -rf "$PWD"/* "$PWD"/.git'
+    run = start(repo, home, config(sd, {"a1": "right", "a2": wreck}, judges={"j1": "evidence"}))
+    bad = next(c for c in run.candidates if run.author(c.label) == "a2")
+    assert bad.sabotaged is not None
+    assert ".git" in bad.sabotaged
+    assert not bad.rescued
+    assert bad.files == [], "nothing was committed from the wrecked tree"
+    assert git_out(repo, "rev-parse", bad.branch).strip() == run.base_sha
+
+
+def test_a_descendant_that_escaped_with_setsid_is_ended_with_its_turn(env):
+    """No agent of the run outlives the run: the escapee is found by its marker and ended."""
+    repo, home, sd = env
+    run = start(repo, home, config(sd, {"a1": "escape:right"}, judges={}))
+    assert run.status is RunStatus.READY, run.reason
+    [pidfile] = list(sd.glob("escaped-*"))
+    pid = int(pidfile.read_text())
+    assert not census.alive(pid, None), "the escaped descendant is still running"
+    assert census.marked(run.id) == []
+    assert Store(home).load_run(run.id).processes == []
+
+
+def test_a_3mb_rationale_with_nul_bytes_is_capped_and_cleaned_before_it_is_relayed(env):
+    """Stored capped with the cut marked; no other judge's prompt carries it or a NUL."""
+    repo, home, sd = env
+    judges = {"j1": "huge:evidence", "j2": "minimal", "j3": "minimal"}
+    run = start(repo, home, config(sd, {"a1": "right", "a2": "wrong"}, judges=judges))
+    huge = next(j for j in run.judgements if run.agent_of(j.seat) == "j1")
+    assert len(huge.text) <= run.config.graph.text_max_chars
+    assert "characters cut by magi" in huge.text
+    assert "\x00" not in huge.text
+    for text in prompts(home, run, "deliberate") + prompts(home, run, "vote"):
+        assert len(text) < 1_000_000
+        assert "\x00" not in text
+    assert len(calls(sd)) > 0
+
+
+def test_preflight_refuses_judges_zero_with_several_candidates(tmp_path: Path):
+    """Before the implement wave is paid for, not after."""
+    from magi.engine.diagnose import diagnose
+
+    cfg = tmp_path / "magi.toml"
+    cfg.write_text(
+        '[[agents]]\nid = "a"\nkind = "command"\ncommand = ["sh"]\n'
+        "[graph]\ncandidates = 3\njudges = 0\n"
+    )
+    d = diagnose(tmp_path, cfg, {"PATH": "/usr/bin:/bin"})
+    assert any("judges = 0" in p.message for p in d.problems if p.severity == "error")
