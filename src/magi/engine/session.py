@@ -57,6 +57,8 @@ def _drive(ctx: Context, pipeline: Sequence[Stage]) -> Outcome:
             # judge again makes it anew): failed runs once kept every judge's worktree.
             remove_judge_worktrees(ctx)
             end_leftovers(ctx)  # however the drive ended, no process of the run outlives it
+            # A long-lived process (the App's worker) drives many runs: give this one up.
+            ctx.store.unlock(ctx.run.id)
     return Outcome(ctx.run)
 
 
@@ -115,11 +117,15 @@ def resume(
     run_id = store.resolve(ref)
     # One process per run: a live one is refused (naming it) before its record is even read.
     store.lock(run_id)
-    run = store.load_run(run_id)
-    require_whole(run)  # a record missing what the next node needs: nothing is spent
-    if pipeline is PIPELINE and run.task.source.startswith("review:"):
-        pipeline = REVIEW_PIPELINE  # a `magi review` run has no competition to re-enter
-    prepare_resume(run, retry_failed=retry_failed)
+    try:
+        run = store.load_run(run_id)
+        require_whole(run)  # a record missing what the next node needs: nothing is spent
+        if pipeline is PIPELINE and run.task.source.startswith("review:"):
+            pipeline = REVIEW_PIPELINE  # a `magi review` run has no competition to re-enter
+        prepare_resume(run, retry_failed=retry_failed)
+    except BaseException:
+        store.unlock(run_id)
+        raise
     take_current_budget(run, config_path, environ, reporter)
     ctx = context_for(
         run, store=store, environ=environ, agents=agents, reporter=reporter, cancel=cancel
@@ -191,7 +197,10 @@ def fold(
             )
             continue
         ctx = context_for(record, store=store, environ=environ, agents={})
-        out.append(Folded(run_id, removed=fold_all(ctx, force=force)))
+        try:
+            out.append(Folded(run_id, removed=fold_all(ctx, force=force)))
+        finally:
+            store.unlock(run_id)
     return out
 
 
