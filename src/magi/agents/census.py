@@ -132,8 +132,18 @@ def marked(
     return found
 
 
-def orphans(live: Collection[int]) -> list[Found]:
-    """Children re-parented to this (subreaper) process, outside its session, not live leaders."""
+def now_ticks() -> int:
+    """Clock ticks since boot, the unit of a process's start time in /proc; 0 without /proc."""
+    try:
+        uptime = float((_PROC / "uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return int(uptime * os.sysconf("SC_CLK_TCK"))
+
+
+def orphans(live: Collection[int], since: int = 0) -> list[Found]:
+    """Children re-parented to this (subreaper) process, outside its session, not live leaders,
+    started at or after ``since`` (a child magi started itself before the turn is not one)."""
     if not (available() and _subreaper):
         return []
     me, my_sid = os.getpid(), os.getsid(0)
@@ -141,7 +151,9 @@ def orphans(live: Collection[int]) -> list[Found]:
     out = []
     for pid in _pids():
         info = stat(pid)
-        if info and info.ppid == me and info.sid != my_sid and not {info.pid, info.pgid} & leaders:
+        if info is None or info.ppid != me or info.sid == my_sid or info.start < since:
+            continue
+        if not {info.pid, info.pgid} & leaders and "MAGI_RUN" not in environ(info.pid):
             out.append(info)
     return out
 
@@ -175,10 +187,16 @@ def sweep_run(run_id: str, *, run_dir: str = "") -> list[int]:
 
 
 def sweep_turn(
-    run_id: str, seat: str, turn: int, live: Collection[int], *, run_dir: str = ""
+    run_id: str,
+    seat: str,
+    turn: int,
+    live: Collection[int],
+    *,
+    run_dir: str = "",
+    since: int = 0,
 ) -> list[int]:
     """At the end of a turn: its marked descendants, and unmarked orphans if no turn is live."""
     found = marked(run_id, seat, turn, run_dir=run_dir)
     if not live:
-        found += [o for o in orphans(live) if o.pid not in {f.pid for f in found}]
+        found += [o for o in orphans(live, since) if o.pid not in {f.pid for f in found}]
     return end(found)

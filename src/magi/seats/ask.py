@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar, runtime_checkable
 
 from magi.agents.base import TurnRequest, TurnResult, TurnStatus
+from magi.agents.census import now_ticks
 from magi.core.answers import Answer, parse_answer, reask_text
 from magi.core.sanitize import redact_secrets, strip_controls
 from magi.core.seating import failover_agent
@@ -182,11 +183,12 @@ def ask(
         sctx.guard.before(sctx, seat, node)
     started = sctx.clock()
     t0 = time.monotonic()
+    since = now_ticks()
     try:
         result = sctx.agents[opened.agent].run_turn(opened.request)
     finally:
         # Whatever the turn left behind goes, even when it was cut off by cancellation.
-        end_turn(sctx, seat, opened.request.turn)
+        end_turn(sctx, seat, opened.request.turn, since)
         if sctx.guard is not None:
             sctx.guard.after(sctx, seat, node)
     sctx.check_cancelled()  # a seat killed by cancellation gave no answer: it stays pending

@@ -93,10 +93,12 @@ def end_leftovers(sctx: SeatContext) -> list[int]:
     return ended
 
 
-def end_turn(sctx: SeatContext, seat: str, turn: int) -> list[int]:
-    """At the end of a turn: its descendants that escaped their group are ended."""
+def end_turn(sctx: SeatContext, seat: str, turn: int, since: int = 0) -> list[int]:
+    """At the end of a turn (begun at ``since`` ticks): its escaped descendants are ended."""
     live = sctx.cancel.live() if isinstance(sctx.cancel, RecordingToken) else set()
-    ended = census.sweep_turn(sctx.record.id, seat, turn, live=live, run_dir=str(sctx.run_dir))
+    ended = census.sweep_turn(
+        sctx.record.id, seat, turn, live=live, run_dir=str(sctx.run_dir), since=since
+    )
     if ended:
         sctx.event(
             "run",
