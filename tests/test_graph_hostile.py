@@ -44,7 +44,9 @@ def test_a_judge_moving_every_branch_during_the_vote_changes_nothing_that_merges
     """The judged heads are put back; the merge hint names the judged sha; verify agrees."""
     repo, home, sd = env
     judges = {"j1": "move-branches:evidence", "j2": "evidence", "j3": "evidence"}
-    run = start(repo, home, config(sd, {"a1": "right", "a2": "wrong"}, judges=judges))
+    impl = {"a1": "right", "a2": "wrong"}
+    # One seat at a time, so the change is pinned on the seat that made it.
+    run = start(repo, home, config(sd, impl, judges=judges, graph={"max_parallel": 1}))
     assert run.status is RunStatus.READY, run.reason
     for c in run.candidates:
         assert git_out(repo, "rev-parse", c.branch).strip() == c.head
@@ -104,7 +106,7 @@ def test_a_descendant_that_escaped_with_setsid_is_ended_with_its_turn(env):
     [pidfile] = list(sd.glob("escaped-*"))
     pid = int(pidfile.read_text())
     assert not census.alive(pid, None), "the escaped descendant is still running"
-    assert census.marked(run.id) == []
+    assert census.marked(run.id, run_dir=str(Store(home).run_dir(run.id))) == []
     assert Store(home).load_run(run.id).processes == []
 
 

@@ -115,5 +115,5 @@ def damage(git: Git, worktree: Path, branch: str) -> str | None:
         return "its worktree's .git file points outside the repository"
     on = git.run("symbolic-ref", "-q", "HEAD", cwd=wt, check=False).strip()
     if on != f"refs/heads/{branch}":
-        return f"its worktree's HEAD is on {on or 'a detached commit'}, not {branch}"
+        return f"its worktree's HEAD is on {on or 'a detached HEAD'}, not {branch}"
     return None

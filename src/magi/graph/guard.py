@@ -44,6 +44,10 @@ class CompetitionGuard:
     def before(self, sctx: SeatContext, seat: str, node: str) -> None:
         ctx = _competition(sctx)
         with ctx.lock:
+            ctx.cache.setdefault("guard.live", set())
+            live = ctx.cache["guard.live"]
+            assert isinstance(live, set)  # noqa: S101 - set just above
+            live.add(seat)
             if ctx.cache.get("guard.node") != node:
                 ctx.cache["guard.node"] = node
                 ctx.cache["guard.refs"] = refs_guard.take(ctx.git)
@@ -52,6 +56,11 @@ class CompetitionGuard:
     def after(self, sctx: SeatContext, seat: str, node: str) -> list[str]:
         ctx = _competition(sctx)
         with ctx.lock:
+            live = ctx.cache.get("guard.live")
+            others: list[str] = []
+            if isinstance(live, set):
+                live.discard(seat)
+                others = sorted(live)
             snap = ctx.cache.get("guard.refs")
             if not isinstance(snap, refs_guard.RefSnapshot):
                 return []
@@ -61,6 +70,10 @@ class CompetitionGuard:
             winner = _winner(ctx)
             skip = winner.seat if winner is not None and seat == "fix" else None
             found += [f"candidate {m}" for m in refs_guard.pin(ctx.git, _heads(ctx, skip=skip))]
+            if found and others:
+                # Seats work in parallel: the change is found as this turn ends, but may be
+                # another live seat's doing. Say so rather than accuse one seat.
+                found = [f"{v} (while {', '.join(others)} also worked)" for v in found]
             if found:
                 rec = ctx.run.seats.get(seat)
                 if rec is not None:
