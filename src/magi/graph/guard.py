@@ -21,11 +21,20 @@ from magi import refs_guard
 from magi.checkout import MainStatus
 from magi.graph.context import Context
 from magi.seats import RETRYABLE, SeatContext
-from magi.state.model import Candidate
+from magi.state.model import Candidate, RunStatus
+
+# After the tally the fixer commits on the winner's branch: from then on the winner's head
+# is the review loop's to record, and is not pinned to the judged head here.
+_REVIEW = frozenset(
+    {RunStatus.REVIEWING, RunStatus.FIXING, RunStatus.TESTING, RunStatus.GATING, RunStatus.MERGING}
+)
 
 
 def _heads(ctx: Context, *, skip: str | None = None) -> dict[str, str]:
     """Recorded heads of the candidates whose implement turn is over."""
+    winner = _winner(ctx)
+    if ctx.run.status in _REVIEW and winner is not None:
+        skip = winner.seat
     return {
         c.branch: c.head
         for c in ctx.run.candidates
