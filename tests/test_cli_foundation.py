@@ -127,6 +127,7 @@ def test_doctor_json_lists_every_problem(repo: Path, env: dict) -> None:
     assert data["config"]["values"]["graph.candidates"]["source"] == "default"
     assert [e["id"] for e in data["roster"]] == ["mock", "opus"]
     assert data["roster"][1]["path"] is None
+    assert "marker in /proc" in data["process_census"]  # how a turn's escapees are found
     assert data["seating"]["implementers"]
     assert data["repo"]["base"] == "main"
     assert any("claude" in p["message"] for p in data["problems"])
