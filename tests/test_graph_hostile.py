@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from graph_helpers import COMMIT, FIX, calls, config, git_out, prompts, start
+from graph_helpers import COMMIT, FIX, calls, git_out, prompts, start
+from graph_helpers import config as jailed_config
 from magi import engine
 from magi.agents import census
+from magi.config.model import Config
 from magi.core.blind import shuffle_labels
 from magi.state.model import RunStatus
 from magi.state.store import Store
+
+
+def config(*args: Any, **kw: Any) -> Config:
+    """Unjailed: every defence here must hold with [sandbox] mode = "off" (macOS, many CI)."""
+    return jailed_config(*args, sandbox={"mode": "off"}, **kw)
+
 
 # Moves the user's base branch to a commit of its own and tags it, then does honest work.
 MOVE_MAIN = (
