@@ -145,7 +145,11 @@ def test_fold_removes_worktrees_and_losing_branches_but_keeps_the_winner(repo, t
     winner = run.candidate(run.tally.winner).branch
     assert winner in branches
     assert not [b for b in branches if b.startswith(f"magi/{run.id}/") and b != winner]
-    assert not Path(run.worktree_root or "").exists() or not any(Path(run.worktree_root).iterdir())
+    assert not Path(run.worktree_root or "").exists(), "the run's empty folder goes too"
+    assert "removed" in res.stdout
+    again = invoke(["fold", run.id])
+    assert again.exit_code == 0, again.output
+    assert "nothing left to remove" in again.stdout, "a second fold claims nothing it did not do"
 
 
 def test_resume_of_a_finished_run_is_refused(repo, tmp_path):

@@ -228,8 +228,12 @@ def fold(
         if done.skipped is not None:
             skipped += 1
             typer.echo(f"skip {done.run_id}: {done.skipped}", err=True)
+        elif not done.removed:
+            typer.echo(f"folded {done.run_id}: nothing left to remove")
         else:
-            typer.echo(f"folded {done.run_id}: removed {len(done.removed)} worktrees and branches")
+            trees = sum(1 for r in done.removed if r.startswith("/"))
+            branches = len(done.removed) - trees
+            typer.echo(f"folded {done.run_id}: removed {trees} worktree(s), {branches} branch(es)")
     if skipped:
         raise typer.Exit(1)
 

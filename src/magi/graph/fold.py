@@ -63,6 +63,8 @@ def fold_all(ctx: Context, *, keep_winner_branch: bool = True, force: bool = Fal
             c.worktree = None
         if keep_all or (keep_winner_branch and c.label == winner):
             continue
+        if not ctx.git.ref_exists(f"refs/heads/{c.branch}"):
+            continue  # folded before: say only what this fold really removed
         free_branch(ctx.git, c.branch)  # a stray worktree on it: "Cannot delete branch"
         ctx.git.delete_branch(c.branch)
         removed.append(c.branch)
@@ -71,6 +73,9 @@ def fold_all(ctx: Context, *, keep_winner_branch: bool = True, force: bool = Fal
     for path in worktrees_of(ctx.git, r.id, [root] if root else []):
         discard(ctx.git, path)
         removed.append(str(path))
+    run_root = Path(r.worktree_root) if r.worktree_root else None
+    if run_root is not None and run_root.is_dir() and not any(run_root.iterdir()):
+        run_root.rmdir()  # the run's own folder of worktrees, now empty
     r.folded = True
     ctx.save()
     return removed
