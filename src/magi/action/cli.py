@@ -178,3 +178,92 @@ def publish(
         raise
     pr = f"PR #{result.pr}" if result.pr else "no PR"
     typer.echo(f"published run {artifact.run.id}: {pr}, {len(result.pushed)} branches")
+
+
+InputDir = Annotated[
+    Path,
+    typer.Option("--input-dir", help="The thread as the read-only task job fetched it."),
+]
+CommentId = Annotated[int, typer.Option("--comment", help="The command comment's id.", min=1)]
+CouncilCommand = Annotated[
+    str, typer.Option("--command", help="council (a question) or review (a PR's diff).")
+]
+
+
+@app.command("council")
+def council_command(
+    issue: Issue,
+    comment: CommentId,
+    input_dir: InputDir,
+    command: CouncilCommand = "council",
+    artifact_dir: ArtifactDir = None,
+) -> None:
+    """``/magi council`` / ``/magi review``: convene the panel (agents job, no credential)."""
+    from magi.action.checkout import refuse_credentials
+    from magi.action.council import convene, read_inputs
+    from magi.engine.diagnose import diagnose
+    from magi.state.store import Store, magi_home
+
+    from magi.action.env import ActionEnv
+
+    env = ActionEnv.from_environ(os.environ)
+    inputs = read_inputs(input_dir, issue=issue, comment=comment, command=command)
+    refuse_credentials(Path.cwd())
+    d = diagnose(Path.cwd(), None, os.environ)
+    if d.config is None:
+        raise ActionError("no council can be seated: " + "; ".join(p.message for p in d.problems))
+    missing = {e.agent.id: f"`{e.executable}` is not on PATH" for e in d.roster if e.path is None}
+    out = _artifact_dir(artifact_dir)
+    rec = convene(
+        cwd=Path.cwd(),
+        inputs=inputs,
+        store=Store(magi_home()),
+        out=out,
+        config=d.config,
+        environ=os.environ,
+        missing=missing,
+    )
+    env.set_output("run-id", rec.id)
+    env.set_output("status", rec.verdict or rec.status.value)
+    env.set_output("artifact-dir", str(out))
+    typer.echo(f"council {rec.id}: {rec.verdict or rec.status.value}; artifact in {out}")
+
+
+@app.command("publish-council")
+def publish_council_command(
+    issue: Issue,
+    comment: CommentId,
+    input_dir: InputDir,
+    command: CouncilCommand = "council",
+    artifact_dir: ArtifactDir = None,
+) -> None:
+    """Post the council's matrix and its ``magi council`` check run (App token, no agents)."""
+    from magi.action.council import MANIFEST, read_inputs
+    from magi.action.errors import TamperedArtifact
+    from magi.action.publish_council import (
+        publish_council,
+        publish_council_missing,
+        read_council,
+    )
+
+    from magi.action.env import ActionEnv
+
+    env = ActionEnv.from_environ(os.environ)
+    token = os.environ.get("MAGI_GITHUB_TOKEN", "")
+    if not token:
+        raise ActionError("publish-council needs the App installation token in MAGI_GITHUB_TOKEN")
+    inputs = read_inputs(input_dir, issue=issue, comment=comment, command=command)
+    port = port_from_env(env.api_url, token)
+    where = _artifact_dir(artifact_dir)
+    if not (where / MANIFEST).is_file():
+        why = "the agents job failed or was cancelled before it wrote one (see its log)"
+        asyncio.run(publish_council_missing(port=port, env=env, inputs=inputs, why=why))  # type: ignore[arg-type]
+        raise ActionError(f"no council artifact in {where}")
+    try:
+        rec = read_council(where, inputs)
+    except TamperedArtifact as e:
+        why = f"publish refused the artifact: {e.message}"
+        asyncio.run(publish_council_missing(port=port, env=env, inputs=inputs, why=why))  # type: ignore[arg-type]
+        raise
+    done = asyncio.run(publish_council(port=port, env=env, inputs=inputs, rec=rec))  # type: ignore[arg-type]
+    typer.echo(f"published council {rec.id}: comment {done.comment}, check {done.conclusion}")

@@ -17,6 +17,7 @@ from magi.config.model import Config
 from magi.core import markers
 from magi.core.approval import may_write
 from magi.core.commands import Command, Verb, parse, refused_reply, unknown_reply, writers_only
+from magi.core.council_surface import question_of
 from magi.errors import ConfigError
 from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort
@@ -32,6 +33,10 @@ DISPATCHED = {
     Verb.REVIEW: "review",
 }
 NEEDS_RUN = frozenset({Verb.RETRY, Verb.STOP, Verb.FOLD, Verb.STATUS, Verb.STATS})
+# A council or a review is about the thread it was asked on, and its question stays in the
+# comment: the runner's read-only job reads the comment by id (a workflow input is not a
+# place for a stranger's text).
+PANELS = frozenset({Verb.COUNCIL, Verb.REVIEW})
 
 
 def _has_command(p: IssueCommentEvent) -> bool:
@@ -93,6 +98,8 @@ async def _run(
         config = await repo_config(gh, repo, branch)
     except ConfigError as exc:
         return refused_reply(command, f"`.magi/config.toml` is invalid: {exc}"), False
+    if verb in PANELS:
+        return await _panel(gh, repo, config, p, command)
     issue = await _target(ctx, gh, repo, p)
     run = markers.latest(ctx.own(await gh.list_comments(repo, issue)), markers.RUN)
     if verb in NEEDS_RUN and run is None:
@@ -121,6 +128,33 @@ async def _run(
     if verb is Verb.STOP:
         return await _stop(gh, repo, config, command, run or {})
     return await _report(gh, repo, config, verb, issue, run or {}), True
+
+
+async def _panel(
+    gh: GitHubPort, repo: Repo, config: Config, p: IssueCommentEvent, command: Command
+) -> tuple[str, bool]:
+    """``/magi council <question>`` (an issue or a PR) or ``/magi review`` (a PR): dispatch."""
+    if command.verb is Verb.REVIEW and p.issue.pull_request is None:
+        why = "`/magi review` reviews a pull request's diff; comment it on the pull request."
+        return refused_reply(command, why), False
+    if command.verb is Verb.COUNCIL and not question_of(p.comment.body).strip():
+        why = "no question: write it after `/magi council`, on that line or below it."
+        return refused_reply(command, why), False
+    inputs = {
+        "run_id": "",
+        "issue": str(p.issue.number),
+        "command": "review" if command.verb is Verb.REVIEW else "council",
+        "comment": str(p.comment.id),
+    }
+    try:
+        await gh.dispatch_workflow(repo, config.github.workflow, p.repository.default_branch, inputs)
+    except GitHubError as exc:
+        why = (
+            f"the runner workflow `{config.github.workflow}` could not be started "
+            f"({exc.status or 'no answer'}: {exc.message})."
+        )
+        return refused_reply(command, why), False
+    return "", True
 
 
 async def _busy(gh: GitHubPort, repo: Repo, config: Config, run: Mapping[str, str]) -> str:

@@ -1,0 +1,128 @@
+"""``magi action publish-council``: the matrix as one comment, the ``magi council`` check run.
+
+No agent runs here. The record comes from the agents job and is validated; the thread
+(comment id, pull request head) comes from the read-only task job, so an agent cannot point
+the comment or the check run elsewhere. The matrix (``magi.council.render.markdown``) passes
+``magi.core.posting.gate`` (no agent named before the verdict, secrets, mentions, the
+65,536 limit) and magi's marker is added after it. The comment is found again by its marker
+(one per command comment), so publishing twice edits rather than repeats; the check run goes
+on the pull request's head (an issue gets the comment only): success when passed, failure
+when rejected (or when no verdict exists), neutral when inconclusive.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from magi.action.council import MANIFEST, RECORD, Inputs, Manifest, policy_of
+from magi.action.env import ActionEnv
+from magi.action.errors import TamperedArtifact
+from magi.core import markers
+from magi.core.council import check_conclusion
+from magi.core.council_surface import CHECK_NAME, MARKER
+from magi.core.posting import Policy, gate
+from magi.council.render import markdown
+from magi.github.models import Comment
+from magi.github.port import GitHubPort
+from magi.state.council import CouncilRun
+from magi.state.migrations import migrate
+
+__all__ = ["Published", "publish_council", "publish_council_missing", "read_council"]
+
+
+@dataclass(frozen=True)
+class Published:
+    comment: int
+    conclusion: str | None  # None: no check run (an issue)
+
+
+def read_council(where: Path, inputs: Inputs) -> CouncilRun:
+    """The agents job's record, validated and checked against what the task job read."""
+    try:
+        manifest = Manifest.model_validate_json((where / MANIFEST).read_text(encoding="utf-8"))
+        rec = CouncilRun.model_validate(migrate(json.loads((where / RECORD).read_text("utf-8"))))
+    except FileNotFoundError as e:
+        raise TamperedArtifact(f"the artifact has no {Path(str(e.filename)).name}") from None
+    except (ValidationError, ValueError) as e:
+        raise TamperedArtifact(f"the artifact's council record does not validate: {e}") from None
+    wanted = (inputs.issue, inputs.comment, inputs.command)
+    if (manifest.issue, manifest.comment, manifest.command) != wanted or manifest.run != rec.id:
+        raise TamperedArtifact(
+            f"the artifact is for #{manifest.issue} comment {manifest.comment}, not this command"
+        )
+    if rec.question.source != f"issue:{inputs.issue}":
+        raise TamperedArtifact(f"the council record is not about #{inputs.issue}")
+    return rec
+
+
+def _ours(env: ActionEnv, c: Comment) -> bool:
+    if c.user is None:
+        return False
+    return c.user.login == env.app_login if env.app_login else c.user.type == "Bot"
+
+
+async def _upsert(port: GitHubPort, env: ActionEnv, inputs: Inputs, body: str) -> Comment:
+    for c in await port.list_comments(env.repo, inputs.issue):
+        if _ours(env, c) and markers.find([c.body], MARKER, comment=str(inputs.comment)):
+            return c if c.body == body else await port.update_comment(env.repo, c.id, body)
+    return await port.create_comment(env.repo, inputs.issue, body)
+
+
+async def _check(
+    port: GitHubPort, env: ActionEnv, head: str, conclusion: str, summary: str
+) -> None:
+    for c in await port.list_check_runs(env.repo, head):
+        if c.name == CHECK_NAME:
+            if (c.status, c.conclusion) != ("completed", conclusion):
+                await port.update_check_run(
+                    env.repo, c.id, status="completed", conclusion=conclusion, summary=summary
+                )
+            return
+    await port.create_check_run(
+        env.repo,
+        name=CHECK_NAME,
+        head_sha=head,
+        status="completed",
+        conclusion=conclusion,
+        summary=summary,
+    )
+
+
+async def _post(
+    port: GitHubPort, env: ActionEnv, inputs: Inputs, text: str, policy: Policy, conclusion: str
+) -> Published:
+    body = gate(text, policy).text.rstrip("\n") + "\n\n"
+    body += markers.marker(MARKER, comment=inputs.comment, issue=inputs.issue)
+    posted = await _upsert(port, env, inputs, body)
+    if inputs.head_sha is None:
+        return Published(posted.id, None)
+    summary = gate(text.splitlines()[0].lstrip("# ") if text else "", policy).text
+    await _check(port, env, inputs.head_sha, conclusion, summary)
+    return Published(posted.id, conclusion)
+
+
+async def publish_council(
+    *, port: GitHubPort, env: ActionEnv, inputs: Inputs, rec: CouncilRun
+) -> Published:
+    """Post the matrix once per command comment and set the check run on a PR's head."""
+    conclusion = check_conclusion(rec.verdict) if rec.verdict is not None else "failure"
+    text = markdown(rec, env.job_url or "")
+    if rec.verdict is None:
+        text += f"\nThe council did not reach a verdict: {rec.reason or rec.status.value}.\n"
+    published = await _post(port, env, inputs, text, policy_of(rec), conclusion)
+    env.set_output("run-id", rec.id)
+    env.set_output("status", rec.verdict or rec.status.value)
+    return published
+
+
+async def publish_council_missing(
+    *, port: GitHubPort, env: ActionEnv, inputs: Inputs, why: str
+) -> Published:
+    """The agents job left no council: say so (and fail the check), never end silently."""
+    log = f"\n\nLog: {env.job_url}" if env.job_url else ""
+    text = f"### magi council: no result\n\nThe council left no result: {why}{log}\n"
+    return await _post(port, env, inputs, text, Policy(), "failure")
