@@ -16,6 +16,25 @@ case "$MAGI_ACTION_COMMAND" in
     [ -n "${MAGI_RUN:-}" ] && args+=(--run-id "$MAGI_RUN")
     [ -n "${MAGI_ARTIFACT_DIR:-}" ] && args+=(--artifact-dir "$MAGI_ARTIFACT_DIR")
     ;;
+  council|review)
+    if [ -n "${MAGI_GITHUB_TOKEN:-}" ]; then
+      echo "::error::$MAGI_ACTION_COMMAND runs agents: it must not be given a token" >&2
+      exit 2
+    fi
+    unset MAGI_GITHUB_TOKEN
+    args=(action council --command "$MAGI_ACTION_COMMAND" --issue "${MAGI_ISSUE:?issue is required}")
+    args+=(--comment "${MAGI_COMMENT:?comment is required}" --input-dir "${MAGI_INPUT_DIR:?input-dir is required}")
+    [ -n "${MAGI_ARTIFACT_DIR:-}" ] && args+=(--artifact-dir "$MAGI_ARTIFACT_DIR")
+    ;;
+  publish-council|publish-review)
+    if [ -z "${MAGI_GITHUB_TOKEN:-}" ]; then
+      echo "::error::$MAGI_ACTION_COMMAND needs an App installation token (input token)" >&2
+      exit 2
+    fi
+    args=(action publish-council --command "${MAGI_ACTION_COMMAND#publish-}" --issue "${MAGI_ISSUE:?issue is required}")
+    args+=(--comment "${MAGI_COMMENT:?comment is required}" --input-dir "${MAGI_INPUT_DIR:?input-dir is required}")
+    [ -n "${MAGI_ARTIFACT_DIR:-}" ] && args+=(--artifact-dir "$MAGI_ARTIFACT_DIR")
+    ;;
   admit)
     args+=(--event-name "${GITHUB_EVENT_NAME:?}" --event-file "${GITHUB_EVENT_PATH:?}")
     [ -n "${MAGI_PERMISSION:-}" ] && args+=(--permission "$MAGI_PERMISSION")
@@ -31,7 +50,7 @@ case "$MAGI_ACTION_COMMAND" in
     [ -n "${MAGI_ARTIFACT_DIR:-}" ] && args+=(--artifact-dir "$MAGI_ARTIFACT_DIR")
     ;;
   *)
-    echo "::error::unknown command '$MAGI_ACTION_COMMAND' (admit, compete or publish)" >&2
+    echo "::error::unknown command '$MAGI_ACTION_COMMAND' (admit, compete, publish, council, review, publish-council, publish-review)" >&2
     exit 2
     ;;
 esac

@@ -201,10 +201,9 @@ def council_command(
     """``/magi council`` / ``/magi review``: convene the panel (agents job, no credential)."""
     from magi.action.checkout import refuse_credentials
     from magi.action.council import convene, read_inputs
+    from magi.action.env import ActionEnv
     from magi.engine.diagnose import diagnose
     from magi.state.store import Store, magi_home
-
-    from magi.action.env import ActionEnv
 
     env = ActionEnv.from_environ(os.environ)
     inputs = read_inputs(input_dir, issue=issue, comment=comment, command=command)
@@ -239,14 +238,13 @@ def publish_council_command(
 ) -> None:
     """Post the council's matrix and its ``magi council`` check run (App token, no agents)."""
     from magi.action.council import MANIFEST, read_inputs
+    from magi.action.env import ActionEnv
     from magi.action.errors import TamperedArtifact
     from magi.action.publish_council import (
         publish_council,
         publish_council_missing,
         read_council,
     )
-
-    from magi.action.env import ActionEnv
 
     env = ActionEnv.from_environ(os.environ)
     token = os.environ.get("MAGI_GITHUB_TOKEN", "")

@@ -147,7 +147,9 @@ async def _panel(
         "comment": str(p.comment.id),
     }
     try:
-        await gh.dispatch_workflow(repo, config.github.workflow, p.repository.default_branch, inputs)
+        await gh.dispatch_workflow(
+            repo, config.github.workflow, p.repository.default_branch, inputs
+        )
     except GitHubError as exc:
         why = (
             f"the runner workflow `{config.github.workflow}` could not be started "
