@@ -42,9 +42,12 @@ def test_retry_re_dispatches_the_run_with_a_reaction() -> None:
 def test_fold_council_and_review_dispatch_their_command() -> None:
     """Each runner command goes through the workflow's command input."""
     fake = finished(started())
-    for verb in ("fold", "council", "review"):
-        say(fake, f"/magi {verb}")
-        assert fake.world(REPO).dispatches[-1]["inputs"]["command"] == verb
+    say(fake, "/magi fold")
+    assert fake.world(REPO).dispatches[-1]["inputs"]["command"] == "fold"
+    say(fake, "/magi council Which format?")
+    assert fake.world(REPO).dispatches[-1]["inputs"]["command"] == "council"
+    asyncio.run(deliver(make_app(fake), "issue_comment", pr_comment("/magi review", number=7)))
+    assert fake.world(REPO).dispatches[-1]["inputs"]["command"] == "review"
 
 
 def test_stop_cancels_the_workflow_run() -> None:
