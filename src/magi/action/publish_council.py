@@ -13,7 +13,7 @@ when rejected (or when no verdict exists), neutral when inconclusive.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -24,7 +24,7 @@ from magi.action.errors import TamperedArtifact
 from magi.core import markers
 from magi.core.council import check_conclusion
 from magi.core.council_surface import CHECK_NAME, MARKER
-from magi.core.posting import Policy, gate
+from magi.core.posting import LIMIT, Policy, gate
 from magi.council.render import markdown
 from magi.github.models import Comment
 from magi.github.port import GitHubPort
@@ -95,8 +95,10 @@ async def _check(
 async def _post(
     port: GitHubPort, env: ActionEnv, inputs: Inputs, text: str, policy: Policy, conclusion: str
 ) -> Published:
-    body = gate(text, policy).text.rstrip("\n") + "\n\n"
-    body += markers.marker(MARKER, comment=inputs.comment, issue=inputs.issue)
+    mark = markers.marker(MARKER, comment=inputs.comment, issue=inputs.issue)
+    # The marker comes after the gate (which would escape it): leave room for it.
+    room = replace(policy, limit=min(policy.limit, LIMIT) - len(mark) - 2)
+    body = gate(text, room).text.rstrip("\n") + "\n\n" + mark
     posted = await _upsert(port, env, inputs, body)
     if inputs.head_sha is None:
         return Published(posted.id, None)
