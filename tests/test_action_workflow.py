@@ -61,16 +61,17 @@ def test_every_action_is_pinned_by_a_full_commit_sha():
 def test_every_job_states_its_permissions_and_none_asks_for_id_token():
     """Explicit, minimal permissions per job; no OIDC token anywhere."""
     jobs = _jobs(WORKFLOW)
-    assert set(jobs) == {"task", "compete", "publish"}
+    assert set(jobs) == {"task", "compete", "publish", "council-task", "council", "council-publish"}
     for name, block in jobs.items():
         assert "    permissions:" in block, name
     assert "id-token:" not in WORKFLOW
     assert "permissions: {}" in WORKFLOW.split("\njobs:\n")[0]
 
 
-def test_the_agents_job_holds_no_credential():
-    """compete reads contents only, keeps no checkout credential, and no step gets a secret."""
-    compete = _jobs(WORKFLOW)["compete"]
+@pytest.mark.parametrize("job", ["compete", "council"])
+def test_the_agents_job_holds_no_credential(job):
+    """compete and council read contents only, keep no checkout credential, get no secret."""
+    compete = _jobs(WORKFLOW)[job]
     perms = re.search(r"    permissions:\n((?:      .*\n)+)", compete)
     assert perms
     assert [ln.split("#")[0].strip() for ln in perms.group(1).splitlines()] == ["contents: read"]
@@ -168,3 +169,40 @@ def test_run_sh_hands_admit_the_event_github_wrote(tmp_path):
         "action", "admit", "--event-name", "issues", "--event-file", "/e.json",
         "--permission", "write", "--comments-file", "issue/comments.json",
     ]  # fmt: skip
+
+
+def test_council_publish_writes_with_an_app_token_and_reads_the_comment_by_id():
+    """The question reaches the runner as a comment id; only council-publish writes."""
+    jobs = _jobs(WORKFLOW)
+    assert "issues/comments/$COMMENT" in jobs["council-task"]
+    assert "inputs.comment" not in "".join(_run_blocks(WORKFLOW))
+    publish = jobs["council-publish"]
+    assert "actions/create-github-app-token@" in publish
+    assert "permission-checks: write" in publish
+    assert "needs: [council-task, council]" in publish
+    assert "secrets." not in jobs["council-task"]
+
+
+def test_run_sh_maps_council_and_publish_council(tmp_path):
+    """council/review run `magi action council`; their publish gets the token from env only."""
+    base = {"MAGI_ISSUE": "7", "MAGI_COMMENT": "42", "MAGI_INPUT_DIR": "/in"}
+    code, argv = _run_sh(tmp_path, {**base, "MAGI_ACTION_COMMAND": "review"})
+    assert code == 0
+    assert argv == [
+        "action", "council", "--command", "review", "--issue", "7",
+        "--comment", "42", "--input-dir", "/in",
+    ]  # fmt: skip
+    code, argv = _run_sh(
+        tmp_path, {**base, "MAGI_ACTION_COMMAND": "publish-council", "MAGI_GITHUB_TOKEN": "ghs_s"}
+    )
+    assert code == 0
+    assert "ghs_s" not in argv
+    assert argv[:4] == ["action", "publish-council", "--command", "council"]
+
+
+def test_run_sh_refuses_a_token_for_council(tmp_path):
+    """The council job runs agents: no token."""
+    env = {"MAGI_ACTION_COMMAND": "council", "MAGI_ISSUE": "7", "MAGI_GITHUB_TOKEN": "ghs_x"}
+    code, argv = _run_sh(tmp_path, env)
+    assert code == 2
+    assert argv == []
