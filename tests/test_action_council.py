@@ -166,3 +166,46 @@ def test_a_missing_council_is_said_and_cut_to_fit(tmp_path: Path) -> None:
     (body,) = fake.comments_on(REPO, 7)
     assert len(body.encode("utf-16-le")) // 2 <= 65_536
     assert conclusion(fake) == "failure"
+
+
+def test_the_cli_steps_run_as_the_workflow_runs_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`magi action council` then `magi action publish-council`: one matrix, one check run."""
+    import magi.action.council as council_mod
+    from magi.engine.diagnose import Diagnosis
+    from magi.testing.cli import invoke
+
+    where = thread(tmp_path / "in", "/magi review", number=7, comment=77, pull=True)
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    monkeypatch.chdir(checkout)
+    monkeypatch.setattr(
+        "magi.engine.diagnose.diagnose", lambda *_a, **_k: Diagnosis(config=ch.config(3))
+    )
+    real_start = council_mod.start
+    asker = ScriptedAsker({s: "approve" for s in ("sage-1", "sage-2", "sage-3")})
+    monkeypatch.setattr(
+        council_mod, "start", lambda *a, **k: real_start(*a, **{**k, "asker": asker})
+    )
+    fake = FakeGitHub()
+    fake.add_pull(REPO, 7, "topic", HEAD)
+    monkeypatch.setattr("magi.action.cli.port_from_env", lambda _url, _token: fake)
+    env: dict[str, str | None] = {
+        "GITHUB_REPOSITORY": REPO.full_name,
+        "MAGI_HOME": str(tmp_path / "home"),
+        "MAGI_GITHUB_TOKEN": None,
+        "GITHUB_TOKEN": None,
+        "GH_TOKEN": None,
+    }
+    common = ["--issue", "7", "--comment", "77", "--input-dir", str(where), "--command", "review"]
+    art = ["--artifact-dir", str(tmp_path / "art")]
+    res = invoke(["action", "council", *common, *art], env=env)
+    assert res.exit_code == 0, res.output
+    res = invoke(
+        ["action", "publish-council", *common, *art], env={**env, "MAGI_GITHUB_TOKEN": "ghs_t"}
+    )
+    assert res.exit_code == 0, res.output
+    (body,) = fake.comments_on(REPO, 7)
+    assert "magi council" in body
+    assert conclusion(fake) == "success"
