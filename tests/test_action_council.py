@@ -209,3 +209,31 @@ def test_the_cli_steps_run_as_the_workflow_runs_them(
     (body,) = fake.comments_on(REPO, 7)
     assert "magi council" in body
     assert conclusion(fake) == "success"
+
+
+def test_a_council_job_refusal_is_said_on_the_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No council can be seated: the agents job leaves why, publish-council posts it."""
+    from magi.engine.diagnose import Diagnosis
+    from magi.testing.cli import invoke
+
+    where = thread(tmp_path / "in", "/magi council Q?", comment=42)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("magi.engine.diagnose.diagnose", lambda *_a, **_k: Diagnosis())
+    fake = FakeGitHub()
+    monkeypatch.setattr("magi.action.cli.port_from_env", lambda _url, _token: fake)
+    env: dict[str, str | None] = {
+        "GITHUB_REPOSITORY": REPO.full_name,
+        "MAGI_HOME": str(tmp_path / "home"),
+        "MAGI_GITHUB_TOKEN": None,
+    }
+    common = ["--issue", "1", "--comment", "42", "--input-dir", str(where)]
+    art = ["--artifact-dir", str(tmp_path / "art")]
+    assert invoke(["action", "council", *common, *art], env=env).exit_code != 0
+    res = invoke(
+        ["action", "publish-council", *common, *art], env={**env, "MAGI_GITHUB_TOKEN": "ghs_t"}
+    )
+    assert res.exit_code != 0
+    (body,) = fake.comments_on(REPO, 1)
+    assert "no council can be seated" in body

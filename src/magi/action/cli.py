@@ -150,9 +150,8 @@ def publish(
     port = port_from_env(env.api_url, token)
     where = _artifact_dir(artifact_dir)
     if not (where / "manifest.json").is_file():
-        why = read_refusal(where, issue) or (
-            "the agents job failed or was cancelled before it wrote one (see its log)"
-        )
+        said = (read_refusal(where, issue) or "").replace("compete", "the council job", 1)
+        why = said or ("the agents job failed or was cancelled before it wrote one (see its log)")
         asyncio.run(publish_missing(port=port, env=env, issue=issue, why=why))  # type: ignore[arg-type]
         raise ActionError(f"no artifact in {where}: {why}")
     git = Git.discover(Path.cwd())
@@ -199,6 +198,7 @@ def council_command(
     artifact_dir: ArtifactDir = None,
 ) -> None:
     """``/magi council`` / ``/magi review``: convene the panel (agents job, no credential)."""
+    from magi.action.artifact import write_refusal
     from magi.action.checkout import refuse_credentials
     from magi.action.council import convene, read_inputs
     from magi.action.env import ActionEnv
@@ -206,22 +206,29 @@ def council_command(
     from magi.state.store import Store, magi_home
 
     env = ActionEnv.from_environ(os.environ)
-    inputs = read_inputs(input_dir, issue=issue, comment=comment, command=command)
-    refuse_credentials(Path.cwd())
-    d = diagnose(Path.cwd(), None, os.environ)
-    if d.config is None:
-        raise ActionError("no council can be seated: " + "; ".join(p.message for p in d.problems))
-    missing = {e.agent.id: f"`{e.executable}` is not on PATH" for e in d.roster if e.path is None}
     out = _artifact_dir(artifact_dir)
-    rec = convene(
-        cwd=Path.cwd(),
-        inputs=inputs,
-        store=Store(magi_home()),
-        out=out,
-        config=d.config,
-        environ=os.environ,
-        missing=missing,
-    )
+    try:
+        inputs = read_inputs(input_dir, issue=issue, comment=comment, command=command)
+        refuse_credentials(Path.cwd())
+        d = diagnose(Path.cwd(), None, os.environ)
+        if d.config is None:
+            problems = "; ".join(p.message for p in d.problems)
+            raise ActionError(f"no council can be seated: {problems}")
+        missing = {
+            e.agent.id: f"`{e.executable}` is not on PATH" for e in d.roster if e.path is None
+        }
+        rec = convene(
+            cwd=Path.cwd(),
+            inputs=inputs,
+            store=Store(magi_home()),
+            out=out,
+            config=d.config,
+            environ=os.environ,
+            missing=missing,
+        )
+    except MagiError as e:
+        write_refusal(out, issue, e.message)  # publish-council says why on the thread
+        raise
     env.set_output("run-id", rec.id)
     env.set_output("status", rec.verdict or rec.status.value)
     env.set_output("artifact-dir", str(out))
@@ -237,6 +244,7 @@ def publish_council_command(
     artifact_dir: ArtifactDir = None,
 ) -> None:
     """Post the council's matrix and its ``magi council`` check run (App token, no agents)."""
+    from magi.action.artifact import read_refusal
     from magi.action.council import MANIFEST, read_inputs
     from magi.action.env import ActionEnv
     from magi.action.errors import TamperedArtifact
@@ -254,7 +262,8 @@ def publish_council_command(
     port = port_from_env(env.api_url, token)
     where = _artifact_dir(artifact_dir)
     if not (where / MANIFEST).is_file():
-        why = "the agents job failed or was cancelled before it wrote one (see its log)"
+        said = (read_refusal(where, issue) or "").replace("compete", "the council job", 1)
+        why = said or ("the agents job failed or was cancelled before it wrote one (see its log)")
         asyncio.run(publish_council_missing(port=port, env=env, inputs=inputs, why=why))  # type: ignore[arg-type]
         raise ActionError(f"no council artifact in {where}")
     try:

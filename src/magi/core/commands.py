@@ -35,8 +35,8 @@ HELP: dict[Verb, str] = {
     Verb.FOLD: "remove a finished run's candidate branches",
     Verb.STATUS: "reply with where the run is",
     Verb.STATS: "reply with the run's figures",
-    Verb.COUNCIL: "convene a council on this issue",
-    Verb.REVIEW: "run the review loop on this pull request",
+    Verb.COUNCIL: "`/magi council <question>`: put a question to the blind, weighted panel",
+    Verb.REVIEW: "a review panel on this pull request's diff (`/magi review high`: the tier)",
 }
 
 
