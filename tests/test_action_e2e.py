@@ -14,6 +14,7 @@ from magi.config.model import Sandbox
 from magi.core import markers
 from magi.core.posting import LIMIT
 from magi.jail import decide
+from magi.state.store import Store
 from magi.testing.action import WRITES
 
 NAMES = (*IMPLEMENTERS, *JUDGES)
@@ -80,7 +81,12 @@ def test_the_pr_is_opened_from_the_winner_with_its_three_comments(published):
     assert pr.title == TITLE
     assert re.fullmatch(rf"magi/{run_id}/[A-Z]", pr.head.ref)
     assert f"Closes #{ISSUE}" in (pr.body or "")
-    assert pr.draft  # no review loop ran: not green, so a draft
+    run = Store(world.home).load_run(run_id)
+    assert run.review is not None
+    assert run.review.outcome == "clean"
+    assert run.gate is not None
+    assert run.gate.passed
+    assert not pr.draft  # reviewed clean and gated green: ready for review
     bodies = world.github.comments_on(REPO, pr.number)
     parts = {m["part"] for b in bodies for m in markers.find([b], "comment", run=run_id)}
     assert parts == {"tally", "transcripts", "review"}
