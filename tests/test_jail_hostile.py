@@ -79,7 +79,9 @@ def _cfg(
         sd,
         impls,
         judges,
-        graph={"worktree_root": str(wts), "deliberate_rounds": 0},
+        # The jail is the point here, not the review loop: a hostile implementer as the
+        # fixer would only end the run stagnant.
+        graph={"worktree_root": str(wts), "deliberate_rounds": 0, "review_rounds": 0},
         sandbox={"mode": mode},
         **tables,
     )
