@@ -43,6 +43,11 @@ reviewers = ["rev-b", "rev-c"]
 [graph]
 reviewers = 2
 review_rounds = 3
+
+# The test follows agents by pid and reads their log in a temp dir: unjailed, as the
+# resume tests are (the jail's own suite covers what a jail changes).
+[sandbox]
+mode = "off"
 """
 
 

@@ -16,6 +16,7 @@ from magi.errors import StateError
 from magi.state.model import Run
 
 _SHOWN = 8
+REVIEW_SOURCE = "review:"  # Task.source prefix of a `magi review` run (engine.review)
 
 
 def problems(run: Run) -> list[str]:
@@ -32,12 +33,14 @@ def problems(run: Run) -> list[str]:
             found.append("base_sha: missing")
         if not run.worktree_root:
             found.append("worktree_root: missing")
-        if len(run.candidates) != cfg.graph.candidates:
+        # `magi review BRANCH` records one candidate, elected uncontested, and no panel.
+        reviewed_branch = run.task.source.startswith(REVIEW_SOURCE)
+        if len(run.candidates) != cfg.graph.candidates and not reviewed_branch:
             found.append(
                 f"candidates: {len(run.candidates)} recorded, the config asks for "
                 f"{cfg.graph.candidates}"
             )
-        if run.candidates and len(run.judges) != cfg.graph.judges:
+        if run.candidates and len(run.judges) != cfg.graph.judges and not reviewed_branch:
             found.append(
                 f"judges: {len(run.judges)} recorded, the config asks for {cfg.graph.judges}"
             )
