@@ -16,7 +16,7 @@ import pytest
 from graph_helpers import calls, config, scratch_repo
 from magi import engine
 from magi.agents import census
-from magi.graph import PIPELINE
+from magi.graph import PIPELINE, Loop
 from magi.state.model import RunStatus
 from magi.state.store import Store
 from test_graph_resume import _toml_config
@@ -169,7 +169,9 @@ def test_a_kill_at_each_node_boundary_resumes_paying_each_seat_once(env, k):
     repo, home, sd = env
     cfg = config(sd, THREE, judges=SPLIT)
     run = start_partial(repo, home, cfg, PIPELINE[:k])
-    run.status = PIPELINE[k - 1].STATUS  # what a kill -9 after the node's last save leaves
+    stage = PIPELINE[k - 1]
+    last = stage.nodes[-1] if isinstance(stage, Loop) else stage
+    run.status = last.STATUS  # what a kill -9 after the node's last save leaves
     Store(home).save(run)
     before = _counts(sd)
     done = engine.resume(Store(home), run.id, environ=dict(os.environ)).run
