@@ -8,6 +8,7 @@ whose review raised nothing blocking, always runs it on the head that round revi
 
 from __future__ import annotations
 
+from magi.checkout import clean_worktree
 from magi.core.review import defer_e2e
 from magi.graph.context import Context
 from magi.graph.winner import ensure_review, worktree
@@ -44,15 +45,17 @@ def check(ctx: Context, head: str) -> E2eResult:
     commands = list(ctx.config.verify.e2e)
     ctx.reporter.seat("e2e", "running")
     started = ctx.clock()
-    v = run_checks(
-        commands,
-        cwd=cwd,
-        timeout=ctx.config.graph.timeout_verify,
-        environ=ctx.environ,
-        output_max_bytes=ctx.config.graph.output_max_bytes,
-        head=at_head,
-        cancel=ctx.cancel,
-    )
+    # A fresh checkout of the head: nothing a seat left uncommitted in the tree is run.
+    with clean_worktree(ctx.git, at_head, ctx.worktree_root() / "check-e2e") as clean:
+        v = run_checks(
+            commands,
+            cwd=clean,
+            timeout=ctx.config.graph.timeout_verify,
+            environ=ctx.environ,
+            output_max_bytes=ctx.config.graph.output_max_bytes,
+            head=at_head,
+            cancel=ctx.cancel,
+        )
     ctx.check_cancelled()  # killed by cancellation: not a verdict on the winner
     ctx.reporter.seat("e2e", "passed" if v.passed else "failed")
     return E2eResult(

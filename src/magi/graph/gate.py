@@ -8,6 +8,9 @@ with the command and its output.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from magi.checkout import clean_worktree
 from magi.graph.context import Context, Stop
 from magi.graph.fix import conclude
 from magi.graph.review import remove_reviewer_worktrees
@@ -41,8 +44,15 @@ def run(ctx: Context) -> None:
 
 
 def check(ctx: Context, head: str) -> Gate:
-    """Run the gate commands in order on ``head``, stopping at the first that fails."""
-    cwd = worktree(ctx)
+    """Run the gate commands in order on ``head``, stopping at the first that fails.
+
+    They run in a fresh detached checkout of ``head``, never in the winner's own tree.
+    """
+    with clean_worktree(ctx.git, head, ctx.worktree_root() / "check-gate") as cwd:
+        return _check(ctx, head, cwd)
+
+
+def _check(ctx: Context, head: str, cwd: Path) -> Gate:
     commands = list(ctx.config.verify.gate)
     results: list[CheckResult] = []
     started = ctx.clock()
