@@ -15,9 +15,14 @@ from magi.state.model import RunStatus
 from magi.state.store import Store
 
 
-def config(*args: Any, **kw: Any) -> Config:
-    """Unjailed: every defence here must hold with [sandbox] mode = "off" (macOS, many CI)."""
-    return jailed_config(*args, sandbox={"mode": "off"}, **kw)
+def config(*args: Any, graph: dict[str, Any] | None = None, **kw: Any) -> Config:
+    """Unjailed: every defence here must hold with [sandbox] mode = "off" (macOS, many CI).
+
+    The review loop is left out (review_rounds = 0): a hostile implementer sitting as its
+    own fixer would only end the run stagnant, and what is pinned here is the competition.
+    """
+    graph = {"review_rounds": 0, **(graph or {})}
+    return jailed_config(*args, sandbox={"mode": "off"}, graph=graph, **kw)
 
 
 # Moves the user's base branch to a commit of its own and tags it, then does honest work.
