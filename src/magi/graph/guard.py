@@ -21,20 +21,11 @@ from magi import refs_guard
 from magi.checkout import MainStatus
 from magi.graph.context import Context
 from magi.seats import RETRYABLE, SeatContext
-from magi.state.model import Candidate, RunStatus
-
-# After the tally the fixer commits on the winner's branch: from then on the winner's head
-# is the review loop's to record, and is not pinned to the judged head here.
-_REVIEW = frozenset(
-    {RunStatus.REVIEWING, RunStatus.FIXING, RunStatus.TESTING, RunStatus.GATING, RunStatus.MERGING}
-)
+from magi.state.model import Candidate
 
 
 def _heads(ctx: Context, *, skip: str | None = None) -> dict[str, str]:
     """Recorded heads of the candidates whose implement turn is over."""
-    winner = _winner(ctx)
-    if ctx.run.status in _REVIEW and winner is not None:
-        skip = winner.seat
     return {
         c.branch: c.head
         for c in ctx.run.candidates
@@ -77,7 +68,8 @@ class CompetitionGuard:
             found = refs_guard.restore(ctx.git, snap, allowed=own)
             # The fixer commits on the winner's branch after the tally: that head moves.
             winner = _winner(ctx)
-            skip = winner.seat if winner is not None and seat == "fix" else None
+            # Only the fix turn may move the winner's branch; fix records the new head.
+            skip = winner.seat if winner is not None and node == "fix" else None
             found += [f"candidate {m}" for m in refs_guard.pin(ctx.git, _heads(ctx, skip=skip))]
             if found and others:
                 # Seats work in parallel: the change is found as this turn ends, but may be
