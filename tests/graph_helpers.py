@@ -56,9 +56,8 @@ def config(
 ) -> Config:
     """A Config of scripted command agents: {agent id: persona or "sh:<script>"} per role.
 
-    Without ``reviewers`` the review loop is off (``review_rounds = 0``; the gate still
-    runs): an inline-shell implementer or an in-process fake judge must never be rotated
-    into a review seat, and a competition test is not a review test.
+    Reviewers default to the first two judges (an inline-shell implementer must never be
+    rotated into a review seat); with neither, no reviewer sits.
     """
     judges = (
         judges
@@ -74,7 +73,7 @@ def config(
         {"id": aid, "kind": "command", "command": _command(persona), "env": env}
         for aid, persona in {**implementers, **judges, **(reviewers or {})}.items()
     ]
-    review_roles = list(reviewers or {})
+    review_roles = list(reviewers) if reviewers else list(judges)[:2]
     graph = {
         "candidates": len(implementers),
         "judges": len(judges),
@@ -84,7 +83,6 @@ def config(
         "timeout_review": 60,
         "timeout_fix": 60,
         "reviewers": len(review_roles),
-        "review_rounds": 6 if review_roles else 0,
         **tables.pop("graph", {}),
     }
     data: dict[str, Any] = {
