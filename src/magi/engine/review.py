@@ -81,6 +81,10 @@ def review_branch(
     where = _checked_out_at(git, branch)
     if where is not None and git.run("status", "--porcelain", cwd=where).strip():
         raise UsageError(f"{branch} is checked out at {where} with uncommitted changes")
+    # A review run has one candidate and no judge: its recorded config says so, so the
+    # record checks (state.invariants) hold it to what it is, not to a competition's shape.
+    graph = config.graph.model_copy(update={"candidates": 1, "judges": 0})
+    config = config.model_copy(update={"graph": graph})
     run = create(
         task=task,
         source=REVIEW_SOURCE + branch,
