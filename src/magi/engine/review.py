@@ -29,10 +29,11 @@ from magi.git import Git
 from magi.graph import REVIEW_PIPELINE
 from magi.graph.fix import fix_turn
 from magi.seats import Reporter, SilentReporter
-from magi.state.invariants import REVIEW_SOURCE
 from magi.state.model import Candidate, Run, Seat, Tally
 from magi.state.review import FindingRecord, OperatorFix
 from magi.state.store import Store
+
+REVIEW_SOURCE = "review:"  # Task.source prefix of a `magi review` run
 
 
 def is_review_run(run: Run) -> bool:

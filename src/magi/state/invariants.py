@@ -16,7 +16,6 @@ from magi.errors import StateError
 from magi.state.model import Run
 
 _SHOWN = 8
-REVIEW_SOURCE = "review:"  # Task.source prefix of a `magi review` run (engine.review)
 
 
 def problems(run: Run) -> list[str]:
@@ -33,14 +32,12 @@ def problems(run: Run) -> list[str]:
             found.append("base_sha: missing")
         if not run.worktree_root:
             found.append("worktree_root: missing")
-        # `magi review BRANCH` records one candidate, elected uncontested, and no panel.
-        reviewed_branch = run.task.source.startswith(REVIEW_SOURCE)
-        if len(run.candidates) != cfg.graph.candidates and not reviewed_branch:
+        if len(run.candidates) != cfg.graph.candidates:
             found.append(
                 f"candidates: {len(run.candidates)} recorded, the config asks for "
                 f"{cfg.graph.candidates}"
             )
-        if run.candidates and len(run.judges) != cfg.graph.judges and not reviewed_branch:
+        if run.candidates and len(run.judges) != cfg.graph.judges:
             found.append(
                 f"judges: {len(run.judges)} recorded, the config asks for {cfg.graph.judges}"
             )
