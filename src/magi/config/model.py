@@ -136,6 +136,11 @@ class Graph(_Strict):
     timeout_vote: int = Field(300, gt=0, le=MAX_TIMEOUT_S)
     timeout_review: int = Field(1200, gt=0, le=MAX_TIMEOUT_S)
     timeout_fix: int = Field(1800, gt=0, le=MAX_TIMEOUT_S)
+    land: bool = Field(True, description="Watch a magi PR's checks and reviews until it lands.")
+    land_approval: bool = Field(
+        True, description="Merge only on a writer's `merge` (false: merge when all is green)."
+    )
+    land_rounds: int = Field(4, ge=0, le=50, description="Fix rounds landing may spend.")
     unreachable_after: int = Field(
         120,
         ge=0,
