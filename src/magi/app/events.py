@@ -21,8 +21,19 @@ if TYPE_CHECKING:
     from magi.app.context import AppContext
 
 # Events from bots are ignored (magi would loop on its own comments) except these, which
-# are how the merge gate hears that CI finished.
-CHECK_EVENTS = frozenset({"check_suite", "check_run", "status", "workflow_run"})
+# are how the merge gate hears that CI finished, and how landing hears bots' reviews and
+# pushes (magi's own rebase among them: it must re-pin or void an approval).
+CHECK_EVENTS = frozenset(
+    {
+        "check_suite",
+        "check_run",
+        "status",
+        "workflow_run",
+        "pull_request",
+        "pull_request_review",
+        "pull_request_review_comment",
+    }
+)
 
 
 class _Payload(BaseModel):
@@ -79,6 +90,7 @@ class CheckRunEvent(Base):
 
 class StatusEvent(Base):
     sha: str
+    state: str = ""
 
 
 class WorkflowRunBody(_Payload):
@@ -92,6 +104,22 @@ class WorkflowRunEvent(Base):
 
 class PullRequestEvent(Base):
     pull_request: PullRequest
+
+
+class ReviewBody(_Payload):
+    state: str = ""
+    body: str | None = None
+    user: User | None = None
+
+
+class ReviewEvent(Base):
+    pull_request: PullRequest
+    review: ReviewBody
+
+
+class ReviewCommentEvent(Base):
+    pull_request: PullRequest
+    comment: Comment
 
 
 P = TypeVar("P", bound=Base)

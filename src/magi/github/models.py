@@ -117,6 +117,7 @@ class PullRequest(_Model):
     draft: bool = False
     merged: bool = False
     mergeable: bool | None = None
+    mergeable_state: str | None = None  # clean | behind | dirty | blocked | unstable | unknown
     head: Branch
     base: Branch
     html_url: str = ""

@@ -1,0 +1,277 @@
+"""Landing a magi PR, event by event: dispatch fix rounds and rebases, hold, fold when closed.
+
+Event-driven: no loop waits for CI. A check or status finishing on a magi PR's head, a
+review requesting changes, a review comment, or a push wakes this module; it reads the PR,
+asks ``magi.core.landing.plan`` for the next step and acts: dispatch ``land`` (a fix round)
+or ``rebase`` to the runner, label ``magi:held`` with what still fails, or merge when
+``land_approval = false`` was chosen (with an approval, ``magi.app.merge`` merges).
+One job per PR and head: the dispatch is claimed by creating ``refs/magi/land/<pr>/<head>``
+(GitHub creates a ref once), so simultaneous events start one job; events during a job
+change nothing for that head, and the job's push makes a new head, the next claim. The
+workflow's per-PR concurrency group keeps at most one job running and one queued.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from magi.app.context import AppContext, reply_once, repo_config
+from magi.app.events import (
+    CheckRunEvent,
+    CheckSuiteEvent,
+    Delivery,
+    PullRequestEvent,
+    ReviewCommentEvent,
+    ReviewEvent,
+    Router,
+    StatusEvent,
+)
+from magi.app.labeled import claim_ref
+from magi.app.merge import _merge, evaluate, is_magi_pull, issue_of, run_of
+from magi.config.model import Config
+from magi.core import markers
+from magi.core.approval import Check, PullFacts, status_check
+from magi.core.landing import HELD, LandFacts, Plan, Review, Step, plan
+from magi.errors import ConfigError
+from magi.github.models import PullRequest, Repo
+from magi.github.port import GitHubPort
+
+router = Router()
+LAND = "land"  # marker of a dispatched landing job: step=, round=, sha=
+TRACKING = "tracking"
+
+
+def land_ref(number: int, sha: str) -> str:
+    return f"refs/magi/land/{number}/{sha}"
+
+
+async def _config(gh: GitHubPort, repo: Repo, branch: str) -> Config:
+    try:
+        return await repo_config(gh, repo, branch)
+    except ConfigError:
+        return Config()
+
+
+async def _checks(gh: GitHubPort, repo: Repo, sha: str) -> list[Check]:
+    checks = [Check(c.name, c.status, c.conclusion) for c in await gh.list_check_runs(repo, sha)]
+    combined = await gh.combined_status(repo, sha)
+    if combined.total_count:
+        checks += [status_check(s.context, s.state) for s in combined.statuses]
+    return checks
+
+
+async def facts_of(
+    ctx: AppContext,
+    gh: GitHubPort,
+    repo: Repo,
+    pull: PullRequest,
+    config: Config,
+    reviews: tuple[Review, ...] = (),
+) -> LandFacts:
+    """What ``plan`` needs, read from GitHub and from the App's own markers."""
+    own = ctx.own(await gh.list_comments(repo, pull.number))
+    rounds = {m.get("round") for m in markers.find(own, LAND, step="fix")}
+    approval = markers.latest(own, markers.APPROVAL)
+    head = await gh.get_commit(repo, pull.head.sha)
+    issue = await gh.get_issue(repo, pull.number)
+    g = config.graph
+    return LandFacts(
+        pull=PullFacts(
+            number=pull.number,
+            head_sha=pull.head.sha,
+            state=pull.state,
+            merged=pull.merged,
+            draft=pull.draft,
+            mergeable=pull.mergeable,
+            pushed_at=head.committed_at,
+        ),
+        checks=await _checks(gh, repo, pull.head.sha),
+        reviews=reviews,
+        mergeable_state=pull.mergeable_state,
+        labels=frozenset(lb.name for lb in issue.labels),
+        rounds_used=len(rounds),
+        land=g.land,
+        land_approval=g.land_approval,
+        land_rounds=g.land_rounds,
+        approved_sha=approval["sha"] if approval else None,
+        required=config.github.required_checks,
+    )
+
+
+async def land(
+    ctx: AppContext,
+    gh: GitHubPort,
+    repo: Repo,
+    number: int,
+    branch: str,
+    reviews: tuple[Review, ...] = (),
+) -> str:
+    """Decide and act for PR ``number``; the outcome names what was done."""
+    pull = await gh.get_pull(repo, number)
+    if not is_magi_pull(pull):
+        return "not-a-magi-pr"
+    config = await _config(gh, repo, branch)
+    f = await facts_of(ctx, gh, repo, pull, config, reviews)
+    p = plan(f, ctx.clock())
+    if p.step is Step.DONE:
+        return await fold(ctx, gh, repo, pull)
+    if p.step in (Step.FIX, Step.REBASE):
+        return await _dispatch(ctx, gh, repo, pull, config, p, f.rounds_used + 1, branch)
+    if p.step is Step.HOLD:
+        await gh.add_labels(repo, number, [HELD])
+        await reply_once(
+            ctx, gh, repo, number, f"held-{pull.head.sha[:12]}", f"Landing held: {p.message}"
+        )
+        return "held"
+    if p.step is Step.MERGE and not f.land_approval:
+        return await _merge(ctx, gh, repo, pull, f"land-{pull.head.sha[:12]}")
+    if p.step is Step.WAIT and p.reason == "checks-unknown" and not f.land_approval:
+        await reply_once(
+            ctx, gh, repo, number, f"unknown-{pull.head.sha[:12]}", f"Not merging: {p.message}"
+        )
+    return p.reason
+
+
+async def _dispatch(
+    ctx: AppContext,
+    gh: GitHubPort,
+    repo: Repo,
+    pull: PullRequest,
+    config: Config,
+    p: Plan,
+    round_no: int,
+    branch: str,
+) -> str:
+    if not await gh.create_ref(repo, land_ref(pull.number, pull.head.sha), pull.head.sha):
+        return "coalesced"  # a job for this head is queued or running
+    step = "fix" if p.step is Step.FIX else "rebase"
+    issue = issue_of(pull)
+    inputs = {
+        "run_id": run_of(pull) or "",
+        "issue": str(issue or ""),
+        "command": LAND if step == "fix" else "rebase",
+        "pr": str(pull.number),
+    }
+    await gh.dispatch_workflow(repo, config.github.workflow, branch, inputs)
+    attrs: dict[str, object] = {"step": step, "sha": pull.head.sha}
+    if step == "fix":
+        attrs["round"] = round_no
+    await gh.create_comment(
+        repo,
+        pull.number,
+        f"Landing: {p.message}\n\n" + markers.marker(LAND, **attrs),
+    )
+    return f"dispatched-{step}"
+
+
+async def fold(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest) -> str:
+    """A magi PR merged (by magi or by hand) or closed: branches, claim, issue, tracking."""
+    run = run_of(pull)
+    if run is not None:
+        for ref in await gh.matching_refs(repo, f"heads/magi/{run}/"):
+            await gh.delete_ref(repo, ref.ref.removeprefix("refs/"))
+    for ref in await gh.matching_refs(repo, f"magi/land/{pull.number}/"):
+        await gh.delete_ref(repo, ref.ref.removeprefix("refs/"))
+    issue = issue_of(pull)
+    ending = "merged" if pull.merged else "closed"
+    if issue is not None:
+        await gh.delete_ref(repo, claim_ref(issue))
+        if pull.merged:
+            await gh.close_issue(repo, issue)
+        await _track(ctx, gh, repo, issue, pull, ending)
+    return f"folded-{ending}"
+
+
+async def _track(
+    ctx: AppContext, gh: GitHubPort, repo: Repo, issue: int, pull: PullRequest, ending: str
+) -> None:
+    line = f"**Landing:** #{pull.number} {ending}."
+    for c in await gh.list_comments(repo, issue):
+        if c.body in ctx.own([c]) and markers.find([c.body], TRACKING, issue=str(issue)):
+            if line not in c.body:
+                head, sep, tail = c.body.rpartition("<!-- magi:")
+                body = f"{head.rstrip()}\n\n{line}\n\n{sep}{tail}" if sep else f"{c.body}\n{line}"
+                await gh.update_comment(repo, c.id, body)
+            return
+
+
+async def _wake(ctx: AppContext, d: Delivery[Any], sha: str, numbers: list[int]) -> str:
+    repo = d.repo
+    gh = await ctx.ports(d.installation, repo)
+    if not numbers:
+        numbers = [p.number for p in await gh.list_pulls(repo) if p.head.sha == sha]
+    branch = d.payload.repository.default_branch
+    return ",".join([await land(ctx, gh, repo, n, branch) for n in numbers]) or "no-pr"
+
+
+@router.on("check_suite", "completed", CheckSuiteEvent)
+async def check_suite(ctx: AppContext, d: Delivery[CheckSuiteEvent]) -> str:
+    s = d.payload.check_suite
+    return await _wake(ctx, d, s.head_sha, [p.number for p in s.pull_requests])
+
+
+@router.on("check_run", "completed", CheckRunEvent)
+async def check_run(ctx: AppContext, d: Delivery[CheckRunEvent]) -> str:
+    s = d.payload.check_run
+    return await _wake(ctx, d, s.head_sha, [p.number for p in s.pull_requests])
+
+
+@router.on("status", None, StatusEvent)
+async def status(ctx: AppContext, d: Delivery[StatusEvent]) -> str:
+    if d.payload.state == "pending":
+        return "pending"
+    return await _wake(ctx, d, d.payload.sha, [])
+
+
+@router.on("pull_request_review", "submitted", ReviewEvent)
+async def review(ctx: AppContext, d: Delivery[ReviewEvent]) -> str:
+    p = d.payload
+    login = p.review.user.login if p.review.user else ""
+    gh = await ctx.ports(d.installation, d.repo)
+    seen = (Review(login, p.review.state),)
+    return await land(ctx, gh, d.repo, p.pull_request.number, p.repository.default_branch, seen)
+
+
+@router.on("pull_request_review_comment", "created", ReviewCommentEvent)
+async def review_comment(ctx: AppContext, d: Delivery[ReviewCommentEvent]) -> str:
+    p = d.payload
+    login = p.comment.user.login if p.comment.user else ""
+    gh = await ctx.ports(d.installation, d.repo)
+    # A line comment asks for a change the way a review requesting changes does.
+    seen = (Review(login, "CHANGES_REQUESTED"),)
+    return await land(ctx, gh, d.repo, p.pull_request.number, p.repository.default_branch, seen)
+
+
+@router.on("pull_request", "closed", PullRequestEvent)
+async def closed(ctx: AppContext, d: Delivery[PullRequestEvent]) -> str:
+    pull = d.payload.pull_request
+    if not is_magi_pull(pull):
+        return "not-a-magi-pr"
+    gh = await ctx.ports(d.installation, d.repo)
+    return await fold(ctx, gh, d.repo, await gh.get_pull(d.repo, pull.number))
+
+
+@router.on("pull_request", "synchronize", PullRequestEvent)
+async def synchronize(ctx: AppContext, d: Delivery[PullRequestEvent]) -> str:
+    """New commits: a pending approval dies unless magi's rebase kept it (same patch)."""
+    pull = d.payload.pull_request
+    if not is_magi_pull(pull):
+        return "not-a-magi-pr"
+    repo = d.repo
+    gh = await ctx.ports(d.installation, repo)
+    own = ctx.own(await gh.list_comments(repo, pull.number))
+    approval = markers.latest(own, markers.APPROVAL)
+    if approval is None or approval["sha"] == pull.head.sha:
+        return "no-approval"
+    await reply_once(
+        ctx,
+        gh,
+        repo,
+        pull.number,
+        f"voided-{approval['comment']}-{pull.head.sha[:12]}",
+        "new commits since the approval: comment `merge` again.",
+    )
+    return "approval-voided"
+
+
+__all__ = ["evaluate", "fold", "land", "land_ref", "router"]
