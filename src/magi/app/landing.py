@@ -34,7 +34,7 @@ from magi.core.approval import Check, PullFacts, status_check
 from magi.core.landing import HELD, LandFacts, Plan, Review, Step, plan
 from magi.errors import ConfigError
 from magi.github.models import PullRequest, Repo
-from magi.github.port import GitHubPort
+from magi.github.port import GitHubError, GitHubPort
 
 router = Router()
 LAND = "land"  # marker of a dispatched landing job: step=, round=, sha=
@@ -73,7 +73,12 @@ async def facts_of(
     rounds = {m.get("round") for m in markers.find(own, LAND, step="fix")}
     approval = markers.latest(own, markers.APPROVAL)
     head = await gh.get_commit(repo, pull.head.sha)
-    issue = await gh.get_issue(repo, pull.number)
+    try:
+        labels = frozenset(lb.name for lb in (await gh.get_issue(repo, pull.number)).labels)
+    except GitHubError as exc:
+        if exc.status != 404:
+            raise
+        labels = frozenset()
     g = config.graph
     return LandFacts(
         pull=PullFacts(
@@ -88,7 +93,7 @@ async def facts_of(
         checks=await _checks(gh, repo, pull.head.sha),
         reviews=reviews,
         mergeable_state=pull.mergeable_state,
-        labels=frozenset(lb.name for lb in issue.labels),
+        labels=labels,
         rounds_used=len(rounds),
         land=g.land,
         land_approval=g.land_approval,

@@ -1,0 +1,159 @@
+"""Landing over the App: events to steps, one job per head, holds, folds, voided approvals."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from github_helpers import NOW, REPO, deliver, fixture, make_app, world
+from magi.core import markers
+from magi.testing.action import FakePublishGitHub
+from magi.testing.github import FakeGitHub
+
+SHA = "a" * 40
+PR = 7
+UNATTENDED = "[graph]\nland_approval = false\n"
+
+
+def scene(config: str = "", **pull: Any) -> FakePublishGitHub:
+    fake = world(FakePublishGitHub())
+    fake.now = NOW - timedelta(minutes=30)
+    body = "Closes #1\n" + markers.marker(markers.PR, issue=1, run="r1")
+    fake.add_pull(REPO, PR, "magi/r1/A", SHA, title="Fix spelling", body=body, **pull)
+    w = fake.world(REPO)
+    w.refs["heads/magi/r1/B"] = "b" * 40
+    w.refs["magi/claims/issue-1"] = "0" * 40
+    if config:
+        w.files[("main", ".magi/config.toml")] = config
+    return fake
+
+
+def suite(sha: str = SHA) -> dict[str, Any]:
+    p = fixture("check_suite.completed")
+    p["check_suite"]["head_sha"] = sha
+    p["check_suite"]["pull_requests"] = [{"number": PR}]
+    return p
+
+
+def wake(fake: FakeGitHub, sha: str = SHA) -> None:
+    asyncio.run(deliver(make_app(fake), "check_suite", suite(sha)))
+
+
+def pull_event(fake: FakeGitHub, action: str, **extra: Any) -> dict[str, Any]:
+    p = fixture("pull_request.opened")
+    p["action"] = action
+    p["repository"]["full_name"] = REPO.full_name
+    p["repository"]["default_branch"] = "main"
+    p["pull_request"] = fake.world(REPO).pulls[PR].model_dump(mode="json")
+    p.update(extra)
+    return p
+
+
+def dispatches(fake: FakeGitHub) -> list[dict[str, str]]:
+    return [d["inputs"] for d in fake.world(REPO).dispatches]
+
+
+def test_a_red_check_dispatches_one_fix_round():
+    """Red on the head: `land --pr 7` is dispatched once, and the round is said on the PR."""
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "completed", "failure")
+    wake(fake)
+    assert dispatches(fake) == [{"run_id": "r1", "issue": "1", "command": "land", "pr": "7"}]
+    said = fake.comments_on(REPO, PR)
+    assert markers.find(said, "land", step="fix", round="1", sha=SHA)
+    wake(fake)  # the same head again, e.g. a second suite: coalesced, no second job
+    assert len(dispatches(fake)) == 1
+
+
+def test_two_events_at_once_start_one_landing_job():
+    """Two deliveries racing for one red head: exactly one dispatch."""
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "completed", "failure")
+    app = make_app(fake)
+
+    async def both() -> None:
+        await asyncio.gather(
+            deliver(app, "check_suite", suite()), deliver(app, "check_suite", suite())
+        )
+
+    asyncio.run(both())
+    assert len(dispatches(fake)) == 1
+
+
+def test_red_out_of_rounds_is_held_and_never_merged():
+    """Four rounds spent: label magi:held, say what still fails, dispatch nothing."""
+    fake = scene()
+    for n in range(1, 5):
+        asyncio.run(
+            fake.create_comment(REPO, PR, markers.marker("land", step="fix", sha=SHA, round=n))
+        )
+    fake.set_check(REPO, SHA, "ci", "completed", "failure")
+    wake(fake)
+    assert dispatches(fake) == []
+    assert "magi:held" in fake.labels_on(REPO, PR)
+    assert any("Landing held" in b and "`ci`" in b for b in fake.comments_on(REPO, PR))
+    assert fake.world(REPO).merges == []
+
+
+def test_a_moved_base_dispatches_a_rebase():
+    """GitHub says behind: a rebase job is dispatched."""
+    fake = scene(mergeable_state="behind")
+    fake.set_check(REPO, SHA, "ci", "completed", "success")
+    wake(fake)
+    assert [d["command"] for d in dispatches(fake)] == ["rebase"]
+
+
+def test_changes_requested_dispatches_a_fix_round():
+    """A review requesting changes is a fix round."""
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "completed", "success")
+    review = {"state": "changes_requested", "body": "rename it", "user": {"login": "octo"}}
+    p = pull_event(fake, "submitted", review=review)
+    asyncio.run(deliver(make_app(fake), "pull_request_review", p))
+    assert [d["command"] for d in dispatches(fake)] == ["land"]
+
+
+def test_unattended_merges_green_and_never_unknown():
+    """land_approval = false: no checks at all is unknown and waits; green merges."""
+    fake = scene(UNATTENDED)
+    wake(fake)
+    assert fake.world(REPO).merges == []
+    assert any("never merges" in b for b in fake.comments_on(REPO, PR))
+    fake.set_check(REPO, SHA, "ci", "completed", "success")
+    wake(fake)
+    assert [m["sha"] for m in fake.world(REPO).merges] == [SHA]
+
+
+def test_with_approval_on_green_waits_for_merge():
+    """The default: green but no `merge` comment merges nothing and dispatches nothing."""
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "completed", "success")
+    wake(fake)
+    assert fake.world(REPO).merges == []
+    assert dispatches(fake) == []
+
+
+def test_a_closed_pr_is_folded():
+    """Merged by hand: branches and claim deleted, issue closed, tracking comment updated."""
+    fake = scene()
+    track = markers.marker("tracking", issue=1, run="r1")
+    asyncio.run(fake.create_comment(REPO, 1, f"### magi\n\nrunning\n\n{track}"))
+    w = fake.world(REPO)
+    w.pulls[PR] = w.pulls[PR].model_copy(update={"merged": True, "state": "closed"})
+    asyncio.run(deliver(make_app(fake), "pull_request", pull_event(fake, "closed")))
+    assert not [r for r in w.refs if r.startswith(("heads/magi/r1/", "magi/claims/"))]
+    assert w.issues[1].state == "closed"
+    tracking = [b for b in fake.comments_on(REPO, 1) if "magi:tracking" in b]
+    assert "#7 merged" in tracking[0]
+    assert tracking[0].rstrip().endswith("-->")
+
+
+def test_new_code_after_the_approval_voids_it():
+    """A push to a different head after `merge`: the PR is told to comment `merge` again."""
+    fake = scene()
+    approval = markers.marker(markers.APPROVAL, comment=5001, sha=SHA, login="Codertocat")
+    asyncio.run(fake.create_comment(REPO, PR, f"Approval recorded.\n\n{approval}"))
+    fake.push(REPO, PR, "c" * 40)
+    asyncio.run(deliver(make_app(fake), "pull_request", pull_event(fake, "synchronize")))
+    assert any("comment `merge` again" in b for b in fake.comments_on(REPO, PR))
