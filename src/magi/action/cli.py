@@ -274,3 +274,34 @@ def publish_council_command(
         raise
     done = asyncio.run(publish_council(port=port, env=env, inputs=inputs, rec=rec))  # type: ignore[arg-type]
     typer.echo(f"published council {rec.id}: comment {done.comment}, check {done.conclusion}")
+
+
+Pr = Annotated[int, typer.Option("--pr", help="The magi pull request number.", min=1)]
+
+
+def _publish_side() -> tuple[ActionEnv, object, object, object]:
+    """The publish job's environment, GitHub port, checkout and remote (the App token)."""
+    from magi.action.env import ActionEnv
+    from magi.action.remote import Remote
+    from magi.git import Git
+
+    env = ActionEnv.from_environ(os.environ)
+    token = os.environ.get("MAGI_GITHUB_TOKEN", "")
+    if not token:
+        raise ActionError("this step needs the App installation token in MAGI_GITHUB_TOKEN")
+    git = Git.discover(Path.cwd())
+    url = git.run("remote", "get-url", "origin").strip()
+    return env, port_from_env(env.api_url, token), git, Remote(git.root, url, token)
+
+
+@app.command()
+def rebase(pr: Pr) -> None:
+    """Rebase a magi PR onto its base as the remote has it now; push with a lease."""
+    from magi.action.rebase import rebase as run_rebase
+
+    env, port, git, remote = _publish_side()
+    done = asyncio.run(run_rebase(port=port, env=env, git=git, remote=remote, pr=pr))  # type: ignore[arg-type]
+    env.set_output("outcome", done.outcome)
+    typer.echo(f"PR #{pr}: {done.outcome} {done.new_head[:12]}".rstrip())
+    if done.outcome == "conflict":
+        raise typer.Exit(3)

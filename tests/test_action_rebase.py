@@ -1,0 +1,79 @@
+"""`magi action rebase`: onto the base as the remote has it, leased push, the approval rule."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from land_helpers import BRANCH, ENV, PR, REPO, Scene, commit, scene, sh
+from magi.action.rebase import Rebased, rebase
+from magi.action.remote import LeaseRejected
+from magi.core import markers
+
+
+def run(s: Scene) -> Rebased:
+    return asyncio.run(rebase(port=s.github, env=ENV, git=s.git, remote=s.remote, pr=PR))
+
+
+def approve(s: Scene, sha: str) -> None:
+    body = markers.marker(markers.APPROVAL, comment=5001, sha=sha, login="maintainer")
+    asyncio.run(s.github.create_comment(REPO, PR, f"Approval recorded.\n\n{body}"))
+
+
+def test_same_patch_keeps_the_approval(tmp_path):
+    """Base moved elsewhere: rebased, pushed, approval re-pinned to the new head."""
+    s = scene(tmp_path)
+    head = s.remote_sha(BRANCH)
+    approve(s, head)
+    base = s.move_main("c.txt", "sea\n")
+    done = run(s)
+    assert done.outcome == "rebased"
+    assert done.approval_kept is True
+    assert s.remote_sha(BRANCH) == done.new_head != head
+    assert sh(s.origin, "rev-parse", f"{done.new_head}^") == base
+    said = s.github.comments_on(REPO, PR)[-1]
+    assert f"rebased onto `{base[:12]}`, same patch, approval kept" in said
+    assert markers.latest([said], markers.APPROVAL)["sha"] == done.new_head  # type: ignore[index]
+
+
+def test_an_up_to_date_branch_is_left_alone(tmp_path):
+    """Nothing moved: no push, no comment."""
+    s = scene(tmp_path)
+    head = s.remote_sha(BRANCH)
+    assert run(s).outcome == "up-to-date"
+    assert s.remote_sha(BRANCH) == head
+    assert s.github.comments_on(REPO, PR) == []
+
+
+def test_a_conflict_stops_posts_the_paths_and_labels(tmp_path):
+    """main changed the same line: no push, the conflicting path posted, magi:conflict."""
+    s = scene(tmp_path)
+    head = s.remote_sha(BRANCH)
+    s.move_main("a.txt", "one\n2\nthree\n")
+    done = run(s)
+    assert done.outcome == "conflict"
+    assert done.paths == ("a.txt",)
+    assert s.remote_sha(BRANCH) == head
+    assert "magi:conflict" in s.github.labels_on(REPO, PR)
+    assert "- `a.txt`" in s.github.comments_on(REPO, PR)[-1]
+
+
+def test_a_push_in_between_is_refused_by_the_lease(tmp_path, monkeypatch):
+    """Someone pushes after the job read the head: the lease refuses, nothing overwritten."""
+    s = scene(tmp_path)
+    s.move_main("c.txt", "sea\n")
+    real = s.remote.push
+
+    def racing_push(local: str, ref: str, *, expect: str | None) -> None:
+        sh(s.dev, "checkout", "-q", BRANCH)
+        commit(s.dev, "d.txt", "late\n", "a person's push")
+        sh(s.dev, "push", "-q", "origin", BRANCH)
+        real(local, ref, expect=expect)
+
+    remote = s.remote
+    monkeypatch.setattr(remote, "push", racing_push)
+    with pytest.raises(LeaseRejected):
+        asyncio.run(rebase(port=s.github, env=ENV, git=s.git, remote=remote, pr=PR))
+    late = s.remote_sha(BRANCH)
+    assert sh(s.origin, "log", "-1", "--format=%s", late) == "a person's push"
