@@ -305,3 +305,70 @@ def rebase(pr: Pr) -> None:
     typer.echo(f"PR #{pr}: {done.outcome} {done.new_head[:12]}".rstrip())
     if done.outcome == "conflict":
         raise typer.Exit(3)
+
+
+@app.command("land-read")
+def land_read(
+    pr: Pr,
+    raw: Annotated[Path, typer.Option("--raw", help="The read step's `gh api` answers.")],
+    out: Annotated[Path, typer.Option("--out", help="Where to write the round's input.")],
+) -> None:
+    """Turn the read step's files into the fix round's input (no GitHub call here)."""
+    from magi.action.env import ActionEnv
+    from magi.action.land_read import read_round_input
+
+    env = ActionEnv.from_environ(os.environ)
+    inp = read_round_input(raw, pr, env.app_login)
+    out.write_text(inp.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    typer.echo(f"PR #{pr}: {len(inp.checks)} red checks, {len(inp.reviews)} review notes")
+
+
+@app.command()
+def land(
+    pr: Pr,
+    input_file: Annotated[Path, typer.Option("--input", help="The round's input (land-read).")],
+    round_no: Annotated[int, typer.Option("--round", help="This round's number.", min=1)] = 1,
+    record: Annotated[
+        Path | None, typer.Option("--record", help="run.json from refs/magi/runs/<id>.")
+    ] = None,
+    artifact_dir: ArtifactDir = None,
+) -> None:
+    """One landing fix round: the fixer seat fixes, magi commits and runs e2e (no credential)."""
+    from magi.action.env import ActionEnv
+    from magi.action.land import fix_round, load_run
+    from magi.core.fix_round import RoundInput
+    from magi.state.store import Store, magi_home
+
+    env = ActionEnv.from_environ(os.environ)
+    inp = RoundInput.model_validate_json(input_file.read_text(encoding="utf-8"))
+    if inp.pr != pr:
+        raise ActionError(f"the round's input is for PR #{inp.pr}, not #{pr}")
+    store = Store(magi_home())
+    run = load_run(store, inp.run, record)
+    out = _artifact_dir(artifact_dir)
+    done = fix_round(
+        checkout=Path.cwd(),
+        inp=inp,
+        run=run,
+        store=store,
+        environ=os.environ,
+        out=out,
+        round_no=round_no,
+    )
+    env.set_output("changed", str(done.changed).lower())
+    env.set_output("artifact-dir", str(out))
+    typer.echo(f"PR #{pr} round {round_no}: {'changed' if done.changed else 'no change'}")
+
+
+@app.command("publish-land")
+def publish_land(pr: Pr, artifact_dir: ArtifactDir = None) -> None:
+    """Push a fix round with a lease on the head it read, record it, or end landing blocked."""
+    from magi.action.land_publish import publish_land as run_publish_land
+
+    env, port, git, remote = _publish_side()
+    where = _artifact_dir(artifact_dir)
+    done = asyncio.run(
+        run_publish_land(port=port, env=env, git=git, remote=remote, where=where, pr=pr)  # type: ignore[arg-type]
+    )
+    env.set_output("outcome", done.outcome)
+    typer.echo(f"PR #{pr}: {done.outcome} {done.head[:12]}")

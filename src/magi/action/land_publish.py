@@ -1,0 +1,116 @@
+"""``magi action publish-land --pr N``: a fix round's artifact onto GitHub, with a lease.
+
+The round's commits arrive as a bundle; they are checked (they must descend from the head
+the job read, and end at the head ``round.json`` names) and pushed to the PR's branch with
+``--force-with-lease=refs/heads/<branch>:<the head the job read>``: a push by anyone in
+between refuses it. The round (its input, commit and results) is recorded beside the run
+in ``refs/magi/runs/<id>`` as ``artifacts/land-round-<n>.json``. A round that changed
+nothing ends landing: label ``magi:blocked`` and say so, never the same round again.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from magi.action.bundle import INCOMING
+from magi.action.env import ActionEnv
+from magi.action.errors import TamperedArtifact
+from magi.action.land import BUNDLE, OUT_REF, ROUND, LandRound
+from magi.action.port import PublishPort
+from magi.action.record_ref import build_commit, read_published, record_ref
+from magi.action.remote import Remote
+from magi.core import markers
+from magi.core.landing import BLOCKED
+from magi.core.posting import Policy, gate
+from magi.git import Git
+
+__all__ = ["LandPublished", "publish_land", "read_round"]
+
+
+@dataclass(frozen=True)
+class LandPublished:
+    outcome: str  # pushed | blocked
+    head: str
+
+
+def read_round(where: Path, pr: int) -> LandRound:
+    try:
+        done = LandRound.model_validate_json((where / ROUND).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise TamperedArtifact(f"the landing round cannot be read: {e}") from None
+    if done.pr != pr or done.input.pr != pr:
+        raise TamperedArtifact(f"the landing round is not for PR #{pr}")
+    return done
+
+
+def _fetch_bundle(git: Git, where: Path, done: LandRound) -> None:
+    bundle = where / BUNDLE
+    if not bundle.is_file():
+        raise TamperedArtifact("the round changed the tree but its bundle is missing")
+    into = f"{INCOMING}/land/{done.pr}/round"
+    git.run("fetch", "--quiet", "--no-tags", str(bundle), f"+{OUT_REF}:{into}")
+    got = git.run("rev-parse", "--verify", into).strip()
+    if got != done.new_head:
+        raise TamperedArtifact(f"the bundle ends at {got[:12]}, not {done.new_head[:12]}")
+    ok = git._exec(["merge-base", "--is-ancestor", done.head, got], check=False)
+    if ok.returncode != 0:
+        raise TamperedArtifact("the round does not descend from the head it read")
+
+
+def _record(git: Git, remote: Remote, done: LandRound) -> None:
+    ref = record_ref(done.run)
+    prev = remote.fetch(ref, f"{INCOMING}/{done.run}/record")
+    if prev is None:
+        return  # no record to add to (published by an older magi): the PR says it all
+    run_json = git.run("cat-file", "blob", f"{prev}:run.json")
+    names = git.run("ls-tree", "--name-only", f"{prev}:artifacts", check=False).split()
+    files = {n: git.run("cat-file", "blob", f"{prev}:artifacts/{n}") for n in names}
+    text = json.dumps(done.model_dump(mode="json"), indent=2) + "\n"
+    files[f"land-round-{done.round}.json"] = gate(text, Policy(limit=1 << 62)).text
+    commit = build_commit(
+        git,
+        run_json=run_json,
+        artifacts=files,
+        published=read_published(git, prev),
+        parent=prev,
+        message=f"magi run {done.run}: landing round {done.round}",
+    )
+    if commit is not None:
+        remote.push(commit, ref, expect=prev)
+
+
+async def publish_land(
+    *, port: PublishPort, env: ActionEnv, git: Git, remote: Remote, where: Path, pr: int
+) -> LandPublished:
+    """Push the round with a lease, record it, and say what it did on the PR."""
+    done = read_round(where, pr)
+    pull = await port.get_pull(env.repo, pr)
+    if not done.changed:
+        text = (
+            f"Landing fix round {done.round} changed nothing, so landing stops here instead "
+            f"of asking again; labeled `{BLOCKED}`. A person decides: fix it by hand, or "
+            "remove the label to let magi try once more."
+        )
+        body = (
+            gate(text, Policy()).text
+            + "\n\n"
+            + markers.marker("land", step="blocked", sha=done.head)
+        )
+        await port.create_comment(env.repo, pr, body)
+        await port.add_labels(env.repo, pr, [BLOCKED])
+        _record(git, remote, done)
+        return LandPublished("blocked", done.head)
+    _fetch_bundle(git, where, done)
+    remote.push(done.new_head, f"refs/heads/{pull.head.ref}", expect=done.head)
+    _record(git, remote, done)
+    e2e = "e2e passed" if done.e2e and done.e2e.passed else "e2e failed"
+    text = f"Landing fix round {done.round} pushed `{done.new_head[:12]}` ({e2e})."
+    body = (
+        gate(text, Policy()).text
+        + "\n\n"
+        + markers.marker("land", step="pushed", round=done.round, sha=done.new_head)
+    )
+    await port.create_comment(env.repo, pr, body)
+    return LandPublished("pushed", done.new_head)
