@@ -92,7 +92,7 @@ def read_round_input(raw: Path, pr: int, app_login: str | None = None) -> RoundI
     for r in runs:
         if r.status != "completed" or (r.conclusion or "") in GREEN:
             continue
-        notes = [_Annotation.model_validate(a) for a in _load(raw / f"annotations-{r.id}.json", [])]
+        found = [_Annotation.model_validate(a) for a in _load(raw / f"annotations-{r.id}.json", [])]
         checks.append(
             FailedCheck(
                 name=r.name,
