@@ -40,6 +40,7 @@ from magi.core.approval import (
     read_approval,
     status_check,
 )
+from magi.core.landing import BEHIND
 from magi.errors import ConfigError
 from magi.github.models import PullRequest, Repo
 from magi.github.port import GitHubError, GitHubPort
@@ -145,9 +146,9 @@ async def evaluate(
         pull = await gh.get_pull(repo, number)
     try:
         config = await repo_config(gh, repo, default_branch)
-        required = config.github.required_checks
+        required, land = config.github.required_checks, config.graph.land
     except ConfigError:
-        required = []
+        required, land = [], True
     checks = [
         Check(c.name, c.status, c.conclusion) for c in await gh.list_check_runs(repo, pull.head.sha)
     ]
@@ -167,6 +168,8 @@ async def evaluate(
     same_change = same_change or ctx.same_change
     kw = {"same_change": same_change} if same_change else {}
     decision = decide(facts, approval["sha"], checks, ctx.clock(), required=required, **kw)
+    if decision.outcome is Outcome.MERGE and land and pull.mergeable_state in BEHIND:
+        return "rebasing"  # landing rebases first (magi.app.landing); the approval waits
     key = f"gate-{approval['comment']}-{decision.reason}-{pull.head.sha[:12]}"
     if decision.outcome is not Outcome.MERGE:
         words = f"Not merging yet: {decision.message}"

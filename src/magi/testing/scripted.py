@@ -258,6 +258,13 @@ def _move_branches() -> None:
         subprocess.run(["git", "update-ref", ref, sha], check=False)
 
 
+def _fix_override() -> str:
+    """A test's ``fix-as`` file in MAGI_SCRIPTED_DIR names the fix mode (e.g. same-tree)."""
+    d = os.environ.get("MAGI_SCRIPTED_DIR")
+    path = Path(d) / "fix-as" if d else None
+    return path.read_text().strip() if path is not None and path.is_file() else ""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args:
@@ -269,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     if node == "review":
         return scripted_review.review(mode or "clean", prompt)
     if node == "fix":
-        return scripted_review.fix(mode or "commit", prompt)
+        return scripted_review.fix(_fix_override() or mode or "commit", prompt)
     if node == "implement":
         return implement(persona)
     return judge(persona, prompt)
