@@ -3,7 +3,7 @@
 # The token is never an argument: publish reads it from MAGI_GITHUB_TOKEN itself, and
 # compete refuses to start when one is set. admit reads the event GitHub wrote to disk.
 set -euo pipefail
-args=(action "${MAGI_ACTION_COMMAND:?command is required (admit, compete or publish)}")
+args=(action "${MAGI_ACTION_COMMAND:?command is required (admit, compete, publish, land, rebase, ...)}")
 case "$MAGI_ACTION_COMMAND" in
   compete)
     if [ -n "${MAGI_GITHUB_TOKEN:-}" ]; then
@@ -49,8 +49,30 @@ case "$MAGI_ACTION_COMMAND" in
     [ -n "${MAGI_RUN:-}" ] && args+=(--run "$MAGI_RUN")
     [ -n "${MAGI_ARTIFACT_DIR:-}" ] && args+=(--artifact-dir "$MAGI_ARTIFACT_DIR")
     ;;
+  land)
+    # The landing fix round runs agents: like compete, it must hold no token.
+    if [ -n "${MAGI_GITHUB_TOKEN:-}" ]; then
+      echo "::error::land runs agents: it must not be given a token" >&2
+      exit 2
+    fi
+    unset MAGI_GITHUB_TOKEN
+    args+=(--pr "${MAGI_PR:?pr is required}" --input "${MAGI_INPUT_FILE:?input-file is required}")
+    [ -n "${MAGI_ROUND:-}" ] && args+=(--round "$MAGI_ROUND")
+    [ -n "${MAGI_RECORD:-}" ] && args+=(--record "$MAGI_RECORD")
+    [ -n "${MAGI_ARTIFACT_DIR:-}" ] && args+=(--artifact-dir "$MAGI_ARTIFACT_DIR")
+    ;;
+  publish-land|rebase)
+    if [ -z "${MAGI_GITHUB_TOKEN:-}" ]; then
+      echo "::error::$MAGI_ACTION_COMMAND needs an App installation token (input token)" >&2
+      exit 2
+    fi
+    args+=(--pr "${MAGI_PR:?pr is required}")
+    if [ "$MAGI_ACTION_COMMAND" = publish-land ] && [ -n "${MAGI_ARTIFACT_DIR:-}" ]; then
+      args+=(--artifact-dir "$MAGI_ARTIFACT_DIR")
+    fi
+    ;;
   *)
-    echo "::error::unknown command '$MAGI_ACTION_COMMAND' (admit, compete, publish, council, review, publish-council, publish-review)" >&2
+    echo "::error::unknown command '$MAGI_ACTION_COMMAND' (admit, compete, publish, council, review, publish-council, publish-review, land, publish-land, rebase)" >&2
     exit 2
     ;;
 esac

@@ -61,14 +61,25 @@ def test_every_action_is_pinned_by_a_full_commit_sha():
 def test_every_job_states_its_permissions_and_none_asks_for_id_token():
     """Explicit, minimal permissions per job; no OIDC token anywhere."""
     jobs = _jobs(WORKFLOW)
-    assert set(jobs) == {"task", "compete", "publish", "council-task", "council", "council-publish"}
+    assert set(jobs) == {
+        "task",
+        "compete",
+        "publish",
+        "council-task",
+        "council",
+        "council-publish",
+        "land-read",
+        "land",
+        "land-publish",
+        "rebase",
+    }
     for name, block in jobs.items():
         assert "    permissions:" in block, name
     assert "id-token:" not in WORKFLOW
     assert "permissions: {}" in WORKFLOW.split("\njobs:\n")[0]
 
 
-@pytest.mark.parametrize("job", ["compete", "council"])
+@pytest.mark.parametrize("job", ["compete", "council", "land"])
 def test_the_agents_job_holds_no_credential(job):
     """compete and council read contents only, keep no checkout credential, get no secret."""
     compete = _jobs(WORKFLOW)[job]
@@ -98,9 +109,10 @@ def test_the_default_runner_labels_are_the_configs():
     assert json.loads(m.group(1)) == Github().runner_labels
 
 
-def test_a_concurrency_group_per_issue():
-    """Two runs for one issue never overlap."""
-    assert "group: magi-issue-${{ inputs.issue || github.event.issue.number }}" in WORKFLOW
+def test_a_concurrency_group_per_issue_and_per_pr():
+    """Two runs for one issue never overlap; one landing job per PR at a time."""
+    assert "format('magi-pr-{0}', inputs.pr)" in WORKFLOW
+    assert "format('magi-issue-{0}', inputs.issue || github.event.issue.number)" in WORKFLOW
 
 
 def test_the_action_outputs_what_the_workflow_reads():

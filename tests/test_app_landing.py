@@ -59,7 +59,9 @@ def test_a_red_check_dispatches_one_fix_round():
     fake = scene()
     fake.set_check(REPO, SHA, "ci", "completed", "failure")
     wake(fake)
-    assert dispatches(fake) == [{"run_id": "r1", "issue": "1", "command": "land", "pr": "7"}]
+    assert dispatches(fake) == [
+        {"run_id": "r1", "issue": "1", "command": "land", "pr": "7", "round": "1"}
+    ]
     said = fake.comments_on(REPO, PR)
     assert markers.find(said, "land", step="fix", round="1", sha=SHA)
     wake(fake)  # the same head again, e.g. a second suite: coalesced, no second job

@@ -340,7 +340,12 @@ def land(
     from magi.state.store import Store, magi_home
 
     env = ActionEnv.from_environ(os.environ)
-    inp = RoundInput.model_validate_json(input_file.read_text(encoding="utf-8"))
+    if input_file.is_dir():  # the read step's raw `gh api` answers
+        from magi.action.land_read import read_round_input
+
+        inp = read_round_input(input_file, pr, env.app_login)
+    else:
+        inp = RoundInput.model_validate_json(input_file.read_text(encoding="utf-8"))
     if inp.pr != pr:
         raise ActionError(f"the round's input is for PR #{inp.pr}, not #{pr}")
     store = Store(magi_home())

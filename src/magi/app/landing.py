@@ -157,6 +157,8 @@ async def _dispatch(
         "command": LAND if step == "fix" else "rebase",
         "pr": str(pull.number),
     }
+    if step == "fix":
+        inputs["round"] = str(round_no)
     await gh.dispatch_workflow(repo, config.github.workflow, branch, inputs)
     attrs: dict[str, object] = {"step": step, "sha": pull.head.sha}
     if step == "fix":
