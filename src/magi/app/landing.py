@@ -125,14 +125,26 @@ async def land(
     if p.step is Step.HOLD:
         await gh.add_labels(repo, number, [HELD])
         await reply_once(
-            ctx, gh, repo, number, f"held-{pull.head.sha[:12]}", f"Landing held: {p.message}"
+            ctx,
+            gh,
+            repo,
+            number,
+            f"held-{pull.head.sha[:12]}",
+            f"Landing held: {p.message}",
+            pull.head.sha,
         )
         return "held"
     if p.step is Step.MERGE and not f.land_approval:
         return await _merge(ctx, gh, repo, pull, f"land-{pull.head.sha[:12]}")
     if p.step is Step.WAIT and p.reason == "checks-unknown" and not f.land_approval:
         await reply_once(
-            ctx, gh, repo, number, f"unknown-{pull.head.sha[:12]}", f"Not merging: {p.message}"
+            ctx,
+            gh,
+            repo,
+            number,
+            f"unknown-{pull.head.sha[:12]}",
+            f"Not merging: {p.message}",
+            pull.head.sha,
         )
     return p.reason
 
@@ -177,8 +189,9 @@ async def fold(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest) -
     if run is not None:
         for ref in await gh.matching_refs(repo, f"heads/magi/{run}/"):
             await gh.delete_ref(repo, ref.ref.removeprefix("refs/"))
-    for ref in await gh.matching_refs(repo, f"magi/land/{pull.number}/"):
-        await gh.delete_ref(repo, ref.ref.removeprefix("refs/"))
+    for prefix in (f"magi/land/{pull.number}/", f"magi/said/{pull.number}/"):
+        for ref in await gh.matching_refs(repo, prefix):
+            await gh.delete_ref(repo, ref.ref.removeprefix("refs/"))
     issue = issue_of(pull)
     ending = "merged" if pull.merged else "closed"
     if issue is not None:
@@ -277,6 +290,7 @@ async def synchronize(ctx: AppContext, d: Delivery[PullRequestEvent]) -> str:
         pull.number,
         f"voided-{approval['comment']}-{pull.head.sha[:12]}",
         "new commits since the approval: comment `merge` again.",
+        pull.head.sha,
     )
     return "approval-voided"
 
