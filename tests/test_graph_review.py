@@ -56,7 +56,9 @@ def test_clean_review_gates_and_is_ready(world):
     assert (run.gate.ran, run.gate.head, run.gate.commands) == (True, rnd.head, [])
     assert run.merge is not None
     assert run.merge.result == "printed"
-    assert f"git merge --squash {rv.branch}" in (run.merge.command or "")
+    # The command names the commit that was reviewed and gated, not a movable branch.
+    assert f"git merge --squash {rnd.head} && git commit" in (run.merge.command or "")
+    assert rv.branch in (run.merge.command or "")
 
 
 def test_reviewer_prompts_carry_no_author_identity(world):

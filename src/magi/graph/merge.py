@@ -57,7 +57,12 @@ def run(ctx: Context) -> None:
     if mode == "pr":
         raise Stop(RunStatus.BLOCKED, "merge.mode = 'pr' needs the GitHub Action")
     if mode == "none":
-        command = f"git switch {r.base} && git merge --squash {c.branch} && git commit"
+        # The recorded head, not the branch name: a branch can be moved after the tally, the
+        # commit that was judged, reviewed and gated cannot.
+        what = c.head or c.branch
+        command = f"git switch {r.base} && git merge --squash {what} && git commit"
+        if c.head:
+            command += f"   # {c.branch}"
         _record(ctx, MergeRecord(mode="none", result="printed", command=command, at=ctx.clock()))
         with ctx.lock:
             r.reason = f"reviewed and gated; merge with: {command}"  # the runner sets ready
@@ -103,6 +108,13 @@ def _local(ctx: Context) -> None:
     cwd = worktree(ctx)
     c = winner(ctx)
     tip = ctx.git.rev_parse(ref)
+    if c.head is not None and ctx.git.head(cwd) != c.head:
+        _blocked(
+            ctx,
+            f"the winner's tree is at {ctx.git.head(cwd)[:12]}, not at the reviewed and gated "
+            f"head {c.head[:12]}: nothing merged",
+            moved=False,
+        )
     moved = r.base_sha is not None and tip != r.base_sha
     if moved:
         try:
