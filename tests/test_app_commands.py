@@ -39,11 +39,39 @@ def test_retry_re_dispatches_the_run_with_a_reaction() -> None:
     assert [r for r in fake.world(REPO).reactions if r[0] == "comment" and r[2] == "+1"]
 
 
-def test_fold_council_and_review_dispatch_their_command() -> None:
+def test_fold_deletes_the_runs_branches_itself_unless_its_pr_is_open() -> None:
+    """fold needs no runner: the App deletes magi/<run>/* and says how many."""
+    fake = finished(started())
+    run_id = fake.world(REPO).dispatches[0]["inputs"]["run_id"]
+    for label in ("A", "B"):
+        fake.world(REPO).refs[f"heads/magi/{run_id}/{label}"] = "1" * 40
+    dispatched = len(fake.world(REPO).dispatches)
+    (reply,) = say(fake, "/magi fold")
+    assert "deleted 2 branch(es)" in reply
+    assert not [r for r in fake.world(REPO).refs if r.startswith(f"heads/magi/{run_id}/")]
+    assert len(fake.world(REPO).dispatches) == dispatched, "no runner is dispatched for it"
+    (again,) = say(fake, "/magi fold")
+    assert "no branches left" in again
+
+
+def test_fold_refuses_while_the_runs_pr_is_open() -> None:
+    """Deleting an open PR's head would close it unreviewed: fold says to merge or close."""
+    fake = finished(started())
+    run_id = fake.world(REPO).dispatches[0]["inputs"]["run_id"]
+    fake.world(REPO).refs[f"heads/magi/{run_id}/A"] = "1" * 40
+    asyncio.run(
+        fake.create_pull(
+            REPO, title="t", head=f"magi/{run_id}/A", base="main", body="", draft=False
+        )
+    )
+    (reply,) = say(fake, "/magi fold")
+    assert "is open" in reply
+    assert f"heads/magi/{run_id}/A" in fake.world(REPO).refs
+
+
+def test_council_and_review_dispatch_their_command() -> None:
     """Each runner command goes through the workflow's command input."""
     fake = finished(started())
-    say(fake, "/magi fold")
-    assert fake.world(REPO).dispatches[-1]["inputs"]["command"] == "fold"
     say(fake, "/magi council Which format?")
     assert fake.world(REPO).dispatches[-1]["inputs"]["command"] == "council"
     asyncio.run(deliver(make_app(fake), "issue_comment", pr_comment("/magi review", number=7)))

@@ -28,7 +28,6 @@ DISPATCHED = {
     # A retry is the competition again with the run's id: the runner resumes the run it has
     # (workflows/magi.yml: "resumed if this runner has it") rather than competing anew.
     Verb.RETRY: "compete",
-    Verb.FOLD: "fold",
     Verb.COUNCIL: "council",
     Verb.REVIEW: "review",
 }
@@ -110,6 +109,8 @@ async def _run(
         if busy:
             why = f"the runner of magi run `{run.get('run')}` is still {busy}; `/magi stop` first."
             return refused_reply(command, why), False
+    if verb is Verb.FOLD:
+        return await _fold(gh, repo, command, (run or {}).get("run", ""))
     if verb in DISPATCHED:
         inputs = {
             "run_id": (run or {}).get("run", ""),
@@ -183,6 +184,25 @@ async def _stop(
         return refused_reply(command, why), False
     await gh.cancel_workflow_run(repo, int(wid))
     return f"Stopped the runner of magi run `{run.get('run')}`; `/magi retry` resumes it.", True
+
+
+async def _fold(gh: GitHubPort, repo: Repo, command: Command, run_id: str) -> tuple[str, bool]:
+    """``/magi fold``: the App deletes the run's candidate branches itself (it may write
+    refs; no runner is needed), unless the run's PR is still open: merging or closing the
+    PR folds it then, and deleting its head branch now would close it unreviewed."""
+    refs = await gh.matching_refs(repo, f"heads/magi/{run_id}/")
+    heads = {r.ref.removeprefix("refs/heads/") for r in refs}
+    open_prs = [p for p in await gh.list_pulls(repo) if p.head.ref in heads]
+    if open_prs:
+        why = (
+            f"its pull request #{open_prs[0].number} is open: merging or closing it folds the run."
+        )
+        return refused_reply(command, why), False
+    for ref in refs:
+        await gh.delete_ref(repo, ref.ref.removeprefix("refs/"))
+    if not refs:
+        return f"magi run `{run_id}` has no branches left to fold.", True
+    return f"Folded magi run `{run_id}`: deleted {len(refs)} branch(es).", True
 
 
 async def _report(
