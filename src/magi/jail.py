@@ -144,6 +144,19 @@ def _real(paths: Iterable[Path | str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def own_install() -> list[Path]:
+    """magi's own interpreter environment and package tree, read-only in every jail.
+
+    The jail's ``/tmp`` is private, so a magi installed under it (a CI clone, a virtualenv
+    made in a temp dir) would leave a command agent run as ``python -m ...``, or a script
+    whose shebang names magi's interpreter, with nothing to start: nothing here is secret.
+    """
+    import magi
+
+    package = Path(magi.__file__).resolve().parent.parent
+    return list(dict.fromkeys([Path(sys.prefix).resolve(), package]))
+
+
 def seat_spec(
     decision: Decision,
     *,
@@ -171,6 +184,6 @@ def seat_spec(
         hide=_real(hide),
         git_dirs=_real(git_dirs),
         state=_real([*own, *state]),
-        read=_real(read),
+        read=_real([*read, *own_install()]),
         bwrap=decision.bwrap,
     )
