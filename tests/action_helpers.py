@@ -55,6 +55,9 @@ timeout_verify = 60
 [verify]
 e2e = ["python3 -m unittest -q"]
 
+[merge]
+mode = "local"  # a laptop's setting: on a runner the PR is the merge whatever this says
+
 [sandbox]
 state = [{state}]
 """

@@ -270,3 +270,19 @@ def test_the_artifact_is_scrubbed(ran):
     for path in _paths(world.artifact):
         if path.suffix in (".json", ".md", ".txt"):
             assert str(world.tmp) not in path.read_text(errors="replace"), path
+
+
+def test_on_a_runner_the_pull_request_is_the_merge(ran):
+    """merge.mode = local in the repo's config: compete records pr and squashes nothing."""
+    world, run_id = ran
+    run = Store(world.home).load_run(run_id)
+    assert run.merge is not None
+    assert (run.config.merge.mode, run.merge.mode, run.merge.result) == ("pr", "pr", "printed")
+    assert run.status.value == "ready"
+    main = subprocess.run(
+        ["git", "-C", str(world.repo), "log", "--format=%s", "main"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert run.task.cleaned.splitlines()[0] not in main  # nothing squashed onto the base

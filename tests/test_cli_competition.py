@@ -81,7 +81,9 @@ def test_run_prints_the_report_and_exits_zero_when_ready(repo, tmp_path):
     run = home(tmp_path).load(home(tmp_path).latest() or "")
     assert run.seed == 4
     won = run.candidate(run.tally.winner)
-    assert f"git merge {won.head}  # {won.branch}, as judged" in res.stdout
+    assert f"git merge --squash {won.head}" in res.stdout  # the recorded head, not the branch
+    assert f"# {won.branch}" in res.stdout
+    assert "as judged" not in res.stdout  # one merge command, the merge node's, not two
     assert "\x1b[" not in res.stdout, "piped output carries no escape codes"
 
 

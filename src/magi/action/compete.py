@@ -126,7 +126,7 @@ def compete(
         record = engine.resume(store, record.id, environ=environ, reporter=reporter).run
     elif record is None or record.status is RunStatus.FAILED:
         # A failed run is an attempt spent; `/magi retry` after it is a new competition.
-        config = engine.preflight(git.root, None, environ, reporter)
+        config = engine.preflight(git.root, None, environ, reporter, action=True)
         _hide(reporter, config)
         record = engine.start(
             task=issue.text,

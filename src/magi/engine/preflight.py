@@ -19,10 +19,13 @@ def preflight(
     reporter: Reporter,
     *,
     auth_check: bool = True,
+    action: bool = False,
 ) -> Config:
     """The config a run would use, or a ``PreflightError`` listing every problem found.
 
     ``auth_check`` includes each seated agent's login (see ``magi.engine.logins``).
+    ``action``: the run is the Action's, so its merge is the pull request whatever
+    ``merge.mode`` says (a runner's checkout is thrown away after the job).
     """
     d = diagnose(cwd, config_path, environ, auth_check=auth_check)
     errors = [p for p in d.problems if p.severity == "error"]
@@ -35,5 +38,10 @@ def preflight(
             f"the run cannot start:\n{lines}\n`magi doctor` shows the whole picture",
             d.exit_code or 1,
         )
+    if action:
+        if d.config.merge.mode == "local":
+            reporter.note("merge.mode = 'local' does not apply on a runner: the PR is the merge")
+        merge = d.config.merge.model_copy(update={"mode": "pr"})
+        return d.config.model_copy(update={"merge": merge})
     merge_preflight(d.config)  # merge.mode = "pr" is refused before anything is spent
     return d.config

@@ -7,7 +7,11 @@
   head), and a rebase that does not apply stops the run blocked with git's words. The base
   ref moves by compare-and-swap, or, when a worktree has it checked out, by ``merge
   --ff-only`` there, so nobody's checkout is left pointing at a tree it does not hold.
-* ``pr``: the Action's; until it exists, preflight refuses it (``preflight``).
+* ``pr``: the Action's. Its publish job opens the pull request from the recorded head and a
+  writer's ``merge`` comment lands it, so the node records that and the run is ``ready``.
+  ``magi action compete`` runs every competition with ``pr`` (a runner's checkout is thrown
+  away, so squashing there would land nothing); the CLI refuses ``pr`` at preflight, since
+  on a laptop nothing would open the pull request.
 """
 
 from __future__ import annotations
@@ -29,11 +33,16 @@ SUBJECT_CHARS = 72
 _IDENT = ("-c", f"user.name={NEUTRAL_NAME}", "-c", f"user.email={NEUTRAL_EMAIL}")
 
 
+PR_COMMAND = "publish opens the pull request; a writer's `merge` comment lands it"
+
+
 def preflight(config: Config) -> None:
+    """The CLI's check: ``pr`` is what the Action does, never a silent ``none`` here."""
     if config.merge.mode == "pr":
         raise ConfigError(
-            "merge.mode = 'pr' opens a pull request through the GitHub Action, which this magi "
-            "does not ship yet; use 'none' (print the command) or 'local' (squash onto the base)"
+            "merge.mode = 'pr' is the GitHub Action's: label the issue on GitHub (the App "
+            "dispatches `magi action compete`, whose publish job opens the pull request); "
+            "on the command line use 'none' (print the command) or 'local' (squash onto the base)"
         )
 
 
@@ -55,7 +64,11 @@ def run(ctx: Context) -> None:
     if r.merge is not None and r.merge.result == "merged":
         raise Stop(RunStatus.MERGED, f"squashed onto {r.merge.base} as {r.merge.commit}")
     if mode == "pr":
-        raise Stop(RunStatus.BLOCKED, "merge.mode = 'pr' needs the GitHub Action")
+        _record(ctx, MergeRecord(mode="pr", result="printed", command=PR_COMMAND, at=ctx.clock()))
+        with ctx.lock:
+            r.reason = f"reviewed and gated; {PR_COMMAND}"  # the runner sets ready
+            ctx.save()
+        return
     if mode == "none":
         # The recorded head, not the branch name: a branch can be moved after the tally, the
         # commit that was judged, reviewed and gated cannot.

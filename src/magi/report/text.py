@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -164,8 +166,9 @@ def _failures(v: RunView) -> list[RenderableType]:
     return _section("failed seats (who held each seat, and how each lost it)", rows)
 
 
-def render_view(v: RunView) -> RenderableType:
-    """The full text report of a view."""
+def render_view(v: RunView, road: Sequence[RenderableType] = ()) -> RenderableType:
+    """The full text report of a view; ``road`` (the winner's review, gate and merge) is
+    placed after the tally, in pipeline order, before the time and the costs."""
     base = f"{v.base}@{v.base_sha[:7]}" if v.base_sha else v.base
     header = [
         ("status", v.status),
@@ -193,17 +196,18 @@ def render_view(v: RunView) -> RenderableType:
     )
     events = [(f"{e.level} {e.node}", e.message) for e in v.events if e.level != "info"]
     parts += _section("warnings and errors", events)
-    parts += _costs(v)
-    if v.merge:
+    parts += road
+    if v.merge and not road:  # a run from before the merge node recorded its merge
         note = " (merge.mode = none: magi stops here)" if v.merge_mode == "none" else ""
         parts += [_heading("merge"), Text(f"{v.merge}{note}")]
+    parts += _costs(v)
     return Group(*parts)
 
 
 def render(run: Run) -> RenderableType:
     """The full text report of one run; the winner's road, then follow-ups, close it."""
-    parts: list[RenderableType] = [render_view(build(run))]
-    parts += _section("review, gate and merge", review_rows(run))
+    road = _section("review, gate and merge", review_rows(run))
+    parts: list[RenderableType] = [render_view(build(run), road)]
     if follow := follow_up_lines(run):
         parts += [_heading("follow-ups (minor findings nobody adopted)")]
         parts += [Text(line) for line in follow]

@@ -172,6 +172,8 @@ def _merge_mode(run: Run) -> str:
 
 
 def _merge_hint(run: Run) -> str | None:
+    if run.merge is not None:  # the merge node recorded what it printed or did
+        return run.merge.command
     if run.status is not RunStatus.READY or run.tally is None or run.tally.winner is None:
         return None
     winner = run.tally.winner
