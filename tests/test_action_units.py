@@ -17,6 +17,8 @@ from magi.action.posts import FOLLOW_UP, Poster, follow_ups
 from magi.action.remote import Remote
 from magi.core import markers
 from magi.core.posting import Policy
+from magi.state.model import Run
+from magi.state.review import FindingRecord, FixReport, Rejected, Review, ReviewRound
 from magi.testing.action import FakePublishGitHub
 
 
@@ -89,23 +91,20 @@ def test_a_failed_push_never_prints_the_token(tmp_path):
     assert TOKEN not in caught.value.message
 
 
-def _review(n: int) -> SimpleNamespace:
+def _review(n: int) -> Review:
     """A review record as the review loop writes it: minor findings, one adopted."""
     findings = [
-        SimpleNamespace(
-            id=f"R1-1-{i}",
-            severity="minor",
-            title=f"tidy {i}",
-            file="a.py",
-            line=i,
-            detail="@octocat look",
+        FindingRecord(
+            id=f"R1-1-{i}", round=1, seat="review-1", severity="minor", title=f"tidy {i}",
+            file="a.py", line=i, detail="@octocat look",
         )
         for i in range(1, n + 1)
-    ]
-    findings.append(SimpleNamespace(id="R1-1-99", severity="blocking", title="bug", file=None,
-                                    line=None, detail=""))  # fmt: skip
-    fix = SimpleNamespace(adopted=["R1-1-1"], rejected=[])
-    return SimpleNamespace(rounds=[SimpleNamespace(findings=findings, fix=fix)])
+    ]  # fmt: skip
+    findings.append(FindingRecord(id="R1-1-99", round=1, seat="review-1", severity="blocking",
+                                  title="bug"))  # fmt: skip
+    fix = FixReport(seat="impl-A", agent="x", status="ok", adopted=["R1-1-1"])
+    rnd = ReviewRound(round=1, head="c0ffee" * 6 + "c0ff", findings=findings, fix=fix)
+    return Review(label="A", branch="magi/x/A", rounds=[rnd])
 
 
 def test_unadopted_minor_findings_become_at_most_five_follow_ups_once(tmp_path):
@@ -157,11 +156,12 @@ def test_review_findings_link_to_the_pr_head_and_say_adopted_or_rejected():
 
     review = _review(2)
     review.outcome, review.reason = "rounds", "out of rounds"
-    review.rounds[0].round, review.rounds[0].head, review.rounds[0].e2e = 1, "c0ffee" * 6, None
-    review.rounds[0].fix.rejected = [SimpleNamespace(id="R1-1-2", reason="out of scope")]
-    run = SimpleNamespace(review=review, gate=None)
+    review.rounds[0].fix.rejected = [Rejected(id="R1-1-2", reason="out of scope")]  # type: ignore[union-attr]
+    fixture = Path(__file__).parent / "fixtures" / "report" / "run.json"
+    run = Run.model_validate_json(fixture.read_text(encoding="utf-8"))
+    run = run.model_copy(update={"review": review})
     links = Links(repo_url="https://github.example/octo/widgets", head="abc123")
-    text = "\n".join(s.body for s in review_sections(run, links))  # type: ignore[arg-type]
+    text = "\n".join(s.body for s in review_sections(run, links))
     assert (
         "**R1-1-1** (minor) [a.py:1](https://github.example/octo/widgets/blob/abc123/a.py#L1)"
         in text

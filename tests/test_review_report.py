@@ -81,3 +81,22 @@ def test_unadopted_minor_findings_close_the_report_as_follow_ups() -> None:
     assert [(f["id"], f["run"]) for f in data["follow_ups"]] == [("R1-1-1", run.id)]
     assert data["gate"]["ran"] is True
     assert data["review"]["rounds"][0]["seats"][1]["status"] == "timeout"
+
+
+def test_show_markdown_carries_the_review_the_pr_will_carry() -> None:
+    """`magi show --markdown` renders the review sections publish posts, not a placeholder."""
+    out = report.render_markdown(reviewed())
+    assert "has not run yet" not in out
+    assert "Outcome: clean" in out
+    assert "1 of 2 reviewers answered; **incomplete**: review-2 never answered" in out
+    assert "**R1-1-1** (minor) `a.py:3`: Name it — open" in out
+    assert "e2e: passed on `aaaaaaaaaaaa`" in out
+    assert "Gate: passed on aaaaaaaaaaaa" in out
+    assert "Follow-ups (minor findings nobody adopted)" in out
+
+
+def test_the_terminal_report_reads_in_pipeline_order() -> None:
+    """The winner's road comes after the tally and before the time and costs; one merge line."""
+    out = text(reviewed())
+    assert out.index("tally") < out.index("review, gate and merge") < out.index("time per node")
+    assert out.count("git merge --squash b") == 1

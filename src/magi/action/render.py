@@ -12,10 +12,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote as url_quote
 
-from magi.report import Safe, Section, build, inline, node_seconds
+from magi.report import Section, build, node_seconds
 from magi.report import comments as report_comments
+from magi.report.review_md import review_sections as report_review_sections
 from magi.state.model import Run, RunStatus
 
 __all__ = ["Comments", "Links", "comments", "ending", "gate_of", "pr_body", "review_of", "tracking"]
@@ -69,61 +69,9 @@ def ending(run: Run) -> str:
     return f"{s.value}: {reason}".strip()
 
 
-def _link(links: Links, file: str | None, line: int | None) -> str:
-    if not file:
-        return ""
-    shown = inline(f"{file}:{line}" if line else file)
-    if not links.head:
-        return f" `{shown}`"
-    anchor = f"#L{line}" if line else ""
-    return f" [{shown}]({links.repo_url}/blob/{links.head}/{quote_url(file)}{anchor})"
-
-
-def quote_url(path: str) -> str:
-    """A repository path as a URL path (agent-chosen names stay inside the link)."""
-    return url_quote(path, safe="/")
-
-
 def review_sections(run: Run, links: Links) -> list[Section]:
-    """The review loop's findings per round (ids, severities, file:line links to the PR's
-    head, adopted or rejected and why), its e2e and the gate, as the report's sections."""
-    review = review_of(run)
-    if review is None:
-        return []
-    sections: list[Section] = []
-    head = f"Outcome: {inline(review.outcome or 'in progress')}"
-    if review.reason:
-        head += f". {inline(review.reason)}"
-    sections.append(Section("Review loop", Safe(head + "\n")))
-    for rnd in review.rounds:
-        fix = rnd.fix
-        adopted = set(fix.adopted) if fix else set()
-        rejected = {r.id: r.reason for r in fix.rejected} if fix else {}
-        lines = []
-        for f in rnd.findings:
-            if f.id in adopted:
-                verdict = "adopted"
-            elif f.id in rejected:
-                verdict = f"rejected: {inline(rejected[f.id])}"
-            else:
-                verdict = "open"
-            lines.append(
-                f"- **{inline(f.id)}** ({inline(f.severity)}){_link(links, f.file, f.line)}: "
-                f"{inline(f.title)} — {verdict}"
-            )
-        if rnd.e2e is not None:
-            e = rnd.e2e
-            lines.append(
-                f"- e2e: {'deferred' if e.deferred else 'passed' if e.passed else 'failed'}"
-            )
-        body = "\n".join(lines) or "No findings."
-        sections.append(Section(f"Round {rnd.round} ({rnd.head[:10]})", Safe(body + "\n"), True))
-    gate = gate_of(run)
-    if gate is not None and gate.ran:
-        rows = [f"- `{inline(r.command)}`: exit {r.exit_code}" for r in gate.results]
-        verdict = "passed" if gate.passed else "failed"
-        sections.append(Section(f"Gate: {verdict}", Safe("\n".join(rows or ["(no command)"]))))
-    return sections
+    """The report's review sections, with file:line linked to the PR's head."""
+    return report_review_sections(run, links.repo_url, links.head)
 
 
 _OWN_MARKER = re.compile(r"^<!-- magi:[a-z-]+ [^\n]*?-->\n", re.M)

@@ -6,9 +6,9 @@ the view it returns, so the three renderings cannot disagree about what may be s
 
 from __future__ import annotations
 
-from magi.report.gfm import Safe, inline, quote
+from magi.report.gfm import Safe, Section, inline, quote
 from magi.report.json import node_seconds, report_json, seat_usage, view_json
-from magi.report.markdown import Comment, Section, comments, render_markdown, render_sections
+from magi.report.markdown import Comment, comments, render_markdown, render_sections
 from magi.report.text import cells, first_line, render, render_view, trim
 from magi.report.view import HIDDEN, RunView, build, revealed
 

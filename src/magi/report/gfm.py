@@ -17,6 +17,7 @@ a line boundary, closes the ``<details>`` left open, and says where the rest is.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 LIMIT = 65_536
 BLOCK_MAX = 20_000  # one agent's text may not crowd out every other judge's
@@ -120,3 +121,16 @@ def fit(body: str, where: str, limit: int = LIMIT) -> str:
     if not text.endswith("\n"):
         text += "\n"
     return text + _closers(state) + notice(len(lines) - len(kept))
+
+
+@dataclass(frozen=True)
+class Section:
+    """One titled section of the run summary comment: the review loop's seam (``review_md``).
+
+    ``body`` is markdown the caller built; agent text in it must already have gone through
+    ``gfm.inline`` or ``gfm.quote``. ``collapsed`` puts it in a ``<details>``.
+    """
+
+    title: str
+    body: Safe
+    collapsed: bool = False

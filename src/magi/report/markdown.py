@@ -15,25 +15,13 @@ from dataclasses import dataclass
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from magi.report.failures import SeatView
-from magi.report.gfm import LIMIT, Safe, fit, inline, quote
+from magi.report.gfm import LIMIT, Safe, Section, fit, inline, quote
+from magi.report.review_md import review_sections
 from magi.report.text import flags
 from magi.report.view import RankingView, RunView, VoteView, build
 from magi.state.model import Run
 
 SEPARATOR = "\n\n-------- 8< -------- next comment -------- 8< --------\n\n"
-
-
-@dataclass(frozen=True)
-class Section:
-    """One titled section of the run summary comment: the review loop's seam.
-
-    ``body`` is markdown the caller built; agent text in it must already have gone through
-    ``gfm.inline`` or ``gfm.quote``. ``collapsed`` puts it in a ``<details>``.
-    """
-
-    title: str
-    body: Safe
-    collapsed: bool = False
 
 
 @dataclass(frozen=True)
@@ -170,9 +158,10 @@ def render_sections(sections: Sequence[Section]) -> Safe:
     for s in sections:
         title = inline(s.title)
         if s.collapsed:
-            parts.append(f"<details>\n<summary>{title}</summary>\n\n{s.body}\n\n</details>\n")
+            body = s.body.rstrip("\n")
+            parts.append(f"<details>\n<summary>{title}</summary>\n\n{body}\n\n</details>\n")
         else:
-            parts.append(f"### {title}\n\n{s.body}\n")
+            parts.append(f"### {title}\n\n{s.body.rstrip()}\n")
     return Safe("\n".join(parts))
 
 
@@ -205,6 +194,8 @@ def comments(v: RunView, sections: Sequence[Section] = ()) -> tuple[Comment, ...
     return (tally_comment(v), transcripts_comment(v), review_comment(v, sections))
 
 
-def render_markdown(run: Run, sections: Sequence[Section] = ()) -> str:
-    """Every comment of ``run``, one after another (``magi show --markdown``)."""
-    return SEPARATOR.join(c.body.rstrip("\n") for c in comments(build(run), sections)) + "\n"
+def render_markdown(run: Run) -> str:
+    """Every comment of ``run``, one after another (``magi show --markdown``): what the PR
+    carries, its review sections included (file:line as code spans: no PR head to link)."""
+    bodies = comments(build(run), review_sections(run))
+    return SEPARATOR.join(c.body.rstrip("\n") for c in bodies) + "\n"
