@@ -17,18 +17,22 @@ from githubkit.response import Response
 from pydantic import ValidationError
 
 from magi.github.models import (
+    Blob,
     CheckRun,
     CombinedStatus,
     Comment,
     Commit,
     Content,
     Dispatch,
+    GitCommit,
     GitRef,
+    GitTree,
     Issue,
     MergeResult,
     Permission,
     PullRequest,
     Repo,
+    TreeEntry,
     WorkflowRun,
 )
 from magi.github.port import GitHubError
@@ -370,3 +374,64 @@ class GitHubKitPort:
             r.async_get_combined_status_for_ref, repo.owner, repo.name, ref, per_page=PAGE
         )
         return self._parse(CombinedStatus, data)
+
+    # -- git objects (the Git Data API) ---------------------------------------------------
+    # https://docs.github.com/en/rest/git/commits, .../git/trees, .../git/blobs
+    async def get_git_commit(self, repo: Repo, sha: str) -> GitCommit:
+        data = await self._call(self.gh.rest.git.async_get_commit, repo.owner, repo.name, sha)
+        try:
+            return GitCommit.from_api(data)
+        except (KeyError, TypeError, ValidationError) as exc:
+            raise GitHubError("GitHub answered an unexpected git commit shape") from exc
+
+    async def get_tree(self, repo: Repo, sha: str) -> GitTree:
+        data = await self._call(self.gh.rest.git.async_get_tree, repo.owner, repo.name, sha)
+        return self._parse(GitTree, data)
+
+    async def get_blob(self, repo: Repo, sha: str) -> Blob:
+        data = await self._call(self.gh.rest.git.async_get_blob, repo.owner, repo.name, sha)
+        if not isinstance(data, dict) or data.get("encoding") != "base64":
+            raise GitHubError(f"GitHub answered blob {sha[:12]} in an unexpected shape")
+        try:
+            content = base64.b64decode(str(data.get("content", "")))
+        except ValueError as exc:
+            raise GitHubError(f"GitHub answered blob {sha[:12]} with bad base64") from exc
+        return Blob(sha=str(data.get("sha", sha)), content=content)
+
+    async def create_blob(self, repo: Repo, content: bytes) -> str:
+        data = await self._call(
+            self.gh.rest.git.async_create_blob,
+            repo.owner,
+            repo.name,
+            content=base64.b64encode(content).decode("ascii"),
+            encoding="base64",
+        )
+        if not isinstance(data, dict) or not isinstance(data.get("sha"), str):
+            raise GitHubError("GitHub answered a blob without a sha")
+        return str(data["sha"])
+
+    async def create_tree(
+        self, repo: Repo, entries: Sequence[TreeEntry], *, base_tree: str | None
+    ) -> GitTree:
+        tree = [{"path": e.path, "mode": e.mode, "type": e.type, "sha": e.sha} for e in entries]
+        kw: dict[str, Any] = {"base_tree": base_tree} if base_tree else {}
+        data = await self._call(
+            self.gh.rest.git.async_create_tree, repo.owner, repo.name, tree=tree, **kw
+        )
+        return self._parse(GitTree, data)
+
+    async def create_git_commit(
+        self, repo: Repo, *, message: str, tree: str, parents: Sequence[str]
+    ) -> GitCommit:
+        data = await self._call(
+            self.gh.rest.git.async_create_commit,
+            repo.owner,
+            repo.name,
+            message=message,
+            tree=tree,
+            parents=list(parents),
+        )
+        try:
+            return GitCommit.from_api(data)
+        except (KeyError, TypeError, ValidationError) as exc:
+            raise GitHubError("GitHub answered an unexpected git commit shape") from exc

@@ -162,3 +162,47 @@ class Commit(_Model):
     def from_api(cls, data: dict[str, Any]) -> Commit:
         date = ((data.get("commit") or {}).get("committer") or {}).get("date")
         return cls(sha=data["sha"], committed_at=date)
+
+
+class TreeEntry(_Model):
+    """One entry of a git tree (``mode`` 100644 blob, 040000 tree, ...)."""
+
+    path: str
+    mode: str
+    type: str
+    sha: str
+    size: int | None = None
+
+
+class GitTree(_Model):
+    """``GET /repos/{o}/{r}/git/trees/{sha}``: one level, unless asked recursively."""
+
+    sha: str
+    tree: list[TreeEntry] = Field(default_factory=list)
+    truncated: bool = False
+
+
+class GitCommit(_Model):
+    """A git commit object (the Git Data API's, not the repository commit's): its tree and
+    parents by sha."""
+
+    sha: str
+    message: str = ""
+    tree: str
+    parents: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def from_api(cls, data: dict[str, Any]) -> GitCommit:
+        return cls(
+            sha=data["sha"],
+            message=data.get("message") or "",
+            tree=data["tree"]["sha"],
+            parents=[p["sha"] for p in data.get("parents") or []],
+        )
+
+
+class Blob(_Model):
+    """A git blob, its content already decoded from the API's base64."""
+
+    sha: str
+    content: bytes

@@ -16,18 +16,22 @@ from typing import Protocol
 
 from magi.errors import MagiError
 from magi.github.models import (
+    Blob,
     CheckRun,
     CombinedStatus,
     Comment,
     Commit,
     Content,
     Dispatch,
+    GitCommit,
     GitRef,
+    GitTree,
     Issue,
     MergeResult,
     Permission,
     PullRequest,
     Repo,
+    TreeEntry,
     WorkflowRun,
 )
 
@@ -72,6 +76,13 @@ CALLS: Mapping[str, tuple[str, str]] = {
     "create_check_run": ("checks", "write"),
     "update_check_run": ("checks", "write"),
     "combined_status": ("statuses", "read"),
+    # the Git Data API: run records in refs/magi/runs/<id> (magi.github.records)
+    "get_git_commit": ("contents", "read"),
+    "get_tree": ("contents", "read"),
+    "get_blob": ("contents", "read"),
+    "create_blob": ("contents", "write"),
+    "create_tree": ("contents", "write"),
+    "create_git_commit": ("contents", "write"),
 }
 
 
@@ -153,3 +164,16 @@ class GitHubPort(Protocol):
         summary: str = "",
     ) -> CheckRun: ...
     async def combined_status(self, repo: Repo, ref: str) -> CombinedStatus: ...
+
+    # git objects (the Git Data API): how the App reads and writes run records without git.
+    # update_ref(force=False) on a ref that moved meanwhile is a 422 ("not a fast forward").
+    async def get_git_commit(self, repo: Repo, sha: str) -> GitCommit: ...
+    async def get_tree(self, repo: Repo, sha: str) -> GitTree: ...
+    async def get_blob(self, repo: Repo, sha: str) -> Blob: ...
+    async def create_blob(self, repo: Repo, content: bytes) -> str: ...
+    async def create_tree(
+        self, repo: Repo, entries: Sequence[TreeEntry], *, base_tree: str | None
+    ) -> GitTree: ...
+    async def create_git_commit(
+        self, repo: Repo, *, message: str, tree: str, parents: Sequence[str]
+    ) -> GitCommit: ...

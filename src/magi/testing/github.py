@@ -6,6 +6,8 @@ checks, statuses, workflow runs, collaborator permissions) and implements every 
 injected per method with ``fail(name, error, times=1)``. Each call yields to the event loop
 once before it acts, so concurrent callers really interleave (as they would over HTTP), and
 ``create_ref`` keeps GitHub's atomicity: of two creators of one ref exactly one wins.
+Git objects (blobs, trees, commits of the Git Data API) are kept by their real git sha,
+and ``update_ref(force=False)`` refuses what is not a fast forward, as GitHub does (422).
 
 The HTTP double that the githubkit adapter is tested against is ``magi.testing.github_http``.
 """
@@ -13,6 +15,7 @@ The HTTP double that the githubkit adapter is tested against is ``magi.testing.g
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from magi.github.models import (
+    Blob,
     Branch,
     CheckRun,
     CombinedStatus,
@@ -27,13 +31,16 @@ from magi.github.models import (
     Commit,
     Content,
     Dispatch,
+    GitCommit,
     GitRef,
+    GitTree,
     Issue,
     MergeResult,
     Permission,
     PullRequest,
     Repo,
     StatusContext,
+    TreeEntry,
     User,
     WorkflowRun,
 )
@@ -70,6 +77,8 @@ class World:
     runs: dict[int, WorkflowRun] = field(default_factory=dict)
     dispatches: list[dict[str, Any]] = field(default_factory=list)
     merges: list[dict[str, Any]] = field(default_factory=list)
+    # git objects by sha: bytes (a blob), a list of TreeEntry (a tree), or a GitCommit
+    objects: dict[str, bytes | list[TreeEntry] | GitCommit] = field(default_factory=dict)
 
 
 class FakeGitHub:
@@ -130,6 +139,48 @@ class FakeGitHub:
 
     def comments_on(self, repo: Repo | str, number: int) -> list[str]:
         return [c.body for c in self.world(repo).comments.get(number, [])]
+
+    def commit_files(
+        self,
+        repo: Repo | str,
+        files: Mapping[str, str | bytes],
+        *,
+        parent: str | None = None,
+        message: str = "",
+    ) -> str:
+        """Store ``files`` (``dir/name`` paths) as one commit on ``parent``; its sha."""
+        w = self.world(repo)
+        entries = [TreeEntry(path=k, mode="100644", type="blob", sha="") for k in files]
+        blobs = {
+            k: _put(w, v.encode() if isinstance(v, str) else v, "blob") for k, v in files.items()
+        }
+        tree = _tree_with(w, [], [e.model_copy(update={"sha": blobs[e.path]}) for e in entries])
+        return _commit(w, message or "files", tree, [parent] if parent else [])
+
+    def file_at(self, repo: Repo | str, commit: str, path: str) -> bytes | None:
+        """The content of ``path`` in ``commit`` (None when absent)."""
+        w = self.world(repo)
+        obj = w.objects.get(commit)
+        node: Any = w.objects.get(obj.tree) if isinstance(obj, GitCommit) else None
+        *dirs, name = path.split("/")
+        for part in [*dirs, name]:
+            if not isinstance(node, list):
+                return None
+            entry = next((e for e in node if e.path == part), None)
+            node = w.objects.get(entry.sha) if entry else None
+        return node if isinstance(node, bytes) else None
+
+    def ancestors(self, repo: Repo | str, sha: str) -> set[str]:
+        """``sha`` and every commit reachable from it."""
+        w, seen, todo = self.world(repo), set(), [sha]
+        while todo:
+            cur = todo.pop()
+            obj = w.objects.get(cur)
+            if cur in seen or not isinstance(obj, GitCommit):
+                continue
+            seen.add(cur)
+            todo.extend(obj.parents)
+        return seen
 
     async def _enter(self, call: str, repo: Repo, /, **args: Any) -> World:
         self.calls.append(Call(call, repo.full_name, args))
@@ -218,7 +269,13 @@ class FakeGitHub:
 
     async def update_ref(self, repo: Repo, ref: str, sha: str, *, force: bool) -> GitRef:
         w = await self._enter("update_ref", repo, ref=ref, sha=sha, force=force)
-        w.refs[ref.removeprefix("refs/")] = sha
+        key = ref.removeprefix("refs/")
+        old = w.refs.get(key)
+        if old is None:
+            raise GitHubError("Reference does not exist", status=422)
+        if not force and old != sha and old not in self.ancestors(repo, sha):
+            raise GitHubError("Update is not a fast forward", status=422)
+        w.refs[key] = sha
         return GitRef(ref=f"refs/{ref.removeprefix('refs/')}", sha=sha)
 
     async def matching_refs(self, repo: Repo, prefix: str) -> list[GitRef]:
@@ -357,3 +414,116 @@ class FakeGitHub:
         return CombinedStatus(
             state=state if statuses else "pending", total_count=len(statuses), statuses=statuses
         )
+
+    # -- git objects --------------------------------------------------------------------
+    async def get_git_commit(self, repo: Repo, sha: str) -> GitCommit:
+        w = await self._enter("get_git_commit", repo, sha=sha)
+        obj = w.objects.get(sha)
+        if not isinstance(obj, GitCommit):
+            raise GitHubError("Not Found", status=404)
+        return obj
+
+    async def get_tree(self, repo: Repo, sha: str) -> GitTree:
+        w = await self._enter("get_tree", repo, sha=sha)
+        obj = w.objects.get(sha)
+        if not isinstance(obj, list):
+            raise GitHubError("Not Found", status=404)
+        return GitTree(sha=sha, tree=list(obj))
+
+    async def get_blob(self, repo: Repo, sha: str) -> Blob:
+        w = await self._enter("get_blob", repo, sha=sha)
+        obj = w.objects.get(sha)
+        if not isinstance(obj, bytes):
+            raise GitHubError("Not Found", status=404)
+        return Blob(sha=sha, content=obj)
+
+    async def create_blob(self, repo: Repo, content: bytes) -> str:
+        w = await self._enter("create_blob", repo, size=len(content))
+        return _put(w, content, "blob")
+
+    async def create_tree(
+        self, repo: Repo, entries: Sequence[TreeEntry], *, base_tree: str | None
+    ) -> GitTree:
+        w = await self._enter(
+            "create_tree", repo, paths=[e.path for e in entries], base_tree=base_tree
+        )
+        base: list[TreeEntry] = []
+        if base_tree is not None:
+            found = w.objects.get(base_tree)
+            if not isinstance(found, list):
+                raise GitHubError("base_tree is not a valid tree oid", status=422)
+            base = found
+        for e in entries:
+            if e.sha not in w.objects:
+                raise GitHubError(f"Invalid tree info: {e.sha} does not exist", status=422)
+        sha = _tree_with(w, base, list(entries))
+        return GitTree(sha=sha, tree=_entries(w, sha))
+
+    async def create_git_commit(
+        self, repo: Repo, *, message: str, tree: str, parents: Sequence[str]
+    ) -> GitCommit:
+        w = await self._enter(
+            "create_git_commit", repo, message=message, tree=tree, parents=list(parents)
+        )
+        if not isinstance(w.objects.get(tree), list):
+            raise GitHubError("Tree SHA does not exist", status=422)
+        if any(not isinstance(w.objects.get(p), GitCommit) for p in parents):
+            raise GitHubError("Parent SHA does not exist or is not a commit object", status=422)
+        sha = _commit(w, message, tree, list(parents))
+        w.commits.setdefault(sha, self.now)
+        return GitCommit(sha=sha, message=message, tree=tree, parents=list(parents))
+
+
+def _entries(w: World, sha: str) -> list[TreeEntry]:
+    obj = w.objects.get(sha)
+    return list(obj) if isinstance(obj, list) else []
+
+
+def _put(w: World, data: bytes, kind: str, obj: Any = None) -> str:
+    """Store an object under its real git sha (``<kind> <size>\\0<data>``)."""
+    sha = hashlib.sha1(f"{kind} {len(data)}".encode() + b"\0" + data).hexdigest()  # noqa: S324 - git's own object name
+    w.objects.setdefault(sha, data if obj is None else obj)
+    return sha
+
+
+def _tree_bytes(entries: list[TreeEntry]) -> bytes:
+    # git orders a tree by name, a subtree's name as if it ended in "/"
+    def key(e: TreeEntry) -> bytes:
+        return (e.path + ("/" if e.type == "tree" else "")).encode()
+
+    return b"".join(
+        f"{e.mode.lstrip('0')} {e.path}".encode() + b"\0" + bytes.fromhex(e.sha)
+        for e in sorted(entries, key=key)
+    )
+
+
+def _tree_with(w: World, base: list[TreeEntry], changes: list[TreeEntry]) -> str:
+    """A tree: ``base`` with ``changes`` laid over it (``dir/name`` paths make subtrees)."""
+    here = {e.path: e for e in base}
+    nested: dict[str, list[TreeEntry]] = {}
+    for e in changes:
+        head, sep, rest = e.path.partition("/")
+        if sep:
+            nested.setdefault(head, []).append(e.model_copy(update={"path": rest}))
+        else:
+            here[e.path] = e
+    for name, inner in nested.items():
+        old = here.get(name)
+        sub = w.objects.get(old.sha) if old is not None and old.type == "tree" else None
+        sha = _tree_with(w, sub if isinstance(sub, list) else [], inner)
+        here[name] = TreeEntry(path=name, mode="040000", type="tree", sha=sha)
+    entries = sorted(here.values(), key=lambda e: e.path)
+    sized = [
+        e.model_copy(update={"size": len(b)}) if isinstance(b := w.objects.get(e.sha), bytes) else e
+        for e in entries
+    ]
+    return _put(w, _tree_bytes(sized), "tree", sized)
+
+
+def _commit(w: World, message: str, tree: str, parents: list[str]) -> str:
+    lines = [f"tree {tree}", *(f"parent {p}" for p in parents)]
+    ident = "magi <magi@invalid> 0 +0000"
+    text = "\n".join([*lines, f"author {ident}", f"committer {ident}", "", message])
+    sha = hashlib.sha1(f"commit {len(text.encode())}".encode() + b"\0" + text.encode()).hexdigest()  # noqa: S324
+    w.objects.setdefault(sha, GitCommit(sha=sha, message=message, tree=tree, parents=parents))
+    return sha

@@ -31,6 +31,7 @@ from magi.testing.github_routes import ROUTES, Handler, over
 DATA = Path(__file__).parent / "github_api"
 OPERATIONS = DATA / "operations.tsv"
 EXAMPLES = DATA / "examples.json"
+GIT_EXAMPLES = DATA / "examples-git.json"  # the Git Data API's, from GitHub's REST docs
 
 
 def load_operations(path: Path) -> list[tuple[str, re.Pattern[str]]]:
@@ -89,7 +90,7 @@ class GitHubHTTP:
 
     def __init__(self, fake: FakeGitHub, operations: Path = OPERATIONS) -> None:
         self.fake = fake
-        self.examples = load_examples()
+        self.examples = {**load_examples(), **load_examples(GIT_EXAMPLES)}
         known = load_operations(operations)
         self.routes: list[Route] = []
         for method, template, fn in ROUTES:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from magi.github.models import Repo
+from magi.github.models import Repo, TreeEntry
 
 if TYPE_CHECKING:
     from magi.testing.github_http import GitHubHTTP
@@ -201,6 +201,80 @@ async def _matching(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Requ
     refs = await d.fake.matching_refs(repo, p["ref"])
     example = (d.example("GET", C + "/git/matching-refs/{ref}") or [{}])[0]
     return 200, [over(example, _ref(g)) for g in refs]
+
+
+def _entry(d: GitHubHTTP, template: str, e: Any) -> dict[str, Any]:
+    example = (d.example(*template.split(" ", 1)).get("tree") or [{}])[0]
+    ours = {"path": e.path, "mode": e.mode, "type": e.type, "sha": e.sha}
+    entry = over(example, ours | ({"size": e.size} if e.size is not None else {}))
+    if e.size is None:
+        entry.pop("size", None)  # GitHub gives no size for a subtree
+    return entry
+
+
+def _git_commit(c: Any) -> dict[str, Any]:
+    return {
+        "sha": c.sha,
+        "message": c.message,
+        "tree": {"sha": c.tree},
+        "parents": [{"sha": s} for s in c.parents],
+    }
+
+
+@route("GET", C + "/git/commits/{commit_sha}")
+async def _get_git_commit(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    c = await d.fake.get_git_commit(repo, p["commit_sha"])
+    return 200, d.shaped("GET", C + "/git/commits/{commit_sha}", _git_commit(c))
+
+
+@route("POST", C + "/git/commits")
+async def _create_git_commit(
+    d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request
+) -> Any:
+    b = _body(rq)
+    c = await d.fake.create_git_commit(
+        repo, message=b["message"], tree=b["tree"], parents=b.get("parents", [])
+    )
+    return 201, d.shaped("POST", C + "/git/commits", _git_commit(c))
+
+
+@route("GET", C + "/git/trees/{tree_sha}")
+async def _get_tree(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    t = await d.fake.get_tree(repo, p["tree_sha"])
+    key = "GET " + C + "/git/trees/{tree_sha}"
+    tree = [_entry(d, key, e) for e in t.tree]
+    return 200, d.shaped("GET", C + "/git/trees/{tree_sha}", {"sha": t.sha, "tree": tree})
+
+
+@route("POST", C + "/git/trees")
+async def _create_tree(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    b = _body(rq)
+    entries = [TreeEntry.model_validate(e) for e in b.get("tree", [])]
+    t = await d.fake.create_tree(repo, entries, base_tree=b.get("base_tree"))
+    tree = [_entry(d, "POST " + C + "/git/trees", e) for e in t.tree]
+    body = {"sha": t.sha, "tree": tree, "truncated": False}
+    return 201, d.shaped("POST", C + "/git/trees", body)
+
+
+@route("GET", C + "/git/blobs/{file_sha}")
+async def _get_blob(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    blob = await d.fake.get_blob(repo, p["file_sha"])
+    # GitHub wraps the base64 at 60 columns; a reader must not assume one line.
+    raw = base64.b64encode(blob.content).decode()
+    content = "\n".join(raw[i : i + 60] for i in range(0, len(raw), 60)) + "\n"
+    ours = {"sha": blob.sha, "content": content, "encoding": "base64", "size": len(blob.content)}
+    return 200, d.shaped("GET", C + "/git/blobs/{file_sha}", ours)
+
+
+@route("POST", C + "/git/blobs")
+async def _create_blob(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    b = _body(rq)
+    if b.get("encoding", "utf-8") == "base64":
+        content = base64.b64decode(b["content"])
+    else:
+        content = str(b["content"]).encode()
+    sha = await d.fake.create_blob(repo, content)
+    return 201, d.shaped("POST", C + "/git/blobs", {"sha": sha})
 
 
 @route("POST", C + "/actions/workflows/{workflow_id}/dispatches")
