@@ -127,3 +127,16 @@ async def deliver(
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
         return await client.post("/webhook", content=body, headers=headers)
+
+
+def store_record(
+    fake: FakeGitHub, text: str, run_id: str, *, files: dict[str, str] | None = None
+) -> str:
+    """Publish ``text`` as ``run.json`` in ``refs/magi/runs/<run_id>`` (on its last commit)."""
+    ref = f"magi/runs/{run_id}"
+    parent = fake.world(REPO).refs.get(ref)
+    sha = fake.commit_files(
+        REPO, {"run.json": text, "published.json": "{}\n", **(files or {})}, parent=parent
+    )
+    fake.world(REPO).refs[ref] = sha
+    return sha

@@ -11,7 +11,7 @@ import pytest
 
 from magi.errors import StateError
 from magi.state.migrations import MIGRATIONS, Migration, Record, migrate, record_version
-from magi.state.model import SCHEMA, Run
+from magi.state.model import SCHEMA, Run, RunStatus
 
 FIXTURES = Path(__file__).parent / "fixtures" / "state"
 
@@ -196,9 +196,34 @@ def test_a_record_from_before_required_checks_reads_with_the_default() -> None:
 def test_schema_4_reads_as_5_with_nothing_found_and_no_process_tracked() -> None:
     """guards_recorded: a schema-4 record validates as is, with the new fields empty."""
     record = frozen("run-schema4.json")
-    out = migrate(record)
-    assert out["schema"] == SCHEMA == 5
+    out = migrate(record, target=5)
+    assert out["schema"] == 5
     run = Run.model_validate(out)
     assert run.processes == []
     assert all(s.violations == [] for s in run.seats.values())
     assert all(c.sabotaged is None for c in run.candidates)
+
+
+def test_schema_5_reads_as_6_with_its_pr_ending_unknown() -> None:
+    """pr_endings_recorded: a schema-5 record reads unchanged; nothing says merged or closed."""
+    record = frozen("run-schema5.json")
+    out = migrate(record)
+    assert out["schema"] == SCHEMA == 6
+    assert {k: v for k, v in out.items() if k != "schema"} == {
+        k: v for k, v in record.items() if k != "schema"
+    }
+    run = Run.model_validate(out)
+    assert run.merge is None
+    assert run.status is RunStatus.READY
+
+
+def test_a_closed_pr_is_a_finished_run() -> None:
+    """closed is an ending: not resumable, and a merge record of mode pr may say so."""
+    assert RunStatus.CLOSED.finished
+    record = {
+        **migrate(frozen("run-schema5.json")),
+        "status": "closed",
+        "merge": {"mode": "pr", "result": "closed", "pr": 7, "head": "a" * 40},
+    }
+    run = Run.model_validate(record)
+    assert run.merge is not None and run.merge.pr == 7

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from magi.app import stats
 from magi.app.context import AppContext, repo_config, said_ref
 from magi.app.events import Delivery, IssueCommentEvent, Router
 from magi.app.merge import issue_of
@@ -31,7 +32,7 @@ DISPATCHED = {
     Verb.COUNCIL: "council",
     Verb.REVIEW: "review",
 }
-NEEDS_RUN = frozenset({Verb.RETRY, Verb.STOP, Verb.FOLD, Verb.STATUS, Verb.STATS})
+NEEDS_RUN = frozenset({Verb.RETRY, Verb.STOP, Verb.FOLD, Verb.STATUS})
 # A council or a review is about the thread it was asked on, and its question stays in the
 # comment: the runner's read-only job reads the comment by id (a workflow input is not a
 # place for a stranger's text).
@@ -99,6 +100,8 @@ async def _run(
         return refused_reply(command, f"`.magi/config.toml` is invalid: {exc}"), False
     if verb in PANELS:
         return await _panel(gh, repo, config, p, command)
+    if verb is Verb.STATS:  # the repository's run records, not this issue's run alone
+        return await stats.reply(ctx, gh, repo, d.id), True
     issue = await _target(ctx, gh, repo, p)
     run = markers.latest(ctx.own(await gh.list_comments(repo, issue)), markers.RUN)
     if verb in NEEDS_RUN and run is None:
@@ -208,6 +211,7 @@ async def _fold(gh: GitHubPort, repo: Repo, command: Command, run_id: str) -> tu
 async def _report(
     gh: GitHubPort, repo: Repo, config: Config, verb: Verb, issue: int, run: Mapping[str, str]
 ) -> str:
+    """``/magi status``: the run on this issue and its runner, as GitHub has them."""
     run_id = run.get("run", "")
     wid = run.get("workflow_run", "")
     runs = {r.id: r for r in await gh.list_workflow_runs(repo, config.github.workflow)}
@@ -217,16 +221,5 @@ async def _report(
         if current
         else "not known to GitHub"
     )
-    if verb is Verb.STATUS:
-        where = f" [workflow run]({current.html_url})" if current and current.html_url else ""
-        return f"magi run `{run_id}` on #{issue}: runner {state}.{where}"
-    branches = await gh.matching_refs(repo, f"heads/magi/{run_id}/")
-    claimed = await gh.get_ref(repo, f"magi/claims/issue-{issue}") is not None
-    lines = [
-        f"magi run `{run_id}` on #{issue}:",
-        f"- runner: {state}",
-        f"- candidate branches: {len(branches)}",
-        f"- issue claimed: {'yes' if claimed else 'no'}",
-        f"- graph: {config.graph.candidates} candidates, {config.graph.judges} judges",
-    ]
-    return "\n".join(lines)
+    where = f" [workflow run]({current.html_url})" if current and current.html_url else ""
+    return f"magi run `{run_id}` on #{issue}: runner {state}.{where}"

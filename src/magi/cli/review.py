@@ -79,10 +79,15 @@ def fix(
 @app.command()
 def stats(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable figures.")] = False,
+    as_markdown: Annotated[
+        bool, typer.Option("--markdown", help="The figures as GitHub markdown (`/magi stats`).")
+    ] = False,
 ) -> None:
-    """Relative figures over every stored run; each says how many runs it rests on."""
+    """Relative figures over every stored run that was tallied; each says how many runs it
+    rests on."""
     from magi.core import stats as figures
     from magi.errors import MagiError
+    from magi.report.view import revealed
     from magi.state.store import Store, magi_home
 
     store = Store(magi_home())
@@ -92,8 +97,13 @@ def stats(
             runs.append(store.load_run(run_id))
         except MagiError:
             continue  # `magi list` reports unreadable records; stats count what can be read
-    s = figures.compute(runs)
+    # The figures name agents: a run not tallied yet must not say who sits in it.
+    shown = [r for r in runs if revealed(r)]
+    s = figures.compute(shown)
+    s.hidden = len(runs) - len(shown)
     if as_json:
         typer.echo(json.dumps(figures.as_json(s), indent=2, sort_keys=True))
+    elif as_markdown:
+        typer.echo(figures.markdown(s), nl=False)
     else:
         typer.echo(figures.render(s), nl=False)

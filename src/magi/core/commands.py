@@ -34,7 +34,7 @@ HELP: dict[Verb, str] = {
     Verb.STOP: "cancel the runner's workflow run; the run stays resumable",
     Verb.FOLD: "remove a finished run's candidate branches",
     Verb.STATUS: "reply with where the run is",
-    Verb.STATS: "reply with the run's figures",
+    Verb.STATS: "reply with the figures over the repository's run records",
     Verb.COUNCIL: "`/magi council <question>`: put a question to the blind, weighted panel",
     Verb.REVIEW: "a review panel on this pull request's diff (`/magi review high`: the tier)",
 }

@@ -13,6 +13,11 @@ figure is a ``Ratio``: the count, what it is out of, and the number of runs behi
 * judging: per judge agent, how often its vote went to the candidate in each presentation
   slot of its own packet (position bias), and how often it voted for an author of its own
   vendor (``kind``).
+
+Figures name agents, so only runs whose authors may be shown are counted (the blind rule of
+``magi.report.view.revealed``: the tally elected someone, or the run is over); the callers
+(``magi stats``, the App's ``/magi stats``) filter with it and say in ``hidden`` how many
+they left out. ``render`` is the terminal's text, ``markdown`` the same figures for GitHub.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from typing import Any
 from magi.core.review import adopted_ids, unique_findings
 from magi.state.model import Run
 
-__all__ = ["Ratio", "Stats", "as_json", "compute", "render"]
+__all__ = ["Ratio", "Stats", "as_json", "compute", "markdown", "render"]
 
 
 @dataclass
@@ -64,6 +69,7 @@ def _table() -> defaultdict[str, Ratio]:
 @dataclass
 class Stats:
     runs: int = 0
+    hidden: int = 0  # runs left out by the blind rule (not tallied yet)
     wins: defaultdict[str, Ratio] = field(default_factory=_table)
     produced_nothing: defaultdict[str, Ratio] = field(default_factory=_table)
     findings_per_round: Ratio = field(default_factory=Ratio)  # count findings / total rounds
@@ -145,6 +151,7 @@ def as_json(s: Stats) -> dict[str, Any]:
     fpr = s.findings_per_round
     return {
         "runs": s.runs,
+        "hidden": s.hidden,
         "implementation": {"win_rate": _map(s.wins), "produced_nothing": _map(s.produced_nothing)},
         "review": {
             "findings_per_round": {
@@ -167,7 +174,10 @@ def as_json(s: Stats) -> dict[str, Any]:
 
 def render(s: Stats) -> str:
     """The plain-text figures ``magi stats`` prints."""
-    lines = [f"{s.runs} runs on disk. Relative figures on your workload, not a benchmark.", ""]
+    lines = [f"{s.runs} runs on disk. Relative figures on your workload, not a benchmark."]
+    if s.hidden:
+        lines.append(_hidden(s.hidden))
+    lines.append("")
 
     def table(title: str, rows: dict[str, Ratio]) -> None:
         lines.append(title)
@@ -192,5 +202,48 @@ def render(s: Stats) -> str:
         lines.append(f"  {agent:<16} {cells}")
     if not s.slots:
         lines.append("  (no data)")
+    table("judge voted for its own vendor (kind)", s.same_vendor)
+    return "\n".join(lines) + "\n"
+
+
+def _hidden(n: int) -> str:
+    runs = "run is" if n == 1 else "runs are"
+    return f"{n} {runs} not counted: not tallied yet, so who sat where stays hidden."
+
+
+def markdown(s: Stats, *, where: str = "stored") -> str:
+    """The same figures as ``render``, as GitHub markdown (one list per figure)."""
+    noun = "run" if s.runs == 1 else "runs"
+    lines = [f"**{s.runs} {where} {noun}.** Relative figures on your workload, not a benchmark."]
+    if s.hidden:
+        lines.append(f"_{_hidden(s.hidden)}_")
+
+    def table(title: str, rows: dict[str, Ratio]) -> None:
+        lines.extend(["", f"**{title}**"])
+        lines.extend(f"- `{k}`: {rows[k].text()}" for k in sorted(rows))
+        if not rows:
+            lines.append("- (no data)")
+
+    table("win rate (wins / runs implemented)", s.wins)
+    table("produced nothing", s.produced_nothing)
+    fpr = s.findings_per_round
+    per = f"{fpr.count / fpr.total:.2f}" if fpr.total else "n/a"
+    lines.extend(
+        [
+            "",
+            f"**findings per round:** {per} ({fpr.count} in {fpr.total} rounds,"
+            f" {len(fpr.runs)} runs)",
+        ]
+    )
+    table("reviewer precision (adopted / submitted)", s.precision)
+    table("unique-find rate", s.unique)
+    table("reviewer rounds never answered", s.silent)
+    lines.extend(["", f"**e2e failed while every static review was clean:** {s.e2e_only.text()}"])
+    lines.extend(["", "**judge votes by presentation slot**"])
+    for agent in sorted(s.slots):
+        cells = ", ".join(f"slot {k}: {v.text()}" for k, v in sorted(s.slots[agent].items()))
+        lines.append(f"- `{agent}`: {cells}")
+    if not s.slots:
+        lines.append("- (no data)")
     table("judge voted for its own vendor (kind)", s.same_vendor)
     return "\n".join(lines) + "\n"

@@ -96,12 +96,24 @@ def _guards_recorded(record: Record) -> Record:
     return record
 
 
+def _pr_endings(record: Record) -> Record:
+    """Schema 5 -> 6: a run's pull request merged or closed is recorded in the run.
+
+    New: status ``closed`` (the PR was closed unmerged) and, on a ``merge`` record of mode
+    ``pr``, the result ``closed`` and the fields ``pr`` and ``head``. A schema-5 magi never
+    wrote any of them, and a schema-5 record's PR ending is simply not known: nothing to
+    rewrite, and nothing is guessed.
+    """
+    return record
+
+
 # from-version -> the step that produces from-version + 1.
 MIGRATIONS: dict[int, Migration] = {
     1: Migration("seats_hold_authors", _seats_hold_authors),
     2: Migration("jail_and_test_scan_unknown", _jail_unknown),
     3: Migration("ready_before_review", _ready_before_review),
     4: Migration("guards_recorded", _guards_recorded),
+    5: Migration("pr_endings_recorded", _pr_endings),
 }
 
 

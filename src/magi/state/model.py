@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from magi.config.model import Config
 from magi.state.review import Gate, MergeRecord, OperatorFix, Review
 
-SCHEMA = 5
+SCHEMA = 6
 
 
 class _Rec(BaseModel):
@@ -48,6 +48,7 @@ class RunStatus(enum.StrEnum):
     BLOCKED = "blocked"  # needs a person (review loop out of rounds, protected path, ...)
     FAILED = "failed"
     MERGED = "merged"
+    CLOSED = "closed"  # its pull request was closed unmerged (recorded by the App)
 
     @property
     def finished(self) -> bool:
@@ -64,6 +65,7 @@ _FINISHED = {
     RunStatus.FAILED,
     RunStatus.MERGED,
     RunStatus.BLOCKED,
+    RunStatus.CLOSED,
 }
 
 SeatState = Literal["pending", "ok", "timeout", "error", "quota", "invalid", "skipped"]

@@ -146,9 +146,12 @@ class Gate(_Rec):
 
 class MergeRecord(_Rec):
     mode: Literal["none", "local", "pr"]
-    result: Literal["printed", "merged", "blocked"]
+    # "closed": the pull request was closed unmerged (mode "pr"; written by the App)
+    result: Literal["printed", "merged", "blocked", "closed"]
     commit: str | None = None  # the squash commit on the base branch
     base: str | None = None
+    pr: int | None = None  # mode "pr": the pull request that landed or closed
+    head: str | None = None  # mode "pr": its head when it merged or closed
     base_moved: bool = False  # the base had moved since the run started: rebased first
     command: str | None = None  # the exact command printed for mode = none
     detail: str = ""  # git's words when a rebase did not apply

@@ -27,7 +27,7 @@ from magi.state import lock as runlock
 from magi.state.migrations import migrate
 from magi.state.model import RECORD_KINDS, SCHEMA, Record, Run
 
-__all__ = ["RUN_ID", "Store", "magi_home", "new_run_id"]
+__all__ = ["RUN_ID", "Store", "magi_home", "new_run_id", "parse_record"]
 
 RUN_ID = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{4}")
 RECORD = "run.json"
@@ -113,6 +113,41 @@ def _invalid(err: ValidationError, written: object) -> str:
     return f"invalid record: {_describe(err)}"
 
 
+def parse_record(text: str, *, path: Path, run_id: str | None = None) -> Record:
+    """A ``run.json`` text as a record of its kind, migrated to ``SCHEMA``; ``StateError``
+    naming ``path`` otherwise. ``run_id``: the id the record must carry, where it lives.
+
+    The one reading of a record: ``Store.load`` uses it for the runner's disk, the App for
+    the copy in ``refs/magi/runs/<id>`` (``path`` then names the ref).
+    """
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StateError(
+            f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", path=path
+        ) from None
+    if not isinstance(record, dict):
+        raise StateError(f"expected a JSON object, found {type(record).__name__}", path=path)
+    written = record.get("schema")
+    try:
+        record = migrate(record)
+    except StateError as exc:
+        raise StateError(exc.message, path=path) from None
+    kind = record.get("kind", "competition")
+    model = RECORD_KINDS.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        known = ", ".join(sorted(RECORD_KINDS))
+        raise StateError(f"unknown record kind {kind!r} (this magi knows {known})", path=path)
+    try:
+        run = model.model_validate(record)
+    except ValidationError as exc:
+        raise StateError(_invalid(exc, written), path=path) from None
+    if run_id is not None and run.id != run_id:
+        # A copied or renamed directory: saving would write one run's record into another's.
+        raise StateError(f"record says id {run.id}, but lives under {run_id}", path=path)
+    return run
+
+
 class Store:
     """Runs under ``home/runs``, one directory per run id."""
 
@@ -187,32 +222,7 @@ class Store:
             raise StateError(f"no run {run_id}", path=path) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise StateError(f"cannot read: {exc}", path=path) from exc
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise StateError(
-                f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", path=path
-            ) from None
-        if not isinstance(record, dict):
-            raise StateError(f"expected a JSON object, found {type(record).__name__}", path=path)
-        written = record.get("schema")
-        try:
-            record = migrate(record)
-        except StateError as exc:
-            raise StateError(exc.message, path=path) from None
-        kind = record.get("kind", "competition")
-        model = RECORD_KINDS.get(kind) if isinstance(kind, str) else None
-        if model is None:
-            known = ", ".join(sorted(RECORD_KINDS))
-            raise StateError(f"unknown record kind {kind!r} (this magi knows {known})", path=path)
-        try:
-            run = model.model_validate(record)
-        except ValidationError as exc:
-            raise StateError(_invalid(exc, written), path=path) from None
-        if run.id != run_id:
-            # A copied or renamed directory: saving would write one run's record into another's.
-            raise StateError(f"record says id {run.id}, but lives under {run_id}", path=path)
-        return run
+        return parse_record(text, path=path, run_id=run_id)
 
     def load_run(self, run_id: str) -> Run:
         """A competition record; another kind is refused by name."""

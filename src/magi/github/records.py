@@ -1,0 +1,202 @@
+"""Run records in the repository, through the Git Data API: ``refs/magi/runs/<id>``.
+
+Each ``magi action publish`` writes a run's record as a commit whose tree holds ``run.json``
+(with ``artifacts/`` and ``published.json`` beside it; ``magi.action.record_ref``). The App
+has no git, so it reads a record as GitHub stores it (ref -> commit -> tree -> blob) and
+parses it with magi's own loading (``magi.state.store.parse_record``: migrations, kinds,
+validation), never a copy of it. A record that cannot be read (a foreign ref, bad JSON, a
+schema newer than this magi, a blob too large, an object GitHub no longer has) is *skipped
+with its reason*: one bad record never takes the others, or the App, down with it.
+
+Reading is bounded (``MAX_RECORDS`` per request, newest first: run ids begin with their
+time; ``MAX_RECORD_BYTES`` per record). Writing (``update``) makes one commit on the record's
+own commit that replaces ``run.json`` alone (``base_tree`` keeps the rest) and moves the ref
+with ``force: false``: if a publish moved the ref meanwhile, GitHub refuses (422), and the
+change is made again on the new record, ``RACE_ATTEMPTS`` times at most. A publish is never
+overwritten.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import magi.state.council  # noqa: F401 - registers the council record kind, so one reads as itself
+from magi.errors import StateError
+from magi.github.models import Repo, TreeEntry
+from magi.github.port import GitHubError, GitHubPort
+from magi.state.model import Record
+from magi.state.store import RUN_ID, parse_record
+
+__all__ = [
+    "MAX_RECORDS",
+    "RACE_ATTEMPTS",
+    "Records",
+    "Skipped",
+    "Stored",
+    "read",
+    "read_all",
+    "record_ref",
+    "update",
+]
+
+RUNS = "magi/runs/"
+RUN_JSON = "run.json"
+MAX_RECORDS = 100  # records one request reads, newest first
+MAX_RECORD_BYTES = 8 * 1024 * 1024  # a run.json larger than this is not read at all
+RACE_ATTEMPTS = 3  # tries of an update that loses the ref to a concurrent publish
+READERS = 8  # records read at once
+
+
+def record_ref(run_id: str) -> str:
+    return f"refs/{RUNS}{run_id}"
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A record as the repository holds it: which commit, which tree, and its text."""
+
+    run_id: str
+    commit: str
+    tree: str
+    text: str
+    record: Record
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A ref under ``refs/magi/runs/`` that was not read, and why (said in a sentence)."""
+
+    ref: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Records:
+    runs: list[Stored] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    found: int = 0  # refs under refs/magi/runs/
+    left_out: int = 0  # run refs not read because of the cap (the oldest ones)
+
+
+def _where(run_id: str) -> Path:
+    return Path(f"{record_ref(run_id)}:{RUN_JSON}")
+
+
+async def read(gh: GitHubPort, repo: Repo, run_id: str, sha: str | None = None) -> Stored:
+    """One record (at commit ``sha`` when known, else where its ref points now).
+
+    Raises ``StateError`` naming the ref when the record is missing or unreadable, and
+    ``GitHubError`` when GitHub fails in a way that is not about the record.
+    """
+    where = _where(run_id)
+    if sha is None:
+        ref = await gh.get_ref(repo, record_ref(run_id))
+        if ref is None:
+            raise StateError("no such run record", path=where)
+        sha = ref.sha
+    try:
+        commit = await gh.get_git_commit(repo, sha)
+        tree = await gh.get_tree(repo, commit.tree)
+    except GitHubError as exc:
+        if exc.status in {404, 409, 422}:
+            raise StateError(
+                f"GitHub has no commit or tree for it ({exc.status})", path=where
+            ) from exc
+        raise
+    entry = next((e for e in tree.tree if e.path == RUN_JSON and e.type == "blob"), None)
+    if entry is None:
+        raise StateError(f"its commit {sha[:12]} holds no {RUN_JSON}", path=where)
+    if entry.size is not None and entry.size > MAX_RECORD_BYTES:
+        raise StateError(
+            f"{entry.size} bytes, more than the {MAX_RECORD_BYTES} the App reads",
+            path=where,
+        )
+    blob = await gh.get_blob(repo, entry.sha)
+    try:
+        text = blob.content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StateError(f"not UTF-8 at byte {exc.start}", path=where) from None
+    record = parse_record(text, path=where, run_id=run_id)
+    return Stored(run_id=run_id, commit=sha, tree=commit.tree, text=text, record=record)
+
+
+async def read_all(gh: GitHubPort, repo: Repo, *, limit: int = MAX_RECORDS) -> Records:
+    """The newest ``limit`` records under ``refs/magi/runs/``; every other ref says why not.
+
+    A failure to list the refs is the caller's (``GitHubError``); a failure to read one
+    record is that record's ``Skipped`` line.
+    """
+    refs = await gh.matching_refs(repo, RUNS)
+    skipped: list[Skipped] = []
+    named: dict[str, str] = {}
+    for ref in refs:
+        run_id = ref.ref.removeprefix(f"refs/{RUNS}")
+        if RUN_ID.fullmatch(run_id):
+            named[run_id] = ref.sha
+        else:
+            skipped.append(Skipped(ref.ref, "not a magi run id (YYYYMMDD-HHMMSS-xxxx)"))
+    newest = sorted(named, reverse=True)
+    chosen, left_out = newest[:limit], max(0, len(newest) - limit)
+    gate = asyncio.Semaphore(READERS)
+
+    async def one(run_id: str) -> Stored | Skipped:
+        async with gate:
+            try:
+                return await read(gh, repo, run_id, named[run_id])
+            except StateError as exc:
+                return Skipped(record_ref(run_id), exc.message.removeprefix(f"{exc.path}: "))
+            except GitHubError as exc:
+                why = f"GitHub failed reading it ({exc.status or 'no answer'}: {exc.message})"
+                return Skipped(record_ref(run_id), why)
+
+    got = await asyncio.gather(*(one(r) for r in chosen))
+    runs = [g for g in got if isinstance(g, Stored)]
+    skipped += [g for g in got if isinstance(g, Skipped)]
+    return Records(runs=runs, skipped=skipped, found=len(refs), left_out=left_out)
+
+
+async def update(
+    gh: GitHubPort,
+    repo: Repo,
+    run_id: str,
+    change: Callable[[Record], Record | None],
+    *,
+    message: str,
+    attempts: int = RACE_ATTEMPTS,
+) -> str | None:
+    """Apply ``change`` to the record and commit it; the new record commit, or None when
+    ``change`` says there is nothing to change (it returns None or an equal record).
+
+    ``change`` gets a fresh record on every attempt (after a lost race it sees what the
+    publish wrote) and must not keep state between calls. Raises ``StateError`` when the
+    record cannot be read (nothing is written then: a record of a newer schema is never
+    rewritten by an older magi) or the race was lost ``attempts`` times.
+    """
+    for _ in range(attempts):
+        stored = await read(gh, repo, run_id)
+        new = change(stored.record.model_copy(deep=True))
+        if new is None:
+            return None
+        text = new.model_dump_json(by_alias=True, indent=2) + "\n"
+        if text == stored.text:
+            return None
+        blob = await gh.create_blob(repo, text.encode("utf-8"))
+        entry = TreeEntry(path=RUN_JSON, mode="100644", type="blob", sha=blob)
+        tree = await gh.create_tree(repo, [entry], base_tree=stored.tree)
+        commit = await gh.create_git_commit(
+            repo, message=message, tree=tree.sha, parents=[stored.commit]
+        )
+        try:
+            await gh.update_ref(repo, record_ref(run_id), commit.sha, force=False)
+        except GitHubError as exc:
+            if exc.status == 422:  # not a fast forward: a publish moved the ref meanwhile
+                continue
+            raise
+        return commit.sha
+    raise StateError(
+        f"the record moved under every one of {attempts} attempts to update it; not written",
+        path=_where(run_id),
+    )

@@ -1,0 +1,164 @@
+"""The App reads run records from refs/magi/runs/* and answers /magi stats from them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from github_helpers import REPO, deliver, issue_comment, make_app, store_record, world
+from magi.core import stats as figures
+from magi.github import records
+from magi.github.port import GitHubError
+from magi.state.model import Run, RunStatus, Seat
+from magi.testing.cli import invoke
+from magi.testing.github import FakeGitHub
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REPORT = FIXTURES / "report" / "run.json"
+
+
+def run(run_id: str, **update: Any) -> Run:
+    base = Run.model_validate_json(REPORT.read_text(encoding="utf-8"))
+    return base.model_copy(update={"id": run_id, **update})
+
+
+def text(r: Run) -> str:
+    return r.model_dump_json(by_alias=True, indent=2) + "\n"
+
+
+def judging(run_id: str) -> Run:
+    """A run still being judged: no tally, so nobody may learn who sits where."""
+    seats = {"impl-A": Seat(name="impl-A", agent="secret-agent")}
+    return run(run_id, status=RunStatus.JUDGING, tally=None, seats=seats)
+
+
+def test_records_are_read_migrated_and_bad_ones_skipped_with_a_reason() -> None:
+    """Good records parse (an old schema migrates); foreign, broken and newer ones say why."""
+    fake = world(FakeGitHub())
+    store_record(fake, text(run("20260901-000000-0001")), "20260901-000000-0001")
+    old = json.loads((FIXTURES / "state" / "run-schema1.json").read_text())
+    store_record(fake, json.dumps(old), old["id"])
+    store_record(fake, "{not json", "20260901-000000-0002")
+    newer = json.loads(text(run("20260901-000000-0003")))
+    store_record(fake, json.dumps({**newer, "schema": 99}), "20260901-000000-0003")
+    store_record(fake, text(run("20260901-000000-0009")), "20260901-000000-0004")
+    fake.world(REPO).refs["magi/runs/not-a-run"] = "1" * 40
+    fake.world(REPO).refs["magi/runs/20260901-000000-0005"] = "e" * 40  # gone from GitHub
+
+    got = asyncio.run(records.read_all(fake, REPO))
+    assert sorted(s.run_id for s in got.runs) == sorted(["20260901-000000-0001", old["id"]])
+    why = {k.ref.removeprefix("refs/magi/runs/"): k.reason for k in got.skipped}
+    assert why["not-a-run"].startswith("not a magi run id")
+    assert "not valid JSON at line 1" in why["20260901-000000-0002"]
+    assert "schema 99" in why["20260901-000000-0003"]
+    assert "record says id 20260901-000000-0009" in why["20260901-000000-0004"]
+    assert "no commit or tree" in why["20260901-000000-0005"]
+    assert got.found == 7
+
+
+def test_one_request_reads_a_bounded_number_of_records_newest_first() -> None:
+    """The cap: the newest records are read, the rest counted as left out."""
+    fake = world(FakeGitHub())
+    for n in range(1, 6):
+        store_record(fake, text(run(f"2026090{n}-000000-0001")), f"2026090{n}-000000-0001")
+    got = asyncio.run(records.read_all(fake, REPO, limit=2))
+    assert [s.run_id for s in got.runs] == ["20260905-000000-0001", "20260904-000000-0001"]
+    assert got.left_out == 3
+    assert len(fake.named("get_blob")) == 2, "the records past the cap are not fetched"
+
+
+def test_a_github_failure_on_one_record_skips_that_record_alone() -> None:
+    """A 502 on one blob: that record is skipped with GitHub's words, the others count."""
+    fake = world(FakeGitHub())
+    for n in (1, 2):
+        store_record(fake, text(run(f"2026090{n}-000000-0001")), f"2026090{n}-000000-0001")
+    fake.fail("get_blob", GitHubError("Bad Gateway", status=502, transient=True))
+    got = asyncio.run(records.read_all(fake, REPO))
+    assert len(got.runs) == 1
+    assert "502: Bad Gateway" in got.skipped[0].reason
+
+
+def say_stats(fake: FakeGitHub) -> str:
+    before = len(fake.comments_on(REPO, 1))
+    asyncio.run(deliver(make_app(fake), "issue_comment", issue_comment("/magi stats")))
+    (reply,) = fake.comments_on(REPO, 1)[before:]
+    return reply
+
+
+def test_stats_answers_with_the_clis_figures_over_the_same_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/magi stats over refs/magi/runs/* == `magi stats --markdown` over the same run.json."""
+    fake = world(FakeGitHub())
+    runs = [
+        run("20260901-000000-0001"),
+        run("20260902-000000-0001", tally=run("x").tally.model_copy(update={"winner": "B"})),  # type: ignore[union-attr]
+        judging("20260903-000000-0001"),
+    ]
+    for r in runs:
+        store_record(fake, text(r), r.id)
+        d = tmp_path / "runs" / r.id
+        d.mkdir(parents=True)
+        (d / "run.json").write_text(text(r), encoding="utf-8")
+    reply = say_stats(fake)
+    monkeypatch.setenv("MAGI_HOME", str(tmp_path))
+    cli = invoke(["stats", "--markdown"])
+    assert cli.exit_code == 0, cli.output
+    figures_only = cli.stdout.splitlines()[1:]  # the first line says where the runs are
+    assert figures_only and "\n".join(figures_only) in reply
+    assert "50% (1/2, 2 runs)" in reply, "each figure says how many runs it rests on"
+    assert "**2 recorded runs.**" in reply
+
+
+def test_stats_keeps_the_blind_rule_for_runs_not_tallied() -> None:
+    """A run still being judged is not counted and its seats are never named."""
+    fake = world(FakeGitHub())
+    store_record(fake, text(run("20260901-000000-0001")), "20260901-000000-0001")
+    store_record(fake, text(judging("20260902-000000-0001")), "20260902-000000-0001")
+    reply = say_stats(fake)
+    assert "secret-agent" not in reply
+    assert "1 run is not counted: not tallied yet" in reply
+    assert "`opus-agent`" in reply
+
+
+def test_stats_lists_unreadable_records_and_logs_why(caplog: pytest.LogCaptureFixture) -> None:
+    """A bad record is folded under the figures and logged with the delivery; never a crash."""
+    fake = world(FakeGitHub())
+    store_record(fake, text(run("20260901-000000-0001")), "20260901-000000-0001")
+    store_record(fake, "[1, 2]", "20260902-000000-0001")
+    with caplog.at_level(logging.WARNING, logger="magi.app"):
+        logging.getLogger("magi.app").addHandler(caplog.handler)
+        try:
+            reply = say_stats(fake)
+        finally:
+            logging.getLogger("magi.app").removeHandler(caplog.handler)
+    assert "1 record(s) could not be read" in reply
+    assert "expected a JSON object, found list" in reply
+    assert "**1 recorded run.**" in reply
+    logged = [r for r in caplog.records if "run record skipped" in r.getMessage()]
+    assert logged and getattr(logged[0], "delivery", "").startswith("d-")
+
+
+def test_stats_when_github_cannot_list_the_records_says_so() -> None:
+    """Listing refs/magi/runs/* fails: a plain reply, no exception out of the task."""
+    fake = world(FakeGitHub())
+    fake.fail("matching_refs", GitHubError("Server Error", status=500, transient=True))
+    reply = say_stats(fake)
+    assert "could not list the run records" in reply
+    assert "500" in reply
+
+
+def test_markdown_and_text_carry_the_same_figures() -> None:
+    """The GitHub rendering is the terminal's figures, row for row."""
+    s = figures.compute([run("20260901-000000-0001")])
+    md, plain = figures.markdown(s), figures.render(s)
+    rows = [line.split(maxsplit=1) for line in plain.splitlines() if line.startswith("  ")]
+    rows = [r for r in rows if r[0] != "(no"]
+    assert len(rows) >= 7
+    for agent, figure in rows:
+        assert f"- `{agent}`: {figure}" in md
