@@ -110,7 +110,8 @@ def test_stats_answers_with_the_clis_figures_over_the_same_records(
     cli = invoke(["stats", "--markdown"])
     assert cli.exit_code == 0, cli.output
     figures_only = cli.stdout.splitlines()[1:]  # the first line says where the runs are
-    assert figures_only and "\n".join(figures_only) in reply
+    assert figures_only
+    assert "\n".join(figures_only) in reply
     assert "50% (1/2, 2 runs)" in reply, "each figure says how many runs it rests on"
     assert "**2 recorded runs.**" in reply
 
@@ -141,7 +142,8 @@ def test_stats_lists_unreadable_records_and_logs_why(caplog: pytest.LogCaptureFi
     assert "expected a JSON object, found list" in reply
     assert "**1 recorded run.**" in reply
     logged = [r for r in caplog.records if "run record skipped" in r.getMessage()]
-    assert logged and getattr(logged[0], "delivery", "").startswith("d-")
+    assert logged
+    assert getattr(logged[0], "delivery", "").startswith("d-")
 
 
 def test_stats_when_github_cannot_list_the_records_says_so() -> None:

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
 import httpx
 import pytest
 
-from github_helpers import REPO
+from github_helpers import REPO, SETTINGS, deliver, issue_comment, world
+from magi.app import create_app
 from magi.github.auth import AppAuth
 from magi.github.models import TreeEntry
 from magi.github.port import GitHubError, GitHubPort
+from magi.state.model import RunStatus
+from test_app_ending import recorded, scene
+from test_app_landing import pull_event
 from test_github_adapter import API, go, pem, setup
 
 RECORD = "magi/runs/20260101-120000-abcd"
@@ -122,4 +127,24 @@ def test_writes_send_the_bodies_github_documents() -> None:
     assert sent["trees"]["tree"][0]["path"] == "run.json"
     assert sent["commits"]["parents"] == [old]
     assert sent["refs"]["force"] is False
+    double.assert_clean()
+
+
+def test_the_app_over_http_records_a_merge_and_answers_stats_from_records() -> None:
+    """Through the real adapter: the closed PR's ending written, /magi stats read back."""
+    fake, double, auth, _ = setup()
+    scene(world(fake))
+    double.inject("PATCH", r"/git/refs/magi/runs/", 502, times=1)  # retried by the one layer
+    app = create_app(SETTINGS, ports=auth.port_for, app_login="magi-app")
+    fake.world(REPO).pulls[7] = (
+        fake.world(REPO)
+        .pulls[7]
+        .model_copy(update={"state": "closed", "merged": True, "merge_commit_sha": "c" * 40})
+    )
+    asyncio.run(deliver(app, "pull_request", pull_event(fake, "closed")))
+    assert recorded(fake).status is RunStatus.MERGED
+    asyncio.run(deliver(app, "issue_comment", issue_comment("/magi stats")))
+    reply = fake.comments_on(REPO, 1)[-1]
+    assert "**1 recorded run.**" in reply
+    assert "`opus-agent`: 100% (1/1, 1 run)" in reply
     double.assert_clean()

@@ -226,4 +226,5 @@ def test_a_closed_pr_is_a_finished_run() -> None:
         "merge": {"mode": "pr", "result": "closed", "pr": 7, "head": "a" * 40},
     }
     run = Run.model_validate(record)
-    assert run.merge is not None and run.merge.pr == 7
+    assert run.merge is not None
+    assert run.merge.pr == 7

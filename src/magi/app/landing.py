@@ -13,21 +13,18 @@ workflow's per-PR concurrency group keeps at most one job running and one queued
 
 from __future__ import annotations
 
-from typing import Any
-
 from magi.app.context import AppContext, reply_once, repo_config
+from magi.app.ending import record_ending
 from magi.app.events import (
-    CheckRunEvent,
-    CheckSuiteEvent,
     Delivery,
     PullRequestEvent,
     ReviewCommentEvent,
     ReviewEvent,
     Router,
-    StatusEvent,
 )
 from magi.app.labeled import claim_ref
-from magi.app.merge import _merge, evaluate, is_magi_pull, issue_of, run_of
+from magi.app.merge import _merge, evaluate
+from magi.app.pulls import is_magi_pull, issue_of, on_checks, run_of
 from magi.config.model import Config
 from magi.core import markers
 from magi.core.approval import Check, PullFacts, status_check
@@ -183,8 +180,11 @@ async def _dispatch(
     return f"dispatched-{step}"
 
 
-async def fold(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest) -> str:
-    """A magi PR merged (by magi or by hand) or closed: branches, claim, issue, tracking."""
+async def fold(
+    ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest, delivery: str = ""
+) -> str:
+    """A magi PR merged (by magi or by hand) or closed: branches, claim, issue, tracking,
+    and the ending written into the run record (``magi.app.ending``)."""
     run = run_of(pull)
     if run is not None:
         for ref in await gh.matching_refs(repo, f"heads/magi/{run}/"):
@@ -199,6 +199,8 @@ async def fold(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest) -
         if pull.merged:
             await gh.close_issue(repo, issue)
         await _track(ctx, gh, repo, issue, pull, ending)
+    if run is not None:
+        await record_ending(ctx, gh, repo, run, pull, delivery)
     return f"folded-{ending}"
 
 
@@ -215,32 +217,9 @@ async def _track(
             return
 
 
-async def _wake(ctx: AppContext, d: Delivery[Any], sha: str, numbers: list[int]) -> str:
-    repo = d.repo
-    gh = await ctx.ports(d.installation, repo)
-    if not numbers:
-        numbers = [p.number for p in await gh.list_pulls(repo) if p.head.sha == sha]
-    branch = d.payload.repository.default_branch
-    return ",".join([await land(ctx, gh, repo, n, branch) for n in numbers]) or "no-pr"
-
-
-@router.on("check_suite", "completed", CheckSuiteEvent)
-async def check_suite(ctx: AppContext, d: Delivery[CheckSuiteEvent]) -> str:
-    s = d.payload.check_suite
-    return await _wake(ctx, d, s.head_sha, [p.number for p in s.pull_requests])
-
-
-@router.on("check_run", "completed", CheckRunEvent)
-async def check_run(ctx: AppContext, d: Delivery[CheckRunEvent]) -> str:
-    s = d.payload.check_run
-    return await _wake(ctx, d, s.head_sha, [p.number for p in s.pull_requests])
-
-
-@router.on("status", None, StatusEvent)
-async def status(ctx: AppContext, d: Delivery[StatusEvent]) -> str:
-    if d.payload.state == "pending":
-        return "pending"
-    return await _wake(ctx, d, d.payload.sha, [])
+# A check or status finishing on a magi PR's head: plan the next step (a pending status
+# changes nothing, so nothing is queued for it).
+on_checks(router, land, ["check_suite", "check_run", "status"], pending=False)
 
 
 @router.on("pull_request_review", "submitted", ReviewEvent)
@@ -268,7 +247,7 @@ async def closed(ctx: AppContext, d: Delivery[PullRequestEvent]) -> str:
     if not is_magi_pull(pull):
         return "not-a-magi-pr"
     gh = await ctx.ports(d.installation, d.repo)
-    return await fold(ctx, gh, d.repo, await gh.get_pull(d.repo, pull.number))
+    return await fold(ctx, gh, d.repo, await gh.get_pull(d.repo, pull.number), d.id)
 
 
 @router.on("pull_request", "synchronize", PullRequestEvent)

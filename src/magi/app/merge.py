@@ -13,19 +13,12 @@ branches and the claim deleted, and the outcome commented.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from magi.app.context import AppContext, reply_once, repo_config
-from magi.app.events import (
-    CheckRunEvent,
-    CheckSuiteEvent,
-    Delivery,
-    IssueCommentEvent,
-    StatusEvent,
-    WorkflowRunEvent,
-)
+from magi.app.events import Delivery, IssueCommentEvent
 from magi.app.events import Router as _Router
 from magi.app.labeled import claim_ref
+from magi.app.pulls import is_magi_pull, issue_of, on_checks, run_of
 from magi.core import markers
 from magi.core.approval import (
     Approval,
@@ -50,19 +43,6 @@ router = _Router()
 SameChange = Callable[[str, str], bool]
 MERGEABLE_READS = 3
 MERGEABLE_WAIT = 2.0
-
-
-def is_magi_pull(pull: PullRequest) -> bool:
-    return pull.head.ref.startswith("magi/")
-
-
-def run_of(pull: PullRequest) -> str | None:
-    parts = pull.head.ref.split("/")
-    return parts[1] if len(parts) >= 3 else None
-
-
-def issue_of(pull: PullRequest) -> int | None:
-    return markers.issue_of_pull(pull.body)
 
 
 def _maybe_approval(p: IssueCommentEvent) -> bool:
@@ -275,35 +255,7 @@ async def _tidy(step: Awaitable[object]) -> bool:
     return True
 
 
-async def _wake(ctx: AppContext, d: Delivery[Any], sha: str, numbers: list[int]) -> str:
-    repo = d.repo
-    gh = await ctx.ports(d.installation, repo)
-    if not numbers:
-        numbers = [p.number for p in await gh.list_pulls(repo) if p.head.sha == sha]
-    outcomes = [
-        await evaluate(ctx, gh, repo, n, d.payload.repository.default_branch) for n in numbers
-    ]
-    return ",".join(outcomes) or "no-pr"
+# A check or status finishing, or a workflow run completing, may change the answer.
+on_checks(router, evaluate, ["check_suite", "check_run", "status", "workflow_run"])
 
-
-@router.on("check_suite", "completed", CheckSuiteEvent)
-async def check_suite(ctx: AppContext, d: Delivery[CheckSuiteEvent]) -> str:
-    s = d.payload.check_suite
-    return await _wake(ctx, d, s.head_sha, [p.number for p in s.pull_requests])
-
-
-@router.on("check_run", "completed", CheckRunEvent)
-async def check_run(ctx: AppContext, d: Delivery[CheckRunEvent]) -> str:
-    s = d.payload.check_run
-    return await _wake(ctx, d, s.head_sha, [p.number for p in s.pull_requests])
-
-
-@router.on("status", None, StatusEvent)
-async def status(ctx: AppContext, d: Delivery[StatusEvent]) -> str:
-    return await _wake(ctx, d, d.payload.sha, [])
-
-
-@router.on("workflow_run", "completed", WorkflowRunEvent)
-async def workflow_run(ctx: AppContext, d: Delivery[WorkflowRunEvent]) -> str:
-    w = d.payload.workflow_run
-    return await _wake(ctx, d, w.head_sha, [p.number for p in w.pull_requests])
+__all__ = ["evaluate", "is_magi_pull", "issue_of", "merging_ref", "router", "run_of"]

@@ -116,6 +116,7 @@ class PullRequest(_Model):
     body: str | None = None
     draft: bool = False
     merged: bool = False
+    merge_commit_sha: str | None = None  # once merged: the commit on the base (a squash)
     mergeable: bool | None = None
     mergeable_state: str | None = None  # clean | behind | dirty | blocked | unstable | unknown
     head: Branch

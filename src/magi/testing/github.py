@@ -364,7 +364,9 @@ class FakeGitHub:
                 "Head branch was modified. Review and try the merge again.", status=409
             )
         w.merges.append({"number": number, "sha": sha, "method": method, "title": title})
-        w.pulls[number] = pull.model_copy(update={"merged": True, "state": "closed"})
+        w.pulls[number] = pull.model_copy(
+            update={"merged": True, "state": "closed", "merge_commit_sha": "m" * 40}
+        )
         return MergeResult(merged=True, sha="m" * 40, message="Pull Request successfully merged")
 
     # -- checks and statuses -----------------------------------------------------------

@@ -307,6 +307,7 @@ def _pull(x: Any) -> dict[str, Any]:
         "body": x.body,
         "draft": x.draft,
         "merged": x.merged,
+        "merge_commit_sha": x.merge_commit_sha,
         "mergeable": x.mergeable,
         "head": {"ref": x.head.ref, "sha": x.head.sha},
         "base": {"ref": x.base.ref, "sha": x.base.sha},

@@ -1,0 +1,89 @@
+"""How a run's pull request ended, written into its run record (``refs/magi/runs/<id>``).
+
+When a magi PR merges (by magi or by hand) or closes, landing folds the run; this module
+records the ending in the record itself: status ``merged`` or ``closed``, a ``merge`` record
+of mode ``pr`` (the PR, its head, the squash commit, the base) and an event. It goes through
+``magi.github.records.update``: one commit on the record's own, ``force: false``, redone on
+a lost race, so a publish landing at the same moment is never overwritten. Writing is
+idempotent (a redelivered ``closed`` finds the ending recorded and writes nothing) and never
+fails the fold: a record that cannot be read or written is logged with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from magi.app.context import AppContext
+from magi.errors import StateError
+from magi.github import records
+from magi.github.models import PullRequest, Repo
+from magi.github.port import GitHubError, GitHubPort
+from magi.state.model import Event, Record, Run, RunStatus
+from magi.state.review import MergeRecord
+
+NODE = "landing"
+
+
+def change_for(pull: PullRequest, ctx: AppContext) -> Callable[[Record], Record | None]:
+    """The record change that says how ``pull`` ended (None: nothing to change)."""
+    merged = pull.merged
+    status = RunStatus.MERGED if merged else RunStatus.CLOSED
+    commit = pull.merge_commit_sha if merged else None
+
+    def change(record: Record) -> Record | None:
+        if not isinstance(record, Run):
+            return None  # a council's record has no pull request to land
+        m = record.merge
+        if record.status is status and m is not None and m.mode == "pr" and m.pr == pull.number:
+            return None  # said already (a redelivery, or the merge and its closed event)
+        at = ctx.clock()
+        if merged:
+            reason = f"pull request #{pull.number} merged onto {pull.base.ref}" + (
+                f" as {commit[:12]}" if commit else ""
+            )
+        else:
+            reason = f"pull request #{pull.number} closed unmerged"
+        record.merge = MergeRecord(
+            mode="pr",
+            result="merged" if merged else "closed",
+            commit=commit,
+            base=pull.base.ref,
+            pr=pull.number,
+            head=pull.head.sha,
+            at=at,
+        )
+        record.status = status
+        record.reason = reason
+        record.events.append(Event(at=at, node=NODE, message=reason))
+        return record
+
+    return change
+
+
+async def record_ending(
+    ctx: AppContext, gh: GitHubPort, repo: Repo, run_id: str, pull: PullRequest, delivery: str
+) -> str:
+    """Write the ending into ``run_id``'s record; the outcome, for the delivery's log line."""
+    ending = "merged" if pull.merged else "closed"
+    try:
+        sha = await records.update(
+            gh,
+            repo,
+            run_id,
+            change_for(pull, ctx),
+            message=f"magi: run {run_id} {ending} (pull request #{pull.number})",
+        )
+    except (StateError, GitHubError) as exc:
+        why = exc.message if isinstance(exc, StateError) else f"{exc.status}: {exc.message}"
+        ctx.log.warning(
+            f"run record not updated: {why}",
+            extra={
+                "delivery": delivery,
+                "repo": repo.full_name,
+                "step": "record",
+                "outcome": "not-written",
+            },
+        )
+        return "record-not-written"
+    ctx.step(delivery, repo, "record", f"{ending}-recorded" if sha else "already-recorded")
+    return "record-written" if sha else "record-unchanged"

@@ -1,0 +1,108 @@
+"""magi's pull requests: which PRs are magi's, their run and issue, and the magi PRs of a head.
+
+Several behaviours wake when CI reports on a commit (the merge gate decides again, landing
+plans its next step). Each keeps its own small router, bedevere-style, but the question
+"which magi PRs is this check event about" is answered here once: ``check_suite``,
+``check_run`` and ``workflow_run`` name their PRs (the list is empty for a fork's PR, or
+when GitHub leaves it out), a ``status`` names only a commit, so then it is the open magi
+PRs whose head is that commit. ``on_checks`` registers a behaviour's action for the check
+events it wants, each PR in turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from magi.app.context import AppContext
+from magi.app.events import (
+    Base,
+    CheckRunEvent,
+    CheckSuiteEvent,
+    Delivery,
+    Router,
+    StatusEvent,
+    WorkflowRunEvent,
+)
+from magi.core import markers
+from magi.github.models import PullRequest, Repo
+from magi.github.port import GitHubPort
+
+# A behaviour's action for one PR: (ctx, gh, repo, pr number, default branch) -> outcome.
+Act = Callable[[AppContext, GitHubPort, Repo, int, str], Awaitable[str]]
+CHECKS: dict[str, tuple[str | None, type[Base]]] = {
+    "check_suite": ("completed", CheckSuiteEvent),
+    "check_run": ("completed", CheckRunEvent),
+    "status": (None, StatusEvent),
+    "workflow_run": ("completed", WorkflowRunEvent),
+}
+
+
+def is_magi_pull(pull: PullRequest) -> bool:
+    return pull.head.ref.startswith("magi/")
+
+
+def run_of(pull: PullRequest) -> str | None:
+    parts = pull.head.ref.split("/")
+    return parts[1] if len(parts) >= 3 else None
+
+
+def issue_of(pull: PullRequest) -> int | None:
+    return markers.issue_of_pull(pull.body)
+
+
+def head_of(payload: Base) -> tuple[str, list[int]]:
+    """The commit a check event reports on, and the PRs it names (maybe none)."""
+    if isinstance(payload, CheckSuiteEvent):
+        s = payload.check_suite
+        return s.head_sha, [p.number for p in s.pull_requests]
+    if isinstance(payload, CheckRunEvent):
+        s = payload.check_run
+        return s.head_sha, [p.number for p in s.pull_requests]
+    if isinstance(payload, WorkflowRunEvent):
+        w = payload.workflow_run
+        return w.head_sha, [p.number for p in w.pull_requests]
+    if isinstance(payload, StatusEvent):
+        return payload.sha, []
+    raise TypeError(f"{type(payload).__name__} is not a check event")
+
+
+async def magi_pulls_of(gh: GitHubPort, repo: Repo, sha: str, named: Iterable[int]) -> list[int]:
+    """The PRs a check on ``sha`` concerns: those it named, else the open magi PRs at ``sha``.
+
+    Named PRs are not filtered here (that takes a read per PR; each action reads its PR
+    anyway and leaves a PR that is not magi's alone).
+    """
+    numbers = list(dict.fromkeys(named))
+    if numbers:
+        return numbers
+    return [p.number for p in await gh.list_pulls(repo) if p.head.sha == sha and is_magi_pull(p)]
+
+
+async def wake(ctx: AppContext, d: Delivery[Any], act: Act) -> str:
+    """Run ``act`` for every magi PR the check event ``d`` is about; the outcomes, joined."""
+    sha, named = head_of(d.payload)
+    gh = await ctx.ports(d.installation, d.repo)
+    branch = d.payload.repository.default_branch
+    outcomes = [
+        await act(ctx, gh, d.repo, n, branch) for n in await magi_pulls_of(gh, d.repo, sha, named)
+    ]
+    return ",".join(outcomes) or "no-pr"
+
+
+def _finished(payload: Any) -> bool:
+    # A pending status changes no decision: nothing is queued for it.
+    return not isinstance(payload, StatusEvent) or payload.state != "pending"
+
+
+def on_checks(router: Router, act: Act, events: Iterable[str], *, pending: bool = True) -> None:
+    """Route the check ``events`` to ``act`` on ``router``; ``pending=False`` leaves pending
+    statuses out."""
+
+    async def handler(ctx: AppContext, d: Delivery[Any]) -> str:
+        return await wake(ctx, d, act)
+
+    handler.__module__ = getattr(act, "__module__", handler.__module__)  # the log's step
+    for event in events:
+        action, model = CHECKS[event]
+        router.on(event, action, model, None if pending else _finished)(handler)

@@ -1,0 +1,149 @@
+"""A magi PR merged or closed: the App writes the ending into refs/magi/runs/<id>."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from github_helpers import NOW, REPO, deliver, make_app, store_record, world
+from magi.core import markers
+from magi.github import records
+from magi.github.models import GitRef, Repo
+from magi.state.model import Run, RunStatus
+from magi.testing.action import FakePublishGitHub
+from magi.testing.github import FakeGitHub
+from test_app_landing import pull_event
+from test_app_records import run, text
+
+RUN = "20260901-000000-0001"
+REF = f"magi/runs/{RUN}"
+PR = 7
+SHA = "a" * 40
+
+
+def scene(fake: FakeGitHub | None = None) -> FakeGitHub:
+    fake = world(fake or FakePublishGitHub())
+    body = "Closes #1\n" + markers.marker(markers.PR, issue=1, run=RUN)
+    fake.add_pull(REPO, PR, f"magi/{RUN}/A", SHA, title="Fix spelling", body=body)
+    store_record(
+        fake, text(run(RUN)), RUN, files={"artifacts/judge-1.txt": "why A", "published.json": "p"}
+    )
+    return fake
+
+
+def close(fake: FakeGitHub, *, merged: bool) -> None:
+    w = fake.world(REPO)
+    update: dict[str, Any] = {"state": "closed", "merged": merged}
+    if merged:
+        update["merge_commit_sha"] = "c" * 40
+    w.pulls[PR] = w.pulls[PR].model_copy(update=update)
+    asyncio.run(deliver(make_app(fake), "pull_request", pull_event(fake, "closed")))
+
+
+def recorded(fake: FakeGitHub) -> Run:
+    raw = fake.file_at(REPO, fake.world(REPO).refs[REF], "run.json")
+    assert raw is not None
+    r = Run.model_validate_json(raw)
+    return r
+
+
+def test_a_merge_is_written_into_the_run_record() -> None:
+    """Merged: status merged, the PR, its head and the squash; run.json alone replaced."""
+    fake = scene()
+    before = fake.world(REPO).refs[REF]
+    close(fake, merged=True)
+    after = fake.world(REPO).refs[REF]
+    r = recorded(fake)
+    assert r.status is RunStatus.MERGED
+    assert r.merge is not None
+    assert (r.merge.mode, r.merge.result, r.merge.pr) == ("pr", "merged", PR)
+    assert (r.merge.head, r.merge.commit, r.merge.base) == (SHA, "c" * 40, "main")
+    assert r.merge.at == NOW
+    assert r.events[-1].node == "landing"
+    assert "#7 merged" in r.events[-1].message
+    assert fake.world(REPO).objects[after].parents == [before]  # type: ignore[union-attr]
+    assert fake.file_at(REPO, after, "artifacts/judge-1.txt") == b"why A"
+    assert fake.file_at(REPO, after, "published.json") == b"p"
+    assert fake.world(REPO).issues[1].state == "closed"
+    assert [c.args["force"] for c in fake.named("update_ref")] == [False]
+
+
+def test_a_close_without_merge_is_written_as_closed() -> None:
+    """Closed unmerged: status closed, result closed, no squash commit; the issue stays open."""
+    fake = scene()
+    close(fake, merged=False)
+    r = recorded(fake)
+    assert r.status is RunStatus.CLOSED
+    assert r.merge is not None
+    assert (r.merge.result, r.merge.commit) == ("closed", None)
+    assert r.reason == "pull request #7 closed unmerged"
+    assert fake.world(REPO).issues[1].state == "open"
+
+
+def test_a_redelivered_close_writes_nothing_twice() -> None:
+    """The ending is said once: a second closed event finds it recorded."""
+    fake = scene()
+    close(fake, merged=True)
+    first = fake.world(REPO).refs[REF]
+    close(fake, merged=True)
+    assert fake.world(REPO).refs[REF] == first
+    assert len(fake.named("update_ref")) == 1
+
+
+class RacingPublish(FakePublishGitHub):
+    """A publish that lands between the App's read of the record and its ref update."""
+
+    def __init__(self, races: int) -> None:
+        super().__init__()
+        self.races = races
+        self.published: list[str] = []
+
+    async def update_ref(self, repo: Repo, ref: str, sha: str, *, force: bool) -> GitRef:
+        if self.races and ref.endswith(REF):
+            self.races -= 1
+            w = self.world(repo)
+            raw = self.file_at(repo, w.refs[REF], "run.json")
+            assert raw is not None
+            theirs = json.loads(raw) | {"reason": f"published again ({self.races})"}
+            files = {"published.json": "theirs"}
+            self.published.append(store_record(self, json.dumps(theirs), RUN, files=files))
+        return await super().update_ref(repo, ref, sha, force=force)
+
+
+def test_a_publish_racing_the_app_is_never_overwritten() -> None:
+    """The ref moved meanwhile: 422, read again, the ending is laid on the publish's record."""
+    fake = RacingPublish(races=1)
+    scene(fake)
+    close(fake, merged=True)
+    w = fake.world(REPO)
+    head = w.objects[w.refs[REF]]
+    r = recorded(fake)
+    assert r.status is RunStatus.MERGED
+    assert r.reason is not None
+    assert r.reason.startswith("pull request #7 merged")
+    assert head.parents == fake.published  # type: ignore[union-attr]
+    assert fake.file_at(REPO, w.refs[REF], "published.json") == b"theirs", "publish's kept"
+    assert len(fake.named("update_ref")) == 2
+
+
+def test_a_race_lost_every_time_writes_nothing_and_the_fold_still_happens() -> None:
+    """Bounded: after RACE_ATTEMPTS lost races the App gives up, says why, and folds anyway."""
+    fake = scene(RacingPublish(races=records.RACE_ATTEMPTS))
+    close(fake, merged=True)
+    assert len(fake.named("update_ref")) == records.RACE_ATTEMPTS
+    assert recorded(fake).status is RunStatus.READY
+    assert fake.world(REPO).issues[1].state == "closed"
+    assert not [r for r in fake.world(REPO).refs if r.startswith(f"heads/magi/{RUN}/")]
+
+
+def test_a_record_of_a_newer_schema_is_never_rewritten() -> None:
+    """A newer magi wrote it: reading it would drop meaning, so the App leaves it alone."""
+    fake = scene()
+    newer = json.loads(text(run(RUN))) | {"schema": 99}
+    store_record(fake, json.dumps(newer), RUN)
+    before = fake.world(REPO).refs[REF]
+    close(fake, merged=True)
+    assert fake.world(REPO).refs[REF] == before
+    assert fake.named("create_blob") == []
+    assert fake.world(REPO).issues[1].state == "closed"
