@@ -21,6 +21,7 @@ from magi.app import Settings, create_app
 from magi.core import markers
 from magi.github.models import Repo
 from magi.github.port import GitHubPort
+from magi.state.model import Run, RunStatus
 from magi.testing.cli import invoke
 from test_action_app_e2e import PEM, _payload
 
@@ -221,10 +222,19 @@ def test_the_whole_story_lands(tmp_path, monkeypatch):
     assert w.issues[ISSUE].state == "closed"
     assert not [r for r in w.refs if r.startswith(f"heads/magi/{run_id}/")]
 
+    published = fake.mirror_ref(REPO, story.world.remote, f"refs/magi/runs/{run_id}")
     story.send(story.closed(pr))
     tracking = [b for b in fake.comments_on(REPO, ISSUE) if "magi:tracking" in b]
     assert f"#{pr} merged" in tracking[0]
     assert markers.find(fake.comments_on(REPO, pr), "land", step="pushed", round="1")
+    # The record publish wrote now says how the PR ended, on top of publish's own commit.
+    ended = w.refs[f"magi/runs/{run_id}"]
+    assert w.objects[ended].parents == [published]  # type: ignore[union-attr]
+    assert fake.file_at(REPO, ended, "artifacts/land-round-1.json") is not None
+    record = Run.model_validate_json(fake.file_at(REPO, ended, "run.json") or b"")
+    assert record.status is RunStatus.MERGED
+    assert record.merge is not None
+    assert (record.merge.pr, record.merge.head) == (pr, rebased)
 
 
 def test_a_fix_round_that_changes_nothing_ends_blocked(tmp_path, monkeypatch):

@@ -17,9 +17,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import itertools
+import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from magi.github.models import (
@@ -169,6 +171,52 @@ class FakeGitHub:
             entry = next((e for e in node if e.path == part), None)
             node = w.objects.get(entry.sha) if entry else None
         return node if isinstance(node, bytes) else None
+
+    def mirror_ref(self, repo: Repo | str, git_dir: Path, ref: str) -> str:
+        """Copy ``ref`` and every object it reaches from a real repository (a bare origin
+        the runner pushed to) into this fake, under git's own shas: the fake does not see
+        git pushes, and this is what GitHub would then hold."""
+
+        def git(*args: str) -> bytes:
+            out = subprocess.run(
+                ["git", *args], cwd=git_dir, capture_output=True, check=True
+            ).stdout
+            return bytes(out)
+
+        w = self.world(repo)
+        head = git("rev-parse", ref).decode().strip()
+        for line in git("rev-list", "--objects", head).decode().splitlines():
+            sha = line.split(" ", 1)[0]
+            kind = git("cat-file", "-t", sha).decode().strip()
+            if kind == "blob":
+                w.objects[sha] = git("cat-file", "blob", sha)
+            elif kind == "tree":
+                entries = []
+                for row in git("ls-tree", "-l", sha).decode().splitlines():
+                    meta, name = row.split("\t", 1)
+                    mode, typ, obj, size = meta.split()
+                    entries.append(
+                        TreeEntry(
+                            path=name,
+                            mode=mode,
+                            type=typ,
+                            sha=obj,
+                            size=None if size == "-" else int(size),
+                        )
+                    )
+                w.objects[sha] = entries
+            elif kind == "commit":
+                text = git("cat-file", "commit", sha).decode()
+                headers, _, message = text.partition("\n\n")
+                fields = [h.split(" ", 1) for h in headers.splitlines() if " " in h]
+                w.objects[sha] = GitCommit(
+                    sha=sha,
+                    message=message,
+                    tree=next(v for k, v in fields if k == "tree"),
+                    parents=[v for k, v in fields if k == "parent"],
+                )
+        w.refs[ref.removeprefix("refs/")] = head
+        return head
 
     def ancestors(self, repo: Repo | str, sha: str) -> set[str]:
         """``sha`` and every commit reachable from it."""
