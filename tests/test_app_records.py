@@ -47,6 +47,9 @@ def test_records_are_read_migrated_and_bad_ones_skipped_with_a_reason() -> None:
     newer = json.loads(text(run("20260901-000000-0003")))
     store_record(fake, json.dumps({**newer, "schema": 99}), "20260901-000000-0003")
     store_record(fake, text(run("20260901-000000-0009")), "20260901-000000-0004")
+    odd = {"schema": 1, "id": "20260901-000000-0006", "seats": [], "candidates": [{"seat": "x"}]}
+    odd["candidates"][0]["agent"] = "y"  # type: ignore[index]
+    store_record(fake, json.dumps(odd), "20260901-000000-0006")
     fake.world(REPO).refs["magi/runs/not-a-run"] = "1" * 40
     fake.world(REPO).refs["magi/runs/20260901-000000-0005"] = "e" * 40  # gone from GitHub
 
@@ -58,7 +61,8 @@ def test_records_are_read_migrated_and_bad_ones_skipped_with_a_reason() -> None:
     assert "schema 99" in why["20260901-000000-0003"]
     assert "record says id 20260901-000000-0009" in why["20260901-000000-0004"]
     assert "no commit or tree" in why["20260901-000000-0005"]
-    assert got.found == 7
+    assert "not a record magi wrote (TypeError" in why["20260901-000000-0006"]
+    assert got.found == 8
 
 
 def test_one_request_reads_a_bounded_number_of_records_newest_first() -> None:

@@ -119,7 +119,14 @@ async def read(gh: GitHubPort, repo: Repo, run_id: str, sha: str | None = None) 
         text = blob.content.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise StateError(f"not UTF-8 at byte {exc.start}", path=where) from None
-    record = parse_record(text, path=where, run_id=run_id)
+    try:
+        record = parse_record(text, path=where, run_id=run_id)
+    except (TypeError, AttributeError, KeyError) as exc:
+        # A migration met a shape no magi ever wrote (a hand-made or foreign record): the
+        # record is unreadable, which is its problem, not a reason to fail the request.
+        raise StateError(
+            f"not a record magi wrote ({exc.__class__.__name__} while migrating it)", path=where
+        ) from None
     return Stored(run_id=run_id, commit=sha, tree=commit.tree, text=text, record=record)
 
 
