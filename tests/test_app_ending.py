@@ -147,3 +147,12 @@ def test_a_record_of_a_newer_schema_is_never_rewritten() -> None:
     assert fake.world(REPO).refs[REF] == before
     assert fake.named("create_blob") == []
     assert fake.world(REPO).issues[1].state == "closed"
+
+
+def test_the_report_says_how_the_pull_request_ended() -> None:
+    """magi show over the recorded run: the merge row names the PR and its ending."""
+    from magi.core.review_report import review_rows
+
+    fake = scene()
+    close(fake, merged=False)
+    assert ("merge pr", "pull request #7 closed unmerged") in review_rows(recorded(fake))

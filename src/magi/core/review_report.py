@@ -64,9 +64,11 @@ def review_rows(run: Run) -> list[tuple[str, str]]:
         rows += [(f"  $ {r.command}", f"exit {r.exit_code}") for r in g.results]
     m = run.merge
     if m is not None:
+        pr = f"pull request #{m.pr} " if m.pr is not None else ""
         text = {
             "printed": m.command or "",
-            "merged": f"squashed onto {m.base} as {(m.commit or '')[:12]}",
+            "merged": f"{pr}squashed onto {m.base} as {(m.commit or '')[:12]}",
+            "closed": f"{pr}closed unmerged",
         }
         rows.append((f"merge {m.mode}", text.get(m.result, f"blocked: {m.detail}")))
     return rows
