@@ -15,8 +15,8 @@ import pytest
 
 from graph_helpers import scratch_repo
 from magi.github.models import Repo
-from magi.testing.action import FakePublishGitHub
 from magi.testing.cli import Result, invoke
+from magi.testing.github import FakeGitHub
 
 REPO = Repo(owner="octo", name="widgets")
 ISSUE = 7
@@ -71,7 +71,7 @@ class World:
     repo: Path
     remote: Path
     scripted: Path
-    github: FakePublishGitHub
+    github: FakeGitHub
 
     @property
     def home(self) -> Path:
@@ -184,6 +184,6 @@ def make_world(
     subprocess.run([*git, "add", "magi.toml"], cwd=repo, check=True)
     subprocess.run([*git, "commit", "-qm", "magi config"], cwd=repo, check=True)
     subprocess.run(["git", "push", "-q", "origin", "main"], cwd=repo, check=True)
-    github = FakePublishGitHub()
+    github = FakeGitHub()
     github.add_issue(REPO, ISSUE, TITLE, ISSUE_BODY)
     return World(tmp, repo, tmp / "remote.git", scripted, github)

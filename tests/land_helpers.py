@@ -10,7 +10,7 @@ from magi.action.env import ActionEnv
 from magi.action.remote import Remote
 from magi.git import Git
 from magi.github.models import Repo
-from magi.testing.action import FakePublishGitHub
+from magi.testing.github import FakeGitHub
 
 REPO = Repo(owner="octo", name="widgets")
 PR = 9
@@ -38,7 +38,7 @@ class Scene:
     origin: Path
     dev: Path  # a person's clone, used to move main and the branch
     checkout: Path  # the job's checkout
-    github: FakePublishGitHub
+    github: FakeGitHub
 
     @property
     def git(self) -> Git:
@@ -75,7 +75,7 @@ def scene(tmp: Path) -> Scene:
     subprocess.run(
         ["git", "clone", "-q", str(origin), str(checkout)], check=True, capture_output=True
     )
-    gh = FakePublishGitHub()
+    gh = FakeGitHub()
     gh.world(REPO).refs["heads/main"] = base
     gh.add_pull(REPO, PR, BRANCH, head, title="The fix", body="Closes #1")
     return Scene(tmp, origin, dev, checkout, gh)

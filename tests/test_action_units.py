@@ -19,7 +19,7 @@ from magi.core import markers
 from magi.core.posting import Policy
 from magi.state.model import Run
 from magi.state.review import FindingRecord, FixReport, Rejected, Review, ReviewRound
-from magi.testing.action import FakePublishGitHub
+from magi.testing.github import FakeGitHub
 
 
 def _repo(tmp: Path) -> Path:
@@ -109,7 +109,7 @@ def _review(n: int) -> Review:
 
 def test_unadopted_minor_findings_become_at_most_five_follow_ups_once(tmp_path):
     """Minor and not adopted: filed with magi:follow-up (never magi), five at most, once."""
-    github = FakePublishGitHub()
+    github = FakeGitHub()
     env = ActionEnv(repo=REPO)
     job = Poster(github, env, ISSUE, Policy(revealed=True))
     run = SimpleNamespace(id="20261201-000000-abcd", review=_review(8))

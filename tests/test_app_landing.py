@@ -8,7 +8,6 @@ from typing import Any
 
 from github_helpers import NOW, REPO, deliver, fixture, make_app, world
 from magi.core import markers
-from magi.testing.action import FakePublishGitHub
 from magi.testing.github import FakeGitHub
 
 SHA = "a" * 40
@@ -16,8 +15,8 @@ PR = 7
 UNATTENDED = "[graph]\nland_approval = false\n"
 
 
-def scene(config: str = "", **pull: Any) -> FakePublishGitHub:
-    fake = world(FakePublishGitHub())
+def scene(config: str = "", **pull: Any) -> FakeGitHub:
+    fake = world(FakeGitHub())
     fake.now = NOW - timedelta(minutes=30)
     body = "Closes #1\n" + markers.marker(markers.PR, issue=1, run="r1")
     fake.add_pull(REPO, PR, "magi/r1/A", SHA, title="Fix spelling", body=body, **pull)

@@ -50,9 +50,9 @@ def job_summary(run: Run, env: ActionEnv) -> str:
 
 def port_from_env(api_url: str, token: str) -> object:
     """The GitHub port for ``token`` (tests replace this function with a fake)."""
-    from magi.action.githubkit_port import GithubkitPublishPort
+    from magi.github.githubkit_port import token_port
 
-    return GithubkitPublishPort(api_url=api_url, token=token)
+    return token_port(api_url, token)
 
 
 @app.command()

@@ -18,13 +18,13 @@ from magi.action.bundle import INCOMING
 from magi.action.env import ActionEnv
 from magi.action.errors import TamperedArtifact
 from magi.action.land import BUNDLE, OUT_REF, ROUND, LandRound
-from magi.action.port import PublishPort
 from magi.action.record_ref import build_commit, read_published, record_ref
 from magi.action.remote import Remote
 from magi.core import markers
 from magi.core.landing import BLOCKED
 from magi.core.posting import Policy, gate
 from magi.git import Git
+from magi.github.port import GitHubPort
 
 __all__ = ["LandPublished", "publish_land", "read_round"]
 
@@ -82,7 +82,7 @@ def _record(git: Git, remote: Remote, done: LandRound) -> None:
 
 
 async def publish_land(
-    *, port: PublishPort, env: ActionEnv, git: Git, remote: Remote, where: Path, pr: int
+    *, port: GitHubPort, env: ActionEnv, git: Git, remote: Remote, where: Path, pr: int
 ) -> LandPublished:
     """Push the round with a lease, record it, and say what it did on the PR."""
     done = read_round(where, pr)

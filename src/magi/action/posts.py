@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from magi.action.env import ActionEnv
-from magi.action.port import PublishPort
 from magi.action.render import ending, gate_of, review_of
 from magi.core import markers
 from magi.core.posting import Policy, gate
 from magi.github.models import Comment, Issue, PullRequest
+from magi.github.port import GitHubPort
 from magi.state.model import Run, RunStatus
 
 __all__ = [
@@ -49,7 +49,7 @@ ENDING_LABELS = {
 class Poster:
     """Posts for one issue of one repository, under one run's posting policy."""
 
-    port: PublishPort
+    port: GitHubPort
     env: ActionEnv
     issue: int
     policy: Policy

@@ -18,7 +18,6 @@ from magi.action.artifact import Artifact, policy_for
 from magi.action.bundle import INCOMING, check_bundle
 from magi.action.env import ActionEnv
 from magi.action.errors import TamperedArtifact
-from magi.action.port import PublishPort
 from magi.action.posts import (
     ENDING_LABELS,
     TRACKING,
@@ -36,6 +35,7 @@ from magi.core import markers
 from magi.core.posting import Policy, gate
 from magi.git import Git
 from magi.github.models import Comment
+from magi.github.port import GitHubPort
 from magi.report import revealed
 from magi.state.model import RunStatus
 
@@ -56,7 +56,7 @@ class PublishResult:
 
 async def publish(
     *,
-    port: PublishPort,
+    port: GitHubPort,
     env: ActionEnv,
     git: Git,
     remote: Remote,
@@ -176,7 +176,7 @@ def _unlimited(p: Policy) -> Policy:
     return Policy(roster=p.roster, revealed=p.revealed, roots=p.roots, limit=1 << 62)
 
 
-async def publish_missing(*, port: PublishPort, env: ActionEnv, issue: int, why: str) -> None:
+async def publish_missing(*, port: GitHubPort, env: ActionEnv, issue: int, why: str) -> None:
     """The agents job left no artifact: say so on the issue, never end silently."""
     job_link = f"\n\nLog: {env.job_url}" if env.job_url else ""
     text = f"### magi\n\nThe competition left no result: {why}{job_link}\n"

@@ -19,13 +19,13 @@ from pathlib import Path
 
 from magi.action.bundle import INCOMING
 from magi.action.env import ActionEnv
-from magi.action.port import PublishPort
 from magi.action.remote import Remote
 from magi.core import markers
 from magi.core.landing import CONFLICT, approval_across
 from magi.core.posting import Policy, gate
 from magi.git import NEUTRAL_EMAIL, NEUTRAL_NAME, Git
 from magi.github.models import Comment
+from magi.github.port import GitHubPort
 
 __all__ = ["Rebased", "patch_id", "rebase"]
 
@@ -75,9 +75,7 @@ def _try_rebase(git: Git, head: str, base: str) -> tuple[str, tuple[str, ...], s
             git.run("worktree", "remove", "--force", str(where), check=False)
 
 
-async def rebase(
-    *, port: PublishPort, env: ActionEnv, git: Git, remote: Remote, pr: int
-) -> Rebased:
+async def rebase(*, port: GitHubPort, env: ActionEnv, git: Git, remote: Remote, pr: int) -> Rebased:
     """Rebase PR ``pr`` onto its base; see the module docstring."""
     pull = await port.get_pull(env.repo, pr)
     branch, base_ref = pull.head.ref, pull.base.ref

@@ -12,7 +12,8 @@ import base64
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from githubkit import GitHub
+from githubkit import GitHub, TokenAuthStrategy
+from githubkit.cache import MemCacheStrategy
 from githubkit.response import Response
 from pydantic import ValidationError
 
@@ -33,12 +34,22 @@ from magi.github.models import (
     PullRequest,
     Repo,
     TreeEntry,
+    WorkflowJob,
     WorkflowRun,
 )
 from magi.github.port import GitHubError
 from magi.github.retry import Retry
 
 M = TypeVar("M")
+# REST cannot change a PR's draft state (PATCH /pulls/{n} ignores `draft`): GraphQL can.
+# https://docs.github.com/en/graphql/reference/mutations#markpullrequestreadyforreview
+# https://docs.github.com/en/graphql/reference/mutations#convertpullrequesttodraft
+READY_FOR_REVIEW = """mutation($id: ID!) {
+  markPullRequestReadyForReview(input: {pullRequestId: $id}) { pullRequest { number isDraft } }
+}"""
+TO_DRAFT = """mutation($id: ID!) {
+  convertPullRequestToDraft(input: {pullRequestId: $id}) { pullRequest { number isDraft } }
+}"""
 PAGE = 100
 MAX_PAGES = 20
 
@@ -435,3 +446,67 @@ class GitHubKitPort:
             return GitCommit.from_api(data)
         except (KeyError, TypeError, ValidationError) as exc:
             raise GitHubError("GitHub answered an unexpected git commit shape") from exc
+
+    # -- publishing: follow-up issues and drafts ----------------------------------------
+    async def create_issue(
+        self, repo: Repo, *, title: str, body: str, labels: Sequence[str]
+    ) -> Issue:
+        r = self.gh.rest.issues
+        data = await self._call(
+            r.async_create, repo.owner, repo.name, title=title, body=body, labels=list(labels)
+        )
+        return self._parse(Issue, data)
+
+    async def list_issues(self, repo: Repo, *, labels: Sequence[str]) -> list[Issue]:
+        r = self.gh.rest.issues
+        items = await self._pages(
+            r.async_list_for_repo, repo.owner, repo.name, state="all", labels=",".join(labels)
+        )
+        # GitHub's issue list holds pull requests too (they carry `pull_request`).
+        return [self._parse(Issue, i) for i in items if not i.get("pull_request")]
+
+    async def set_draft(self, repo: Repo, number: int, draft: bool) -> PullRequest:
+        pull = await self.get_pull(repo, number)
+        if not pull.node_id:
+            raise GitHubError(f"pull request #{number} has no node id", status=0)
+        # githubkit's GraphQL request without its parsing, so the one retry layer covers it.
+        answer = await self._call(
+            self.gh.graphql._arequest,
+            TO_DRAFT if draft else READY_FOR_REVIEW,
+            {"id": pull.node_id},
+        )
+        errors = (answer or {}).get("errors") or []
+        if errors:  # GraphQL answers 200 with `errors`; NOT_FOUND is an unknown node id
+            first = errors[0] if isinstance(errors[0], dict) else {}
+            status = 404 if first.get("type") == "NOT_FOUND" else 422
+            raise GitHubError(
+                f"could not change #{number}'s draft state: {first.get('message', '?')}",
+                status=status,
+            )
+        return await self.get_pull(repo, number)
+
+    # -- progress: a workflow run and its jobs ------------------------------------------
+    async def get_workflow_run(self, repo: Repo, run_id: int) -> WorkflowRun:
+        r = self.gh.rest.actions
+        return self._parse(
+            WorkflowRun, await self._call(r.async_get_workflow_run, repo.owner, repo.name, run_id)
+        )
+
+    async def list_run_jobs(self, repo: Repo, run_id: int) -> list[WorkflowJob]:
+        r = self.gh.rest.actions
+        items = await self._pages(
+            r.async_list_jobs_for_workflow_run, repo.owner, repo.name, run_id, key="jobs"
+        )
+        return [self._parse(WorkflowJob, j) for j in items]
+
+
+def token_port(api_url: str, token: str) -> GitHubKitPort:
+    """The port for one installation token (the publish job's), githubkit's retry off."""
+    client: GitHub[Any] = GitHub(
+        TokenAuthStrategy(token),
+        base_url=api_url.rstrip("/") + "/",
+        auto_retry=False,  # GitHubKitPort is the one retry layer
+        http_cache=False,
+        cache_strategy=MemCacheStrategy(),
+    )
+    return GitHubKitPort(client)

@@ -101,6 +101,20 @@ class WorkflowRun(_Model):
     html_url: str = ""
     event: str = ""
     head_sha: str = ""
+    display_title: str = ""  # the workflow's `run-name:` (magi's says which issue or PR)
+    path: str = ""  # the workflow file, ".github/workflows/magi.yml"
+
+
+class WorkflowJob(_Model):
+    """One job of a workflow run (``GET .../actions/runs/{run_id}/jobs``)."""
+
+    id: int
+    name: str = ""
+    status: str = "queued"  # queued | in_progress | completed | waiting | ...
+    conclusion: str | None = None
+    html_url: str = ""
+    started_at: datetime | None = None
+    completed_at: datetime | None = None
 
 
 class Branch(_Model):
@@ -125,6 +139,7 @@ class PullRequest(_Model):
     created_at: datetime | None = None
     updated_at: datetime | None = None
     user: User | None = None
+    node_id: str = ""  # GraphQL's id: drafts change only through GraphQL
 
 
 class MergeResult(_Model):

@@ -32,6 +32,7 @@ from magi.github.models import (
     PullRequest,
     Repo,
     TreeEntry,
+    WorkflowJob,
     WorkflowRun,
 )
 
@@ -83,6 +84,12 @@ CALLS: Mapping[str, tuple[str, str]] = {
     "create_blob": ("contents", "write"),
     "create_tree": ("contents", "write"),
     "create_git_commit": ("contents", "write"),
+    # publishing and progress (issue 14)
+    "create_issue": ("issues", "write"),
+    "list_issues": ("issues", "read"),
+    "set_draft": ("pull_requests", "write"),
+    "get_workflow_run": ("actions", "read"),
+    "list_run_jobs": ("actions", "read"),
 }
 
 
@@ -177,3 +184,15 @@ class GitHubPort(Protocol):
     async def create_git_commit(
         self, repo: Repo, *, message: str, tree: str, parents: Sequence[str]
     ) -> GitCommit: ...
+
+    # publishing: follow-up issues, and a PR's draft state (REST cannot change it, so the
+    # githubkit adapter uses GraphQL's markPullRequestReadyForReview / convertPullRequestToDraft)
+    async def create_issue(
+        self, repo: Repo, *, title: str, body: str, labels: Sequence[str]
+    ) -> Issue: ...
+    async def list_issues(self, repo: Repo, *, labels: Sequence[str]) -> list[Issue]: ...
+    async def set_draft(self, repo: Repo, number: int, draft: bool) -> PullRequest: ...
+
+    # progress: which issue a workflow run is for (its run-name), and its jobs
+    async def get_workflow_run(self, repo: Repo, run_id: int) -> WorkflowRun: ...
+    async def list_run_jobs(self, repo: Repo, run_id: int) -> list[WorkflowJob]: ...

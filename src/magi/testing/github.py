@@ -37,6 +37,7 @@ from magi.github.models import (
     GitRef,
     GitTree,
     Issue,
+    Label,
     MergeResult,
     Permission,
     PullRequest,
@@ -44,6 +45,7 @@ from magi.github.models import (
     StatusContext,
     TreeEntry,
     User,
+    WorkflowJob,
     WorkflowRun,
 )
 from magi.github.port import GitHubError
@@ -81,6 +83,7 @@ class World:
     merges: list[dict[str, Any]] = field(default_factory=list)
     # git objects by sha: bytes (a blob), a list of TreeEntry (a tree), or a GitCommit
     objects: dict[str, bytes | list[TreeEntry] | GitCommit] = field(default_factory=dict)
+    jobs: dict[int, list[WorkflowJob]] = field(default_factory=dict)  # run id -> its jobs
 
 
 class FakeGitHub:
@@ -267,10 +270,18 @@ class FakeGitHub:
         w.reactions.append(("issue", number, content))
 
     async def add_labels(self, repo: Repo, number: int, labels: Sequence[str]) -> None:
-        await self._enter("add_labels", repo, number=number, labels=list(labels))
+        w = await self._enter("add_labels", repo, number=number, labels=list(labels))
+        issue = w.issues.get(number) or Issue(number=number)
+        have = [lb.name for lb in issue.labels]
+        names = have + [n for n in labels if n not in have]
+        w.issues[number] = issue.model_copy(update={"labels": [Label(name=n) for n in names]})
 
     async def remove_label(self, repo: Repo, number: int, name: str) -> None:
-        await self._enter("remove_label", repo, number=number, name=name)
+        w = await self._enter("remove_label", repo, number=number, name=name)
+        issue = w.issues.get(number)
+        if issue is not None:
+            kept = [lb for lb in issue.labels if lb.name != name]
+            w.issues[number] = issue.model_copy(update={"labels": kept})
 
     async def get_issue(self, repo: Repo, number: int) -> Issue:
         w = await self._enter("get_issue", repo, number=number)
@@ -522,6 +533,66 @@ class FakeGitHub:
         sha = _commit(w, message, tree, list(parents))
         w.commits.setdefault(sha, self.now)
         return GitCommit(sha=sha, message=message, tree=tree, parents=list(parents))
+
+    # -- publishing: follow-up issues and drafts ----------------------------------------
+    async def create_issue(
+        self, repo: Repo, *, title: str, body: str, labels: Sequence[str]
+    ) -> Issue:
+        w = await self._enter("create_issue", repo, title=title, body=body, labels=list(labels))
+        number = max([*w.pulls, *w.issues, 0]) + 1
+        issue = Issue(
+            number=number,
+            title=title,
+            body=body,
+            labels=[Label(name=n) for n in labels],
+            user=User(login=APP_LOGIN, type="Bot"),
+        )
+        w.issues[number] = issue
+        return issue
+
+    async def list_issues(self, repo: Repo, *, labels: Sequence[str]) -> list[Issue]:
+        w = await self._enter("list_issues", repo, labels=list(labels))
+        want = set(labels)
+        return [i for i in w.issues.values() if want <= {lb.name for lb in i.labels}]
+
+    async def set_draft(self, repo: Repo, number: int, draft: bool) -> PullRequest:
+        w = await self._enter("set_draft", repo, number=number, draft=draft)
+        if number not in w.pulls:
+            raise GitHubError("pull request not found", status=404)
+        w.pulls[number] = w.pulls[number].model_copy(update={"draft": draft})
+        return w.pulls[number]
+
+    def labels_on(self, repo: Repo | str, number: int) -> list[str]:
+        issue = self.world(repo).issues.get(number)
+        return [lb.name for lb in issue.labels] if issue else []
+
+    # -- progress: a workflow run and its jobs ------------------------------------------
+    def add_run(
+        self, repo: Repo | str, run_id: int, display_title: str, **fields: Any
+    ) -> WorkflowRun:
+        """A workflow run as GitHub shows it (``path`` defaults to magi's workflow)."""
+        fields.setdefault("path", ".github/workflows/magi.yml")
+        fields.setdefault("status", "queued")
+        run = WorkflowRun(id=run_id, display_title=display_title, **fields)
+        self.world(repo).runs[run_id] = run
+        return run
+
+    def set_job(self, repo: Repo | str, run_id: int, job: WorkflowJob) -> None:
+        """Add or replace (by id) one job of a workflow run."""
+        jobs = [j for j in self.world(repo).jobs.get(run_id, []) if j.id != job.id]
+        self.world(repo).jobs[run_id] = sorted([*jobs, job], key=lambda j: j.id)
+
+    async def get_workflow_run(self, repo: Repo, run_id: int) -> WorkflowRun:
+        w = await self._enter("get_workflow_run", repo, run_id=run_id)
+        if run_id not in w.runs:
+            raise GitHubError("workflow run not found", status=404)
+        return w.runs[run_id]
+
+    async def list_run_jobs(self, repo: Repo, run_id: int) -> list[WorkflowJob]:
+        w = await self._enter("list_run_jobs", repo, run_id=run_id)
+        if run_id not in w.runs:
+            raise GitHubError("workflow run not found", status=404)
+        return list(w.jobs.get(run_id, []))
 
 
 def _entries(w: World, sha: str) -> list[TreeEntry]:

@@ -6,7 +6,8 @@ route it serves is checked against that list when the double is built, and any r
 does not serve is recorded in ``unanswered`` and fails the test (``assert_clean``). Bodies are
 GitHub's published example for the operation (``github_api/examples.json``) with the
 fake's values laid over it, so the adapter parses what GitHub really sends, extra fields and
-all. State lives in a ``FakeGitHub``, so the double and the in-memory fake agree.
+all. State lives in a ``FakeGitHub``, so the double and the in-memory fake agree. The one
+GraphQL call magi makes (a PR's draft state) goes to ``magi.testing.github_graphql``.
 
 Faults for retry tests: ``inject(method, path_regex, status, headers=, body=, times=)`` and
 ``timeout(method, path_regex, times=)``.
@@ -25,6 +26,7 @@ import httpx
 
 from magi.github.models import Repo
 from magi.github.port import GitHubError
+from magi.testing import github_graphql
 from magi.testing.github import FakeGitHub
 from magi.testing.github_routes import ROUTES, Handler, over
 
@@ -138,6 +140,8 @@ class GitHubHTTP:
         if path.startswith(prefix):
             path = path[len(prefix) :]
         self.requests.append((method, path))
+        if method == "POST" and request.url.path in github_graphql.PATHS:
+            return await github_graphql.answer(self, request)  # drafts: not a REST operation
         for fault in self.faults:
             if fault.times and fault.method == method and fault.path.search(path):
                 fault.times -= 1

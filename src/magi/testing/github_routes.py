@@ -118,7 +118,12 @@ async def _remove_label(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.
 
 
 def _issue(i: Any) -> dict[str, Any]:
-    return {"number": i.number, "title": i.title, "body": i.body, "state": i.state}
+    labels = [{"name": lb.name} for lb in i.labels]  # the fake's, not the example's "bug"
+    out = {"number": i.number, "title": i.title, "body": i.body, "state": i.state}
+    out["labels"] = labels
+    if i.user is not None:
+        out["user"] = i.user.model_dump()
+    return out
 
 
 @route("GET", C + "/issues/{issue_number}")
@@ -299,8 +304,15 @@ async def _cancel(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Reques
     return 202, {}
 
 
-def _pull(x: Any) -> dict[str, Any]:
+def node_id(repo: Repo, number: int) -> str:
+    """A PR's GraphQL id as the double hands it out (opaque to clients, like GitHub's)."""
+    raw = f"{repo.full_name}#{number}".encode()
+    return "PR_" + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _pull(x: Any, repo: Repo) -> dict[str, Any]:
     return {
+        "node_id": node_id(repo, x.number),
         "number": x.number,
         "state": x.state,
         "title": x.title,
@@ -317,7 +329,7 @@ def _pull(x: Any) -> dict[str, Any]:
 @route("GET", C + "/pulls/{pull_number}")
 async def _get_pull(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
     x = await d.fake.get_pull(repo, int(p["pull_number"]))
-    return 200, d.shaped("GET", C + "/pulls/{pull_number}", _pull(x))
+    return 200, d.shaped("GET", C + "/pulls/{pull_number}", _pull(x, repo))
 
 
 @route("GET", C + "/pulls")
@@ -325,7 +337,7 @@ async def _list_pulls(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Re
     pulls = await d.fake.list_pulls(repo, state=_query(rq, "state") or "open")
     page = int(_query(rq, "page") or 1)
     example = (d.example("GET", C + "/pulls") or [{}])[0]
-    return 200, [over(example, _pull(x)) for x in pulls] if page == 1 else []
+    return 200, [over(example, _pull(x, repo)) for x in pulls] if page == 1 else []
 
 
 @route("POST", C + "/pulls")
@@ -339,7 +351,7 @@ async def _create_pull(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.R
         body=b.get("body", ""),
         draft=bool(b.get("draft")),
     )
-    return 201, d.shaped("POST", C + "/pulls", _pull(x))
+    return 201, d.shaped("POST", C + "/pulls", _pull(x, repo))
 
 
 @route("PATCH", C + "/pulls/{pull_number}")
@@ -348,7 +360,7 @@ async def _update_pull(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.R
     x = await d.fake.update_pull(
         repo, int(p["pull_number"]), title=b.get("title"), body=b.get("body"), state=b.get("state")
     )
-    return 200, d.shaped("PATCH", C + "/pulls/{pull_number}", _pull(x))
+    return 200, d.shaped("PATCH", C + "/pulls/{pull_number}", _pull(x, repo))
 
 
 @route("PUT", C + "/pulls/{pull_number}/merge")
@@ -433,3 +445,73 @@ async def _token(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request
 @route("GET", "/app")
 async def _app(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
     return 200, d.shaped("GET", "/app", {"slug": "magi-app"})
+
+
+# -- publishing and progress (issue 14) ---------------------------------------------------
+# GitHub's description has no example for POST/GET /issues in the subset shipped here; both
+# answer the same `issue` schema as GET /issues/{n}, so that example gives their shape.
+ISSUE_SHAPE = C + "/issues/{issue_number}"
+
+
+@route("POST", C + "/issues")
+async def _create_issue(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    b = _body(rq)
+    labels = [x if isinstance(x, str) else x.get("name", "") for x in b.get("labels", [])]
+    i = await d.fake.create_issue(repo, title=b["title"], body=b.get("body") or "", labels=labels)
+    return 201, d.shaped("GET", ISSUE_SHAPE, _issue(i))
+
+
+@route("GET", C + "/issues")
+async def _list_issues(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    if (_query(rq, "state") or "open") != "all":
+        return 422, {"message": "the double serves state=all only (what magi asks)"}
+    labels = [x for x in (_query(rq, "labels") or "").split(",") if x]
+    every = await d.fake.list_issues(repo, labels=labels)
+    page, per = int(_query(rq, "page") or 1), int(_query(rq, "per_page") or 30)
+    example = d.example("GET", ISSUE_SHAPE)
+    return 200, [over(example, _issue(i)) for i in every[(page - 1) * per : page * per]]
+
+
+def _run(r: Any) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "status": r.status,
+        "conclusion": r.conclusion,
+        "display_title": r.display_title,
+        "path": r.path,
+        "event": r.event,
+        "html_url": r.html_url or f"https://github.example/actions/runs/{r.id}",
+    }
+
+
+@route("GET", C + "/actions/runs/{run_id}")
+async def _get_run(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    r = await d.fake.get_workflow_run(repo, int(p["run_id"]))
+    return 200, d.shaped("GET", C + "/actions/runs/{run_id}", _run(r))
+
+
+def _job(j: Any, run_id: int) -> dict[str, Any]:
+    def when(t: Any) -> str | None:
+        return t.isoformat().replace("+00:00", "Z") if t is not None else None
+
+    return {
+        "id": j.id,
+        "run_id": run_id,
+        "name": j.name,
+        "status": j.status,
+        "conclusion": j.conclusion,
+        "html_url": j.html_url,
+        "started_at": when(j.started_at),
+        "completed_at": when(j.completed_at),
+    }
+
+
+@route("GET", C + "/actions/runs/{run_id}/jobs")
+async def _run_jobs(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    run_id = int(p["run_id"])
+    every = await d.fake.list_run_jobs(repo, run_id)
+    page, per = int(_query(rq, "page") or 1), int(_query(rq, "per_page") or 30)
+    example = d.example("GET", C + "/actions/runs/{run_id}/jobs")
+    one = (example.get("jobs") or [{}])[0] if isinstance(example, dict) else {}
+    jobs = [over(one, _job(j, run_id)) for j in every[(page - 1) * per : page * per]]
+    return 200, {"total_count": len(every), "jobs": jobs}

@@ -1,0 +1,91 @@
+"""A narrow GraphQL double: exactly the two mutations magi sends, nothing else.
+
+GitHub's REST API cannot change a pull request's draft state (``PATCH /pulls/{n}`` ignores
+``draft``), so the githubkit adapter's ``set_draft`` posts one GraphQL mutation to
+``POST /graphql`` (``/api/graphql`` on GHES), which is not a REST operation and so not in
+``operations.tsv``. This is not a GraphQL server: it recognises only
+
+    markPullRequestReadyForReview(input: {pullRequestId: $id}) { pullRequest { ... } }
+    convertPullRequestToDraft(input: {pullRequestId: $id}) { pullRequest { ... } }
+
+with the id in the variables, acts on the ``FakeGitHub`` behind the HTTP double, and
+answers the documented payload (``pullRequest`` with ``number`` and ``isDraft``). An id it
+did not hand out is GitHub's ``NOT_FOUND`` error, with HTTP 200 as GraphQL answers errors.
+Any other query is an unanswered request that fails the test, like a stray REST route.
+https://docs.github.com/en/graphql/reference/mutations#markpullrequestreadyforreview
+https://docs.github.com/en/graphql/reference/mutations#convertpullrequesttodraft
+https://docs.github.com/en/graphql/guides/forming-calls-with-graphql
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from magi.github.models import Repo
+
+if TYPE_CHECKING:
+    from magi.testing.github_http import GitHubHTTP
+
+PATHS = frozenset({"/graphql", "/api/graphql"})
+MUTATIONS = {"markPullRequestReadyForReview": False, "convertPullRequestToDraft": True}
+_FIELD = re.compile(
+    r"^\s*mutation\b[^{]*\{\s*(\w+)\s*\(\s*input\s*:\s*\{\s*pullRequestId\s*:\s*\$(\w+)\s*\}\s*\)"
+)
+
+
+def pull_of(node: str) -> tuple[Repo, int] | None:
+    """The repository and number behind a node id from ``github_routes.node_id``."""
+    if not node.startswith("PR_"):
+        return None
+    raw = node[3:] + "=" * (-len(node[3:]) % 4)
+    try:
+        text = base64.urlsafe_b64decode(raw).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    full, _, number = text.rpartition("#")
+    if "/" not in full or not number.isdigit():
+        return None
+    return Repo.parse(full), int(number)
+
+
+def _not_found(field: str, node: str) -> httpx.Response:
+    return httpx.Response(
+        200,
+        json={
+            "data": {field: None},
+            "errors": [
+                {
+                    "type": "NOT_FOUND",
+                    "path": [field],
+                    "locations": [{"line": 2, "column": 3}],
+                    "message": f"Could not resolve to a node with the global id of '{node}'",
+                }
+            ],
+        },
+    )
+
+
+async def answer(double: GitHubHTTP, request: httpx.Request) -> httpx.Response:
+    """The answer to one ``POST /graphql``; see the module docstring."""
+    body = json.loads(request.content or b"{}")
+    query = str(body.get("query", "")) if isinstance(body, dict) else ""
+    variables = (body.get("variables") or {}) if isinstance(body, dict) else {}
+    match = _FIELD.match(query)
+    if match is None or match[1] not in MUTATIONS:
+        double.unanswered.append(f"POST /graphql {query[:60]!r}")
+        raise AssertionError(f"the GraphQL double serves only {sorted(MUTATIONS)}")
+    field, var = match[1], match[2]
+    node = str(variables.get(var, ""))
+    found = pull_of(node)
+    if found is None or found[1] not in double.fake.world(found[0]).pulls:
+        return _not_found(field, node)
+    repo, number = found
+    pull = await double.fake.set_draft(repo, number, MUTATIONS[field])
+    payload: dict[str, Any] = {"pullRequest": {"number": pull.number, "isDraft": pull.draft}}
+    return httpx.Response(200, json={"data": {field: payload}})
