@@ -12,11 +12,13 @@ import httpx
 import uvicorn
 
 from action_helpers import ISSUE, ISSUE_BODY, REPO, TITLE, make_world
-from github_helpers import SECRET, labeled, sign
+from github_helpers import SECRET, fixture, labeled, sign
 from magi.app import Settings, create_app
 from magi.core import markers
-from magi.github.models import Repo
+from magi.core.progress import RunTitle, title
+from magi.github.models import Comment, Repo, WorkflowJob
 from magi.github.port import GitHubPort
+from magi.testing.github import APP_LOGIN, FakeGitHub
 
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----"
 
@@ -37,7 +39,9 @@ def _payload() -> dict[str, object]:
     return p
 
 
-async def _deliver_under_uvicorn(app: object, body: bytes) -> httpx.Response:
+async def _deliver_under_uvicorn(
+    app: object, body: bytes, event: str = "issues", delivery: str = "e2e-1"
+) -> httpx.Response:
     """Serve the App with uvicorn on a free port, POST one delivery, shut down gracefully
     (which waits for the delivery's background work: the dispatch)."""
     server = uvicorn.Server(
@@ -48,8 +52,8 @@ async def _deliver_under_uvicorn(app: object, body: bytes) -> httpx.Response:
         await asyncio.sleep(0)
     port = server.servers[0].sockets[0].getsockname()[1]
     headers = {
-        "X-GitHub-Event": "issues",
-        "X-GitHub-Delivery": "e2e-1",
+        "X-GitHub-Event": event,
+        "X-GitHub-Delivery": delivery,
         "X-Hub-Signature-256": sign(body, SECRET),
         "Content-Type": "application/json",
     }
@@ -84,6 +88,17 @@ def test_a_label_ends_in_an_open_pr(tmp_path, monkeypatch):
     assert inputs["issue"] == str(ISSUE)
     assert inputs["command"] == "compete"
 
+    # GitHub starts the dispatched run, named by the workflow's run-name; its first job
+    # queues: the App shows it on the issue's tracking comment.
+    [wid] = fake.world(REPO).runs
+    fake.add_run(REPO, wid, title(RunTitle("compete", ISSUE, run=inputs["run_id"])))
+    fake.set_job(REPO, wid, WorkflowJob(id=1, name="Read the issue", status="queued"))
+    job = _job_event(wid)
+    response = asyncio.run(_deliver_under_uvicorn(app, job, "workflow_job", "e2e-2"))
+    assert response.status_code == 202, response.text
+    [tracked] = _tracking(fake)
+    assert "Read the issue: queued" in tracked.body
+
     res = world.compete("--run-id", inputs["run_id"])
     assert res.returncode == 0, res.stdout + res.stderr
     out = world.publish(monkeypatch, inputs["run_id"])
@@ -96,3 +111,30 @@ def test_a_label_ends_in_an_open_pr(tmp_path, monkeypatch):
     bodies = fake.comments_on(REPO, ISSUE)
     assert markers.find(bodies, markers.RUN, run=inputs["run_id"])  # the App's acknowledgement
     assert markers.find(bodies, "tracking", run=inputs["run_id"])  # publish's progress
+    # One tracking comment throughout: publish wrote its checklist into the App's comment
+    # and kept the jobs part; the publish job's own end is then shown in place.
+    [published] = _tracking(fake)
+    assert published.id == tracked.id
+    assert f"Run `{inputs['run_id']}`" in published.body
+    assert "Read the issue: queued" in published.body
+    fake.set_job(
+        REPO, wid, WorkflowJob(id=3, name="Publish", status="completed", conclusion="success")
+    )
+    asyncio.run(_deliver_under_uvicorn(app, _job_event(wid), "workflow_job", "e2e-3"))
+    [final] = _tracking(fake)
+    assert final.id == tracked.id
+    assert f"Run `{inputs['run_id']}`" in final.body
+    assert "- [x] Publish: success" in final.body
+
+
+def _job_event(run_id: int) -> bytes:
+    p = fixture("workflow_job.queued")
+    p["repository"].update(full_name=REPO.full_name, name=REPO.name, default_branch="main")
+    p["workflow_job"].update(run_id=run_id, workflow_name="magi")
+    p["sender"].update(login=APP_LOGIN, type="Bot")
+    return json.dumps(p).encode()
+
+
+def _tracking(fake: FakeGitHub) -> list[Comment]:
+    thread = fake.world(REPO).comments.get(ISSUE, [])
+    return [c for c in thread if markers.find([c.body], "tracking", issue=str(ISSUE))]

@@ -18,6 +18,7 @@ EVENT_NEEDS = {
     "check_run": "checks",
     "status": "statuses",
     "workflow_run": "actions",
+    "workflow_job": "actions",
     "pull_request": "pull_requests",
     "pull_request_review": "pull_requests",
     "pull_request_review_comment": "pull_requests",

@@ -8,7 +8,7 @@ changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from magi.action.env import ActionEnv
@@ -66,11 +66,25 @@ class Poster:
             return c.user.login == self.env.app_login
         return c.user.type == "Bot"
 
-    async def upsert_comment(self, number: int, body: str, kind: str, **match: str) -> Comment:
-        """The comment carrying ``kind`` marker with ``match`` edited in place, or created."""
+    async def upsert_comment(
+        self,
+        number: int,
+        body: str,
+        kind: str,
+        *,
+        carry: Callable[[str, str], str] | None = None,
+        **match: str,
+    ) -> Comment:
+        """The comment carrying ``kind`` marker with ``match`` edited in place, or created.
+
+        ``carry(old, new)`` keeps a part of the old body another writer owns (the App's
+        jobs part of the tracking comment).
+        """
         repo = self.env.repo
         for c in await self.port.list_comments(repo, number):
             if self.ours(c) and markers.find([c.body], kind, **match):
+                if carry is not None:
+                    body = carry(c.body, body)
                 if c.body == body:
                     return c
                 return await self.port.update_comment(repo, c.id, body)

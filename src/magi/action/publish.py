@@ -37,6 +37,7 @@ from magi.git import Git
 from magi.github.models import Comment
 from magi.github.port import GitHubPort
 from magi.report import revealed
+from magi.report.tracking import carry_jobs
 from magi.state.model import RunStatus
 
 __all__ = ["PublishResult", "publish", "publish_missing"]
@@ -149,7 +150,8 @@ async def publish(
         attrs["counted"] = counted
     if result.pr is not None:
         attrs["pr"] = result.pr
-    await job.upsert_comment(issue, job.post(track, TRACKING, **attrs), TRACKING, issue=str(issue))
+    tracked = job.post(track, TRACKING, **attrs)
+    await job.upsert_comment(issue, tracked, TRACKING, carry=carry_jobs, issue=str(issue))
 
     # The record ref, last: it says what this publish did.
     done = Published(branches=result.pushed, pr=result.pr, issue=issue, counted=counted == run.id)
@@ -193,6 +195,7 @@ async def publish_missing(*, port: GitHubPort, env: ActionEnv, issue: int, why: 
     state["issue"] = str(issue)
     body = gate(text, Policy()).text + "\n" + markers.marker(TRACKING, **state)
     if mine:
+        body = carry_jobs(mine[0].body, body)  # the App's jobs part stays
         if mine[0].body != body:
             await port.update_comment(env.repo, mine[0].id, body)
         return

@@ -32,6 +32,7 @@ CHECK_EVENTS = frozenset(
         "pull_request",
         "pull_request_review",
         "pull_request_review_comment",
+        "workflow_job",  # the App dispatches magi's runs: their jobs' sender is the App
     }
 )
 
