@@ -11,7 +11,6 @@ from magi.core import markers
 from magi.github import records
 from magi.github.models import GitRef, Repo
 from magi.state.model import Run, RunStatus
-from magi.testing.action import FakePublishGitHub
 from magi.testing.github import FakeGitHub
 from test_app_landing import pull_event
 from test_app_records import run, text
@@ -23,7 +22,7 @@ SHA = "a" * 40
 
 
 def scene(fake: FakeGitHub | None = None) -> FakeGitHub:
-    fake = world(fake or FakePublishGitHub())
+    fake = world(fake or FakeGitHub())
     body = "Closes #1\n" + markers.marker(markers.PR, issue=1, run=RUN)
     fake.add_pull(REPO, PR, f"magi/{RUN}/A", SHA, title="Fix spelling", body=body)
     store_record(
@@ -91,7 +90,7 @@ def test_a_redelivered_close_writes_nothing_twice() -> None:
     assert len(fake.named("update_ref")) == 1
 
 
-class RacingPublish(FakePublishGitHub):
+class RacingPublish(FakeGitHub):
     """A publish that lands between the App's read of the record and its ref update."""
 
     def __init__(self, races: int) -> None:

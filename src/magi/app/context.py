@@ -10,19 +10,25 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from magi.config import load_config_text
-from magi.config.model import Config
-from magi.core import markers
 from magi.errors import ConfigError
 from magi.github.models import Comment, Repo
-from magi.github.port import GitHubError, GitHubPort
+from magi.github.port import GitHubPort
+from magi.github.state import CONFIG_PATH, repo_config, said_ref
+from magi.github.state import reply_once as _reply_once
 
-CONFIG_PATH = ".magi/config.toml"
+__all__ = [
+    "CONFIG_PATH",
+    "AppContext",
+    "PortFactory",
+    "config_error_reply",
+    "reply_once",
+    "repo_config",
+    "said_ref",
+]
 PortFactory = Callable[[int | None, Repo], Awaitable[GitHubPort]]
 
 
@@ -59,43 +65,11 @@ class AppContext:
         )
 
 
-def said_ref(number: int, key: str) -> str:
-    """The ref that records "this reply was said" on thread ``number``."""
-    return f"refs/magi/said/{number}/{re.sub(r'[^A-Za-z0-9._-]', '-', key)}"
-
-
 async def reply_once(
     ctx: AppContext, gh: GitHubPort, repo: Repo, number: int, key: str, body: str, sha: str
 ) -> bool:
-    """Comment ``body`` unless this App already said ``key`` on this thread; True if posted.
-
-    Saying it is claimed first by creating ``said_ref`` (at ``sha``, any commit that exists):
-    creating a ref is atomic on GitHub's side, so of several deliveries racing to say the
-    same thing (a check_run, its check_suite and its workflow_run arrive together) one wins.
-    A reply that fails to post gives its claim back, so a later event can say it.
-    """
-    if not await gh.create_ref(repo, said_ref(number, key), sha):
-        return False
-    try:
-        await gh.create_comment(
-            repo, number, f"{body}\n\n{markers.marker(markers.REFUSAL, key=key)}"
-        )
-    except GitHubError:
-        await gh.delete_ref(repo, said_ref(number, key))
-        raise
-    return True
-
-
-async def repo_config(gh: GitHubPort, repo: Repo, default_branch: str) -> Config:
-    """``.magi/config.toml`` from the default branch only; absent -> defaults.
-
-    Raises ``ConfigError`` (magi's own, with file, line and key) when the file is invalid.
-    Never read from a PR or candidate branch: a candidate must not configure its own gate.
-    """
-    content = await gh.get_content(repo, CONFIG_PATH, default_branch)
-    if content is None:
-        return Config()
-    return load_config_text(content.text, CONFIG_PATH).config
+    """``magi.github.state.reply_once`` for a handler (the App's and the workflow's are one)."""
+    return await _reply_once(gh, repo, number, key, body, sha)
 
 
 def config_error_reply(exc: ConfigError) -> str:

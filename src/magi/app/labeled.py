@@ -19,15 +19,12 @@ from magi.core.sanitize import clean_task
 from magi.errors import ConfigError
 from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort
+from magi.github.state import claim_ref as claim_ref  # the App and the workflow share it
 from magi.state.store import new_run_id
 
 router = Router()
 DEFAULT_LABEL = Config().github.label
 NOT_STARTED = frozenset({"queued", "waiting", "pending", "requested"})
-
-
-def claim_ref(number: int) -> str:
-    return f"refs/magi/claims/issue-{number}"
 
 
 def graph_shape(config: Config) -> str:

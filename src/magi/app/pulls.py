@@ -2,11 +2,11 @@
 
 Several behaviours wake when CI reports on a commit (the merge gate decides again, landing
 plans its next step). Each keeps its own small router, bedevere-style, but the question
-"which magi PRs is this check event about" is answered here once: ``check_suite``,
-``check_run`` and ``workflow_run`` name their PRs (the list is empty for a fork's PR, or
-when GitHub leaves it out), a ``status`` names only a commit, so then it is the open magi
-PRs whose head is that commit. ``on_checks`` registers a behaviour's action for the check
-events it wants, each PR in turn.
+"which magi PRs is this check event about" is answered once (``magi.github.gate``, which
+the workflow's merge gate shares): ``check_suite``, ``check_run`` and ``workflow_run`` name
+their PRs (the list is empty for a fork's PR, or when GitHub leaves it out), a ``status``
+names only a commit, so then it is the open magi PRs whose head is that commit.
+``on_checks`` registers a behaviour's action for the check events it wants, each PR in turn.
 """
 
 from __future__ import annotations
@@ -24,8 +24,11 @@ from magi.app.events import (
     StatusEvent,
     WorkflowRunEvent,
 )
-from magi.core import markers
-from magi.github.models import PullRequest, Repo
+from magi.github.gate import is_magi_pull as is_magi_pull  # shared with the workflow's gate
+from magi.github.gate import issue_of as issue_of
+from magi.github.gate import magi_pulls_of as magi_pulls_of
+from magi.github.gate import run_of as run_of
+from magi.github.models import Repo
 from magi.github.port import GitHubPort
 
 # A behaviour's action for one PR: (ctx, gh, repo, pr number, default branch) -> outcome.
@@ -36,19 +39,6 @@ CHECKS: dict[str, tuple[str | None, type[Base]]] = {
     "status": (None, StatusEvent),
     "workflow_run": ("completed", WorkflowRunEvent),
 }
-
-
-def is_magi_pull(pull: PullRequest) -> bool:
-    return pull.head.ref.startswith("magi/")
-
-
-def run_of(pull: PullRequest) -> str | None:
-    parts = pull.head.ref.split("/")
-    return parts[1] if len(parts) >= 3 else None
-
-
-def issue_of(pull: PullRequest) -> int | None:
-    return markers.issue_of_pull(pull.body)
 
 
 def head_of(payload: Base) -> tuple[str, list[int]]:
@@ -65,18 +55,6 @@ def head_of(payload: Base) -> tuple[str, list[int]]:
     if isinstance(payload, StatusEvent):
         return payload.sha, []
     raise TypeError(f"{type(payload).__name__} is not a check event")
-
-
-async def magi_pulls_of(gh: GitHubPort, repo: Repo, sha: str, named: Iterable[int]) -> list[int]:
-    """The PRs a check on ``sha`` concerns: those it named, else the open magi PRs at ``sha``.
-
-    Named PRs are not filtered here (that takes a read per PR; each action reads its PR
-    anyway and leaves a PR that is not magi's alone).
-    """
-    numbers = list(dict.fromkeys(named))
-    if numbers:
-        return numbers
-    return [p.number for p in await gh.list_pulls(repo) if p.head.sha == sha and is_magi_pull(p)]
 
 
 async def wake(ctx: AppContext, d: Delivery[Any], act: Act) -> str:

@@ -1,0 +1,307 @@
+"""The merge gate over the port, the one irreversible step, shared by the App and the workflow.
+
+A writer's ``merge`` comment on a magi PR is an approval, recorded as a marker in magi's own
+reply (``approval comment= sha= login=``) and pinned to the head SHA at the comment: a head
+commit made after the comment voids it. ``evaluate`` re-reads the PR, its checks and
+statuses and decides with ``magi.core.approval.decide``; the approver's permission is
+re-checked right before merging; a merge is a squash with the SHA precondition, one at a
+time per PR (the ``merging`` ref is the lock), then the issue is closed and the claim and
+candidate branches deleted. Each refusal or wait is said once per (approval, reason, head).
+
+The App (``magi.app.merge``) calls this on deliveries; without the App, the workflow's merge
+job calls it from ``magi action merge`` with the event GitHub wrote to disk. Both pass a
+``Gate``: whose comments are magi's, the clock, the sleep, and the same-change rule.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from magi.core import markers
+from magi.core.approval import (
+    Approval,
+    Check,
+    CommentFacts,
+    Outcome,
+    PullFacts,
+    approval_refusal,
+    decide,
+    may_write,
+    read_approval,
+    status_check,
+)
+from magi.core.landing import BEHIND
+from magi.errors import ConfigError
+from magi.github.models import Comment, PullRequest, Repo
+from magi.github.port import GitHubError, GitHubPort
+from magi.github.state import claim_ref, reply_once, repo_config
+
+__all__ = [
+    "Gate",
+    "SameChange",
+    "evaluate",
+    "is_magi_pull",
+    "issue_of",
+    "magi_pulls_of",
+    "merge",
+    "merging_ref",
+    "on_comment",
+    "run_of",
+    "tidy",
+]
+
+# Issue 11 passes git patch-id --stable equality here; until then only the same SHA counts.
+SameChange = Callable[[str, str], bool]
+MERGEABLE_READS = 3
+MERGEABLE_WAIT = 2.0
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Who decides: magi's login (whose markers count), the clock, the sleep, same-change."""
+
+    app_login: str
+    clock: Callable[[], datetime] = _now
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    same_change: SameChange | None = None
+
+    def own(self, comments: list[Comment]) -> list[str]:
+        """The bodies of the comments magi wrote (the only ones whose markers count)."""
+        login = self.app_login.lower().removesuffix("[bot]")
+        return [
+            c.body
+            for c in comments
+            if c.user is not None and c.user.login.lower() in {login, f"{login}[bot]"}
+        ]
+
+
+def is_magi_pull(pull: PullRequest) -> bool:
+    return pull.head.ref.startswith("magi/")
+
+
+def run_of(pull: PullRequest) -> str | None:
+    parts = pull.head.ref.split("/")
+    return parts[1] if len(parts) >= 3 else None
+
+
+def issue_of(pull: PullRequest) -> int | None:
+    return markers.issue_of_pull(pull.body)
+
+
+async def magi_pulls_of(gh: GitHubPort, repo: Repo, sha: str, named: Iterable[int]) -> list[int]:
+    """The PRs a check on ``sha`` concerns: those it named, else the open magi PRs at ``sha``.
+
+    Named PRs are not filtered here (that takes a read per PR; each action reads its PR
+    anyway and leaves a PR that is not magi's alone).
+    """
+    numbers = list(dict.fromkeys(named))
+    if numbers:
+        return numbers
+    return [p.number for p in await gh.list_pulls(repo) if p.head.sha == sha and is_magi_pull(p)]
+
+
+def merging_ref(number: int) -> str:
+    return f"refs/magi/merging/pr-{number}"
+
+
+async def on_comment(
+    g: Gate,
+    gh: GitHubPort,
+    repo: Repo,
+    number: int,
+    facts: CommentFacts,
+    comment_id: int,
+    created_at: datetime | None,
+    default_branch: str,
+) -> str:
+    """A ``merge`` comment on PR ``number``: record the approval, then decide; or say why not."""
+    if read_approval(facts, g.app_login) is Approval.NOT_ONE:
+        return "not-an-approval"
+    pull = await gh.get_pull(repo, number)
+    if not is_magi_pull(pull):
+        return "not-a-magi-pr"
+    level = (await gh.permission(repo, facts.login)).permission
+    kind = read_approval(
+        CommentFacts(facts.body, facts.login, facts.user_type, facts.action, level), g.app_login
+    )
+    if kind is not Approval.APPROVED:
+        words = approval_refusal(kind, facts.login, level)
+        key = f"approval-{comment_id}"
+        await reply_once(gh, repo, number, key, f"Not merging: {words}", pull.head.sha)
+        return str(kind.value)
+    sha = pull.head.sha
+    head = await gh.get_commit(repo, sha)
+    if created_at is not None and head.committed_at is not None and head.committed_at > created_at:
+        await reply_once(
+            gh,
+            repo,
+            number,
+            f"approval-{comment_id}",
+            "Not merging: the head moved after this `merge` was written; new commits need a "
+            "new `merge`.",
+            sha,
+        )
+        return "head-moved"
+    own = g.own(await gh.list_comments(repo, number))
+    if markers.find(own, markers.APPROVAL, comment=str(comment_id)):
+        return await evaluate(g, gh, repo, number, default_branch)  # a redelivery
+    await gh.react_to_comment(repo, comment_id, "+1")
+    await gh.create_comment(
+        repo,
+        number,
+        f"Approval by @{facts.login} recorded for `{sha[:12]}`. magi merges once every check "
+        "is green; a new push needs a new `merge`.\n\n"
+        + markers.marker(markers.APPROVAL, comment=comment_id, sha=sha, login=facts.login),
+    )
+    return await evaluate(g, gh, repo, number, default_branch)
+
+
+async def evaluate(
+    g: Gate,
+    gh: GitHubPort,
+    repo: Repo,
+    number: int,
+    default_branch: str,
+    same_change: SameChange | None = None,
+) -> str:
+    """Decide again for PR ``number`` from its recorded approval; merge or say why not."""
+    approval = markers.latest(g.own(await gh.list_comments(repo, number)), markers.APPROVAL)
+    if approval is None:
+        return "no-approval"  # silence is a hold
+    pull = await gh.get_pull(repo, number)
+    if not is_magi_pull(pull) or pull.merged:
+        return "not-open"
+    for _ in range(MERGEABLE_READS):
+        # GitHub computes `mergeable` in the background after a push and answers null
+        # meanwhile: read again, a little later, a bounded number of times.
+        # https://docs.github.com/en/rest/pulls/pulls#get-a-pull-request
+        if pull.mergeable is not None:
+            break
+        await g.sleep(MERGEABLE_WAIT)
+        pull = await gh.get_pull(repo, number)
+    try:
+        config = await repo_config(gh, repo, default_branch)
+        required, land = config.github.required_checks, config.graph.land
+    except ConfigError:
+        required, land = [], True
+    checks = [
+        Check(c.name, c.status, c.conclusion) for c in await gh.list_check_runs(repo, pull.head.sha)
+    ]
+    combined = await gh.combined_status(repo, pull.head.sha)
+    if combined.total_count:
+        checks += [status_check(s.context, s.state) for s in combined.statuses]
+    head = await gh.get_commit(repo, pull.head.sha)
+    facts = PullFacts(
+        number=pull.number,
+        head_sha=pull.head.sha,
+        state=pull.state,
+        merged=pull.merged,
+        draft=pull.draft,
+        mergeable=pull.mergeable,
+        pushed_at=head.committed_at,
+    )
+    same_change = same_change or g.same_change
+    kw = {"same_change": same_change} if same_change else {}
+    decision = decide(facts, approval["sha"], checks, g.clock(), required=required, **kw)
+    if decision.outcome is Outcome.MERGE and land and pull.mergeable_state in BEHIND:
+        return "rebasing"  # landing rebases first (magi.app.landing); the approval waits
+    key = f"gate-{approval['comment']}-{decision.reason}-{pull.head.sha[:12]}"
+    if decision.outcome is not Outcome.MERGE:
+        words = f"Not merging yet: {decision.message}"
+        await reply_once(gh, repo, number, key, words, pull.head.sha)
+        return decision.reason
+    login = approval.get("login", "")
+    if not may_write((await gh.permission(repo, login)).permission):
+        await reply_once(
+            gh,
+            repo,
+            number,
+            f"{key}-perm",
+            f"Not merging: @{login} no longer has write permission; a writer must say `merge`.",
+            pull.head.sha,
+        )
+        return "approver-lost-permission"
+    # One merge per PR however many events decide "merge" at once (a check_run, its
+    # check_suite and its workflow_run arrive together): the merging ref is the lock.
+    lock = merging_ref(pull.number)
+    if not await gh.create_ref(repo, lock, pull.head.sha):
+        return "merging-elsewhere"
+    try:
+        return await merge(gh, repo, pull, key)
+    finally:
+        await tidy(gh.delete_ref(repo, lock))
+
+
+async def merge(gh: GitHubPort, repo: Repo, pull: PullRequest, key: str) -> str:
+    """Squash-merge ``pull`` at its head SHA (GitHub refuses if it moved), then clean up."""
+    try:
+        result = await gh.merge_pull(
+            repo,
+            pull.number,
+            sha=pull.head.sha,
+            method="squash",
+            title=f"{pull.title} (#{pull.number})",
+        )
+    except GitHubError as exc:
+        if exc.status == 409:
+            words = "the head moved while merging; new commits need a new `merge`."
+        elif exc.status == 405:
+            words = f"GitHub refused the merge: {exc.message}"
+        else:
+            raise
+        await reply_once(
+            gh, repo, pull.number, f"{key}-{exc.status}", f"Not merging: {words}", pull.head.sha
+        )
+        return f"merge-refused-{exc.status}"
+    # The merge is done and cannot be undone; each clean-up step after it is on its own, so
+    # one GitHub failure does not skip the rest, and the comment says what is left to do.
+    issue, run = issue_of(pull), run_of(pull)
+    left: list[str] = []
+    if issue is not None:
+        if not await tidy(gh.close_issue(repo, issue)):
+            left.append(f"close #{issue}")
+        if not await tidy(gh.delete_ref(repo, claim_ref(issue))):
+            left.append(f"delete `{claim_ref(issue)}`")
+    if run is not None:
+        try:
+            refs = await gh.matching_refs(repo, f"heads/magi/{run}/")
+        except GitHubError:
+            refs = []
+            left.append(f"delete the branches `magi/{run}/*`")
+        for ref in refs:
+            if not await tidy(gh.delete_ref(repo, ref.ref.removeprefix("refs/"))):
+                left.append(f"delete `{ref.ref}`")
+    for thread in {pull.number, issue} - {None}:  # the reply-once records have served
+        try:
+            said = await gh.matching_refs(repo, f"magi/said/{thread}/")
+        except GitHubError:
+            said = []
+        for ref in said:
+            await tidy(gh.delete_ref(repo, ref.ref.removeprefix("refs/")))
+    done = f" Closed #{issue}." if issue is not None and f"close #{issue}" not in left else ""
+    tail = (
+        " GitHub refused some of the clean-up; still to do: " + ", ".join(left) + "."
+        if left
+        else " The candidate branches are deleted."
+    )
+    await gh.create_comment(
+        repo,
+        pull.number,
+        f"Merged as `{(result.sha or '')[:12]}` (squash of `{pull.head.sha[:12]}`).{done}{tail}",
+    )
+    return "merged"
+
+
+async def tidy(step: Awaitable[object]) -> bool:
+    try:
+        await step
+    except GitHubError:
+        return False
+    return True

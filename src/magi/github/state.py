@@ -1,0 +1,64 @@
+"""What magi reads and keeps in the repository itself: its config, claims, "said once" refs.
+
+Shared by the App and the workflow (which runs without the App): neither keeps state of
+its own, so the config is read from the default branch each time, and a reply that must be
+said once is claimed first by creating a ref, which GitHub does atomically.
+"""
+
+from __future__ import annotations
+
+import re
+
+from magi.config import load_config_text
+from magi.config.model import Config
+from magi.core import markers
+from magi.github.models import Repo
+from magi.github.port import GitHubError, GitHubPort
+
+__all__ = ["CONFIG_PATH", "claim_ref", "reply_once", "repo_config", "said_ref"]
+
+CONFIG_PATH = ".magi/config.toml"
+
+
+def claim_ref(number: int) -> str:
+    """The ref that says issue ``number`` has its competition (created once, atomically)."""
+    return f"refs/magi/claims/issue-{number}"
+
+
+def said_ref(number: int, key: str) -> str:
+    """The ref that records "this reply was said" on thread ``number``."""
+    return f"refs/magi/said/{number}/{re.sub(r'[^A-Za-z0-9._-]', '-', key)}"
+
+
+async def reply_once(
+    gh: GitHubPort, repo: Repo, number: int, key: str, body: str, sha: str
+) -> bool:
+    """Comment ``body`` unless magi already said ``key`` on this thread; True if posted.
+
+    Saying it is claimed first by creating ``said_ref`` (at ``sha``, any commit that exists):
+    creating a ref is atomic on GitHub's side, so of several deliveries racing to say the
+    same thing (a check_run, its check_suite and its workflow_run arrive together) one wins.
+    A reply that fails to post gives its claim back, so a later event can say it.
+    """
+    if not await gh.create_ref(repo, said_ref(number, key), sha):
+        return False
+    try:
+        await gh.create_comment(
+            repo, number, f"{body}\n\n{markers.marker(markers.REFUSAL, key=key)}"
+        )
+    except GitHubError:
+        await gh.delete_ref(repo, said_ref(number, key))
+        raise
+    return True
+
+
+async def repo_config(gh: GitHubPort, repo: Repo, default_branch: str) -> Config:
+    """``.magi/config.toml`` from the default branch only; absent -> defaults.
+
+    Raises ``ConfigError`` (magi's own, with file, line and key) when the file is invalid.
+    Never read from a PR or candidate branch: a candidate must not configure its own gate.
+    """
+    content = await gh.get_content(repo, CONFIG_PATH, default_branch)
+    if content is None:
+        return Config()
+    return load_config_text(content.text, CONFIG_PATH).config
