@@ -3,7 +3,7 @@
 # The token is never an argument: publish reads it from MAGI_GITHUB_TOKEN itself, and
 # compete refuses to start when one is set. admit reads the event GitHub wrote to disk.
 set -euo pipefail
-args=(action "${MAGI_ACTION_COMMAND:?command is required (admit, compete, publish, land, rebase, ...)}")
+args=(action "${MAGI_ACTION_COMMAND:?command is required (admit, claim, merge, compete, publish, land, rebase, ...)}")
 case "$MAGI_ACTION_COMMAND" in
   compete)
     if [ -n "${MAGI_GITHUB_TOKEN:-}" ]; then
@@ -34,6 +34,23 @@ case "$MAGI_ACTION_COMMAND" in
     args=(action publish-council --command "${MAGI_ACTION_COMMAND#publish-}" --issue "${MAGI_ISSUE:?issue is required}")
     args+=(--comment "${MAGI_COMMENT:?comment is required}" --input-dir "${MAGI_INPUT_DIR:?input-dir is required}")
     [ -n "${MAGI_ARTIFACT_DIR:-}" ] && args+=(--artifact-dir "$MAGI_ARTIFACT_DIR")
+    ;;
+  claim)
+    # Without the App: the claim ref, with the App token (no agent runs in this job).
+    if [ -z "${MAGI_GITHUB_TOKEN:-}" ]; then
+      echo "::error::claim needs an App installation token (input token)" >&2
+      exit 2
+    fi
+    args+=(--issue "${MAGI_ISSUE:?issue is required}" --event-file "${GITHUB_EVENT_PATH:?}")
+    ;;
+  merge)
+    # Without the App: the merge gate, with the App token (no agent runs in this job).
+    if [ -z "${MAGI_GITHUB_TOKEN:-}" ]; then
+      echo "::error::merge needs an App installation token (input token)" >&2
+      exit 2
+    fi
+    : "${MAGI_APP_SLUG:?app-slug is required: the app-slug output of the App token step}"
+    args+=(--event-name "${GITHUB_EVENT_NAME:?}" --event-file "${GITHUB_EVENT_PATH:?}")
     ;;
   admit)
     args+=(--event-name "${GITHUB_EVENT_NAME:?}" --event-file "${GITHUB_EVENT_PATH:?}")
@@ -72,7 +89,7 @@ case "$MAGI_ACTION_COMMAND" in
     fi
     ;;
   *)
-    echo "::error::unknown command '$MAGI_ACTION_COMMAND' (admit, compete, publish, council, review, publish-council, publish-review, land, publish-land, rebase)" >&2
+    echo "::error::unknown command '$MAGI_ACTION_COMMAND' (admit, claim, merge, compete, publish, council, review, publish-council, publish-review, land, publish-land, rebase)" >&2
     exit 2
     ;;
 esac

@@ -53,7 +53,7 @@ def test_no_expression_is_spliced_into_a_script(text):
 
 def test_every_action_is_pinned_by_a_full_commit_sha():
     """A tag can be moved; a 40-hex SHA cannot."""
-    uses = re.findall(r"uses: (\S+)", WORKFLOW)
+    uses = re.findall(r"^\s*(?:- )?uses: (\S+)", WORKFLOW, re.M)
     assert uses
     assert [u for u in uses if not re.search(r"@[0-9a-f]{40}$", u)] == []
 
@@ -72,6 +72,7 @@ def test_every_job_states_its_permissions_and_none_asks_for_id_token():
         "land",
         "land-publish",
         "rebase",
+        "merge",
     }
     for name, block in jobs.items():
         assert "    permissions:" in block, name
@@ -218,3 +219,58 @@ def test_run_sh_refuses_a_token_for_council(tmp_path):
     code, argv = _run_sh(tmp_path, env)
     assert code == 2
     assert argv == []
+
+
+def test_run_sh_hands_claim_and_merge_the_event_never_the_token(tmp_path):
+    """claim and merge read the event GitHub wrote; the token stays in the environment."""
+    event = {"GITHUB_EVENT_NAME": "issue_comment", "GITHUB_EVENT_PATH": "/e.json"}
+    token = {"MAGI_GITHUB_TOKEN": "ghs_secret"}
+    code, argv = _run_sh(
+        tmp_path, {**event, **token, "MAGI_ACTION_COMMAND": "claim", "MAGI_ISSUE": "7"}
+    )
+    assert code == 0
+    assert argv == ["action", "claim", "--issue", "7", "--event-file", "/e.json"]
+    merge = {**event, **token, "MAGI_ACTION_COMMAND": "merge", "MAGI_APP_SLUG": "magi-app"}
+    code, argv = _run_sh(tmp_path, merge)
+    assert code == 0
+    assert argv == [
+        "action", "merge", "--event-name", "issue_comment", "--event-file", "/e.json",
+    ]  # fmt: skip
+    for cmd in ("claim", "merge"):  # without a token, or for merge without the App's slug
+        code, _ = _run_sh(tmp_path, {**event, "MAGI_ACTION_COMMAND": cmd, "MAGI_ISSUE": "7"})
+        assert code != 0
+    code, _ = _run_sh(tmp_path, {**event, **token, "MAGI_ACTION_COMMAND": "merge"})
+    assert code != 0
+
+
+def test_without_the_app_a_label_is_claimed_with_a_token_that_writes_refs_only():
+    """The task job's own token stays read-only; the claim's App token writes contents only,
+    and is minted only for a label event (a dispatch was claimed by the App)."""
+    task = _jobs(WORKFLOW)["task"]
+    perms = re.search(r"    permissions:\n((?:      .*\n)+)", task)
+    assert perms
+    assert [ln.split("#")[0].strip() for ln in perms.group(1).splitlines()] == ["issues: read"]
+    step = task.split("id: claim-token", 1)[1].split("\n      - ", 1)[0]
+    assert "if: github.event_name == 'issues'" in step
+    assert re.findall(r"permission-[a-z-]+: \w+", step) == ["permission-contents: write"]
+    assert "command: claim" in task
+    assert "steps.claim.outputs.issue" in task.split("steps:", 1)[0]  # the job's output
+
+
+PLACEHOLDER = "magi-dev/magi@0000000000000000000000000000000000000000"
+
+
+def test_the_unreleased_action_reference_is_one_placeholder_the_docs_name():
+    """No release exists: every use of magi's action is the one placeholder, which README
+    and docs/action.md name exactly (one sed replaces them all), and nothing names a tag."""
+    uses = re.findall(r"^\s*(?:- )?uses: (magi-dev/magi@\S+)", WORKFLOW, re.M)
+    assert len(uses) >= 10
+    assert set(uses) == {PLACEHOLDER}
+    docs = (ROOT / "docs" / "action.md").read_text()
+    readme = (ROOT / "README.md").read_text()
+    assert f"s#{PLACEHOLDER}#OWNER/REPO@SHA#" in docs
+    assert PLACEHOLDER in readme
+    assert "no release" in docs
+    assert "no release" in readme
+    for text in (WORKFLOW, docs, readme):
+        assert not re.search(r"magi-dev/magi@v\d", text)

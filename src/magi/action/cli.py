@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -126,6 +126,70 @@ def admit(
         typer.echo(f"::notice::magi does not start: {decision.why.replace(chr(10), ' ')}")
         return
     typer.echo(f"magi starts on #{decision.issue} ({decision.why})")
+
+
+def _event(event_file: Path) -> dict[str, Any]:
+    import json
+
+    try:
+        data = json.loads(event_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ActionError(f"cannot read the event file {event_file}: {e}") from None
+    if not isinstance(data, dict):
+        raise ActionError(f"{event_file} is not a GitHub event payload")
+    return data
+
+
+EventName = Annotated[str, typer.Option("--event-name", help="GITHUB_EVENT_NAME.")]
+EventFile = Annotated[Path, typer.Option("--event-file", help="GITHUB_EVENT_PATH.")]
+
+
+@app.command()
+def claim(issue: Issue, event_file: EventFile) -> None:
+    """Without the App: claim the issue (refs/magi/claims/issue-N), once, as the App does."""
+    from magi.action.env import ActionEnv
+    from magi.action.gatekeep import claim as run_claim
+
+    env = ActionEnv.from_environ(os.environ)
+    token = os.environ.get("MAGI_GITHUB_TOKEN", "")
+    if not token:
+        raise ActionError("claim needs the App installation token in MAGI_GITHUB_TOKEN")
+    repo = _event(event_file).get("repository") or {}
+    branch = str(repo.get("default_branch") or "main") if isinstance(repo, dict) else "main"
+    port = port_from_env(env.api_url, token)
+    won = asyncio.run(run_claim(port, env.repo, issue, branch))  # type: ignore[arg-type]
+    env.set_output("issue", str(issue) if won else "")
+    if not won:
+        # Another run holds the claim (a second label event, or an earlier competition).
+        typer.echo(f"::notice::magi does not start: #{issue} is already claimed")
+        return
+    typer.echo(f"claimed #{issue}")
+
+
+@app.command()
+def merge(event_name: EventName, event_file: EventFile) -> None:
+    """Without the App: the merge gate on a `merge` comment or a finished workflow run."""
+    from datetime import UTC, datetime
+
+    from magi.action.env import ActionEnv
+    from magi.action.gatekeep import merge_event, run_gate
+    from magi.github.gate import Gate
+
+    env = ActionEnv.from_environ(os.environ)
+    token = os.environ.get("MAGI_GITHUB_TOKEN", "")
+    if not token:
+        raise ActionError("merge needs the App installation token in MAGI_GITHUB_TOKEN")
+    if not env.app_login:
+        raise ActionError("merge needs MAGI_APP_SLUG (the App token step's app-slug output)")
+    work = merge_event(event_name, _event(event_file))
+    if work is None:
+        typer.echo(f"::notice::nothing for the merge gate in this {event_name} event")
+        return
+    port = port_from_env(env.api_url, token)
+    g = Gate(env.app_login, clock=lambda: datetime.now(UTC))
+    outcome = asyncio.run(run_gate(g, port, env.repo, work))  # type: ignore[arg-type]
+    env.set_output("outcome", outcome)
+    typer.echo(f"merge gate: {outcome}")
 
 
 @app.command()

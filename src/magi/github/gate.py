@@ -51,6 +51,7 @@ __all__ = [
     "on_comment",
     "run_of",
     "tidy",
+    "wake",
 ]
 
 # Issue 11 passes git patch-id --stable equality here; until then only the same SHA counts.
@@ -237,6 +238,16 @@ async def evaluate(
         return await merge(gh, repo, pull, key)
     finally:
         await tidy(gh.delete_ref(repo, lock))
+
+
+async def wake(
+    g: Gate, gh: GitHubPort, repo: Repo, default_branch: str, sha: str, numbers: list[int]
+) -> str:
+    """Something on ``sha`` finished: decide again for ``numbers`` (or the PRs with that head)."""
+    if not numbers:
+        numbers = [p.number for p in await gh.list_pulls(repo) if p.head.sha == sha]
+    outcomes = [await evaluate(g, gh, repo, n, default_branch) for n in numbers]
+    return ",".join(outcomes) or "no-pr"
 
 
 async def merge(gh: GitHubPort, repo: Repo, pull: PullRequest, key: str) -> str:
