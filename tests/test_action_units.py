@@ -150,6 +150,25 @@ def test_publish_without_an_artifact_says_so_on_the_issue(tmp_path, monkeypatch)
     assert "left no result" in world.github.comments_on(REPO, ISSUE)[-1]
 
 
+def test_a_missing_artifact_keeps_the_jobs_the_app_showed(tmp_path, monkeypatch):
+    """The App's jobs part of the tracking comment survives publish saying "no result"."""
+    from magi.github.models import Comment, User
+    from magi.report.tracking import JobLine, jobs_block, jobs_of
+    from magi.testing.github import APP_LOGIN
+
+    world = make_world(tmp_path)
+    block = jobs_block(9, "", [JobLine("Compete", "completed", "failure")])
+    mark = markers.marker("tracking", issue=ISSUE, spent=1)
+    body = f"### magi\n\nThe workflow is running.\n\n{block}\n{mark}"
+    app = User(login=APP_LOGIN, type="Bot")
+    world.github.world(REPO).comments[ISSUE] = [Comment(id=3, body=body, user=app)]
+    world.publish(monkeypatch)
+    [c] = world.github.world(REPO).comments[ISSUE]
+    assert "left no result" in c.body
+    assert jobs_of(c.body) == block
+    assert markers.latest([c.body], "tracking") == {"issue": str(ISSUE), "spent": "1"}
+
+
 def test_review_findings_link_to_the_pr_head_and_say_adopted_or_rejected():
     """Each finding: id, severity, a file:line link at the head, and what the fixer did."""
     from magi.action.render import Links, review_sections
