@@ -37,7 +37,7 @@ __all__ = [
 FOLLOW_UP = "magi:follow-up"
 FOLLOW_UPS_MAX = 5
 CHECK_NAME = "magi"
-TRACKING = "tracking"
+TRACKING = markers.TRACKING
 ENDING_LABELS = {
     RunStatus.VERIFIED_NOOP: "magi:noop",
     RunStatus.STALLED: "magi:stalled",

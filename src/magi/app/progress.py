@@ -13,10 +13,10 @@ racing to create it, one wins (``said_ref``, an atomic ref create).
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from magi.app.context import AppContext, repo_config, said_ref
-from magi.app.events import Base, Delivery, Router, _Payload
+from magi.app.events import Base, Delivery, Router
 from magi.config.model import Config
 from magi.core import markers
 from magi.core.posting import Policy, gate
@@ -29,10 +29,14 @@ from magi.report.tracking import JobLine, Links, jobs_block, tracking, with_jobs
 __all__ = ["WorkflowJobEvent", "is_magi_run", "router", "track", "workflow_job"]
 
 router = Router()
-TRACKING = "tracking"  # the marker publish writes (magi.action.posts.TRACKING)
+TRACKING = markers.TRACKING
 
 
-class JobBody(_Payload):
+class JobBody(BaseModel):
+    """The fields of ``workflow_job`` magi reads (GitHub sends many more)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
     id: int
     run_id: int
     name: str = ""

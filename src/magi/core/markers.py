@@ -20,6 +20,7 @@ APPROVAL = "approval"  # a merge comment accepted: comment=, sha=
 GATE = "gate"  # a refusal said once: approval=, reason=, sha=
 PR = "pr"  # in a magi PR's body: issue=, run=
 REFUSAL = "refusal"  # any other reply said once: key=
+TRACKING = "tracking"  # the issue's tracking comment (publish, the App): issue=, run=, spent=
 
 
 def marker(kind: str, **fields: object) -> str:
