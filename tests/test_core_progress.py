@@ -12,7 +12,8 @@ from magi.core.progress import RunTitle, parse_title, title
 ROOT = Path(__file__).parent.parent
 # What workflows/magi.yml's run-name renders; changing one means changing the other.
 RUN_NAME = (
-    "magi ${{ inputs.command || (github.event.issue.pull_request && 'merge' || 'compete') }}"
+    "magi ${{ inputs.command || ((github.event.issue.pull_request"
+    " || github.event.workflow_run) && 'merge' || 'compete') }}"
     "${{ (inputs.issue || (!github.event.issue.pull_request && github.event.issue.number))"
     " && format(', issue #{0}', inputs.issue || github.event.issue.number) || '' }}"
     "${{ (inputs.pr || github.event.issue.pull_request)"

@@ -7,7 +7,7 @@ the run's ``display_title`` (``GET /repos/{o}/{r}/actions/runs/{run_id}``):
 
     magi compete, issue #12, run 20261201-093000-0a1b
     magi land, issue #12, PR #40
-    magi merge, PR #40
+    magi merge, PR #40          (a merge comment; a CI workflow_run: "magi merge")
 
 ``TITLE`` is exactly what the workflow's expression renders; anything else is not magi's
 (a user's own workflow, or one renamed by hand) and reads as ``None``.
