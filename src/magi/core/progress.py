@@ -9,8 +9,8 @@ the run's ``display_title`` (``GET /repos/{o}/{r}/actions/runs/{run_id}``):
     magi land, issue #12, PR #40
     magi merge, PR #40          (a merge comment; a CI workflow_run: "magi merge")
 
-``TITLE`` is exactly what the workflow's expression renders; anything else is not magi's
-(a user's own workflow, or one renamed by hand) and reads as ``None``.
+``parse_title`` reads exactly what the expression renders (``title`` is its inverse);
+anything else is not magi's (a user's own workflow, or one renamed by hand): ``None``.
 https://docs.github.com/en/actions/writing-workflows/workflow-syntax-for-github-actions#run-name
 """
 
