@@ -243,9 +243,8 @@ async def evaluate(
 async def wake(
     g: Gate, gh: GitHubPort, repo: Repo, default_branch: str, sha: str, numbers: list[int]
 ) -> str:
-    """Something on ``sha`` finished: decide again for ``numbers`` (or the PRs with that head)."""
-    if not numbers:
-        numbers = [p.number for p in await gh.list_pulls(repo) if p.head.sha == sha]
+    """Something on ``sha`` finished: decide again for the magi PRs it concerns."""
+    numbers = await magi_pulls_of(gh, repo, sha, numbers)
     outcomes = [await evaluate(g, gh, repo, n, default_branch) for n in numbers]
     return ",".join(outcomes) or "no-pr"
 
