@@ -1,4 +1,4 @@
-"""Fixtures shared by the graph tests: a scratch repo with a bare remote, and a scripted dir."""
+"""Shared fixtures: the graph tests' scratch repo and scripted dir, and an isolated git."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from git_helpers import isolate
 from graph_helpers import scratch_repo
 
 
@@ -15,3 +16,9 @@ def env(tmp_path: Path) -> tuple[Path, Path, Path]:
     scripted = tmp_path / "scripted"
     scripted.mkdir()
     return scratch_repo(tmp_path), tmp_path / "home", scripted
+
+
+@pytest.fixture
+def isolated_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No git config of the machine reaches the test; commits carry an agent identity."""
+    isolate(monkeypatch, tmp_path / "home")

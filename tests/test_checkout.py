@@ -3,41 +3,21 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from git_helpers import one_commit_repo, sh
 from magi.checkout import MainStatus, clean_worktree, damage, dirty
 from magi.git import Git
 
 BRANCH = "magi/r1/A"
-
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No global git config of the machine; an identity for commits."""
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for who in ("AUTHOR", "COMMITTER"):
-        monkeypatch.setenv(f"GIT_{who}_NAME", "Agent")
-        monkeypatch.setenv(f"GIT_{who}_EMAIL", "agent@example.invalid")
-
-
-def sh(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
-    ).stdout.strip()
+pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "repo"
-    sh(tmp_path, "init", "-q", "-b", "main", str(path))
-    (path / "check.sh").write_text("exit 0\n")
-    sh(path, "add", "-A")
-    sh(path, "commit", "-q", "-m", "one")
-    return path
+    return one_commit_repo(tmp_path / "repo", {"check.sh": "exit 0\n"})
 
 
 @pytest.fixture

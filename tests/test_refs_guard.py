@@ -7,36 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from git_helpers import one_commit_repo, sh
 from magi import refs_guard
 from magi.git import Git
 
 OWN = "refs/heads/magi/r1/A"
-
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No global git config of the machine; an agent identity for commits."""
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for who in ("AUTHOR", "COMMITTER"):
-        monkeypatch.setenv(f"GIT_{who}_NAME", "Agent")
-        monkeypatch.setenv(f"GIT_{who}_EMAIL", "agent@example.invalid")
-
-
-def sh(cwd: Path, *args: str) -> str:
-    """git as an agent runs it."""
-    return subprocess.run(
-        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
-    ).stdout.strip()
+pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "repo"
-    sh(tmp_path, "init", "-q", "-b", "main", str(path))
-    (path / "f").write_text("1\n")
-    sh(path, "add", "-A")
-    sh(path, "commit", "-q", "-m", "one")
+    path = one_commit_repo(tmp_path / "repo", {"f": "1\n"})
     sh(path, "branch", "magi/r1/A")
     sh(path, "branch", "magi/r1/B")
     sh(path, "tag", "v1")

@@ -11,16 +11,7 @@ from magi.git import Git
 from magi.salvage import adopt_or_recreate, discard_run, free_branch, worktrees_of
 
 RUN = "20261201-080000-cafe"
-
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No global git config of the machine; an identity for commits."""
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for who in ("AUTHOR", "COMMITTER"):
-        monkeypatch.setenv(f"GIT_{who}_NAME", "x")
-        monkeypatch.setenv(f"GIT_{who}_EMAIL", "x@example.invalid")
+pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
 @pytest.fixture

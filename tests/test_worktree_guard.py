@@ -12,19 +12,7 @@ from magi.git import Git
 from magi.worktree_guard import GuardSnapshot, restore, take
 
 HOOK = "#!/bin/sh\nexit 0\n"
-
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No global or system git config of the machine running the tests; an agent identity."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for who in ("AUTHOR", "COMMITTER"):
-        monkeypatch.setenv(f"GIT_{who}_NAME", "Agent Smith")
-        monkeypatch.setenv(f"GIT_{who}_EMAIL", "smith@vendor.example")
+pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
 def agent_git(cwd: Path, *args: str) -> str:
