@@ -1,13 +1,14 @@
-"""Shared fixtures: the graph tests' scratch repo and scripted dir, and an isolated git."""
+"""Shared fixtures: the graph tests' scratch repo and scripted dir, a live magi, a clean git."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from git_helpers import isolate
-from graph_helpers import scratch_repo
+from graph_helpers import LiveRun, scratch_repo
 
 
 @pytest.fixture
@@ -22,3 +23,17 @@ def env(tmp_path: Path) -> tuple[Path, Path, Path]:
 def isolated_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No git config of the machine reaches the test; commits carry an agent identity."""
     isolate(monkeypatch, tmp_path / "home")
+
+
+@pytest.fixture
+def live_run(tmp_path: Path) -> Iterator[Callable[[dict[str, str], dict[str, str]], LiveRun]]:
+    """Makes the test's ``LiveRun`` (implementers, judges); kills what it left at teardown."""
+    made: list[LiveRun] = []
+
+    def make(personas: dict[str, str], judges: dict[str, str]) -> LiveRun:
+        made.append(LiveRun(tmp_path, personas, judges))
+        return made[-1]
+
+    yield make
+    for live in made:
+        live.close()

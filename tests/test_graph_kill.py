@@ -6,37 +6,19 @@ import json
 import os
 import signal
 import subprocess
-import sys
-import time
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from graph_helpers import calls, config, scratch_repo
+from graph_helpers import MAGI, calls, config, seat_calls, start
 from magi import engine
 from magi.agents import census
 from magi.graph import PIPELINE, Loop
 from magi.state.model import RunStatus
 from magi.state.store import Store
-from test_graph_resume import _toml_config
 
-MAGI = [sys.executable, "-m", "magi"]
 THREE = {"a1": "right", "a2": "partial", "a3": "wrong"}
 SPLIT = {"j1": "evidence", "j2": "minimal", "j3": "evidence"}  # split: deliberation, vote
-
-
-def _wait_for(predicate, what: str, deadline_s: float = 120.0) -> None:
-    """Poll a marker until it appears; fail (never hang) past the deadline."""
-    end = time.monotonic() + deadline_s
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-
-
-def _counts(sd: Path) -> Counter[tuple[str, str]]:
-    return Counter((c["seat"], c["node"]) for c in calls(sd))
 
 
 def _nothing_alive(home: Path, run_id: str) -> None:
@@ -44,57 +26,18 @@ def _nothing_alive(home: Path, run_id: str) -> None:
     assert census.marked(run_id, run_dir=str(Store(home).run_dir(run_id))) == []
 
 
-class Live:
-    """``magi run`` in a subprocess of its own session, with its config and scripted dir."""
-
-    def __init__(self, tmp: Path, personas: dict[str, str], judges: dict[str, str]) -> None:
-        self.sd = tmp / "scripted"
-        self.sd.mkdir()
-        self.repo, self.home = scratch_repo(tmp), tmp / "home"
-        self.cfg = tmp / "magi.toml"
-        self.cfg.write_text(_toml_config(self.sd, personas, judges))
-        self.env = {**os.environ, "MAGI_HOME": str(self.home), "MAGI_CONFIG_DIR": str(tmp / "n")}
-
-    def start(self) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            [*MAGI, "run", "--config", str(self.cfg), "--seed", "3", "fix textstats"],
-            cwd=self.repo,
-            env=self.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
-
-    def magi(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*MAGI, *args], cwd=self.repo, env=self.env, capture_output=True, text=True, timeout=300
-        )
-
-    def hung(self, pattern: str) -> int:
-        _wait_for(lambda: bool(list(self.sd.glob(pattern))), f"a seat hanging ({pattern})")
-        marker = next(self.sd.glob(pattern))
-        _wait_for(lambda: bool(marker.read_text()), "the hanging seat's pid")
-        return int(marker.read_text())
-
-    def run_id(self) -> str:
-        rid = Store(self.home).latest()
-        assert rid is not None
-        return rid
-
-
-def test_resume_of_a_live_run_is_refused_and_sigterm_leaves_it_resumable(tmp_path):
+def test_resume_of_a_live_run_is_refused_and_sigterm_leaves_it_resumable(live_run):
     """--resume while the run is alive names its pid; SIGTERM: 143, agents ended, resumable."""
-    live = Live(tmp_path, {"a1": "right", "a2": "hang-once:partial"}, {"j1": "evidence"})
+    live = live_run({"a1": "right", "a2": "hang-once:partial"}, {"j1": "evidence"})
     proc = live.start()
     hung = live.hung("hung-*")
     run_id = live.run_id()
     refused = live.magi("run", "--resume", run_id)
     assert refused.returncode == 4, refused.stdout + refused.stderr
     assert f"pid {proc.pid}" in refused.stdout + refused.stderr
-    before = _counts(live.sd)
+    before = seat_calls(live.sd)
     proc.send_signal(signal.SIGTERM)
-    out, _ = proc.communicate(timeout=120)
+    out = live.ended(proc, "SIGTERM")
     assert proc.returncode == 143, out
     assert not census.alive(hung, None), "SIGTERM left the agent running"
     _nothing_alive(live.home, run_id)
@@ -103,19 +46,19 @@ def test_resume_of_a_live_run_is_refused_and_sigterm_leaves_it_resumable(tmp_pat
     assert run.processes == []
     done = live.magi("run", "--resume", run_id)
     assert done.returncode == 0, done.stdout + done.stderr
-    after = _counts(live.sd)
+    after = seat_calls(live.sd)
     finished = next(c.seat for c in run.candidates if c.status == "ok")
     assert after[(finished, "implement")] == before[(finished, "implement")] == 1
     _nothing_alive(live.home, run_id)
 
 
-def test_agents_a_killed_magi_left_running_are_ended_before_the_resume_starts_seats(tmp_path):
+def test_agents_a_killed_magi_left_running_are_ended_before_the_resume_starts_seats(live_run):
     """kill -9: the hung agent runs on, recorded; the resume ends it first, then finishes."""
-    live = Live(tmp_path, {"a1": "right", "a2": "hang-once:partial"}, {"j1": "evidence"})
+    live = live_run({"a1": "right", "a2": "hang-once:partial"}, {"j1": "evidence"})
     proc = live.start()
     hung = live.hung("hung-*")
     os.killpg(proc.pid, signal.SIGKILL)  # magi's own group; the agent is in a session of its own
-    proc.communicate()
+    live.ended(proc, "SIGKILL")
     run_id = live.run_id()
     assert census.alive(hung, None), "the orphaned agent should still be running"
     recorded = Store(live.home).load_run(run_id).processes
@@ -133,25 +76,25 @@ def test_agents_a_killed_magi_left_running_are_ended_before_the_resume_starts_se
 
 
 @pytest.mark.parametrize("node", ["judge", "deliberate", "vote"])
-def test_sigterm_inside_a_judging_node_resumes_without_paying_finished_seats(tmp_path, node):
+def test_sigterm_inside_a_judging_node_resumes_without_paying_finished_seats(live_run, node):
     """A judge hangs in <node>; SIGTERM; nothing of the run alive; resume asks only it again."""
     judges = {**SPLIT, "j1": f"hang-at-{node}:evidence"}
-    live = Live(tmp_path, THREE, judges)
+    live = live_run(THREE, judges)
     proc = live.start()
     hung = live.hung(f"hung-*-{node}")
     proc.send_signal(signal.SIGTERM)
-    out, _ = proc.communicate(timeout=120)
+    out = live.ended(proc, "SIGTERM")
     assert proc.returncode == 143, out
     run_id = live.run_id()
     assert not census.alive(hung, None)
     _nothing_alive(live.home, run_id)
-    before = _counts(live.sd)
+    before = seat_calls(live.sd)
     killed = Store(live.home).load_run(run_id)
     answered = [(t.seat, "judge") for t in killed.judgements if t.status == "ok"]
     answered += [(v.seat, "vote") for v in killed.votes if v.status == "ok"]
     done = live.magi("run", "--resume", run_id)
     assert done.returncode == 0, done.stdout + done.stderr
-    after = _counts(live.sd)
+    after = seat_calls(live.sd)
     run = Store(live.home).load_run(run_id)
     assert run.status is RunStatus.READY
     for c in run.candidates:
@@ -168,45 +111,25 @@ def test_a_kill_at_each_node_boundary_resumes_paying_each_seat_once(env, k):
     """Killed right after node k saved: the resume asks no seat that had answered."""
     repo, home, sd = env
     cfg = config(sd, THREE, judges=SPLIT)
-    run = start_partial(repo, home, cfg, PIPELINE[:k])
+    run = start(repo, home, cfg, seed=3, pipeline=PIPELINE[:k])
     stage = PIPELINE[k - 1]
     last = stage.nodes[-1] if isinstance(stage, Loop) else stage
     run.status = last.STATUS  # what a kill -9 after the node's last save leaves
     Store(home).save(run)
-    before = _counts(sd)
+    before = seat_calls(sd)
     done = engine.resume(Store(home), run.id, environ=dict(os.environ)).run
     assert done.status is RunStatus.READY, done.reason
-    after = _counts(sd)
+    after = seat_calls(sd)
     for key, n in after.items():
         assert n == 1, f"{key} was asked {n} times (before the kill: {before[key]})"
     _nothing_alive(home, run.id)
-
-
-def start_partial(repo: Path, home: Path, cfg, pipeline) -> object:
-    import random
-
-    from graph_helpers import NOW
-    from magi.git import Git
-
-    return engine.start(
-        task="fix textstats",
-        source="test",
-        config=cfg,
-        git=Git.discover(repo),
-        store=Store(home),
-        environ=dict(os.environ),
-        now=NOW,
-        rng=random.Random(3),
-        seed=3,
-        pipeline=pipeline,
-    ).run
 
 
 def test_a_prep_killed_mid_worktree_add_resumes(env):
     """A worktree made but never recorded, another half made: the resume adopts and remakes."""
     repo, home, sd = env
     cfg = config(sd, {"a1": "right", "a2": "wrong"}, judges={"j1": "evidence"})
-    run = start_partial(repo, home, cfg, PIPELINE[:1])
+    run = start(repo, home, cfg, seed=3, pipeline=PIPELINE[:1])
     a, b = run.candidates
     b.worktree = None  # killed between `git worktree add` and the save
     (Path(a.worktree) / ".git").unlink()  # and A's add cut short
@@ -222,7 +145,7 @@ def test_a_record_missing_its_labels_is_refused_before_anything_is_spent(env):
     """No judge re-invoked, and fold keeps every branch of the unfinished run."""
     repo, home, sd = env
     cfg = config(sd, {"a1": "right", "a2": "wrong"}, judges={"j1": "evidence"})
-    run = start_partial(repo, home, cfg, PIPELINE[:3])
+    run = start(repo, home, cfg, seed=3, pipeline=PIPELINE[:3])
     path = Store(home).run_dir(run.id) / "run.json"
     data = json.loads(path.read_text())
     data["status"] = "judging"
@@ -244,16 +167,21 @@ def test_fold_force_removes_a_run_whose_record_is_unreadable(env):
     """By id: its worktrees and branches go; without --force the skip exits non-zero."""
     repo, home, sd = env
     cfg = config(sd, {"a1": "right", "a2": "wrong"}, judges={"j1": "evidence"})
-    run = start_partial(repo, home, cfg, PIPELINE[:1])
+    run = start(repo, home, cfg, seed=3, pipeline=PIPELINE[:1])
     (Store(home).run_dir(run.id) / "run.json").write_text("{not json")
     env_ = {**os.environ, "MAGI_HOME": str(home)}
     skip = subprocess.run(
-        [*MAGI, "fold", run.id], cwd=repo, env=env_, capture_output=True, text=True
+        [*MAGI, "fold", run.id], cwd=repo, env=env_, capture_output=True, text=True, timeout=300
     )
     assert skip.returncode == 1
     assert "--force" in skip.stderr
     forced = subprocess.run(
-        [*MAGI, "fold", "--force", run.id], cwd=repo, env=env_, capture_output=True, text=True
+        [*MAGI, "fold", "--force", run.id],
+        cwd=repo,
+        env=env_,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert forced.returncode == 0, forced.stderr
     branches = subprocess.run(

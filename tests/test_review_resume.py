@@ -8,11 +8,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
-from graph_helpers import SCRIPTED, calls, git_out, scratch_repo
+from graph_helpers import SCRIPTED, calls, git_out, scratch_repo, wait_for
 from magi.demo.repo import PARTIAL
 from magi.state.model import RunStatus
 from magi.state.store import Store
@@ -49,15 +48,6 @@ review_rounds = 3
 [sandbox]
 mode = "off"
 """
-
-
-def _wait_for(predicate, what: str, deadline_s: float = 120.0) -> None:
-    """Poll a condition until it holds; fail (never hang) past the deadline."""
-    end = time.monotonic() + deadline_s
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def test_kill_mid_review_then_resume_keeps_ids_and_pays_no_seat_twice(tmp_path: Path) -> None:
@@ -98,7 +88,7 @@ def test_kill_mid_review_then_resume_keeps_ids_and_pays_no_seat_twice(tmp_path: 
         return rv is not None and bool(rv.rounds) and rv.rounds[0].seats[0].status == "ok"
 
     try:
-        _wait_for(first_answered, "review-1 recorded while review-2 hangs")
+        wait_for(first_answered, "review-1 recorded while review-2 hangs")
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
