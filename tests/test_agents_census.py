@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from graph_helpers import wait_for
 from magi.agents import census
 from magi.agents.process import run
 
@@ -32,8 +33,12 @@ ESCAPE = (
 
 def _wait_pid(path: Path, proc: subprocess.Popen[bytes] | None = None) -> int:
     """The escaped process writes its pid before it sleeps (written whole by then: it closed)."""
-    while not path.exists() or not path.read_text():
+
+    def written() -> bool:
         assert proc is None or proc.poll() is None, "the helper died"
+        return path.exists() and bool(path.read_text())
+
+    wait_for(written, f"the escaped process to write {path.name}")
     return int(path.read_text())
 
 
@@ -65,8 +70,8 @@ def test_a_descendant_that_called_setsid_survives_the_group_kill_and_the_sweep_e
         others = census.sweep_turn(MARK["MAGI_RUN"], "impl-B", 1, live=[])
         assert pid not in others, "another seat's sweep leaves it alone"
         assert pid in census.sweep_turn(MARK["MAGI_RUN"], "impl-A", 1, live=[])
-        while not _gone(pid):
-            pass  # SIGKILL was sent; the kernel takes a moment to tear it down
+        # SIGKILL was sent; the kernel takes a moment to tear it down
+        wait_for(lambda: _gone(pid), "the swept process to be gone")
     finally:
         if not _gone(pid):
             os.kill(pid, signal.SIGKILL)
@@ -86,8 +91,7 @@ def test_agents_of_a_killed_magi_are_found_by_their_run_and_ended(tmp_path: Path
         assert not _gone(pid)
         assert census.sweep_run("20261201-999999-0000") == []
         assert pid in census.sweep_run(MARK["MAGI_RUN"])
-        while not _gone(pid):
-            pass
+        wait_for(lambda: _gone(pid), "the swept process to be gone")
 
 
 SUBREAPER = """
@@ -116,6 +120,7 @@ def test_an_unmarked_orphan_is_ended_through_the_subreaper(tmp_path: Path) -> No
         check=True,
         capture_output=True,
         text=True,
+        timeout=120,
     ).stdout
     got = json.loads(out)
     assert got["before"] is True

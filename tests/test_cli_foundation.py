@@ -293,7 +293,7 @@ def test_piped_process_prints_no_escape_codes(env: dict) -> None:
     proc_env = {k: v for k, v in {**os.environ, **env}.items() if v is not None}
     proc_env.pop("FORCE_COLOR", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "magi"], env=proc_env, capture_output=True, check=False
+        [sys.executable, "-m", "magi"], env=proc_env, capture_output=True, check=False, timeout=120
     )
     assert proc.returncode == 0, proc.stderr
     assert f"magi run {OLD}".encode() in proc.stdout

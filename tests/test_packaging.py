@@ -49,7 +49,7 @@ def test_the_cli_stays_lean_of_the_github_dependencies():
         "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))"
     )
     out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
     ).stdout
     assert out.strip() == "[]"
 
