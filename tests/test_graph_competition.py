@@ -6,6 +6,7 @@ import re
 
 from graph_helpers import COMMIT, FIX, calls, config, git_out, prompts, start
 from magi.core.blind import shuffle_labels
+from magi.graph import PIPELINE
 from magi.state.model import RunStatus
 
 THREE = {"a1": "right", "a2": "partial", "a3": "wrong"}
@@ -34,8 +35,9 @@ def test_labels_are_reproducible_by_seed_and_judges_see_their_own_order(env, tmp
     """The same seed gives the same label -> author assignment; judge orders differ."""
     repo, home, sd = env
     cfg = config(sd, THREE, graph={"deliberate_rounds": 0})
-    one = start(repo, home, cfg, seed=5)
-    two = start(repo, tmp_path / "home2", cfg, seed=5)
+    # Prep draws the labels and each judge's order: two whole competitions proved no more.
+    one = start(repo, home, cfg, seed=5, pipeline=PIPELINE[:1])
+    two = start(repo, tmp_path / "home2", cfg, seed=5, pipeline=PIPELINE[:1])
     assert {c.label: one.author(c.label) for c in one.candidates} == {
         c.label: two.author(c.label) for c in two.candidates
     }

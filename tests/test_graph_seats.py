@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from graph_helpers import calls, config, prompts, start
+from magi.graph import PIPELINE
 from magi.state.model import RunStatus
 
 TWO = {"a1": "right", "a2": "partial"}
@@ -102,7 +103,7 @@ def test_a_hook_planted_by_an_implementer_is_removed_and_recorded(env):
     # The jail makes the hooks directory read-only (tests/test_jail_hostile.py): the guard
     # is what catches it when there is no jail.
     cfg = config(sd, {"a1": planter, "a2": "partial"}, sandbox={"mode": "off"})
-    run = start(repo, home, cfg)
+    run = start(repo, home, cfg, pipeline=PIPELINE[:2])  # the guard acts after each turn
     bad = next(c for c in run.candidates if run.author(c.label) == "a1")
     assert any("post-checkout" in v for v in bad.violations)
     assert not (repo / ".git" / "hooks" / "post-checkout").exists()
