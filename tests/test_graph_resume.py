@@ -9,6 +9,7 @@ from graph_helpers import config, scratch_repo, seat_calls, start, wait_for
 from magi import engine
 from magi.state.model import RunStatus
 from magi.state.store import Store
+from magi.testing.standins import process_gone
 
 THREE = {"a1": "right", "a2": "partial", "a3": "wrong"}
 
@@ -88,19 +89,10 @@ def test_ctrl_c_ends_the_seats_that_are_out_and_leaves_the_run_resumable(live_ru
     out = live.ended(proc, "SIGINT")
     assert proc.returncode == 130
     assert "magi run --resume" in out
-    wait_for(lambda: _gone(hung_pid), "the interrupted agent to be gone")
+    wait_for(lambda: process_gone(hung_pid), "the interrupted agent to be gone")
     run = live.store.load(live.run_id())
     hung = next(c for c in run.candidates if run.author(c.label) == "a2")
     assert hung.status == "pending", "an interrupted seat is not a failed seat"
     res = live.magi("run", "--resume", run.id)
     assert res.returncode == 0, res.stdout + res.stderr
     assert live.store.load(run.id).status is RunStatus.READY
-
-
-def _gone(pid: int) -> bool:
-    """Gone, or a zombie nobody reaps (this sandbox's PID 1 does not)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
