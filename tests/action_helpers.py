@@ -112,7 +112,13 @@ class World:
         argv = [sys.executable, "-m", "magi", "action", "compete", "--issue", str(ISSUE)]
         argv += ["--issue-file", str(self.issue_file()), "--artifact-dir", str(self.artifact)]
         return subprocess.run(
-            [*argv, *extra], cwd=self.repo, env=full, capture_output=True, text=True, check=False
+            [*argv, *extra],
+            cwd=self.repo,
+            env=full,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,  # a whole competition, bounded like every magi run in the suite
         )
 
     def publish_checkout(self) -> Path:

@@ -84,7 +84,7 @@ def test_admit_on_the_command_line_sets_the_step_output(tmp_path):
     env = {"GITHUB_REPOSITORY": "o/r", "GITHUB_OUTPUT": str(out), "PATH": "/usr/bin:/bin"}
     argv = [sys.executable, "-m", "magi", "action", "admit", "--event-name", "issues"]
     argv += ["--event-file", str(event), "--permission", "read"]
-    res = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    res = subprocess.run(argv, env=env, capture_output=True, text=True, check=False, timeout=120)
     assert res.returncode == 0, res.stderr
     assert "::notice::magi does not start" in res.stdout
     assert out.read_text() == "issue=\n"

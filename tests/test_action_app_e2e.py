@@ -49,6 +49,9 @@ async def _deliver_under_uvicorn(
     )
     serving = asyncio.create_task(server.serve())
     while not server.started:  # yields to the server's start-up; no clock involved
+        if serving.done():  # it failed to start: say why instead of spinning forever
+            serving.result()
+            raise AssertionError("uvicorn stopped before it started serving")
         await asyncio.sleep(0)
     port = server.servers[0].sockets[0].getsockname()[1]
     headers = {

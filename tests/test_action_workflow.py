@@ -135,7 +135,11 @@ def _run_sh(tmp_path: Path, env: dict[str, str]) -> tuple[int, list[str]]:
     stub.chmod(0o755)
     full = {"PATH": f"{bindir}:{os.environ['PATH']}", **env}
     res = subprocess.run(
-        ["bash", str(ROOT / "action" / "run.sh")], env=full, capture_output=True, check=False
+        ["bash", str(ROOT / "action" / "run.sh")],
+        env=full,
+        capture_output=True,
+        check=False,
+        timeout=120,
     )
     return res.returncode, log.read_text().splitlines() if log.exists() else []
 
