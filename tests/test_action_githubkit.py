@@ -11,6 +11,7 @@ import httpx
 import pytest
 from githubkit import GitHub, TokenAuthStrategy
 
+from github_helpers import no_sleep
 from magi.github.githubkit_port import GitHubKitPort, token_port
 from magi.github.models import Repo, WorkflowJob
 from magi.github.port import GitHubError
@@ -31,7 +32,7 @@ def _port(double: GitHubHTTP, api: str = API) -> GitHubKitPort:
         auto_retry=False,
         http_cache=False,
     )
-    return GitHubKitPort(gh)
+    return GitHubKitPort(gh, sleep=no_sleep)  # the retry layer's waits are not real
 
 
 def _go(double: GitHubHTTP, use: Callable[[GitHubKitPort], Awaitable[T]], api: str = API) -> T:
