@@ -220,14 +220,16 @@ def test_trailers_committed_past_the_hook_are_scrubbed_from_the_branch(env):
 def test_a_branch_moved_by_another_seat_is_put_back_before_judging(env):
     """One implementer resetting another's branch cannot change what the judges see."""
     repo, home, sd = env
-    # a2 runs after a1 (max_parallel 1, label order) and points every other magi branch at base.
+    # a2 runs after a1 (max_parallel 1, label order). Its own clone holds no other branch, so
+    # it finds the repository through the object store its clone borrows and points every
+    # magi branch there at base.
     saboteur = (
-        "sh:for b in $(git for-each-ref --format='%(refname)' refs/heads/magi/); do "
-        '[ "$b" = "refs/heads/$(git symbolic-ref --short HEAD)" ] || '
-        'git update-ref "$b" "$(git merge-base HEAD "$b")"; done; '
+        'sh:R=$(dirname "$(cat .git/objects/info/alternates)"); base=$(git rev-parse HEAD); '
+        "for b in $(git --git-dir=\"$R\" for-each-ref --format='%(refname)' refs/heads/magi/); "
+        'do git --git-dir="$R" update-ref "$b" "$base"; done; '
         f"echo x >> README.md && {COMMIT}m r"
     )
-    # Unjailed: inside the jail another branch is a read-only bind and the move fails
+    # Unjailed: inside the jail the repository's refs are hidden and the move fails
     # outright (tests/test_jail_hostile.py); this is the repair for when there is no jail.
     cfg = config(
         sd,

@@ -41,17 +41,20 @@ PLANT = (
 
 
 def test_an_implementer_that_moves_main_and_tags_is_undone_and_recorded(env):
-    """refs/heads/main and the new tag are restored after the turn, against that seat."""
+    """Made in its own clone, never in the repository; removed after the turn, against that
+    seat (and shown to the judges on its candidate)."""
     repo, home, sd = env
     main = git_out(repo, "rev-parse", "main").strip()
     run = start(repo, home, config(sd, {"a1": MOVE_MAIN}, judges={}))
     assert run.tally is not None, run.reason  # (the review loop after it may block: not ours)
     assert git_out(repo, "rev-parse", "main").strip() == main
     assert git_out(repo, "tag", "-l").strip() == ""
-    seat = run.candidates[0].seat
-    found = "\n".join(run.seats[seat].violations)
-    assert "refs/heads/main moved" in found
+    c = run.candidates[0]
+    found = "\n".join(run.seats[c.seat].violations)
+    assert "refs/heads/main created" in found
     assert "refs/tags/evil created" in found
+    assert "refs/tags/evil created" in "\n".join(c.violations)
+    assert git_out(Path(c.worktree or ""), "tag", "-l").strip() == ""
 
 
 def test_a_judge_moving_every_branch_during_the_vote_changes_nothing_that_merges(env):

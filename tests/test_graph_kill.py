@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 from pathlib import Path
@@ -126,13 +127,13 @@ def test_a_kill_at_each_node_boundary_resumes_paying_each_seat_once(env, k):
 
 
 def test_a_prep_killed_mid_worktree_add_resumes(env):
-    """A worktree made but never recorded, another half made: the resume adopts and remakes."""
+    """A clone made but never recorded, another half made: the resume adopts and remakes."""
     repo, home, sd = env
     cfg = config(sd, {"a1": "right", "a2": "wrong"}, judges={"j1": "evidence"})
     run = start(repo, home, cfg, seed=3, pipeline=PIPELINE[:1])
     a, b = run.candidates
-    b.worktree = None  # killed between `git worktree add` and the save
-    (Path(a.worktree) / ".git").unlink()  # and A's add cut short
+    b.worktree = None  # killed between making the clone and the save
+    shutil.rmtree(Path(a.worktree) / ".git")  # and A's clone cut short
     run.status = RunStatus.PREPARING
     Store(home).save(run)
     done = engine.resume(Store(home), run.id, environ=dict(os.environ)).run

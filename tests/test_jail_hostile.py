@@ -29,8 +29,10 @@ def _found(sd: Path) -> dict[str, list[str]]:
 
 
 def _implementer(home: Path, repo: Path, wts: Path, sd: Path) -> str:
+    """Everything a candidate could try beyond its own tree; its own clone is another test."""
     out = f"{sd}/found-$MAGI_LABEL"
-    common = "$(git rev-parse --git-common-dir)"
+    # The repository, found through the object store the candidate's clone borrows.
+    r = '"$(dirname "$(cat .git/objects/info/alternates)")"'
     script = f"""
 for d in {wts}/*/*; do
   [ "$d" = "$PWD" ] || {{ echo x > "$d/pwned" 2>/dev/null && echo "wrote $d" >> {out}; }}
@@ -38,18 +40,46 @@ done
 echo x > {repo}/pwned 2>/dev/null && echo "wrote the main checkout" >> {out}
 echo x > {home}/pwned 2>/dev/null && echo "wrote MAGI_HOME" >> {out}
 cat {home}/runs/*/run.json > /dev/null 2>&1 && echo "read the run record" >> {out}
-printf '#!/bin/sh\\necho hook >> {sd}/ran\\n' > {common}/hooks/post-commit 2>/dev/null \
-  && chmod +x {common}/hooks/post-commit && echo "planted a hook" >> {out}
-git config core.fsmonitor "echo fsmonitor >> {sd}/ran" 2>/dev/null \
-  && echo "set core.fsmonitor" >> {out}
-evil=$(git commit-tree "HEAD^{{tree}}" -p HEAD -m evil)
-own=$(git symbolic-ref -q HEAD)
-for r in $(git for-each-ref --format='%(refname)' refs/heads/magi/); do
-  [ "$r" = "$own" ] || {{ git update-ref "$r" "$evil" 2>/dev/null && echo "moved $r" >> {out}; }}
+printf '#!/bin/sh\\necho hook >> {sd}/ran\\n' > {r}/hooks/post-commit 2>/dev/null \\
+  && chmod +x {r}/hooks/post-commit && echo "planted a hook in the repository" >> {out}
+git --git-dir={r} config core.fsmonitor "echo fsmonitor >> {sd}/ran" 2>/dev/null \\
+  && echo "set the repository's core.fsmonitor" >> {out}
+evil=$(git --git-dir={r} commit-tree "$(git rev-parse 'HEAD^{{tree}}')" \\
+  -p "$(git rev-parse HEAD)" -m evil 2>/dev/null)
+for b in $(git --git-dir={r} for-each-ref --format='%(refname)' refs/heads/magi/ 2>/dev/null); do
+  git --git-dir={r} update-ref "$b" "$evil" 2>/dev/null && echo "moved $b" >> {out}
 done
-git update-ref refs/heads/main "$evil" 2>/dev/null && echo "moved main" >> {out}
+git --git-dir={r} update-ref refs/heads/main "$evil" 2>/dev/null && echo "moved main" >> {out}
 touch {out}
 {FIX} && {COMMIT} -m "Fix word_count"
+"""
+    return "sh:" + script
+
+
+def _tamperer(sd: Path, barrier: bool = False) -> str:
+    """Honest work, then a hook, an fsmonitor and the other candidate's branch in its own
+    git directory; with ``barrier``, only once both candidates are working (a parallel wave)."""
+    out = f"{sd}/found-$MAGI_LABEL"
+    wait = (
+        f"touch {sd}/arrived-$MAGI_LABEL; n=0; "
+        f"until [ -e {sd}/arrived-A ] && [ -e {sd}/arrived-B ] || [ $n -gt 2000 ]; "
+        "do n=$((n+1)); sleep 0.05; done"
+        if barrier
+        else ":"
+    )
+    script = f"""
+{FIX} && echo "# by $MAGI_LABEL" >> textstats.py && {COMMIT} -m "Fix word_count"
+{wait}
+gd=$(git rev-parse --git-dir)
+printf '#!/bin/sh\\necho hook >> {sd}/ran\\n' > "$gd/hooks/pre-push-$MAGI_LABEL" 2>/dev/null \\
+  && chmod +x "$gd/hooks/pre-push-$MAGI_LABEL" && echo "planted a hook" >> {out}
+git config core.fsmonitor "echo fsmonitor >> {sd}/ran" 2>/dev/null \\
+  && echo "set core.fsmonitor" >> {out}
+own=$(git symbolic-ref HEAD)
+other=$(echo "$own" | sed 's,/A$,/X,;s,/B$,/A,;s,/X$,/B,')
+git update-ref "$other" HEAD && echo "moved $other" >> {out}
+git update-ref "refs/tags/by-$MAGI_LABEL" HEAD
+touch {out}
 """
     return "sh:" + script
 
@@ -116,12 +146,81 @@ def test_hostile_implementers_reach_only_their_own_tree(env, tmp_path: Path, mod
             assert "wrote MAGI_HOME" in lines
         # Two seats race for .git/config.lock: at least one of them gets each one in.
         done = {line for lines in found.values() for line in lines}
-        assert {"planted a hook", "set core.fsmonitor", "read the run record"} <= done
+        assert {"planted a hook in the repository", "read the run record"} <= done
+        assert "set the repository's core.fsmonitor" in done
         assert "moved main" in done
-        assert any(line.startswith("moved refs/heads/magi/") for line in done)
         assert (repo / "pwned").exists()
         assert (home / "pwned").exists()
+        assert not (sd / "ran").exists()  # magi never ran what was planted
+        assert git_out(repo, "rev-parse", "main").strip() == run.base_sha  # restored
         assert any(c.violations for c in run.candidates)  # found after the fact, and restored
+
+
+def _charges(c) -> str:
+    return "\n".join(c.violations)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tampering_in_its_own_git_dir_is_charged_to_it_alone(
+    env, tmp_path: Path, mode: str
+) -> None:
+    """A hook, an fsmonitor and the other's branch in its own git dir: charged to that
+    candidate alone, never run, and the other candidate's branch untouched."""
+    repo, home, sd = env
+    wts = tmp_path / "wts"
+    cfg = _cfg(sd, {"a1": _tamperer(sd), "a2": "right"}, {"j1": "evidence"}, wts, mode)
+    run = start(repo, home, cfg)
+    assert run.status is RunStatus.READY, run.reason
+    bad = next(c for c in run.candidates if run.author(c.label) == "a1")
+    good = next(c for c in run.candidates if run.author(c.label) == "a2")
+    found = _found(sd)[f"found-{bad.label}"]
+    assert not (sd / "ran").exists()  # nothing planted was ever run
+    assert good.violations == []
+    assert git_out(repo, "rev-parse", good.branch).strip() == good.head
+    assert good.head != bad.head
+    assert bad.produced
+    assert f"by {bad.label}" in git_out(repo, "show", f"{bad.head}:textstats.py")
+    charged = _charges(bad)
+    assert "(while" not in charged  # no other seat shares the charge
+    assert f"refs/heads/{good.branch} created" in charged
+    assert f"refs/tags/by-{bad.label} created" in charged
+    clone = Path(bad.worktree or "")
+    assert not (clone / ".git" / "hooks" / f"pre-push-{bad.label}").exists()  # removed
+    if mode == "bwrap":  # its hooks and config are read-only binds even in its own clone
+        assert "planted a hook" not in found
+        assert "set core.fsmonitor" not in found
+    else:
+        assert {"planted a hook", "set core.fsmonitor"} <= set(found)
+        assert f"hooks/pre-push-{bad.label} added" in charged
+        assert "config changed: core.fsmonitor" in charged
+    assert "core.fsmonitor" not in git_out(clone, "config", "--list")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_two_candidates_tampering_in_parallel_are_each_charged_correctly(
+    env, tmp_path: Path, mode: str
+) -> None:
+    """Both tamper while both work: each one's record names its own doing, never the other's."""
+    repo, home, sd = env
+    wts = tmp_path / "wts"
+    bad = _tamperer(sd, barrier=True)
+    cfg = _cfg(sd, {"a1": bad, "a2": bad}, {"j1": "evidence"}, wts, mode)
+    run = start(repo, home, cfg)
+    assert run.status is RunStatus.READY, run.reason
+    assert not (sd / "ran").exists()
+    for c in run.candidates:
+        other = next(o for o in run.candidates if o is not c)
+        charged = _charges(c)
+        assert "(while" not in charged
+        assert f"refs/tags/by-{c.label} created" in charged
+        assert f"by-{other.label}" not in charged
+        assert f"refs/heads/{other.branch} created" in charged
+        # Each branch in the repository is its own seat's work, whatever the other did.
+        assert git_out(repo, "rev-parse", c.branch).strip() == c.head
+        assert f"by {c.label}" in git_out(repo, "show", f"{c.head}:textstats.py")
+        if mode == "off":
+            assert f"hooks/pre-push-{c.label} added" in charged
+            assert f"pre-push-{other.label}" not in charged
 
 
 @pytest.mark.parametrize("mode", MODES)

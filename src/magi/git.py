@@ -1,8 +1,9 @@
 """The git adapter: every git command magi runs, under one locked-down config and environment.
 
-Agents write inside worktrees that share the repository's git directory, so any file git
-reads as configuration (hooks, ``config``, ``info/attributes``) may have been planted by an
-agent waiting for magi to run git. Every command therefore goes through ``Git._exec``, which
+Agents write inside git directories magi then runs git in -- a candidate's own clone
+(``magi.clones``), a judge's worktree of the repository's -- so any file git reads as
+configuration (hooks, ``config``, ``info/attributes``) may have been planted by an agent
+waiting for magi to run git. Every command therefore goes through ``Git._exec``, which
 pins the settings below on the command line (``-c`` beats every config file) and runs git
 in an environment of magi's choosing. What ``-c`` cannot reach -- drivers whose names an
 agent chooses (``filter.<x>.clean``, ``diff.<x>.textconv``), ``include.path`` -- is what
@@ -109,6 +110,7 @@ class Git:
         self.root = Path(repo).resolve()
         self.hooks_dir = hooks_dir.resolve() if hooks_dir is not None else None
         self._common: Path | None = None
+        self._format: str | None = None
 
     @staticmethod
     def discover(path: Path) -> Git:
@@ -189,6 +191,16 @@ class Git:
             out = self.run("rev-parse", "--path-format=absolute", "--git-common-dir")
             self._common = Path(out.strip())
         return self._common
+
+    def object_format(self) -> str:
+        """``sha1`` or ``sha256``: what a repository borrowing these objects must use."""
+        if self._format is None:
+            self._format = self.run("rev-parse", "--show-object-format").strip() or "sha1"
+        return self._format
+
+    def is_ancestor(self, ancestor: str, commit: str) -> bool:
+        args = ["merge-base", "--is-ancestor", "--end-of-options", _rev(ancestor), _rev(commit)]
+        return self._ok(*args)
 
     def rev_parse(self, ref: str, cwd: Path | None = None) -> str:
         args = ["rev-parse", "--verify", "--quiet", "--end-of-options", _rev(ref)]

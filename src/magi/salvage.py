@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from magi.checkout import damage, discard
+from magi.clones import is_clone
 from magi.git import Git
 
 
@@ -43,7 +44,8 @@ def worktrees(git: Git) -> list[Worktree]:
 
 
 def worktrees_of(git: Git, run_id: str, roots: Iterable[Path] = ()) -> list[Path]:
-    """Worktrees on a ``magi/<run_id>/`` branch, or under ``<root>/<run_id>/`` of a root."""
+    """Worktrees on a ``magi/<run_id>/`` branch, or under ``<root>/<run_id>/`` of a root, and
+    the candidate clones under ``<root>/<run_id>/``."""
     prefix = f"magi/{run_id}/"
     dirs = [(Path(r) / run_id).resolve() for r in roots]
     out = []
@@ -56,6 +58,10 @@ def worktrees_of(git: Git, run_id: str, roots: Iterable[Path] = ()) -> list[Path
         )
         if under or (wt.branch or "").startswith(prefix):
             out.append(wt.path)
+    # Candidate clones are repositories of their own: git lists none of them.
+    for d in dirs:
+        children = sorted(d.iterdir()) if d.is_dir() else []
+        out += [p for p in children if p not in out and is_clone(p)]
     return out
 
 

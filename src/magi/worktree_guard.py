@@ -1,11 +1,13 @@
 """The tamper guard: snapshot what git reads as instructions, and put it back after each turn.
 
-An agent's worktree shares the repository's git directory, so an agent can plant a hook, a
-filter driver, ``core.fsmonitor`` or an ``include.path`` and wait for magi -- or another
-candidate's agent -- to run git. ``magi.git`` pins what ``-c`` can pin; this module covers
-the rest by byte comparison:
+A judge's or reviewer's worktree shares the repository's git directory, and a candidate's
+clone (``magi.clones``) has one of its own, so an agent can plant a hook, a filter driver,
+``core.fsmonitor`` or an ``include.path`` and wait for magi -- or another agent -- to run
+git. A snapshot is of one git directory: the repository's, or one candidate's, so what is
+found in a clone is that candidate's doing. ``magi.git`` pins what ``-c`` can pin; this
+module covers the rest by byte comparison:
 
-* ``<common>/config`` and ``<common>/config.worktree``;
+* ``<common>/config``, ``<common>/config.worktree`` and ``objects/info/alternates``;
 * everything under ``<common>/hooks/`` and ``<common>/info/`` (attributes, exclude, ...);
 * for each tracked linked worktree: its ``.git`` file (which names its git directory), and in
   that directory ``config.worktree``, ``commondir``, ``gitdir`` and ``info/``;
@@ -30,6 +32,7 @@ from magi.errors import RepoError
 from magi.git import Git
 
 _CONFIGS = {"config", "config.worktree"}
+_ALTERNATES = Path("objects", "info", "alternates")
 _MAX_KEY = 120  # key names are agent-chosen text; a report line stays a line
 
 
@@ -48,7 +51,9 @@ class GuardSnapshot:
     def take(cls, git: Git, worktrees: Sequence[Path] = ()) -> GuardSnapshot:
         # Resolved, so that a symlink found later in one of these paths can only be an agent's.
         common = git.common_dir().resolve()
-        singles = [common / "config", common / "config.worktree"]
+        # alternates names the object stores git reads as its own (a candidate clone's
+        # names the user's; the user's own names none, usually).
+        singles = [common / "config", common / "config.worktree", common / _ALTERNATES]
         trees = [common / "hooks", common / "info"]
         if git.hooks_dir is not None:
             trees.append(git.hooks_dir)

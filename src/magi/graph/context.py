@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from magi.clones import git_dir, is_clone, objects
 from magi.core.seating import Seating
 from magi.git import Git
 from magi.jail import JailPaths
@@ -32,13 +33,24 @@ class Context(SeatContext):
         return record
 
     def jail_paths(self, cwd: Path) -> JailPaths:
-        """Also hidden: the main checkout and every worktree. The shared git directory is
+        """Also hidden: the main checkout and every worktree. A candidate's clone: see below.
+        For a judge's or reviewer's worktree of the repository, the shared git directory is
         bound, but what git reads as instructions (config, hooks, info, every worktree's
         config.worktree), the other worktrees' admin dirs (their HEAD, index) and every
         branch but the seat's own stay read-only: no hook, filter or fsmonitor can be
         planted, and no other candidate's branch (nor main) can be moved or deleted."""
         base = super().jail_paths(cwd)
         roots = (self.git.root, *([self.worktree_root()] if self.run.worktree_root else []))
+        if is_clone(cwd):
+            # A candidate's clone: its git directory is its own and inside the tree (bound
+            # read-write with it); what git reads as instructions stays read-only, and the
+            # user's object store it borrows is visible read-only (never its refs).
+            gd = git_dir(cwd)
+            fixed = [gd / n for n in ("config", "hooks", "info", "objects/info")]
+            return JailPaths(
+                hide=(*base.hide, *roots),
+                read=(*fixed, objects(self.git), self.run_dir / "hooks"),
+            )
         common = self.git.common_dir().resolve()
         own = _admin_dir(cwd)
         admins = sorted((common / "worktrees").glob("*")) if (common / "worktrees").is_dir() else []

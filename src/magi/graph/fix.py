@@ -15,18 +15,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from magi import clones
 from magi.agents.base import TurnResult
 from magi.core.answers import FixAnswer, parse_answer, reask_text
 from magi.core.review import decide, open_blocking
 from magi.core.review_prompts import fix_prompt
 from magi.errors import AnswerError
 from magi.graph.context import Context, Stop
-from magi.graph.scrub import scrub_branch
+from magi.graph.handback import hand_back, watch
 from magi.graph.winner import e2e_text, ensure_review, tree, winner, worktree
 from magi.seats import ask, ask_with_failover, ensure_seat, node_timeout
 from magi.state.model import RunStatus
 from magi.state.review import E2eResult, FindingRecord, FixReport, Rejected
-from magi.worktree_guard import GuardSnapshot, restore
 
 NAME = "fix"
 STATUS = RunStatus.FIXING
@@ -82,13 +82,14 @@ def fix_turn(ctx: Context, findings: Sequence[FindingRecord], e2e: E2eResult | N
     ensure_seat(ctx, seat, agent)
     cwd = worktree(ctx)
     c = winner(ctx)
+    own = clones.git_of(ctx.git, cwd)
     # What e2e and verify left behind (caches, reports) is not the fixer's work: without this
     # the rescue commit below would commit it and pass for progress.
-    ctx.git.run("reset", "-q", "--hard", "HEAD", cwd=cwd)
-    ctx.git.run("clean", "-q", "-fd", cwd=cwd)
-    before = ctx.git.head(cwd)
+    own.run("reset", "-q", "--hard", "HEAD", cwd=cwd)
+    own.run("clean", "-q", "-fd", cwd=cwd)
+    before = ctx.git.rev_parse(f"refs/heads/{c.branch}")
     ids = [f.id for f in findings]
-    guard = GuardSnapshot.take(ctx.git, [cwd])
+    watched = watch(ctx, cwd)
 
     def build(live: bool) -> str:
         return fix_prompt(
@@ -103,18 +104,23 @@ def fix_turn(ctx: Context, findings: Sequence[FindingRecord], e2e: E2eResult | N
         ctx, seat=seat, node=NAME, build=build, cwd=cwd, allow_write=True, label=c.label
     )
     answer, status, error = _answer(ctx, seat, result, ids, cwd, build(False))
-    with ctx.lock:
-        violations = restore(ctx.git, guard)
-    if violations:
-        ctx.event(
-            NAME, f"{seat}: git control files tampered and restored: " + "; ".join(violations)
-        )
-    on = ctx.git.run("symbolic-ref", "-q", "HEAD", cwd=cwd, check=False).strip()
-    if on != f"refs/heads/{c.branch}":
-        ctx.git.run("checkout", "-q", "-f", c.branch, cwd=cwd)
-    rescued = ctx.git.commit_all(cwd, RESCUE_MESSAGE)
-    scrub_branch(ctx.git, base=before, branch=c.branch)
-    after = ctx.git.head(cwd)
+    back = hand_back(
+        ctx,
+        seat=seat,
+        tree=cwd,
+        branch=c.branch,
+        since=before,
+        watched=watched,
+        message=RESCUE_MESSAGE,
+    )
+    if found := [*back.own, *back.shared]:
+        ctx.event(NAME, f"{seat}: git control files tampered and restored: " + "; ".join(found))
+        with ctx.lock:
+            rec = ctx.run.seats.get(seat)
+            if rec is not None:
+                rec.violations = [*rec.violations, *found]
+    rescued = back.rescued
+    after = back.head
     progressed = after != before and tree(ctx, after) != tree(ctx, before)
     base = ctx.run.base_sha or ctx.run.base
     with ctx.lock:

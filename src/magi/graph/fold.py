@@ -1,4 +1,4 @@
-"""fold: judge worktrees go once the tally is stored; losers' worktrees go, their branches stay."""
+"""fold: judge worktrees go once the tally is stored; losers' clones go, their branches stay."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def run(ctx: Context) -> None:
     winner = r.tally.winner if r.tally else None
     for c in r.candidates:
         if c.label != winner and c.worktree:
-            ctx.git.worktree_remove(Path(c.worktree))
+            discard(ctx.git, Path(c.worktree))
             c.worktree = None
     r.folded = True
     if winner:
@@ -58,7 +58,7 @@ def fold_all(ctx: Context, *, keep_winner_branch: bool = True, force: bool = Fal
     keep_all = r.status.resumable and not force
     for c in r.candidates:
         if c.worktree:
-            ctx.git.worktree_remove(Path(c.worktree))
+            discard(ctx.git, Path(c.worktree))
             removed.append(c.worktree)
             c.worktree = None
         if keep_all or (keep_winner_branch and c.label == winner):

@@ -38,6 +38,20 @@ def _winner(ctx: Context) -> Candidate | None:
     return ctx.run.candidate(t.winner) if t is not None and t.winner else None
 
 
+def alongside(ctx: Context, seat: str) -> list[str]:
+    """The other seats whose turn is running now (their ``after`` has not come yet)."""
+    live = ctx.cache.get("guard.live")
+    return sorted(s for s in live if s != seat) if isinstance(live, set) else []
+
+
+def qualify(found: list[str], others: list[str]) -> list[str]:
+    """Seats work in parallel: a change found as this turn ends may be another live seat's
+    doing. Say so rather than accuse one seat."""
+    if not found or not others:
+        return found
+    return [f"{v} (while {', '.join(others)} also worked)" for v in found]
+
+
 class CompetitionGuard:
     """``magi.seats.TurnGuard`` for a ``Context``; snapshots live in ``ctx.cache``."""
 
@@ -71,10 +85,7 @@ class CompetitionGuard:
             # Only the fix turn may move the winner's branch; fix records the new head.
             skip = winner.seat if winner is not None and node == "fix" else None
             found += [f"candidate {m}" for m in refs_guard.pin(ctx.git, _heads(ctx, skip=skip))]
-            if found and others:
-                # Seats work in parallel: the change is found as this turn ends, but may be
-                # another live seat's doing. Say so rather than accuse one seat.
-                found = [f"{v} (while {', '.join(others)} also worked)" for v in found]
+            found = qualify(found, others)
             if found:
                 rec = ctx.run.seats.get(seat)
                 if rec is not None:

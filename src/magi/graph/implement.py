@@ -1,21 +1,21 @@
-"""implement: every candidate seat works alone in its worktree, in one parallel wave."""
+"""implement: every candidate seat works alone in its own clone, in one parallel wave."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from magi.checkout import damage
+from magi import clones
 from magi.core.answers import parse_noop
 from magi.core.bounds import cap
 from magi.core.prompts import implement_prompt
 from magi.graph import test_scan
 from magi.graph.context import Context, Stop
-from magi.graph.scrub import scrub_branch
-from magi.salvage import adopt_or_recreate
+from magi.graph.handback import clear_stale_locks, hand_back, watch
+from magi.graph.prep import hooks_dir
 from magi.seats import RETRYABLE, ask_with_failover
 from magi.state.model import Candidate, RunStatus
-from magi.worktree_guard import GuardSnapshot, restore
+from magi.worktree_guard import GuardSnapshot
 
 NAME = "implement"
 STATUS = RunStatus.IMPLEMENTING
@@ -46,92 +46,69 @@ def run(ctx: Context) -> None:
     r = ctx.run
     todo = [c for c in r.candidates if c.status in RETRYABLE]
     if todo:
-        guard = GuardSnapshot.take(ctx.git, [Path(c.worktree) for c in r.candidates if c.worktree])
+        # The repository's own git directory, once for the wave; each clone's, per seat.
+        repo = GuardSnapshot.take(ctx.git)
         workers = min(ctx.config.graph.max_parallel, len(todo))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="impl") as pool:
-            for f in [pool.submit(_one, ctx, c, guard) for c in todo]:
+            for f in [pool.submit(_one, ctx, c, repo) for c in todo]:
                 f.result()
     _settle(ctx)
 
 
-def _clear_stale_locks(ctx: Context, worktree: Path, branch: str) -> list[str]:
-    """Lock files a killed seat left mid-git (its whole process group is dead by now).
-
-    A timeout, a failover or Ctrl-C kills an agent wherever it is, possibly inside
-    ``git commit``; the lock it held would stop every later git command in that worktree.
-    """
-    admin = Path(ctx.git.run("rev-parse", "--absolute-git-dir", cwd=worktree).strip())
-    common = ctx.git.common_dir()
-    locks = [admin / "index.lock", admin / "HEAD.lock", common / f"refs/heads/{branch}.lock"]
-    cleared = []
-    for lock in locks:
-        if lock.is_file():
-            lock.unlink()
-            cleared.append(lock.name)
-    return cleared
-
-
-def _reset(ctx: Context, worktree: Path, branch: str) -> None:
+def _reset(ctx: Context, tree: Path, branch: str) -> None:
     """A seat that starts (again) starts from the base: no half-written turn survives a resume."""
     base = ctx.run.base_sha or ctx.run.base
-    if cleared := _clear_stale_locks(ctx, worktree, branch):
-        ctx.event(NAME, f"{worktree.name}: removed stale git locks {', '.join(cleared)}")
-    ctx.git.run("reset", "-q", "--hard", base, cwd=worktree)
-    ctx.git.run("clean", "-q", "-fdx", cwd=worktree)
+    how = clones.adopt_or_make(ctx.git, tree, branch=branch, base=base, hooks=hooks_dir(ctx))
+    if how != "adopted":
+        ctx.event(NAME, f"{tree.name}: its tree was not sound; {how}")
+    if cleared := clear_stale_locks(tree, branch):
+        ctx.event(NAME, f"{tree.name}: removed stale git locks {', '.join(cleared)}")
+    own = clones.git_of(ctx.git, tree)
+    own.run("update-ref", f"refs/heads/{branch}", base, cwd=tree)
+    own.run("reset", "-q", "--hard", base, cwd=tree)
+    own.run("clean", "-q", "-fdx", cwd=tree)
 
 
-def _back_on_branch(ctx: Context, worktree: Path, branch: str) -> list[str]:
-    """The candidate is its branch: a worktree left on another ref is put back on it."""
-    on = ctx.git.run("symbolic-ref", "-q", "HEAD", cwd=worktree, check=False).strip()
-    if on == f"refs/heads/{branch}":
-        return []
-    ctx.git.run("checkout", "-q", "-f", branch, cwd=worktree)
-    return [f"left its worktree on {on or 'a detached HEAD'}; put back on {branch}"]
-
-
-def _one(ctx: Context, c: Candidate, guard: GuardSnapshot) -> None:
+def _one(ctx: Context, c: Candidate, repo: GuardSnapshot) -> None:
     assert c.worktree is not None  # noqa: S101 - prep made it; only fold clears it
-    worktree = Path(c.worktree)
+    tree = Path(c.worktree)
     base = ctx.run.base_sha or ctx.run.base
-    _reset(ctx, worktree, c.branch)
+    _reset(ctx, tree, c.branch)
     prompt = implement_prompt(
         ctx.run.task.cleaned, prompts=ctx.config.prompts, language=ctx.config.graph.language
     )
+    watched = watch(ctx, tree, repo)
     result = ask_with_failover(
         ctx,
         seat=c.seat,
         node=NAME,
         build=lambda _live: prompt,
-        cwd=worktree,
+        cwd=tree,
         allow_write=True,
         label=c.label,
-        before_retry=lambda: _reset(ctx, worktree, c.branch),
+        before_retry=lambda: _reset(ctx, tree, c.branch),
     )
-    # Never rescue from a damaged tree: committing "everything" in a deleted worktree
-    # committed the deletion of the repository as this candidate's work. Asked before the
-    # tamper guard puts a deleted .git file back, which would make the tree look sound.
-    sabotaged = damage(ctx.git, worktree, c.branch)
-    with ctx.lock:
-        violations = restore(ctx.git, guard)
-    rescued = False
-    if sabotaged is not None:
-        how = adopt_or_recreate(ctx.git, worktree, branch=c.branch, start=base)
-        violations.append(f"sabotaged: {sabotaged}; nothing rescued, worktree {how}")
-    else:
-        if cleared := _clear_stale_locks(ctx, worktree, c.branch):
-            ctx.event(NAME, f"candidate {c.label}: removed stale git locks {', '.join(cleared)}")
-        violations += _back_on_branch(ctx, worktree, c.branch)
-        rescued = ctx.git.commit_all(worktree, RESCUE_MESSAGE)
-    scrubbed = scrub_branch(ctx.git, base=base, branch=c.branch)
-    head = ctx.git.head(worktree)
+    back = hand_back(
+        ctx,
+        seat=c.seat,
+        tree=tree,
+        branch=c.branch,
+        since=base,
+        watched=watched,
+        message=RESCUE_MESSAGE,
+    )
+    head = back.head
     files = ctx.git.numstat(base, head)
     # Both sides of a rename: `git mv .github/workflows/ci.yml x.bak` must not hide the first.
     touched = ctx.git.changed_paths(base, head)
     edited = test_scan.scan(ctx, c, base, head)
+    violations = [*back.own, *back.shared]
     with ctx.lock:
         c.violations = [*c.violations, *violations]
-        c.sabotaged = sabotaged or c.sabotaged
-        c.rescued = c.rescued or rescued
+        if violations and (rec := ctx.run.seats.get(c.seat)) is not None:
+            rec.violations = [*rec.violations, *violations]  # who tried what, by seat
+        c.sabotaged = back.sabotaged or c.sabotaged
+        c.rescued = c.rescued or back.rescued
         c.head = head
         c.files = files
         c.commits = ctx.git.commit_count(base, head)
@@ -147,20 +124,29 @@ def _one(ctx: Context, c: Candidate, guard: GuardSnapshot) -> None:
             c.verified_noop = evidence is not None
             c.noop_evidence = evidence
         ctx.save()
-    if violations:
+    if back.cleared:
+        ctx.event(NAME, f"candidate {c.label}: removed stale git locks {', '.join(back.cleared)}")
+    if back.own:
         ctx.event(
             NAME,
-            f"candidate {c.label}: git control files tampered and restored: "
-            + "; ".join(violations),
+            f"candidate {c.label}: its own git directory tampered with and restored: "
+            + "; ".join(back.own),
             "warn",
         )
-    if scrubbed:
+    if back.shared:
         ctx.event(
             NAME,
-            f"candidate {c.label}: trailers stripped from {scrubbed} commit(s) that "
+            f"the repository's git control files tampered and restored after {c.label}'s "
+            "turn: " + "; ".join(back.shared),
+            "warn",
+        )
+    if back.scrubbed:
+        ctx.event(
+            NAME,
+            f"candidate {c.label}: trailers stripped from {back.scrubbed} commit(s) that "
             "bypassed the commit-msg hook",
         )
-    if rescued:
+    if back.rescued:
         ctx.event(
             NAME, f"candidate {c.label}: uncommitted work committed under the neutral identity"
         )

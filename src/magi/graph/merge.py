@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from magi import clones
 from magi.config.model import Config
 from magi.errors import ConfigError, RepoError
 from magi.git import NEUTRAL_EMAIL, NEUTRAL_NAME
@@ -135,14 +136,19 @@ def _local(ctx: Context) -> None:
         except RepoError as e:
             ctx.git.run("rebase", "--abort", cwd=cwd, check=False)
             _blocked(ctx, f"{r.base} moved and the winner does not rebase onto it: {e}", moved=True)
-        head = ctx.git.head(cwd)
+        # Rebased in the winner's own clone: brought back like any of its work.
+        before = ctx.git.rev_parse(f"refs/heads/{c.branch}")
+        back = clones.fetch_back(ctx.git, cwd, branch=c.branch, base=tip, fallback=before)
+        if back.violations:
+            _blocked(ctx, f"the rebased winner was not taken: {back.violations[0]}", moved=True)
+        head = back.head
         ctx.event(NAME, f"{r.base} moved since the run started; winner rebased to {head[:12]}")
         with ctx.lock:
             c.head = head
             ctx.save()
         if not gate.check(ctx, head).passed:
             _blocked(ctx, f"the gate failed on the winner rebased onto {r.base}", moved=True)
-    head = ctx.git.head(cwd)
+    head = ctx.git.rev_parse(f"refs/heads/{c.branch}")
     squash = ctx.git.run(
         *_IDENT, "commit-tree", tree(ctx, head), "-p", tip, "-F", "-", input=message(ctx)
     ).strip()

@@ -1,14 +1,14 @@
-"""prep: a worktree per candidate off the base tip, labels by seeded shuffle, the blind hook."""
+"""prep: a clone per candidate off the base tip, labels by seeded shuffle, the blind hook."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from magi.checkout import damage
+from magi.clones import adopt_or_make, sound
 from magi.core.blind import COMMIT_MSG_HOOK, judge_order, shuffle_labels
 from magi.core.seating import seat_name
 from magi.graph.context import Context
-from magi.salvage import adopt_or_recreate
 from magi.seats import ensure_seat
 from magi.state.model import Candidate, JudgeSeat, RunStatus
 
@@ -21,21 +21,16 @@ def branch_for(run_id: str, label: str) -> str:
     return f"magi/{run_id}/{label}"
 
 
-def hooks_dir(ctx: Context) -> Path:
-    return ctx.run_dir / "hooks"
+def hooks_dir(ctx: Context) -> Path | None:
+    """magi's commit-msg hook's directory, when ``blind.commit_msg_hook`` asks for it."""
+    return ctx.run_dir / "hooks" if ctx.config.blind.commit_msg_hook else None
 
 
 def run(ctx: Context) -> None:
     r = ctx.run
     g = ctx.config.graph
-    if not r.candidates:
-        if ctx.git.is_dirty():
-            ctx.event(
-                NAME,
-                f"the working tree has uncommitted changes; the run branches from {r.base} "
-                f"({(r.base_sha or '')[:10]}), so those changes are not part of the competition",
-                "warn",
-            )
+    fresh = not r.candidates
+    if fresh:
         labels = shuffle_labels(g.candidates, r.seed)
         r.labels = sorted(labels)
         slots = dict(zip(labels, ctx.seating.implementers, strict=True))
@@ -52,24 +47,50 @@ def run(ctx: Context) -> None:
         for j, judge in enumerate(r.judges):
             ensure_seat(ctx, judge.seat, ctx.seating.judges[j])
         ctx.save()
-    _make_worktrees(ctx)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prep-status") as pool:
+        # A status of the user's checkout is as slow as a checkout: asked beside them.
+        dirty = pool.submit(ctx.git.is_dirty) if fresh else None
+        _make_worktrees(ctx)
+        if dirty is not None and dirty.result():
+            ctx.event(
+                NAME,
+                f"the working tree has uncommitted changes; the run branches from {r.base} "
+                f"({(r.base_sha or '')[:10]}), so those changes are not part of the competition",
+                "warn",
+            )
 
 
 def _make_worktrees(ctx: Context) -> None:
-    """Create what is missing; a resumed run finds the worktrees it already made."""
+    """Create what is missing; a resumed run finds the clones it already made.
+
+    Each candidate's tree is a clone of its own (``magi.clones``). They are independent
+    repositories, so they are made in parallel: no lock of the user's repository is taken.
+    """
     r = ctx.run
     root = ctx.worktree_root()
-    if ctx.config.blind.commit_msg_hook:
-        ctx.git.enable_worktree_config()
-    for c in r.candidates:
-        path = root / c.label
-        if c.worktree is None or damage(ctx.git, path, c.branch) is not None:
-            # A prep killed at any point left the worktree made, half made or not at all:
-            # adopt a sound one, make the rest again (never "'…/B' already exists").
-            how = adopt_or_recreate(ctx.git, path, branch=c.branch, start=r.base_sha or r.base)
-            if how != "created":
-                ctx.event(NAME, f"candidate {c.label}: worktree left by an earlier prep {how}")
-            if ctx.config.blind.commit_msg_hook:
-                ctx.git.install_commit_msg_hook(path, hooks_dir(ctx), COMMIT_MSG_HOOK)
-            c.worktree = str(path)
-            ctx.save()
+    hooks = hooks_dir(ctx)
+    if hooks is not None:
+        hooks.mkdir(parents=True, exist_ok=True)
+        script = hooks / "commit-msg"
+        if not script.is_file() or script.read_text() != COMMIT_MSG_HOOK:
+            script.write_text(COMMIT_MSG_HOOK)
+        script.chmod(0o755)
+    todo = [c for c in r.candidates if c.worktree is None or not sound(root / c.label, c.branch)]
+    if not todo:
+        return
+    base = r.base_sha or r.base
+
+    def one(c: Candidate) -> None:
+        # A prep killed at any point left the clone made, half made or not at all: adopt a
+        # sound one, make the rest again (never "'…/B' already exists").
+        how = adopt_or_make(ctx.git, root / c.label, branch=c.branch, base=base, hooks=hooks)
+        if how != "created":
+            ctx.event(NAME, f"candidate {c.label}: tree left by an earlier prep {how}")
+        with ctx.lock:
+            c.worktree = str(root / c.label)
+
+    workers = max(1, min(ctx.config.graph.max_parallel, len(todo)))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prep") as pool:
+        for f in [pool.submit(one, c) for c in todo]:
+            f.result()
+    ctx.save()

@@ -1,10 +1,12 @@
-"""The winner's road, shared by review, e2e, fix, gate and merge: its candidate and worktree."""
+"""The winner's road, shared by review, e2e, fix, gate and merge: its candidate and clone."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from magi import clones
 from magi.graph.context import Context, Stop
+from magi.graph.prep import hooks_dir
 from magi.state.model import Candidate, RunStatus
 from magi.state.review import E2eResult, Review
 
@@ -30,17 +32,17 @@ def ensure_review(ctx: Context) -> Review:
 
 
 def worktree(ctx: Context) -> Path:
-    """The winner's worktree on its branch; recreated when `magi fold` removed it."""
+    """The winner's clone, on its branch at the head the repository has (recreated when
+    `magi fold` removed it, or when it is a linked worktree an older magi made)."""
     c = winner(ctx)
-    if c.worktree and Path(c.worktree).is_dir():
-        return Path(c.worktree)
-    path = ctx.worktree_root() / c.label
-    ctx.git.run("worktree", "prune")
-    if not path.is_dir():
-        ctx.git.run("worktree", "add", "--end-of-options", str(path), c.branch)
-    with ctx.lock:
-        c.worktree = str(path)
-        ctx.save()
+    path = Path(c.worktree) if c.worktree else ctx.worktree_root() / c.label
+    base = ctx.run.base_sha or ctx.run.base
+    clones.adopt_or_make(ctx.git, path, branch=c.branch, base=base, hooks=hooks_dir(ctx))
+    clones.sync(ctx.git, path, c.branch, ctx.git.rev_parse(f"refs/heads/{c.branch}"))
+    if c.worktree != str(path):
+        with ctx.lock:
+            c.worktree = str(path)
+            ctx.save()
     return path
 
 

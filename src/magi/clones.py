@@ -1,0 +1,189 @@
+"""Candidate clones: each implementer's tree is a repository of its own, borrowing objects.
+
+With linked worktrees every candidate shared one git directory: an agent could plant a
+hook, a filter or ``core.fsmonitor`` in the shared config, or move another candidate's
+branch, and what the guard found after a parallel wave could not be pinned on one seat.
+A candidate's tree is now ``git init`` plus ``objects/info/alternates`` naming the user's
+object store -- what ``git clone --shared`` does, without copying the user's refs (a clone
+of a repository with thousands of refs would write them all, and show a candidate every
+branch): objects are borrowed read-only, refs, config, hooks and index are its own.
+
+magi brings a candidate's work back itself: ``fetch_back`` fetches exactly the candidate's
+branch from its git directory into ``refs/heads/magi/<run>/<label>`` of the user's
+repository with magi's hardened git, then checks that it descends from the base. The fetch
+runs ``git upload-pack`` in the candidate's git directory, which git keeps from running
+anything a repository's own config names ("upload-pack tries to avoid any dangerous
+configuration options or hooks from the repository it's serving",
+https://git-scm.com/docs/git-upload-pack#_security); the tamper guard has restored that
+directory before the fetch anyway.
+
+Everything here runs git through ``magi.git``, so nothing a candidate's config names
+(hooks, fsmonitor, pager, ...) is run by magi; what ``-c`` cannot pin, the guard restores.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from magi.checkout import discard
+from magi.errors import RepoError
+from magi.git import Git
+
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # already a commit's name: no rev-parse
+_WATCHED_DIRS = ("hooks", "info")  # made empty, so that a jail can bind them read-only
+
+
+def git_dir(tree: Path) -> Path:
+    return Path(tree) / ".git"
+
+
+def is_clone(tree: Path) -> bool:
+    """A tree with a git directory of its own (not a linked worktree's ``.git`` file)."""
+    gd = git_dir(tree)
+    return gd.is_dir() and not gd.is_symlink()
+
+
+def git_of(git: Git, tree: Path) -> Git:
+    """magi's hardened git rooted at a candidate's clone (magi's hooks dir, if any, kept)."""
+    return Git(Path(tree), hooks_dir=git.hooks_dir)
+
+
+def objects(git: Git) -> Path:
+    """The user's object store, which every clone borrows."""
+    return git.common_dir().resolve() / "objects"
+
+
+def _quote(value: str) -> str:
+    # https://git-scm.com/docs/git-config#_syntax: a value in double quotes, \ and " escaped
+    if "\n" in value:
+        raise RepoError(f"a path git cannot store in its config (a newline): {value!r}")
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def make(git: Git, tree: Path, *, branch: str, start: str, hooks: Path | None = None) -> str:
+    """A fresh clone at ``tree``, its own ``branch`` at ``start``, checked out; its head.
+
+    Whatever was at ``tree`` goes first (a half-made clone a killed prep left, an old linked
+    worktree), so this is safe to call again. ``hooks``: magi's hooks directory, which the
+    agent's own commits then run (the commit-msg hook that strips trailers).
+    """
+    return _make(git, Path(tree).resolve(), branch, git.rev_parse(f"{start}^{{commit}}"), hooks)
+
+
+def _make(git: Git, tree: Path, branch: str, sha: str, hooks: Path | None) -> str:
+    if tree.exists() or tree.is_symlink():
+        discard(git, tree)
+    tree.parent.mkdir(parents=True, exist_ok=True)
+    fmt = git.object_format()
+    git.run("init", "--quiet", "--template=", f"--object-format={fmt}", "-b", branch, str(tree))
+    gd = git_dir(tree)
+    (gd / "objects" / "info").mkdir(parents=True, exist_ok=True)
+    (gd / "objects" / "info" / "alternates").write_text(f"{objects(git)}\n")
+    for name in _WATCHED_DIRS:
+        (gd / name).mkdir(exist_ok=True)
+    ref = gd / "refs" / "heads" / branch
+    ref.parent.mkdir(parents=True, exist_ok=True)
+    ref.write_text(f"{sha}\n")
+    if hooks is not None:
+        with (gd / "config").open("a") as f:
+            f.write(f"[core]\n\thooksPath = {_quote(str(Path(hooks).resolve()))}\n")
+    git_of(git, tree).run("read-tree", "--reset", "-u", "HEAD", cwd=tree)
+    return sha
+
+
+def damage(tree: Path) -> str | None:
+    """Why nothing may be committed from the clone at ``tree``; None if sound. A HEAD left on
+    another ref is not damage: the work is put back on its branch (``on_branch``).
+
+    Read from files alone, before the guard restores anything: git is not run in a git
+    directory an agent may have broken.
+    """
+    tree = Path(tree)
+    if not tree.is_dir():
+        return "its tree is gone"
+    if not is_clone(tree):
+        return "its tree's .git directory is missing or replaced"
+    if not (git_dir(tree) / "HEAD").is_file():
+        return "its git directory has no HEAD"
+    return None
+
+
+def on_branch(tree: Path, branch: str) -> bool:
+    try:
+        head = (git_dir(tree) / "HEAD").read_text(errors="replace").strip()
+    except OSError:
+        return False
+    return head == f"ref: refs/heads/{branch}"
+
+
+def sound(tree: Path, branch: str) -> bool:
+    """A clone prep may adopt as it is: undamaged, and on ``branch``."""
+    return damage(tree) is None and on_branch(tree, branch)
+
+
+def adopt_or_make(git: Git, tree: Path, *, branch: str, base: str, hooks: Path | None) -> str:
+    """Leave ``tree`` a sound clone of ``branch``: "adopted", "recreated" or "created".
+
+    Made again on the repository's ``branch`` when magi already fetched work there (a resume
+    after fold, or after a kill), else on ``base``.
+    """
+    if sound(tree, branch):
+        return "adopted"
+    existed = Path(tree).exists()
+    fetched = git.run("rev-parse", "--verify", "-q", f"refs/heads/{branch}^{{commit}}", check=False)
+    sha = fetched.strip() or (base if _SHA.fullmatch(base) else git.rev_parse(f"{base}^{{commit}}"))
+    _make(git, Path(tree).resolve(), branch, sha, hooks)
+    return "recreated" if existed else "created"
+
+
+def sync(git: Git, tree: Path, branch: str, head: str) -> None:
+    """Put the clone's ``branch`` (checked out, clean) on ``head``, an object magi has.
+
+    After a trailer scrub rewrote the branch in the repository, and before a fixer works on
+    the winner: the clone borrows every object of the repository, so no fetch is needed.
+    """
+    own = git_of(git, tree)
+    if own.run("rev-parse", "--verify", "-q", "HEAD", cwd=tree, check=False).strip() == head:
+        return
+    own.run("update-ref", f"refs/heads/{branch}", head, cwd=tree)
+    own.run("reset", "-q", "--hard", head, cwd=tree)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What ``fetch_back`` brought: the branch's head in the repository, and what was wrong."""
+
+    head: str
+    violations: tuple[str, ...] = ()
+
+
+def fetch_back(git: Git, tree: Path, *, branch: str, base: str, fallback: str) -> Fetched:
+    """Exactly the clone's ``branch`` into the repository's ``branch``, checked.
+
+    A branch that cannot be fetched, or whose history does not descend from ``base``, is
+    not taken: the repository's branch is put on ``fallback`` (where it was before the
+    turn) and the reason is returned.
+    """
+    ref = f"refs/heads/{branch}"
+    try:
+        git.run(
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-recurse-submodules",
+            "--end-of-options",
+            str(git_dir(Path(tree)).resolve()),
+            f"+{ref}:{ref}",
+        )
+    except RepoError as e:
+        git.run("update-ref", ref, fallback)
+        return Fetched(fallback, (f"its branch could not be fetched ({e}); not taken",))
+    head = git.rev_parse(ref)
+    if not git.is_ancestor(base, head):
+        git.run("update-ref", ref, fallback)
+        why = f"its branch ({head[:12]}) does not descend from the base {base[:12]}; not taken"
+        return Fetched(fallback, (why,))
+    return Fetched(head)

@@ -1,0 +1,111 @@
+"""The end of a writer's turn in its clone: guard, rescue commit, fetch back, scrub.
+
+An implementer (and the fixer) works in a clone of its own (``magi.clones``). Around its
+turn magi watches two git directories: the clone's, whose every change is that seat's doing
+and is charged to it alone, and the repository's, which no seat should touch at all and
+which several seats may have reached in a parallel wave unjailed (what is found there names
+the other seats that were working). Then magi commits what the seat left uncommitted, under
+the neutral identity, fetches exactly the seat's branch back into the repository, checks it
+descends from the base, strips trailers that slipped past the commit-msg hook, and puts the
+clone on the head the repository now has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from magi import clones, refs_guard
+from magi.graph.context import Context
+from magi.graph.guard import alongside, qualify
+from magi.graph.prep import hooks_dir
+from magi.graph.scrub import scrub_branch
+from magi.worktree_guard import GuardSnapshot, restore
+
+
+@dataclass(frozen=True)
+class Watch:
+    """The two git directories as they were before the turn."""
+
+    repo: GuardSnapshot
+    own: GuardSnapshot
+    refs: refs_guard.RefSnapshot
+
+
+@dataclass
+class HandBack:
+    """What the turn left: the branch's head in the repository and what magi found."""
+
+    head: str
+    own: list[str] = field(default_factory=list)  # the seat's own doing
+    shared: list[str] = field(default_factory=list)  # in the repository's git directory
+    sabotaged: str | None = None
+    rescued: bool = False
+    scrubbed: int = 0
+    cleared: list[str] = field(default_factory=list)  # stale lock files removed
+
+
+def watch(ctx: Context, tree: Path, repo: GuardSnapshot | None = None) -> Watch:
+    """Snapshots before a turn; ``repo``: one already taken for the whole wave."""
+    own = clones.git_of(ctx.git, tree)
+    return Watch(
+        repo=repo if repo is not None else GuardSnapshot.take(ctx.git),
+        own=GuardSnapshot.take(own),
+        refs=refs_guard.take(own),
+    )
+
+
+def clear_stale_locks(tree: Path, branch: str) -> list[str]:
+    """Lock files a killed seat left mid-git (its whole process group is dead by now).
+
+    A timeout, a failover or Ctrl-C kills an agent wherever it is, possibly inside
+    ``git commit``; the lock it held would stop every later git command in that clone.
+    """
+    gd = clones.git_dir(tree)
+    cleared = []
+    for lock in (gd / "index.lock", gd / "HEAD.lock", gd / f"refs/heads/{branch}.lock"):
+        if lock.is_file():
+            lock.unlink()
+            cleared.append(lock.name)
+    return cleared
+
+
+def hand_back(
+    ctx: Context,
+    *,
+    seat: str,
+    tree: Path,
+    branch: str,
+    since: str,
+    watched: Watch,
+    message: str,
+) -> HandBack:
+    """After the turn: restore, commit, fetch back. ``since``: the branch's head before it."""
+    base = ctx.run.base_sha or ctx.run.base
+    own_git = clones.git_of(ctx.git, tree)
+    ref = f"refs/heads/{branch}"
+    # Asked before the guard restores anything: files put back into a deleted git
+    # directory would make the tree look sound.
+    sabotaged = clones.damage(tree)
+    with ctx.lock:
+        shared = qualify(restore(ctx.git, watched.repo), alongside(ctx, seat))
+    if sabotaged is not None:
+        how = clones.adopt_or_make(ctx.git, tree, branch=branch, base=since, hooks=hooks_dir(ctx))
+        clones.sync(ctx.git, tree, branch, since)
+        ctx.git.run("update-ref", ref, since)
+        note = f"sabotaged: {sabotaged}; nothing rescued, tree {how}"
+        return HandBack(since, own=[note], shared=shared, sabotaged=sabotaged)
+    own = restore(own_git, watched.own)
+    own += refs_guard.restore(own_git, watched.refs, allowed={ref})
+    out = HandBack(since, own=own, shared=shared, cleared=clear_stale_locks(tree, branch))
+    on = own_git.run("symbolic-ref", "-q", "HEAD", cwd=tree, check=False).strip()
+    if on != ref:
+        own_git.run("checkout", "-q", "-f", branch, cwd=tree)
+        out.own.append(f"left its tree on {on or 'a detached HEAD'}; put back on {branch}")
+    out.rescued = own_git.commit_all(tree, message)
+    fetched = clones.fetch_back(ctx.git, tree, branch=branch, base=base, fallback=since)
+    out.own += fetched.violations
+    out.scrubbed = scrub_branch(ctx.git, base=since, branch=branch)
+    out.head = ctx.git.rev_parse(ref)
+    clones.sync(ctx.git, tree, branch, out.head)
+    return out
