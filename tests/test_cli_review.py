@@ -121,3 +121,23 @@ def test_merge_mode_pr_is_refused_before_anything_is_spent(tmp_path, monkeypatch
     assert not (tmp_path / "home" / "runs").exists() or not list(
         (tmp_path / "home" / "runs").iterdir()
     )
+
+
+def test_review_of_a_branch_checked_out_by_the_user_fixes_it_in_place(tmp_path, monkeypatch):
+    """The user's own worktree of the branch is where the fixer works: never removed or
+    replaced by a clone of magi's, and the fix lands on the branch itself."""
+    repo = setup(tmp_path, monkeypatch, "always", 2)
+    mine = tmp_path / "my-feature"
+    git_out(repo, "worktree", "add", "-q", str(mine), "feature")
+    res = invoke(["review", "feature", "--base", "main"])
+    assert res.exit_code == 10, res.output  # blocked: the reviewer always finds something
+    store = Store(tmp_path / "home")
+    run = store.load_run(store.latest() or "")
+    assert run.candidates[0].worktree == str(mine)
+    assert run.review is not None
+    fix = run.review.rounds[0].fix
+    assert fix is not None
+    assert fix.progressed
+    assert (mine / ".git").is_file()  # still the user's linked worktree
+    assert git_out(repo, "rev-parse", "feature").strip() == fix.head_after
+    assert git_out(mine, "rev-parse", "HEAD").strip() == fix.head_after

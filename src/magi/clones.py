@@ -45,6 +45,12 @@ def is_clone(tree: Path) -> bool:
     return gd.is_dir() and not gd.is_symlink()
 
 
+def made_by_magi(tree: Path, root: Path) -> bool:
+    """Under the run's worktree root: a tree magi may remove and make again. Anything else
+    (the user's checkout a ``magi review`` works in) is never touched that way."""
+    return Path(tree).resolve().is_relative_to(Path(root).resolve())
+
+
 def git_of(git: Git, tree: Path) -> Git:
     """magi's hardened git rooted at a candidate's clone (magi's hooks dir, if any, kept)."""
     return Git(Path(tree), hooks_dir=git.hooks_dir)

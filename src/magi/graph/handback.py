@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from magi import clones, refs_guard
+from magi.checkout import damage
 from magi.graph.context import Context
 from magi.graph.guard import alongside, qualify
 from magi.graph.prep import hooks_dir
@@ -28,8 +29,8 @@ class Watch:
     """The two git directories as they were before the turn."""
 
     repo: GuardSnapshot
-    own: GuardSnapshot
-    refs: refs_guard.RefSnapshot
+    own: GuardSnapshot | None  # None: not a clone (the user's tree a `magi review` works in)
+    refs: refs_guard.RefSnapshot | None
 
 
 @dataclass
@@ -47,6 +48,8 @@ class HandBack:
 
 def watch(ctx: Context, tree: Path, repo: GuardSnapshot | None = None) -> Watch:
     """Snapshots before a turn; ``repo``: one already taken for the whole wave."""
+    if not clones.is_clone(tree):
+        return Watch(repo=repo or GuardSnapshot.take(ctx.git, [tree]), own=None, refs=None)
     own = clones.git_of(ctx.git, tree)
     return Watch(
         repo=repo if repo is not None else GuardSnapshot.take(ctx.git),
@@ -81,6 +84,10 @@ def hand_back(
     message: str,
 ) -> HandBack:
     """After the turn: restore, commit, fetch back. ``since``: the branch's head before it."""
+    if watched.own is None or watched.refs is None:
+        return _in_place(
+            ctx, seat=seat, tree=tree, branch=branch, since=since, watched=watched, message=message
+        )
     base = ctx.run.base_sha or ctx.run.base
     own_git = clones.git_of(ctx.git, tree)
     ref = f"refs/heads/{branch}"
@@ -108,4 +115,23 @@ def hand_back(
     out.scrubbed = scrub_branch(ctx.git, base=since, branch=branch)
     out.head = ctx.git.rev_parse(ref)
     clones.sync(ctx.git, tree, branch, out.head)
+    return out
+
+
+def _in_place(
+    ctx: Context, *, seat: str, tree: Path, branch: str, since: str, watched: Watch, message: str
+) -> HandBack:
+    """A tree of the repository itself (``magi review`` of a branch checked out by the user):
+    the commits are already in the repository; a damaged tree is reported, never remade."""
+    ref = f"refs/heads/{branch}"
+    sabotaged = damage(ctx.git, tree, branch)
+    with ctx.lock:
+        shared = qualify(restore(ctx.git, watched.repo), alongside(ctx, seat))
+    if sabotaged is not None:
+        note = f"sabotaged: {sabotaged}; nothing rescued"
+        return HandBack(ctx.git.rev_parse(ref), shared=[*shared, note], sabotaged=sabotaged)
+    out = HandBack(since, shared=shared)
+    out.rescued = ctx.git.commit_all(tree, message)
+    out.scrubbed = scrub_branch(ctx.git, base=since, branch=branch)
+    out.head = ctx.git.rev_parse(ref)
     return out

@@ -136,12 +136,15 @@ def _local(ctx: Context) -> None:
         except RepoError as e:
             ctx.git.run("rebase", "--abort", cwd=cwd, check=False)
             _blocked(ctx, f"{r.base} moved and the winner does not rebase onto it: {e}", moved=True)
-        # Rebased in the winner's own clone: brought back like any of its work.
-        before = ctx.git.rev_parse(f"refs/heads/{c.branch}")
-        back = clones.fetch_back(ctx.git, cwd, branch=c.branch, base=tip, fallback=before)
-        if back.violations:
-            _blocked(ctx, f"the rebased winner was not taken: {back.violations[0]}", moved=True)
-        head = back.head
+        head = ctx.git.head(cwd)
+        if clones.is_clone(cwd):
+            # Rebased in the winner's own clone: brought back like any of its work.
+            before = ctx.git.rev_parse(f"refs/heads/{c.branch}")
+            back = clones.fetch_back(ctx.git, cwd, branch=c.branch, base=tip, fallback=before)
+            if back.violations:
+                why = back.violations[0]
+                _blocked(ctx, f"the rebased winner was not taken: {why}", moved=True)
+            head = back.head
         ctx.event(NAME, f"{r.base} moved since the run started; winner rebased to {head[:12]}")
         with ctx.lock:
             c.head = head

@@ -35,6 +35,10 @@ def worktree(ctx: Context) -> Path:
     """The winner's clone, on its branch at the head the repository has (recreated when
     `magi fold` removed it, or when it is a linked worktree an older magi made)."""
     c = winner(ctx)
+    if c.worktree and not clones.made_by_magi(Path(c.worktree), ctx.worktree_root()):
+        # `magi review` of a branch checked out in the user's own tree: worked in as it is,
+        # never removed or made again.
+        return Path(c.worktree)
     path = Path(c.worktree) if c.worktree else ctx.worktree_root() / c.label
     base = ctx.run.base_sha or ctx.run.base
     clones.adopt_or_make(ctx.git, path, branch=c.branch, base=base, hooks=hooks_dir(ctx))
