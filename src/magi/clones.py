@@ -75,10 +75,13 @@ def make(git: Git, tree: Path, *, branch: str, start: str, hooks: Path | None = 
     worktree), so this is safe to call again. ``hooks``: magi's hooks directory, which the
     agent's own commits then run (the commit-msg hook that strips trailers).
     """
-    return _make(git, Path(tree).resolve(), branch, git.rev_parse(f"{start}^{{commit}}"), hooks)
+    sha = git.rev_parse(f"{start}^{{commit}}")
+    return make_at(git, Path(tree), branch=branch, sha=sha, hooks=hooks)
 
 
-def _make(git: Git, tree: Path, branch: str, sha: str, hooks: Path | None) -> str:
+def make_at(git: Git, tree: Path, *, branch: str, sha: str, hooks: Path | None = None) -> str:
+    """``make`` at a commit already named by its full sha (prep's base): no rev-parse."""
+    tree = Path(tree).resolve()
     if tree.exists() or tree.is_symlink():
         discard(git, tree)
     tree.parent.mkdir(parents=True, exist_ok=True)
@@ -140,7 +143,7 @@ def adopt_or_make(git: Git, tree: Path, *, branch: str, base: str, hooks: Path |
     existed = Path(tree).exists()
     fetched = git.run("rev-parse", "--verify", "-q", f"refs/heads/{branch}^{{commit}}", check=False)
     sha = fetched.strip() or (base if _SHA.fullmatch(base) else git.rev_parse(f"{base}^{{commit}}"))
-    _make(git, Path(tree).resolve(), branch, sha, hooks)
+    make_at(git, tree, branch=branch, sha=sha, hooks=hooks)
     return "recreated" if existed else "created"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from magi.clones import adopt_or_make, sound
+from magi.clones import adopt_or_make, make_at, sound
 from magi.core.blind import COMMIT_MSG_HOOK, judge_order, shuffle_labels
 from magi.core.seating import seat_name
 from magi.graph.context import Context
@@ -46,11 +46,12 @@ def run(ctx: Context) -> None:
             ensure_seat(ctx, c.seat, slots[c.label])
         for j, judge in enumerate(r.judges):
             ensure_seat(ctx, judge.seat, ctx.seating.judges[j])
-        ctx.save()
+        # Saved with the clones, below: a prep killed before that draws the same labels
+        # from the recorded seed again and adopts what it finds.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prep-status") as pool:
         # A status of the user's checkout is as slow as a checkout: asked beside them.
         dirty = pool.submit(ctx.git.is_dirty) if fresh else None
-        _make_worktrees(ctx)
+        _make_worktrees(ctx, fresh=fresh)
         if dirty is not None and dirty.result():
             ctx.event(
                 NAME,
@@ -60,7 +61,7 @@ def run(ctx: Context) -> None:
             )
 
 
-def _make_worktrees(ctx: Context) -> None:
+def _make_worktrees(ctx: Context, *, fresh: bool) -> None:
     """Create what is missing; a resumed run finds the clones it already made.
 
     Each candidate's tree is a clone of its own (``magi.clones``). They are independent
@@ -77,13 +78,21 @@ def _make_worktrees(ctx: Context) -> None:
         script.chmod(0o755)
     todo = [c for c in r.candidates if c.worktree is None or not sound(root / c.label, c.branch)]
     if not todo:
+        if fresh:
+            ctx.save()
         return
     base = r.base_sha or r.base
 
     def one(c: Candidate) -> None:
-        # A prep killed at any point left the clone made, half made or not at all: adopt a
-        # sound one, make the rest again (never "'…/B' already exists").
-        how = adopt_or_make(ctx.git, root / c.label, branch=c.branch, base=base, hooks=hooks)
+        tree = root / c.label
+        if fresh and r.base_sha and not tree.exists():
+            # The common case: nothing there, and no branch of a new run exists yet.
+            make_at(ctx.git, tree, branch=c.branch, sha=r.base_sha, hooks=hooks)
+            how = "created"
+        else:
+            # A prep killed at any point left the clone made, half made or not at all:
+            # adopt a sound one, make the rest again (never "'…/B' already exists").
+            how = adopt_or_make(ctx.git, tree, branch=c.branch, base=base, hooks=hooks)
         if how != "created":
             ctx.event(NAME, f"candidate {c.label}: tree left by an earlier prep {how}")
         with ctx.lock:
