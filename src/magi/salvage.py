@@ -5,8 +5,9 @@ the record never heard of; the resume then failed on ``'…/B' already exists`` 
 ``Cannot delete branch … checked out`` (issue 7). And a run whose record cannot be read
 could not be folded at all. Everything of a run is named by its id (branches
 ``magi/<id>/*``, worktrees under ``<root>/<id>/``), so git itself can say what is there:
-``worktrees_of`` lists them, ``adopt_or_recreate`` makes prep idempotent, ``discard_run``
-removes the lot.
+``worktrees_of`` lists them (with the candidate clones under the run's folder, which git
+does not list), ``adopt_or_recreate`` makes a worktree idempotent (``clones.adopt_or_make``
+does it for a clone), ``discard_run`` removes the lot.
 """
 
 from __future__ import annotations
