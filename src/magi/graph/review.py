@@ -14,10 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from magi.core.answers import ReviewAnswer
-from magi.core.blind import leak_terms, redact_terms, strip_trailers
+from magi.core.blind import strip_trailers
 from magi.core.review import decide, number_findings, reviewer_agents
 from magi.core.review_prompts import review_prompt
 from magi.core.seating import seat_name
+from magi.graph import review_blind
 from magi.graph.context import Context, seat_order
 from magi.graph.winner import e2e_text, ensure_review, winner, worktree
 from magi.seats import RETRYABLE, ask_structured, ensure_seat
@@ -82,6 +83,8 @@ def start_round(ctx: Context) -> ReviewRound | None:
     if g.review_rounds == 0:
         return None
     head = ctx.git.head(worktree(ctx))
+    # The material is scanned before the round is recorded: on_leak = fail asks no seat.
+    review_blind.scan(ctx, head, rv.rounds[-1] if rv.rounds else None, len(rv.rounds) + 1)
     rnd = ReviewRound(round=len(rv.rounds) + 1, head=head, seats=_seated(ctx))
     with ctx.lock:
         rv.rounds.append(rnd)
@@ -108,12 +111,6 @@ def run(ctx: Context) -> None:
             f.result()
 
 
-def _material(ctx: Context, text: str) -> str:
-    if ctx.config.blind.on_leak == "redact":
-        return redact_terms(text, leak_terms(ctx.config.agents))
-    return text
-
-
 def _build(ctx: Context, rnd: ReviewRound, seat: str, live: bool) -> str:
     rv = ensure_review(ctx)
     c = winner(ctx)
@@ -125,18 +122,19 @@ def _build(ctx: Context, rnd: ReviewRound, seat: str, live: bool) -> str:
     incremental = live and answered_before and prev is not None and prev.head != rnd.head
     since = prev.head if incremental and prev is not None else base
     patch, cut = ctx.git.patch(since, rnd.head, max_bytes=ctx.config.graph.patch_max_bytes)
+    e2e = e2e_text(prev.e2e) if prev else None
     return review_prompt(
         ctx.run.task.cleaned,
         round=rnd.round,
         rounds=ctx.config.graph.review_rounds,
         head=rnd.head,
-        files=ctx.git.numstat(base, rnd.head),
-        patch=_material(ctx, patch),
+        files=review_blind.redact_files(ctx, ctx.git.numstat(base, rnd.head)),
+        patch=review_blind.redact(ctx, patch),
         patch_cut=cut,
-        summary=_material(ctx, strip_trailers(c.summary)),
-        e2e=e2e_text(prev.e2e) if prev else None,
-        earlier=prev.findings if prev else (),
-        report=prev.fix if prev else None,
+        summary=review_blind.redact(ctx, strip_trailers(c.summary)),
+        e2e=None if e2e is None else review_blind.redact(ctx, e2e),
+        earlier=review_blind.redact_findings(ctx, prev.findings) if prev else (),
+        report=review_blind.redact_report(ctx, prev.fix) if prev else None,
         incremental=incremental,
         prompts=ctx.config.prompts,
         language=ctx.config.graph.language,

@@ -6,7 +6,8 @@ blocker (one blocking and one minor finding in round 1, clean after), always (a 
 finding every round), minor (one minor finding), malformed (never a valid block). Fix modes:
 commit (the default: write the right solution, record the ids in REVIEWED.md, commit and
 adopt every id), nocommit (adopt everything, change nothing), same-tree (an empty commit:
-new commit, identical tree), reject (reject every id with a reason, change nothing).
+new commit, identical tree), reject (reject every id with a reason, change nothing),
+reject-leaky (the same, the reason naming a vendor, as an author that signs its words).
 """
 
 from __future__ import annotations
@@ -66,8 +67,11 @@ def review(mode: str, prompt: str) -> int:
 def fix(mode: str, prompt: str) -> int:
     ids = list(dict.fromkeys(FINDING.findall(prompt)))
     cwd = Path.cwd()
-    if mode == "reject":
-        rejected = [{"id": i, "reason": "The unit tests cover this case."} for i in ids]
+    if mode in ("reject", "reject-leaky"):
+        why = "The unit tests cover this case."
+        if mode == "reject-leaky":
+            why = "As Claude, I checked: " + why
+        rejected = [{"id": i, "reason": why} for i in ids]
         print(_answer({"adopted": [], "rejected": rejected}))
         return 0
     if mode == "same-tree":
