@@ -140,6 +140,18 @@ def test_rejecting_every_finding_is_not_stagnant() -> None:
     assert decide(review(r1), max_rounds=3, incomplete="block").outcome == "stagnant"
 
 
+def test_a_lost_turn_whose_findings_magi_fix_rejected_is_not_stagnant() -> None:
+    """The round's fixer was lost to quota; ``magi fix`` rejected what it was asked: re-review."""
+    lost = FixReport(seat="impl-A", agent="a", status="quota", asked=["R1-1-1"])
+    r1 = rnd(1, "h1", findings=[finding("R1-1-1")], e2e=E2eResult(deferred=True), fix=lost)
+    assert decide(review(r1), max_rounds=3, incomplete="block").outcome == "stagnant"
+    op = OperatorFix(
+        at=AT, findings=[finding("R1-1-1")], report=fixed(progressed=False, rejected=("R1-1-1",))
+    )
+    d = decide(review(r1), max_rounds=3, incomplete="block", operator_fixes=[op])
+    assert d.verdict == "continue"
+
+
 def test_out_of_rounds_names_open_findings() -> None:
     """The last round with a blocking finding open ends blocked, naming the id."""
     r1 = rnd(1, "h1", findings=[finding("R1-2-1")], e2e=red("h1"))

@@ -136,12 +136,14 @@ def _ids(findings: Sequence[FindingRecord]) -> str:
     return ", ".join(f.id for f in findings)
 
 
-def _owed_a_tree(rnd: ReviewRound) -> bool:
-    """A fixer that rejected every finding it was given (e2e green or deferred) owes no commit."""
+def _owed_a_tree(rnd: ReviewRound, rejected: set[str]) -> bool:
+    """A fixer that rejected every finding it was given (e2e green or deferred) owes no commit.
+
+    ``rejected``: ids any fixer rejected (the round's, or ``magi fix`` after a lost turn).
+    """
     fix = rnd.fix
     if fix is None:
         return False
-    rejected = {r.id for r in fix.rejected}
     red = rnd.e2e is not None and rnd.e2e.passed is False
     return red or bool(set(fix.asked) - rejected) or not fix.asked
 
@@ -165,7 +167,8 @@ def decide(
     if not open_ and green_on_head(rnd) and complete and not rnd.progressed:
         gap = f"; {', '.join(rnd.missing)} never answered (warn)" if rnd.missing else ""
         return Decision("clean", "clean", f"round {n}: no blocking finding open, e2e green{gap}")
-    if rnd.fix is not None and not rnd.progressed and _owed_a_tree(rnd):
+    rejected = {r.id for rep in _reports(review, operator_fixes) for r in rep.rejected}
+    if rnd.fix is not None and not rnd.progressed and _owed_a_tree(rnd, rejected):
         return Decision(
             "blocked",
             "stagnant",

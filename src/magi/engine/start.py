@@ -139,6 +139,10 @@ def _clear_failed_seats(run: Run, now: datetime) -> None:
     if run.tally is not None and not run.tally.winner:
         run.tally = None
     run.deliberated = False if not run.votes else run.deliberated
+    # A review round left open by a fixer turn that failed is asked again in that round.
+    rnd = run.review.rounds[-1] if run.review and run.review.rounds else None
+    if rnd is not None and not rnd.closed and rnd.fix is not None and rnd.fix.status in failed:
+        rnd.fix.status = "pending"
     # Agents that failed their login before this point are asked again (seats.failed_agents
     # counts only failures after the latest retry): the person may have logged in since.
     run.events.append(Event(at=now, node="run", message=RETRY_MARK))

@@ -8,6 +8,13 @@ the fixer's words. The last round never asks the fixer: its work could not be re
 
 After the round closes, ``core.review.decide`` ends the loop: clean goes on to the gate;
 out of rounds, stagnant or short of reviewers stops the run blocked with the reason.
+
+A fixer turn lost to quota or a timeout is not a fixer that produced nothing: the round
+stays open and the run stops ``stalled``, and ``magi run --resume`` asks the fixer again in
+the same round (reviewers that answered are not asked again; the finding ids stand). A
+turn that failed outright (a crash, a failed login) stops the run ``failed``, and
+``--resume --retry-failed`` asks again, as for any other seat. Progress is measured from
+the commit the round reviewed, so work a lost turn (or ``magi fix``) committed counts.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from magi.errors import AnswerError
 from magi.graph.context import Context, Stop
 from magi.graph.handback import hand_back, watch
 from magi.graph.winner import e2e_text, ensure_review, tree, winner, worktree
-from magi.seats import ask, ask_with_failover, ensure_seat, node_timeout
+from magi.seats import RETRYABLE, ask, ask_with_failover, ensure_seat, node_timeout
 from magi.state.model import RunStatus
 from magi.state.review import E2eResult, FindingRecord, FixReport, Rejected
 
@@ -76,8 +83,18 @@ def _answer(
         return None, "invalid", e.message
 
 
-def fix_turn(ctx: Context, findings: Sequence[FindingRecord], e2e: E2eResult | None) -> FixReport:
-    """One fixer turn in the winner's worktree; ``progressed`` is what git says happened."""
+def fix_turn(
+    ctx: Context,
+    findings: Sequence[FindingRecord],
+    e2e: E2eResult | None,
+    *,
+    since: str | None = None,
+) -> FixReport:
+    """One fixer turn in the winner's worktree; ``progressed`` is what git says happened.
+
+    ``since``: the commit progress is measured from (a round's reviewed head); default the
+    worktree's head before the turn.
+    """
     seat, agent = fixer_seat(ctx)
     ensure_seat(ctx, seat, agent)
     cwd = worktree(ctx)
@@ -87,7 +104,8 @@ def fix_turn(ctx: Context, findings: Sequence[FindingRecord], e2e: E2eResult | N
     # the rescue commit below would commit it and pass for progress.
     own.run("reset", "-q", "--hard", "HEAD", cwd=cwd)
     own.run("clean", "-q", "-fd", cwd=cwd)
-    before = ctx.git.rev_parse(f"refs/heads/{c.branch}")
+    tip = ctx.git.rev_parse(f"refs/heads/{c.branch}")  # what the turn starts from
+    before = since or tip
     ids = [f.id for f in findings]
     watched = watch(ctx, cwd)
 
@@ -109,7 +127,7 @@ def fix_turn(ctx: Context, findings: Sequence[FindingRecord], e2e: E2eResult | N
         seat=seat,
         tree=cwd,
         branch=c.branch,
-        since=before,
+        since=tip,
         watched=watched,
         message=RESCUE_MESSAGE,
     )
@@ -150,22 +168,46 @@ def run(ctx: Context) -> None:
         rnd = rv.rounds[-1]
         open_ = open_blocking(rv, ctx.run.operator_fixes)
         red = rnd.e2e is not None and rnd.e2e.passed is False
-        if (open_ or red) and rnd.round < g.review_rounds and rnd.fix is None:
-            report = fix_turn(ctx, open_, rnd.e2e)
+        owed = rnd.fix is None or rnd.fix.status in RETRYABLE  # never asked, or lost
+        if (open_ or red) and rnd.round < g.review_rounds and owed:
+            report = fix_turn(ctx, open_, rnd.e2e, since=rnd.head)
             with ctx.lock:
                 rnd.fix = report
                 rnd.progressed = report.progressed
                 ctx.save()
             ctx.event(
                 NAME,
-                f"round {rnd.round}: adopted {', '.join(report.adopted) or 'none'}; "
-                f"rejected {', '.join(r.id for r in report.rejected) or 'none'}; "
+                f"round {rnd.round}: {report.status}; adopted {', '.join(report.adopted) or 'none'}"
+                f"; rejected {', '.join(r.id for r in report.rejected) or 'none'}; "
                 + ("new tree" if report.progressed else "no new tree"),
             )
+            _stop_if_lost(ctx, rnd.round, report)
+        elif rnd.fix is not None and rnd.fix.status in RETRYABLE:
+            # A lost turn whose findings were closed since (``magi fix``): what git measured.
+            with ctx.lock:
+                rnd.progressed = tree(ctx, ctx.git.head(worktree(ctx))) != tree(ctx, rnd.head)
+                ctx.save()
         with ctx.lock:
             rnd.closed = True
             ctx.save()
     conclude(ctx)
+
+
+def _stop_if_lost(ctx: Context, round_no: int, report: FixReport) -> None:
+    """A turn that never answered leaves the round open: the run can be resumed into it."""
+    how = report.error or report.status
+    if report.status in RETRYABLE:
+        raise Stop(
+            RunStatus.STALLED,
+            f"review round {round_no}: the fixer's turn was lost ({how}); "
+            f"`magi run --resume {ctx.run.id}` asks it again in this round",
+        )
+    if report.status == "error":
+        raise Stop(
+            RunStatus.FAILED,
+            f"review round {round_no}: the fixer's turn failed ({how}); "
+            f"`magi run --resume {ctx.run.id} --retry-failed` asks it again in this round",
+        )
 
 
 def conclude(ctx: Context) -> None:

@@ -14,7 +14,8 @@ carry a review/fix mode after a "+" (see ``scripted_review``).
 For tests, with MAGI_SCRIPTED_DIR set (through the agent's ``env``): every invocation is
 logged to ``calls.jsonl`` there; ``hang-once:<persona>`` hangs on its first call (until
 killed) and acts as <persona> afterwards; ``quota-until-unlock:<persona>`` reports a rate
-limit until a file named ``unlock`` exists there.
+limit until a file named ``unlock`` exists there; ``quota-at-<node>:<persona>`` and
+``crash-at-<node>:<persona>`` do so (a rate limit, or a plain failing exit) at that node only.
 
 Hostile modifiers (they chain: ``escape:hang-at-vote:evidence``): ``hang-at-<node>:<p>``
 hangs on its first call at that node; ``escape:<p>`` leaves a descendant in a session of
@@ -213,6 +214,10 @@ def _modifiers(persona: str, d: Path) -> str:
         return _modifiers(rest, d)
     if mod == "quota-until-unlock":
         return _modifiers(rest, d) if (d / "unlock").exists() else "quota"
+    for kind in ("quota", "crash"):
+        if mod.startswith(f"{kind}-at-"):
+            locked = node == mod.removeprefix(f"{kind}-at-") and not (d / "unlock").exists()
+            return kind if locked else _modifiers(rest, d)
     if mod == "escape":
         _escape(d / f"escaped-{seat}")
         return _modifiers(rest, d)
@@ -273,6 +278,12 @@ def main(argv: list[str] | None = None) -> int:
     prompt = sys.stdin.read()
     persona, _, mode = _test_hooks(args[0]).partition("+")
     node = os.environ.get("MAGI_NODE", "implement")
+    if persona == "crash":
+        print("Segmentation fault (scripted)", file=sys.stderr)
+        return 139
+    if persona == "quota" and node in ("review", "fix"):
+        print("You've hit your usage limit (scripted)", file=sys.stderr)
+        return 75
     if node == "review":
         return scripted_review.review(mode or "clean", prompt)
     if node == "fix":
