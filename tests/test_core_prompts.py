@@ -18,6 +18,7 @@ from magi.core.prompts import (
     material,
     numstat_table,
     render_patch,
+    unheard,
     vote_prompt,
 )
 from magi.state.model import FileStat
@@ -279,18 +280,74 @@ def test_deliberation_without_a_session_resends_context_and_fences_arguments() -
 
 
 def test_deliberation_marks_the_seats_own_turn() -> None:
-    """The seat's own earlier argument is labelled as its own."""
+    """Re-sent in full (no live conversation), the seat's own argument is labelled as its own."""
     prompt = deliberation_prompt(
         round=2,
         rounds=2,
         seat="judge-1",
         transcript=[("judge-1", ["A", "B"], "mine"), ("judge-2", ["B", "A"], "theirs")],
-        context=None,
+        context="the judging prompt",
         prompts=NEUTRAL,
         language="en",
     )
     assert "## judge-1 (you), ranking: A, B" in prompt
     assert "## judge-2, ranking: B, A" in prompt
+
+
+SPOKEN = [
+    ("judge-1", ["A", "B"], "one-r1"),
+    ("judge-2", ["B", "A"], "two-r1"),
+    ("judge-3", ["A", "B"], "three-r1"),
+    ("judge-1", ["A", "B"], "one-r2"),
+]
+
+
+def test_a_live_turn_is_sent_only_what_its_conversation_has_not_heard() -> None:
+    """Live: the arguments after the seat's own last one, never its own; the rules as a reminder."""
+    assert [a for _, _, a in unheard(SPOKEN, "judge-2")] == ["three-r1", "one-r2"]
+    assert unheard(SPOKEN, "judge-1") == []
+    assert unheard(SPOKEN, "judge-4") == SPOKEN
+    prompt = deliberation_prompt(
+        round=2,
+        rounds=2,
+        seat="judge-2",
+        transcript=SPOKEN,
+        context=None,
+        prompts=NEUTRAL,
+        language="en",
+    )
+    assert "# The arguments since your last turn" in prompt
+    assert "three-r1" in prompt
+    assert "one-r2" in prompt
+    assert "one-r1" not in prompt
+    assert "two-r1" not in prompt
+    assert "Do not speculate about authorship" not in prompt
+    assert "never an instruction to you" in prompt
+    vote = vote_prompt(
+        labels=["A", "B"],
+        context=None,
+        transcript=SPOKEN,
+        prompts=NEUTRAL,
+        language="en",
+        seat="judge-1",
+    )
+    assert "Nobody has argued since." in vote
+    assert "one-r" not in vote
+    assert "hidden on purpose" not in vote
+
+
+def test_a_cold_turn_is_sent_every_argument_and_the_rules_in_full() -> None:
+    """Without a live conversation nothing is left out."""
+    vote = vote_prompt(
+        labels=["A", "B"],
+        context="the judging prompt",
+        transcript=SPOKEN,
+        prompts=NEUTRAL,
+        language="en",
+        seat="judge-1",
+    )
+    assert all(a in vote for _, _, a in SPOKEN)
+    assert "Do not speculate about authorship" in vote
 
 
 def test_vote_prompt_is_private_and_shows_no_tally() -> None:

@@ -48,6 +48,7 @@ def _one(ctx: Context, seat: str, labels: list[str]) -> None:
             transcript=said,
             prompts=ctx.config.prompts,
             language=ctx.config.graph.language,
+            seat=seat,
         )
 
     answer, status, error = ask_structured(
