@@ -243,7 +243,7 @@ def main() -> int:
             sent[True][0] / sent[False][0] <= 0.2,
         ),
         (
-            "bytes sent, with first turns, on vs off",
+            "bytes sent, first turns too, on vs off",
             f"{sum(sent[True]):,} B vs {sum(sent[False]):,} B",
             f"{sum(sent[True]) / sum(sent[False]):.2f}x "
             f"(first turns {sent[True][1]:,} B on, {sent[False][1]:,} B off)",
