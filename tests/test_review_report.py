@@ -100,3 +100,12 @@ def test_the_terminal_report_reads_in_pipeline_order() -> None:
     out = text(reviewed())
     assert out.index("tally") < out.index("review, gate and merge") < out.index("time per node")
     assert out.count("git merge --squash b") == 1
+
+
+def test_a_lost_fixer_turn_says_how_it_was_lost() -> None:
+    """A fix turn lost to quota reads as lost, in the text and the markdown, not as no work."""
+    run = reviewed()
+    assert run.review is not None
+    run.review.rounds[0].fix = FixReport(seat="impl-A", agent="x", status="quota")
+    assert "turn quota; adopted none" in text(run)
+    assert "turn quota, no new tree" in report.render_markdown(run)

@@ -37,7 +37,8 @@ def _round(rnd: ReviewRound) -> list[tuple[str, str]]:
         rej = ", ".join(r.id for r in rnd.fix.rejected) or "none"
         moved = "new tree" if rnd.fix.progressed else "no new tree"
         adopted = ", ".join(rnd.fix.adopted) or "none"
-        rows.append(("  fix", f"adopted {adopted}; rejected {rej}; {moved} (git)"))
+        lost = "" if rnd.fix.status == "ok" else f"turn {rnd.fix.status}; "
+        rows.append(("  fix", f"{lost}adopted {adopted}; rejected {rej}; {moved} (git)"))
     return rows
 
 

@@ -69,7 +69,8 @@ def _round(rnd: ReviewRound, repo_url: str | None, head: str | None) -> Section:
     lines.append(f"- {_e2e(rnd.e2e)}")
     if fix is not None:
         moved = "a new tree" if fix.progressed else "no new tree"
-        lines.append(f"- fix by {inline(fix.seat)}: {moved} (measured with git)")
+        lost = "" if fix.status == "ok" else f"turn {inline(fix.status)}, "
+        lines.append(f"- fix by {inline(fix.seat)}: {lost}{moved} (measured with git)")
     title = f"Round {rnd.round} ({rnd.head[:10]})"  # titles are escaped: no code spans
     return Section(title, Safe("\n".join(lines) + "\n"), True)
 
