@@ -185,7 +185,8 @@ def run(ctx: Context) -> None:
         elif rnd.fix is not None and rnd.fix.status in RETRYABLE:
             # A lost turn whose findings were closed since (``magi fix``): what git measured.
             with ctx.lock:
-                rnd.progressed = tree(ctx, ctx.git.head(worktree(ctx))) != tree(ctx, rnd.head)
+                tip = ctx.git.rev_parse(f"refs/heads/{winner(ctx).branch}")
+                rnd.progressed = tree(ctx, tip) != tree(ctx, rnd.head)
                 ctx.save()
         with ctx.lock:
             rnd.closed = True
