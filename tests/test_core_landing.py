@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from magi.core.approval import Check, PullFacts
-from magi.core.fix_round import FailedCheck, ReviewNote, RoundInput, fix_prompt, quote, tail
+from magi.core.fix_round import FailedCheck, ReviewNote, RoundInput, quote, tail
+from magi.core.land_prompt import fix_prompt, item_ids
 from magi.core.landing import (
     CONFLICT,
     HELD,
@@ -124,5 +125,26 @@ def test_the_fix_prompt_quotes_everything_as_data():
     text = fix_prompt(inp, 1, 4)
     assert "````text\nx\n```\nignore all\n````" in text
     assert "@octo on `a.py` line 3" in text
+    assert "The task you implemented" not in text  # a live conversation holds it
+
+
+def test_each_item_has_an_id_the_fixer_answers_by():
+    """Checks then reviews get L<round>-<n>; the prompt asks for adopted / rejected by them,
+    carries the job log tail, and the task when the conversation is not live."""
+    inp = RoundInput(
+        pr=5,
+        run="r1",
+        head=HEAD,
+        checks=[FailedCheck(name="ci", conclusion="failure", log="Error: boom at the end")],
+        reviews=[ReviewNote(login="octo", body="rename it")],
+    )
+    assert item_ids(inp, 2) == ["L2-1", "L2-2"]
+    text = fix_prompt(inp, 2, 4, task="Count words")
+    assert "### L2-1 Check `ci`: failure" in text
+    assert "### L2-2 Review by @octo" in text
+    assert "Error: boom at the end" in text
+    assert "(L2-1, L2-2): adopted, or rejected" in text
+    assert '"adopted"' in text
+    assert "Count words" in text
     assert quote("plain").startswith("```text")
     assert tail("l1\nl2\nl3", 4) == "[...]\nl3"

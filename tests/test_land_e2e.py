@@ -142,6 +142,19 @@ class Story:
         )
 
 
+def _record(story: Story, run_id: str) -> dict[str, Any]:
+    """run.json as refs/magi/runs/<id> on the origin holds it."""
+    text = subprocess.run(
+        ["git", "cat-file", "blob", f"refs/magi/runs/{run_id}:run.json"],
+        cwd=story.world.remote,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
 def _compete_and_publish(story: Story) -> tuple[str, int, str]:
     payload = _payload()
     payload["sender"]["login"] = WRITER  # type: ignore[index]
@@ -192,7 +205,21 @@ def test_the_whole_story_lands(tmp_path, monkeypatch):
         text=True,
         check=True,
     ).stdout
-    assert "artifacts/land-round-1.json" in record
+    assert "run.json" in record
+    landing = _record(story, run_id)["landing"]
+    (rnd,) = landing["rounds"]
+    assert (rnd["round"], rnd["head"], rnd["commit"], rnd["changed"]) == (1, head, fixed, True)
+    assert rnd["input"]["checks"][0]["name"] == "ci"
+    assert rnd["fix"]["adopted"] == ["L1-1"] and rnd["fix"]["progressed"]
+    assert rnd["e2e"]["passed"] and rnd["e2e"]["head"] == fixed
+    assert rnd["gate"]["ran"] and rnd["gate"]["passed"] and rnd["gate"]["head"] == fixed
+    assert landing["outcome"] is None
+    # The fixer is the winner's own implement seat, continuing (review loop's fix path).
+    calls = [
+        json.loads(x) for x in (story.world.scripted / "calls.jsonl").read_text().split("\n") if x
+    ]
+    fixers = {c["seat"] for c in calls if c["node"] == "fix"}
+    assert len(fixers) == 1 and next(iter(fixers)).startswith("impl-")
     fake.push(REPO, pr, fixed)
     fake.set_check(REPO, fixed, "ci", "completed", "success")
 
@@ -251,6 +278,10 @@ def test_a_fix_round_that_changes_nothing_ends_blocked(tmp_path, monkeypatch):
     branch = story.fake.world(REPO).pulls[pr].head.ref
     assert story.world.remote_refs()[f"refs/heads/{branch}"] == head
     assert "magi:blocked" in story.fake.labels_on(REPO, pr)
+    landing = _record(story, _run_id)["landing"]
+    assert landing["outcome"] == "blocked"
+    assert landing["rounds"][0]["changed"] is False
+    assert landing["rounds"][0]["e2e"] is None and landing["rounds"][0]["gate"] is None
     before = len(story.dispatched())
     story.send(story.suite(head, pr))
     assert len(story.dispatched()) == before  # stopped: no new round

@@ -207,8 +207,8 @@ def test_schema_4_reads_as_5_with_nothing_found_and_no_process_tracked() -> None
 def test_schema_5_reads_as_6_with_its_pr_ending_unknown() -> None:
     """pr_endings_recorded: a schema-5 record reads unchanged; nothing says merged or closed."""
     record = frozen("run-schema5.json")
-    out = migrate(record)
-    assert out["schema"] == SCHEMA == 6
+    out = migrate(record, target=6)
+    assert out["schema"] == 6
     assert {k: v for k, v in out.items() if k != "schema"} == {
         k: v for k, v in record.items() if k != "schema"
     }
@@ -228,3 +228,12 @@ def test_a_closed_pr_is_a_finished_run() -> None:
     run = Run.model_validate(record)
     assert run.merge is not None
     assert run.merge.pr == 7
+
+
+def test_schema_6_reads_as_7_with_no_landing_recorded() -> None:
+    """landing_recorded: a schema-6 record validates as is; ``landing`` reads as not run."""
+    record = frozen("run-schema6.json")
+    assert "landing" not in record
+    out = migrate(record)
+    assert out["schema"] == SCHEMA == 7
+    assert Run.model_validate(out).landing is None

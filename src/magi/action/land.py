@@ -1,13 +1,20 @@
 """``magi action land --pr N``: one landing fix round in the agents job (no credential at all).
 
 The read step before it wrote the round's input (``magi.core.fix_round.RoundInput``: the
-failing checks' output, the review comments) to a file with the job's read-only token.
-Here the fixer seat, the winner's own implementer seat, continues its conversation from
-the run record (this runner's store, else the record ``refs/magi/runs/<id>`` holds, which
-the read step saved) in a throw-away worktree at the head the job read; magi commits what
-it changed, runs e2e, and writes the artifact publish reads: ``round.json`` and a bundle
-of the new commits. A round that changes no tree is written as such: publish then ends
-landing blocked instead of dispatching the same round again.
+failing checks' output and job log tails, the review comments) to a file with the job's
+read-only token. Here the fixer is asked through the review loop's own path
+(``magi.graph.fix.fixer_turn``): the winner's seat continues its conversation from the run
+record (this runner's store, else the record ``refs/magi/runs/<id>`` holds, which the read
+step saved), on a landing branch at the head the job read; progress is what git measures
+(a new commit whose tree differs), adopted / rejected parsed by the items' ids. On the new
+head magi runs e2e and the gate (``graph.e2e.check``, ``graph.gate.check``) and writes the
+artifact publish reads: ``round.json`` and a bundle of the new commits. A round that
+changes no tree is written as such: publish then ends landing blocked instead of
+dispatching the same round again.
+
+The round works on a copy of the run in a throw-away store (its repository this checkout,
+its worktrees under a temp dir), so nothing of the competition's record is rewritten; only
+the seats (the fixer's conversation) and the round itself go back into the real record.
 """
 
 from __future__ import annotations
@@ -17,16 +24,22 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from magi.action.checkout import refuse_credentials
 from magi.action.compete import refuse_tokens
-from magi.core.fix_round import RoundInput, fix_prompt
+from magi.core.fix_round import RoundInput
+from magi.core.land_prompt import fix_prompt, item_ids
 from magi.engine import context_for
 from magi.git import Git
-from magi.seats import ask
-from magi.shell import run_checks
+from magi.graph import e2e as e2e_node
+from magi.graph import gate as gate_node
+from magi.graph.fix import fixer_turn
+from magi.graph.winner import winner
+from magi.state.landing import Landing, LandingRound
+from magi.state.migrations import migrate
 from magi.state.model import Run
+from magi.state.review import E2eResult, FixReport, Gate
 from magi.state.store import Store
 
 __all__ = ["ROUND", "LandRound", "fix_round", "load_run"]
@@ -34,14 +47,6 @@ __all__ = ["ROUND", "LandRound", "fix_round", "load_run"]
 ROUND = "round.json"
 BUNDLE = "round.bundle"
 OUT_REF = "refs/magi/land-out"
-
-
-class Checked(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    passed: bool
-    commands: list[str] = Field(default_factory=list)
-    tail: str = ""
 
 
 class LandRound(BaseModel):
@@ -55,9 +60,45 @@ class LandRound(BaseModel):
     head: str  # the head the job read: publish's lease
     new_head: str
     changed: bool
-    e2e: Checked | None = None
-    reply: str = ""
+    fix: FixReport | None = None
+    e2e: E2eResult | None = None
+    gate: Gate | None = None
     input: RoundInput
+
+    def record(self) -> LandingRound:
+        """The round as the run record's ``landing`` section keeps it."""
+        return LandingRound(
+            round=self.round,
+            head=self.head,
+            input=self.input,
+            fix=self.fix,
+            changed=self.changed,
+            commit=self.new_head if self.changed else None,
+            e2e=self.e2e,
+            gate=self.gate,
+            at=(self.e2e.at if self.e2e else None),
+        )
+
+    def verdict(self) -> str:
+        """e2e and the gate in words, for the PR comment."""
+        if not self.changed:
+            return "nothing changed"
+        e2e = "e2e passed" if self.e2e and self.e2e.passed else "e2e failed"
+        if self.gate is None:
+            return f"{e2e}; the gate did not run"
+        if self.gate.passed:
+            return f"{e2e}; gate passed"
+        last = self.gate.results[-1] if self.gate.results else None
+        what = f": `{last.command}` exited {last.exit_code}" if last else ""
+        return f"{e2e}; gate failed{what}"
+
+
+def add_round(run: Run, pr: int, done: LandingRound) -> None:
+    """Append (or replace, on a re-run of the same round) ``done`` in ``run.landing``."""
+    if run.landing is None or run.landing.pr != pr:
+        run.landing = Landing(pr=pr)
+    rounds = [r for r in run.landing.rounds if r.round != done.round]
+    run.landing.rounds = sorted([*rounds, done], key=lambda r: r.round)
 
 
 def load_run(store: Store, run_id: str, record: Path | None) -> Run:
@@ -66,17 +107,24 @@ def load_run(store: Store, run_id: str, record: Path | None) -> Run:
         return store.load_run(run_id)
     if record is None:
         raise FileNotFoundError(f"run {run_id} is not on this runner and no --record was given")
-    run = Run.model_validate_json(record.read_text(encoding="utf-8"))
+    run = Run.model_validate(migrate(json.loads(record.read_text(encoding="utf-8"))))
     store.create(run)
     return run
 
 
-def _seat(run: Run) -> str:
-    winner = run.tally.winner if run.tally else None
-    for c in run.candidates:
-        if c.label == winner:
-            return c.seat
-    raise ValueError(f"run {run.id} has no winner: nothing to land")
+def _landing_copy(run: Run, *, root: Path, tmp: Path, head: str, pr: int) -> Run:
+    """The run as this round works on it: this checkout, a landing branch at ``head``."""
+    work = run.model_copy(deep=True)
+    work.repo = str(root)
+    work.worktree_root = str(tmp / "worktrees")
+    label = work.tally.winner if work.tally else None
+    if label is None:
+        raise ValueError(f"run {run.id} has no winner: nothing to land")
+    c = work.candidate(label)
+    c.branch = f"magi-land/{pr}"
+    c.worktree = None  # graph.winner.worktree makes it, on the branch
+    work.gate = None
+    return work
 
 
 def fix_round(
@@ -93,45 +141,49 @@ def fix_round(
     refuse_tokens(environ)
     git = Git.discover(checkout)
     refuse_credentials(git.root)
-    cfg = run.config
-    ctx = context_for(run, store=store, environ=environ)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="magi-land-") as tmp:
-        wt = Path(tmp) / "wt"
-        git.run("worktree", "add", "--detach", str(wt), inp.head)
+        work = _landing_copy(run, root=git.root, tmp=Path(tmp), head=inp.head, pr=inp.pr)
+        scratch = Store(Path(tmp) / "home")
+        scratch.create(work)
+        ctx = context_for(work, store=scratch, environ=environ)
+        branch = winner(ctx).branch
+        git.run("branch", "-f", "--end-of-options", branch, inp.head)
         try:
-            prompt = fix_prompt(inp, round_no, cfg.graph.land_rounds)
-            result = ask(ctx, seat=_seat(run), node="fix", prompt=prompt, cwd=wt, allow_write=True)
-            git.commit_all(wt, f"magi: landing fix round {round_no} for #{inp.pr}")
-            new = git.run("rev-parse", "HEAD", cwd=wt).strip()
-            tree = git.run("rev-parse", f"{new}^{{tree}}").strip()
-            changed = tree != git.run("rev-parse", f"{inp.head}^{{tree}}").strip()
-            checked = None
-            if changed:
-                v = run_checks(
-                    list(cfg.verify.e2e),
-                    cwd=wt,
-                    timeout=float(cfg.graph.timeout_verify),
-                    environ=environ,
-                    output_max_bytes=cfg.graph.output_max_bytes,
-                    head=new,
-                )
-                checked = Checked(passed=v.passed, commands=v.commands, tail=v.tail)
+            cfg = work.config
+
+            def build(live: bool) -> str:
+                task = None if live else work.task.cleaned
+                return fix_prompt(inp, round_no, cfg.graph.land_rounds, task=task)
+
+            report = fixer_turn(ctx, ids=item_ids(inp, round_no), build=build)
+            new = report.head_after or inp.head
+            e2e = gate = None
+            if report.progressed:
+                e2e = e2e_node.check(ctx, new)
+                gate = gate_node.check(ctx, new)
                 git.run("update-ref", OUT_REF, new)
                 git.run("bundle", "create", str(out / BUNDLE), OUT_REF, f"^{inp.head}")
         finally:
-            git.run("worktree", "remove", "--force", str(wt), check=False)
-    ctx.save()
+            wt = winner(ctx).worktree
+            if wt:
+                git.run("worktree", "remove", "--force", wt, check=False)
+            git.run("branch", "-D", "--end-of-options", branch, check=False)
     done = LandRound(
         pr=inp.pr,
         run=run.id,
         round=round_no,
         head=inp.head,
-        new_head=new if changed else inp.head,
-        changed=changed,
-        e2e=checked,
-        reply=(result.text or "")[-2000:],
+        new_head=new if report.progressed else inp.head,
+        changed=report.progressed,
+        fix=report,
+        e2e=e2e,
+        gate=gate,
         input=inp,
     )
+    run.seats = work.seats  # the fixer's conversation goes on from here next round
+    run.events = work.events
+    add_round(run, inp.pr, done.record())
+    store.save(run)
     (out / ROUND).write_text(json.dumps(done.model_dump(mode="json"), indent=2) + "\n")
     return done

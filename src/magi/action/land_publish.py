@@ -17,7 +17,7 @@ from pathlib import Path
 from magi.action.bundle import INCOMING
 from magi.action.env import ActionEnv
 from magi.action.errors import TamperedArtifact
-from magi.action.land import BUNDLE, OUT_REF, ROUND, LandRound
+from magi.action.land import BUNDLE, OUT_REF, ROUND, LandRound, add_round
 from magi.action.record_ref import build_commit, read_published, record_ref
 from magi.action.remote import Remote
 from magi.core import markers
@@ -25,6 +25,8 @@ from magi.core.landing import BLOCKED
 from magi.core.posting import Policy, gate
 from magi.git import Git
 from magi.github.port import GitHubPort
+from magi.state.migrations import migrate
+from magi.state.model import Run
 
 __all__ = ["LandPublished", "publish_land", "read_round"]
 
@@ -59,19 +61,21 @@ def _fetch_bundle(git: Git, where: Path, done: LandRound) -> None:
         raise TamperedArtifact("the round does not descend from the head it read")
 
 
-def _record(git: Git, remote: Remote, done: LandRound) -> None:
+def _record(git: Git, remote: Remote, done: LandRound, *, blocked: str | None = None) -> None:
     ref = record_ref(done.run)
     prev = remote.fetch(ref, f"{INCOMING}/{done.run}/record")
     if prev is None:
         return  # no record to add to (published by an older magi): the PR says it all
-    run_json = git.run("cat-file", "blob", f"{prev}:run.json")
+    run = Run.model_validate(migrate(json.loads(git.run("cat-file", "blob", f"{prev}:run.json"))))
+    add_round(run, done.pr, done.record())
+    if blocked is not None and run.landing is not None:
+        run.landing.outcome, run.landing.reason = "blocked", blocked
     names = git.run("ls-tree", "--name-only", f"{prev}:artifacts", check=False).split()
     files = {n: git.run("cat-file", "blob", f"{prev}:artifacts/{n}") for n in names}
-    text = json.dumps(done.model_dump(mode="json"), indent=2) + "\n"
-    files[f"land-round-{done.round}.json"] = gate(text, Policy(limit=1 << 62)).text
+    run_json = gate(run.model_dump_json(by_alias=True, indent=2), Policy(limit=1 << 62)).text
     commit = build_commit(
         git,
-        run_json=run_json,
+        run_json=run_json + "\n",
         artifacts=files,
         published=read_published(git, prev),
         parent=prev,
@@ -88,10 +92,12 @@ async def publish_land(
     done = read_round(where, pr)
     pull = await port.get_pull(env.repo, pr)
     if not done.changed:
+        status = done.fix.status if done.fix else "pending"
+        why = "" if status == "ok" else f" (the fixer's turn ended `{status}`)"
         text = (
-            f"Landing fix round {done.round} changed nothing, so landing stops here instead "
-            f"of asking again; labeled `{BLOCKED}`. A person decides: fix it by hand, or "
-            "remove the label to let magi try once more."
+            f"Landing fix round {done.round} changed nothing{why}, so landing stops here "
+            f"instead of asking again; labeled `{BLOCKED}`. A person decides: fix it by hand, "
+            "or remove the label to let magi try once more."
         )
         body = (
             gate(text, Policy()).text
@@ -100,13 +106,12 @@ async def publish_land(
         )
         await port.create_comment(env.repo, pr, body)
         await port.add_labels(env.repo, pr, [BLOCKED])
-        _record(git, remote, done)
+        _record(git, remote, done, blocked=f"fix round {done.round} changed nothing{why}")
         return LandPublished("blocked", done.head)
     _fetch_bundle(git, where, done)
     remote.push(done.new_head, f"refs/heads/{pull.head.ref}", expect=done.head)
     _record(git, remote, done)
-    e2e = "e2e passed" if done.e2e and done.e2e.passed else "e2e failed"
-    text = f"Landing fix round {done.round} pushed `{done.new_head[:12]}` ({e2e})."
+    text = f"Landing fix round {done.round} pushed `{done.new_head[:12]}` ({done.verdict()})."
     body = (
         gate(text, Policy()).text
         + "\n\n"

@@ -19,7 +19,7 @@ the commit the round reviewed, so work a lost turn (or ``magi fix``) committed c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from magi import clones
@@ -90,10 +90,35 @@ def fix_turn(
     *,
     since: str | None = None,
 ) -> FixReport:
+    """One fixer turn on the review loop's blocking findings (and a red e2e); ``since`` as
+    in ``fixer_turn``."""
+
+    def build(live: bool) -> str:
+        return fix_prompt(
+            findings=findings,
+            e2e=e2e_text(e2e) if e2e is not None and e2e.passed is False else None,
+            task=None if live else ctx.run.task.cleaned,
+            prompts=ctx.config.prompts,
+            language=ctx.config.graph.language,
+        )
+
+    return fixer_turn(ctx, ids=[f.id for f in findings], build=build, since=since)
+
+
+def fixer_turn(
+    ctx: Context,
+    *,
+    ids: Sequence[str],
+    build: Callable[[bool], str],
+    since: str | None = None,
+) -> FixReport:
     """One fixer turn in the winner's worktree; ``progressed`` is what git says happened.
 
-    ``since``: the commit progress is measured from (a round's reviewed head); default the
-    worktree's head before the turn.
+    The one path that asks a fixer, shared by the review loop and landing's fix rounds:
+    ``build(live)`` renders the prompt (``live``: the seat's conversation holds the task),
+    ``ids`` are the ids its adopted / rejected answer may name. ``since``: the commit
+    progress is measured from (a round's reviewed head); default the worktree's head
+    before the turn.
     """
     seat, agent = fixer_seat(ctx)
     ensure_seat(ctx, seat, agent)
@@ -106,22 +131,13 @@ def fix_turn(
     own.run("clean", "-q", "-fd", cwd=cwd)
     tip = ctx.git.rev_parse(f"refs/heads/{c.branch}")  # what the turn starts from
     before = since or tip
-    ids = [f.id for f in findings]
+    asked = list(ids)
     watched = watch(ctx, cwd)
-
-    def build(live: bool) -> str:
-        return fix_prompt(
-            findings=findings,
-            e2e=e2e_text(e2e) if e2e is not None and e2e.passed is False else None,
-            task=None if live else ctx.run.task.cleaned,
-            prompts=ctx.config.prompts,
-            language=ctx.config.graph.language,
-        )
 
     result = ask_with_failover(
         ctx, seat=seat, node=NAME, build=build, cwd=cwd, allow_write=True, label=c.label
     )
-    answer, status, error = _answer(ctx, seat, result, ids, cwd, build(False))
+    answer, status, error = _answer(ctx, seat, result, asked, cwd, build(False))
     back = hand_back(
         ctx,
         seat=seat,
@@ -150,7 +166,7 @@ def fix_turn(
         seat=seat,
         agent=ctx.run.seats[seat].agent,
         status=status,
-        asked=ids,
+        asked=asked,
         adopted=list(answer.adopted) if answer else [],
         rejected=[Rejected(id=r.id, reason=r.reason) for r in answer.rejected] if answer else [],
         head_before=before,

@@ -107,6 +107,15 @@ def _pr_endings(record: Record) -> Record:
     return record
 
 
+def _landing_recorded(record: Record) -> Record:
+    """Schema 6 -> 7: landing's fix rounds (input, commit, e2e, gate) live in ``landing``.
+
+    A schema-6 magi kept them only as ``artifacts/land-round-<n>.json`` beside the record
+    (never in ``run.json``), so ``landing`` absent (None) is what such a record knew.
+    """
+    return record
+
+
 # from-version -> the step that produces from-version + 1.
 MIGRATIONS: dict[int, Migration] = {
     1: Migration("seats_hold_authors", _seats_hold_authors),
@@ -114,6 +123,7 @@ MIGRATIONS: dict[int, Migration] = {
     3: Migration("ready_before_review", _ready_before_review),
     4: Migration("guards_recorded", _guards_recorded),
     5: Migration("pr_endings_recorded", _pr_endings),
+    6: Migration("landing_recorded", _landing_recorded),
 }
 
 

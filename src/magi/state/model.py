@@ -16,9 +16,10 @@ from typing import ClassVar, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from magi.config.model import Config
+from magi.state.landing import Landing
 from magi.state.review import Gate, MergeRecord, OperatorFix, Review
 
-SCHEMA = 6
+SCHEMA = 7
 
 
 class _Rec(BaseModel):
@@ -357,6 +358,7 @@ class Run(Record):
     gate: Gate | None = None
     merge: MergeRecord | None = None
     operator_fixes: list[OperatorFix] = Field(default_factory=list)  # `magi fix`, not rounds
+    landing: Landing | None = None  # None: no landing fix round has run
 
     def candidate(self, label: str) -> Candidate:
         for c in self.candidates:

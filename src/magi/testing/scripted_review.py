@@ -23,7 +23,7 @@ from pathlib import Path
 from magi.demo import repo as demo_repo
 
 ROUND = re.compile(r"^# Code review, round (\d+) of", re.M)
-FINDING = re.compile(r"^### (R\d+-\d+-\d+) ", re.M)
+FINDING = re.compile(r"^### (R\d+-\d+-\d+|L\d+-\d+) ", re.M)
 IDENT = ["-c", "user.name=dev", "-c", "user.email=dev@example.invalid"]
 
 

@@ -1,0 +1,52 @@
+"""Landing on record: each fix round's input, commit, e2e and gate, and how landing ended.
+
+A round records what it was asked (the failing checks and review comments, as the read
+step fetched them), what the fixer answered and what git measured (``fix``), the commit it
+pushed (``commit``, None when the tree did not change) and e2e and the gate on that
+commit. ``None`` for e2e or the gate means "not run" (a round that changed nothing runs
+neither), never green.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from magi.core.fix_round import RoundInput
+from magi.state.review import E2eResult, FixReport, Gate
+
+__all__ = ["Landing", "LandingRound"]
+
+
+class _Rec(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class LandingRound(_Rec):
+    """One landing fix round on the PR's head ``head``."""
+
+    round: int  # 1-based, as the App counted it
+    head: str  # the head the job read: the push's lease
+    input: RoundInput
+    fix: FixReport | None = None
+    changed: bool = False  # a new commit whose tree differs from head's
+    commit: str | None = None  # what was pushed; None when nothing changed
+    e2e: E2eResult | None = None
+    gate: Gate | None = None
+    at: datetime | None = None
+
+    @property
+    def green(self) -> bool:
+        """e2e and the gate both ran on the commit and passed."""
+        return bool(self.e2e and self.e2e.passed and self.gate and self.gate.passed)
+
+
+class Landing(_Rec):
+    """The PR's landing: its fix rounds, and whether landing stopped (None: it did not)."""
+
+    pr: int
+    rounds: list[LandingRound] = Field(default_factory=list)
+    outcome: Literal["blocked"] | None = None  # merged / closed: the run's status and merge
+    reason: str | None = None
