@@ -285,3 +285,36 @@ def test_a_fix_round_that_changes_nothing_ends_blocked(tmp_path, monkeypatch):
     before = len(story.dispatched())
     story.send(story.suite(head, pr))
     assert len(story.dispatched()) == before  # stopped: no new round
+
+
+def test_a_red_gate_after_the_fix_is_recorded_and_said(tmp_path, monkeypatch):
+    """The gate fails on the fixed head: pushed as a red e2e would be, said, and recorded."""
+    world = make_world(tmp_path)
+    (world.repo / "gate.py").write_text(
+        "import os, sys\nsys.exit(1 if os.path.exists('REVIEWED.md') else 0)\n"
+    )
+    toml = (world.repo / "magi.toml").read_text()
+    (world.repo / "magi.toml").write_text(
+        toml.replace("[verify]\n", '[verify]\ngate = ["python3 gate.py"]\n')
+    )
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "add", "-A"], cwd=world.repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "a gate"], cwd=world.repo, check=True)
+    subprocess.run(["git", "push", "-q", "origin", "main"], cwd=world.repo, check=True)
+    story = Story(world, monkeypatch)
+    run_id, pr, head = _compete_and_publish(story)
+    story.fake.set_check(REPO, head, "ci", "completed", "failure")
+    story.send(story.suite(head, pr))
+    inp = story.read_step(pr, head, "FAIL")
+    res = story.land_step(pr, inp, 1)
+    assert res.returncode == 0, res.stdout + res.stderr
+    story.publish_step("publish-land", "--pr", str(pr), "--artifact-dir", str(tmp_path / "land-1"))
+    branch = story.fake.world(REPO).pulls[pr].head.ref
+    fixed = story.world.remote_refs()[f"refs/heads/{branch}"]
+    assert fixed != head
+    said = [b for b in story.fake.comments_on(REPO, pr) if "step=pushed" in b]
+    assert len(said) == 1 and "e2e passed; gate failed: `python3 gate.py` exited 1" in said[0]
+    assert "magi:blocked" not in story.fake.labels_on(REPO, pr)  # open, for the next round
+    (rnd,) = _record(story, run_id)["landing"]["rounds"]
+    assert rnd["gate"]["passed"] is False and rnd["gate"]["head"] == fixed
+    assert rnd["e2e"]["passed"] is True
