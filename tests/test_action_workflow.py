@@ -278,3 +278,15 @@ def test_the_unreleased_action_reference_is_one_placeholder_the_docs_name():
     assert "no release" in readme
     for text in (WORKFLOW, docs, readme):
         assert not re.search(r"magi-dev/magi@v\d", text)
+
+
+def test_every_landing_job_is_named_for_its_pr_so_a_crash_releases_the_lock():
+    """The App finds the PR of a failed landing job by `[magi land #<pr>]` in its name."""
+    from magi.app.land_lock import JOB_TAG
+
+    jobs = _jobs(WORKFLOW)
+    for name in ("land-read", "land", "land-publish", "rebase"):
+        title = re.search(r"^    name: (.*)$", jobs[name], re.M)
+        assert title, name
+        m = JOB_TAG.search(title.group(1).replace("${{ inputs.pr }}", "12"))
+        assert m and m.group(1) == "12", name

@@ -8,7 +8,8 @@ or ``rebase`` to the runner, label ``magi:held`` with what still fails, or merge
 One job per PR and head: the dispatch is claimed by creating ``refs/magi/land/<pr>/<head>``
 (GitHub creates a ref once), so simultaneous events start one job; events during a job
 change nothing for that head, and the job's push makes a new head, the next claim. The
-workflow's per-PR concurrency group keeps at most one job running and one queued.
+workflow's per-PR concurrency group keeps at most one job running and one queued. A job
+that crashed gives its lock back (``magi.app.land_lock``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from magi.app.events import (
     Router,
 )
 from magi.app.labeled import claim_ref
+from magi.app.land_lock import claim, land_ref
 from magi.app.merge import _merge, evaluate
 from magi.app.pulls import is_magi_pull, issue_of, on_checks, run_of
 from magi.config.model import Config
@@ -36,10 +38,6 @@ from magi.github.port import GitHubError, GitHubPort
 router = Router()
 LAND = "land"  # marker of a dispatched landing job: step=, round=, sha=
 TRACKING = "tracking"
-
-
-def land_ref(number: int, sha: str) -> str:
-    return f"refs/magi/land/{number}/{sha}"
 
 
 async def _config(gh: GitHubPort, repo: Repo, branch: str) -> Config:
@@ -156,7 +154,7 @@ async def _dispatch(
     round_no: int,
     branch: str,
 ) -> str:
-    if not await gh.create_ref(repo, land_ref(pull.number, pull.head.sha), pull.head.sha):
+    if not await claim(ctx, gh, repo, pull):
         return "coalesced"  # a job for this head is queued or running
     step = "fix" if p.step is Step.FIX else "rebase"
     issue = issue_of(pull)

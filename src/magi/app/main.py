@@ -15,14 +15,19 @@ from datetime import datetime
 
 from fastapi import FastAPI
 
-from magi.app import commands, labeled, landing, logs, merge, progress
+from magi.app import commands, labeled, land_lock, landing, logs, merge, progress
 from magi.app.context import AppContext, PortFactory
 from magi.app.events import Router
 from magi.app.settings import Settings, settings_from_env
 from magi.app.webhook import Edge
 
 ROUTER = Router.compose(
-    labeled.router, merge.router, commands.router, landing.router, progress.router
+    labeled.router,
+    merge.router,
+    commands.router,
+    landing.router,
+    progress.router,
+    land_lock.router,
 )
 
 

@@ -1,0 +1,105 @@
+"""The one-landing-job-per-PR lock ``refs/magi/land/<pr>/<head>``: taken, and given back.
+
+``claim`` takes it before a landing job is dispatched (GitHub creates a ref once, so of
+racing events one dispatches). A job that crashes or is cancelled never pushes, so its
+head would keep the lock until someone pushed: landing wedged. Two ways out:
+
+- ``workflow_job`` completed with failure / cancelled / timed_out / startup_failure for a
+  landing job (its name carries ``[magi land #<pr>]``, see ``workflows/magi.yml``): the
+  lock on the PR's current head is released, if the last job magi dispatched for that PR
+  was for that head (a job that pushed and crashed afterwards left a newer head, whose
+  lock belongs to the next job), and the PR is told. Nothing is dispatched from here: a
+  job that crashes every time must not loop; the next event on the head dispatches again.
+- a lock older than ``STALE`` (longer than every landing job's ``timeout-minutes`` plus
+  queueing), by the dispatch comment's time, is taken over by the next event: a lost
+  ``workflow_job`` delivery cannot wedge landing for good.
+https://docs.github.com/en/webhooks/webhook-events-and-payloads#workflow_job
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+from magi.app.context import AppContext, reply_once
+from magi.app.events import Delivery, Router
+from magi.app.progress import JobBody, WorkflowJobEvent
+from magi.app.pulls import is_magi_pull
+from magi.core import markers
+from magi.github.models import PullRequest, Repo
+from magi.github.port import GitHubPort
+
+__all__ = ["ENDED", "STALE", "claim", "land_ref", "release", "router"]
+
+router = Router()
+LAND = "land"  # the dispatch comment's marker (magi.app.landing): step=fix|rebase, sha=
+JOB_TAG = re.compile(r"\[magi land #(\d+)\]")
+ENDED = frozenset({"failure", "cancelled", "timed_out", "startup_failure"})
+STALE = timedelta(hours=6)  # land-read 5 + land 240 + land-publish 10 minutes, and a queue
+
+
+def land_ref(number: int, sha: str) -> str:
+    return f"refs/magi/land/{number}/{sha}"
+
+
+async def _dispatched(
+    ctx: AppContext, gh: GitHubPort, repo: Repo, number: int
+) -> tuple[str, datetime | None] | None:
+    """(sha, when) of the last landing job magi dispatched on PR ``number``."""
+    last: tuple[str, datetime | None] | None = None
+    for c in await gh.list_comments(repo, number):
+        if not ctx.own([c]):
+            continue
+        for fields in markers.find([c.body], LAND):
+            if fields.get("step") in ("fix", "rebase") and fields.get("sha"):
+                last = (fields["sha"], c.created_at)
+    return last
+
+
+async def claim(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest) -> bool:
+    """Take the lock for ``pull``'s head; a lock older than ``STALE`` is taken over."""
+    ref = land_ref(pull.number, pull.head.sha)
+    if await gh.create_ref(repo, ref, pull.head.sha):
+        return True
+    last = await _dispatched(ctx, gh, repo, pull.number)
+    if last is None or last[0] != pull.head.sha or last[1] is None:
+        return False  # no dispatch of ours to date it by: leave it to the workflow_job path
+    if ctx.clock() - last[1] < STALE:
+        return False
+    await gh.delete_ref(repo, ref.removeprefix("refs/"))
+    return await gh.create_ref(repo, ref, pull.head.sha)
+
+
+async def release(ctx: AppContext, gh: GitHubPort, repo: Repo, job: JobBody) -> str:
+    """A landing job ended without success: give its head's lock back (see the docstring)."""
+    m = JOB_TAG.search(job.name)
+    if m is None:
+        return "not-a-landing-job"
+    if job.conclusion not in ENDED:
+        return f"job-{job.conclusion or job.status}"
+    pull = await gh.get_pull(repo, int(m[1]))
+    if not is_magi_pull(pull) or pull.state != "open":
+        return "not-open"
+    last = await _dispatched(ctx, gh, repo, pull.number)
+    if last is None or last[0] != pull.head.sha:
+        return "head-moved"
+    if not await gh.delete_ref(repo, land_ref(pull.number, pull.head.sha).removeprefix("refs/")):
+        return "not-held"
+    await reply_once(
+        ctx,
+        gh,
+        repo,
+        pull.number,
+        f"land-ended-{job.run_id}",
+        f"The landing job `{job.name}` ended `{job.conclusion}` without pushing; its lock on "
+        f"`{pull.head.sha[:12]}` is released, so the next check or review event on this head "
+        "dispatches it again.",
+        pull.head.sha,
+    )
+    return "released"
+
+
+@router.on("workflow_job", "completed", WorkflowJobEvent)
+async def job_completed(ctx: AppContext, d: Delivery[WorkflowJobEvent]) -> str:
+    gh = await ctx.ports(d.installation, d.repo)
+    return await release(ctx, gh, d.repo, d.payload.workflow_job)
