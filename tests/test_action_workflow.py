@@ -289,4 +289,5 @@ def test_every_landing_job_is_named_for_its_pr_so_a_crash_releases_the_lock():
         title = re.search(r"^    name: (.*)$", jobs[name], re.M)
         assert title, name
         m = JOB_TAG.search(title.group(1).replace("${{ inputs.pr }}", "12"))
-        assert m and m.group(1) == "12", name
+        assert m, name
+        assert m.group(1) == "12", name

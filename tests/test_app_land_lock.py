@@ -29,7 +29,8 @@ def crashed_round():
     fake = scene()
     fake.set_check(REPO, SHA, "ci", "completed", "failure")
     wake(fake)
-    assert len(dispatches(fake)) == 1 and LOCK in fake.world(REPO).refs
+    assert len(dispatches(fake)) == 1
+    assert LOCK in fake.world(REPO).refs
     return fake
 
 

@@ -210,16 +210,21 @@ def test_the_whole_story_lands(tmp_path, monkeypatch):
     (rnd,) = landing["rounds"]
     assert (rnd["round"], rnd["head"], rnd["commit"], rnd["changed"]) == (1, head, fixed, True)
     assert rnd["input"]["checks"][0]["name"] == "ci"
-    assert rnd["fix"]["adopted"] == ["L1-1"] and rnd["fix"]["progressed"]
-    assert rnd["e2e"]["passed"] and rnd["e2e"]["head"] == fixed
-    assert rnd["gate"]["ran"] and rnd["gate"]["passed"] and rnd["gate"]["head"] == fixed
+    assert rnd["fix"]["adopted"] == ["L1-1"]
+    assert rnd["fix"]["progressed"]
+    assert rnd["e2e"]["passed"]
+    assert rnd["e2e"]["head"] == fixed
+    assert rnd["gate"]["ran"]
+    assert rnd["gate"]["passed"]
+    assert rnd["gate"]["head"] == fixed
     assert landing["outcome"] is None
     # The fixer is the winner's own implement seat, continuing (review loop's fix path).
     calls = [
         json.loads(x) for x in (story.world.scripted / "calls.jsonl").read_text().split("\n") if x
     ]
     fixers = {c["seat"] for c in calls if c["node"] == "fix"}
-    assert len(fixers) == 1 and next(iter(fixers)).startswith("impl-")
+    assert len(fixers) == 1
+    assert next(iter(fixers)).startswith("impl-")
     fake.push(REPO, pr, fixed)
     fake.set_check(REPO, fixed, "ci", "completed", "success")
 
@@ -281,7 +286,8 @@ def test_a_fix_round_that_changes_nothing_ends_blocked(tmp_path, monkeypatch):
     landing = _record(story, _run_id)["landing"]
     assert landing["outcome"] == "blocked"
     assert landing["rounds"][0]["changed"] is False
-    assert landing["rounds"][0]["e2e"] is None and landing["rounds"][0]["gate"] is None
+    assert landing["rounds"][0]["e2e"] is None
+    assert landing["rounds"][0]["gate"] is None
     before = len(story.dispatched())
     story.send(story.suite(head, pr))
     assert len(story.dispatched()) == before  # stopped: no new round
@@ -313,8 +319,10 @@ def test_a_red_gate_after_the_fix_is_recorded_and_said(tmp_path, monkeypatch):
     fixed = story.world.remote_refs()[f"refs/heads/{branch}"]
     assert fixed != head
     said = [b for b in story.fake.comments_on(REPO, pr) if "step=pushed" in b]
-    assert len(said) == 1 and "e2e passed; gate failed: `python3 gate.py` exited 1" in said[0]
+    assert len(said) == 1
+    assert "e2e passed; gate failed: `python3 gate.py` exited 1" in said[0]
     assert "magi:blocked" not in story.fake.labels_on(REPO, pr)  # open, for the next round
     (rnd,) = _record(story, run_id)["landing"]["rounds"]
-    assert rnd["gate"]["passed"] is False and rnd["gate"]["head"] == fixed
+    assert rnd["gate"]["passed"] is False
+    assert rnd["gate"]["head"] == fixed
     assert rnd["e2e"]["passed"] is True
