@@ -78,6 +78,12 @@ case "$MAGI_ACTION_COMMAND" in
     [ -n "${MAGI_RECORD:-}" ] && args+=(--record "$MAGI_RECORD")
     [ -n "${MAGI_ARTIFACT_DIR:-}" ] && args+=(--artifact-dir "$MAGI_ARTIFACT_DIR")
     ;;
+  land-read)
+    # The landing read step: the job's read-only GITHUB_TOKEN (for the job log tails), no agents.
+    args+=(--pr "${MAGI_PR:?pr is required}" --raw "${MAGI_INPUT_DIR:?input-dir is required}")
+    args+=(--out "${MAGI_INPUT_FILE:?input-file is required}")
+    [ -n "${MAGI_GITHUB_TOKEN:-}" ] && args+=(--fetch-logs)
+    ;;
   publish-land|rebase)
     if [ -z "${MAGI_GITHUB_TOKEN:-}" ]; then
       echo "::error::$MAGI_ACTION_COMMAND needs an App installation token (input token)" >&2
@@ -89,7 +95,7 @@ case "$MAGI_ACTION_COMMAND" in
     fi
     ;;
   *)
-    echo "::error::unknown command '$MAGI_ACTION_COMMAND' (admit, claim, merge, compete, publish, council, review, publish-council, publish-review, land, publish-land, rebase)" >&2
+    echo "::error::unknown command '$MAGI_ACTION_COMMAND' (admit, claim, merge, compete, publish, council, review, publish-council, publish-review, land-read, land, publish-land, rebase)" >&2
     exit 2
     ;;
 esac

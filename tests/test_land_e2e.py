@@ -111,18 +111,24 @@ class Story:
         return out.output
 
     def read_step(self, pr: int, sha: str, failing: str) -> Path:
-        """The read step: `gh api` answers saved, then `magi action land-read`."""
+        """The read step: `gh api` answers saved, then `magi action land-read --fetch-logs`
+        with the job's read-only token (the red check is a GitHub Actions job)."""
         raw = self.world.tmp / f"raw-{sha[:8]}"
         raw.mkdir()
         pull = self.fake.world(REPO).pulls[pr].model_dump(mode="json")
         (raw / "pull.json").write_text(json.dumps(pull))
         run = {"id": 1, "name": "ci", "status": "completed", "conclusion": "failure"}
         run["output"] = {"summary": "1 test failed", "text": failing}  # type: ignore[assignment]
+        run["app"] = {"slug": "github-actions"}  # type: ignore[assignment]
+        run["details_url"] = f"https://github.com/{REPO.full_name}/actions/runs/5/job/77"
+        self.fake.world(REPO).job_logs[77] = f"##[group]Run tests\n{failing}\n##[error]exit 1\n"
         (raw / "check-runs.json").write_text(json.dumps({"check_runs": [run]}))
         out = raw / "round-input.json"
+        self.mp.setattr("magi.action.cli.port_from_env", lambda _u, _t: self.fake)
+        argv = ["action", "land-read", "--pr", str(pr), "--raw", str(raw), "--out", str(out)]
         res = invoke(
-            ["action", "land-read", "--pr", str(pr), "--raw", str(raw), "--out", str(out)],
-            env=self.world.env("read"),
+            [*argv, "--fetch-logs"],
+            env={**self.world.env("read"), "MAGI_GITHUB_TOKEN": "read-only"},
         )
         assert res.exit_code == 0, res.output
         return out
@@ -210,6 +216,7 @@ def test_the_whole_story_lands(tmp_path, monkeypatch):
     (rnd,) = landing["rounds"]
     assert (rnd["round"], rnd["head"], rnd["commit"], rnd["changed"]) == (1, head, fixed, True)
     assert rnd["input"]["checks"][0]["name"] == "ci"
+    assert rnd["input"]["checks"][0]["log"].endswith("##[error]exit 1")
     assert rnd["fix"]["adopted"] == ["L1-1"]
     assert rnd["fix"]["progressed"]
     assert rnd["e2e"]["passed"]

@@ -376,12 +376,24 @@ def land_read(
     pr: Pr,
     raw: Annotated[Path, typer.Option("--raw", help="The read step's `gh api` answers.")],
     out: Annotated[Path, typer.Option("--out", help="Where to write the round's input.")],
+    fetch_logs: Annotated[
+        bool,
+        typer.Option("--fetch-logs", help="Also fetch red Actions jobs' log tails (read token)."),
+    ] = False,
 ) -> None:
-    """Turn the read step's files into the fix round's input (no GitHub call here)."""
+    """Turn the read step's files into the fix round's input; with --fetch-logs, the job
+    log tails too (MAGI_GITHUB_TOKEN: the job's read-only token)."""
     from magi.action.env import ActionEnv
-    from magi.action.land_read import read_round_input
+    from magi.action.land_read import fetch_job_logs, read_round_input
 
     env = ActionEnv.from_environ(os.environ)
+    if fetch_logs:
+        token = os.environ.get("MAGI_GITHUB_TOKEN", "")
+        if not token:
+            raise ActionError("--fetch-logs needs the job's read-only token in MAGI_GITHUB_TOKEN")
+        port = port_from_env(env.api_url, token)
+        for miss in asyncio.run(fetch_job_logs(port, env.repo, raw)):  # type: ignore[arg-type]
+            typer.echo(f"no job log: {miss}")
     inp = read_round_input(raw, pr, env.app_login)
     out.write_text(inp.model_dump_json(indent=2) + "\n", encoding="utf-8")
     typer.echo(f"PR #{pr}: {len(inp.checks)} red checks, {len(inp.reviews)} review notes")

@@ -2,14 +2,26 @@
 
 The workflow's read step holds the job's read-only token and saves GitHub's answers as
 files (``gh api``): ``pull.json``, ``check-runs.json`` for the head, ``annotations-<id>.json``
-for each red check run, ``reviews.json`` and ``review-comments.json``. This turns them into
-one ``RoundInput`` file for the agents step, which has no credential and no network need.
-Raw GitHub JSON stops here: lenient models (GitHub adds fields), only what a round needs.
+for each red check run, ``reviews.json`` and ``review-comments.json``. With
+``--fetch-logs`` (same step, same read-only token) magi then fetches, for each red check
+run that GitHub Actions ran, the tail of its job's log (``fetch_job_logs``: the job id is
+the last part of the check run's ``details_url``, ``.../actions/runs/<run>/job/<job>``;
+``external_id`` is Actions' own GUID, not the job id, and the check run id is not
+promised to equal it) into ``job-<check id>.log``. This turns them into one ``RoundInput``
+file for the agents step, which has no credential and no network need. Raw GitHub JSON
+stops here: lenient models (GitHub adds fields), only what a round needs.
+
+A log goes to an agent, not to GitHub, so what applies is what applies to every prompt
+(``scrub_log``): secrets redacted (``core.sanitize.redact_secrets``: a token a step echoed
+that Actions did not mask), terminal escapes and control characters dropped, Actions'
+timestamps cut, and only the last ``LOG_LINES`` lines kept (fetched: the last
+``LOG_BYTES``). Paths and ``@mentions`` stay: they help the fixer and reach no one.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +30,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from magi.core.approval import GREEN
 from magi.core.fix_round import FailedCheck, ReviewNote, RoundInput, tail
 from magi.core.landing import Review, changes_requested
+from magi.core.sanitize import redact_secrets, strip_controls
+from magi.github.models import Repo
+from magi.github.port import GitHubError, GitHubPort
 
-__all__ = ["read_round_input"]
+__all__ = ["LOG_BYTES", "LOG_LINES", "fetch_job_logs", "job_id", "read_round_input", "scrub_log"]
+
+LOG_BYTES = 64 * 1024
+LOG_LINES = 200
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+_STAMP = re.compile(r"^\ufeff?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ", re.M)
+_JOB = re.compile(r"/actions/runs/\d+/job/(\d+)/?$")
 
 
 class _Lenient(BaseModel):
@@ -36,12 +57,18 @@ class _Output(_Lenient):
     text: str | None = None
 
 
+class _App(_Lenient):
+    slug: str = ""
+
+
 class _CheckRun(_Lenient):
     id: int = 0
     name: str
     status: str = ""
     conclusion: str | None = None
     output: _Output = Field(default_factory=_Output)
+    details_url: str | None = None
+    app: _App | None = None
 
 
 class _Annotation(_Lenient):
@@ -79,6 +106,51 @@ def _load(path: Path, default: Any) -> Any:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else default
 
 
+def scrub_log(text: str, lines: int = LOG_LINES) -> str:
+    """A job log's tail as an agent may read it (see the module docstring)."""
+    text = _STAMP.sub("", strip_controls(_ANSI.sub("", text.replace("\r\n", "\n"))))
+    kept = text.splitlines()[-lines:]
+    return redact_secrets("\n".join(kept), "job log")[0]
+
+
+def _clean(text: str) -> str:
+    """Check output and review text bound for the agent: no secrets, no control bytes."""
+    return redact_secrets(strip_controls(_ANSI.sub("", text)), "landing input")[0]
+
+
+def job_id(run: _CheckRun) -> int | None:
+    """The Actions job behind a check run, from its ``details_url``; None for other apps."""
+    if run.app is None or run.app.slug != "github-actions" or not run.details_url:
+        return None
+    m = _JOB.search(run.details_url.split("?", 1)[0])
+    return int(m.group(1)) if m else None
+
+
+def _red(raw: Path) -> list[_CheckRun]:
+    data = _load(raw / "check-runs.json", {"check_runs": []})
+    runs = [_CheckRun.model_validate(r) for r in data.get("check_runs", [])]
+    return [r for r in runs if r.status == "completed" and (r.conclusion or "") not in GREEN]
+
+
+async def fetch_job_logs(gh: GitHubPort, repo: Repo, raw: Path) -> list[str]:
+    """Each red Actions check's job log tail into ``job-<check id>.log``; what was missed."""
+    missed = []
+    for r in _red(raw):
+        job = job_id(r)
+        if job is None:
+            continue
+        try:
+            text = await gh.job_log_tail(repo, job, max_bytes=LOG_BYTES)
+        except GitHubError as e:
+            missed.append(f"{r.name}: {e.message}")
+            continue
+        if text is None:
+            missed.append(f"{r.name}: GitHub keeps no log for job {job}")
+            continue
+        (raw / f"job-{r.id}.log").write_text(scrub_log(text), encoding="utf-8")
+    return missed
+
+
 def read_round_input(raw: Path, pr: int, app_login: str | None = None) -> RoundInput:
     """The round's input from the read step's files in ``raw``."""
     pull = _Pull.model_validate(_load(raw / "pull.json", {}))
@@ -86,23 +158,23 @@ def read_round_input(raw: Path, pr: int, app_login: str | None = None) -> RoundI
         raise ValueError(f"pull.json is PR #{pull.number}, not #{pr}")
     parts = pull.head.ref.split("/")
     run = parts[1] if len(parts) >= 3 and parts[0] == "magi" else ""
-    runs_data = _load(raw / "check-runs.json", {"check_runs": []})
-    runs = [_CheckRun.model_validate(r) for r in runs_data.get("check_runs", [])]
     checks = []
-    for r in runs:
-        if r.status != "completed" or (r.conclusion or "") in GREEN:
-            continue
+    for r in _red(raw):
+        log = raw / f"job-{r.id}.log"
         found = [_Annotation.model_validate(a) for a in _load(raw / f"annotations-{r.id}.json", [])]
         checks.append(
             FailedCheck(
                 name=r.name,
                 conclusion=r.conclusion or "failure",
-                summary=r.output.summary or r.output.title or "",
-                text=tail(r.output.text or ""),
+                summary=_clean(r.output.summary or r.output.title or ""),
+                text=_clean(tail(r.output.text or "")),
                 annotations=[
-                    f"{a.path}:{a.start_line or ''} {a.annotation_level}: {a.message}"
+                    _clean(f"{a.path}:{a.start_line or ''} {a.annotation_level}: {a.message}")
                     for a in found
                 ][:50],
+                log=scrub_log(log.read_text(encoding="utf-8", errors="replace"))
+                if log.is_file()
+                else "",
             )
         )
     own = (app_login or "").lower()
@@ -113,14 +185,15 @@ def read_round_input(raw: Path, pr: int, app_login: str | None = None) -> RoundI
     reviews = [_Review.model_validate(r) for r in _load(raw / "reviews.json", [])]
     asking = set(changes_requested([Review(who(r.user), r.state) for r in reviews]))
     notes = [
-        ReviewNote(login=who(r.user), body=r.body or "")
+        ReviewNote(login=who(r.user), body=_clean(r.body or ""))
         for r in reviews
         if who(r.user) in asking and (r.body or "").strip()
     ]
     for c in (_ReviewComment.model_validate(x) for x in _load(raw / "review-comments.json", [])):
         if who(c.user).lower() in {own, own.removesuffix("[bot]")} and own:
             continue  # magi's own words are not a request
-        notes.append(ReviewNote(login=who(c.user), body=c.body, path=c.path, line=c.line))
+        body = _clean(c.body)
+        notes.append(ReviewNote(login=who(c.user), body=body, path=c.path, line=c.line))
     return RoundInput(
         pr=pr, run=run, head=pull.head.sha, base=pull.base.sha, checks=checks, reviews=notes
     )

@@ -17,6 +17,7 @@ from githubkit.cache import MemCacheStrategy
 from githubkit.response import Response
 from pydantic import ValidationError
 
+from magi.github.job_log import job_log_tail
 from magi.github.models import (
     Blob,
     CheckRun,
@@ -498,6 +499,10 @@ class GitHubKitPort:
             r.async_list_jobs_for_workflow_run, repo.owner, repo.name, run_id, key="jobs"
         )
         return [self._parse(WorkflowJob, j) for j in items]
+
+    async def job_log_tail(self, repo: Repo, job_id: int, *, max_bytes: int) -> str | None:
+        # By hand, not through _call: a 302 to a signed URL (see magi.github.job_log).
+        return await job_log_tail(self.gh, repo, job_id, max_bytes=max_bytes)
 
 
 def token_port(api_url: str, token: str) -> GitHubKitPort:

@@ -90,6 +90,7 @@ CALLS: Mapping[str, tuple[str, str]] = {
     "set_draft": ("pull_requests", "write"),
     "get_workflow_run": ("actions", "read"),
     "list_run_jobs": ("actions", "read"),
+    "job_log_tail": ("actions", "read"),
 }
 
 
@@ -196,3 +197,6 @@ class GitHubPort(Protocol):
     # progress: which issue a workflow run is for (its run-name), and its jobs
     async def get_workflow_run(self, repo: Repo, run_id: int) -> WorkflowRun: ...
     async def list_run_jobs(self, repo: Repo, run_id: int) -> list[WorkflowJob]: ...
+
+    # a GitHub Actions job's log: its last ``max_bytes``; None when GitHub keeps none
+    async def job_log_tail(self, repo: Repo, job_id: int, *, max_bytes: int) -> str | None: ...

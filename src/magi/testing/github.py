@@ -84,6 +84,7 @@ class World:
     # git objects by sha: bytes (a blob), a list of TreeEntry (a tree), or a GitCommit
     objects: dict[str, bytes | list[TreeEntry] | GitCommit] = field(default_factory=dict)
     jobs: dict[int, list[WorkflowJob]] = field(default_factory=dict)  # run id -> its jobs
+    job_logs: dict[int, str] = field(default_factory=dict)  # Actions job id -> its log
 
 
 class FakeGitHub:
@@ -464,6 +465,13 @@ class FakeGitHub:
                     runs[i] = r.model_copy(update={"status": status, "conclusion": conclusion})
                     return runs[i]
         raise GitHubError("check run not found", status=404)
+
+    async def job_log_tail(self, repo: Repo, job_id: int, *, max_bytes: int) -> str | None:
+        w = await self._enter("job_log_tail", repo, job_id=job_id, max_bytes=max_bytes)
+        log = w.job_logs.get(job_id)
+        if log is None:
+            return None
+        return log.encode()[-max_bytes:].decode("utf-8", "replace")
 
     async def combined_status(self, repo: Repo, ref: str) -> CombinedStatus:
         w = await self._enter("combined_status", repo, ref=ref)

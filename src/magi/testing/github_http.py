@@ -9,6 +9,9 @@ fake's values laid over it, so the adapter parses what GitHub really sends, extr
 all. State lives in a ``FakeGitHub``, so the double and the in-memory fake agree. The one
 GraphQL call magi makes (a PR's draft state) goes to ``magi.testing.github_graphql``.
 
+A job log's 302 points at a download host the double also serves (``downloads`` records
+what reached it, headers and all, so a test can see no token went there).
+
 Faults for retry tests: ``inject(method, path_regex, status, headers=, body=, times=)`` and
 ``timeout(method, path_regex, times=)``.
 """
@@ -28,7 +31,7 @@ from magi.github.models import Repo
 from magi.github.port import GitHubError
 from magi.testing import github_graphql
 from magi.testing.github import FakeGitHub
-from magi.testing.github_routes import ROUTES, Handler, over
+from magi.testing.github_routes import DOWNLOAD_HOST, ROUTES, Handler, download, over
 
 DATA = Path(__file__).parent / "github_api"
 OPERATIONS = DATA / "operations.tsv"
@@ -108,6 +111,7 @@ class GitHubHTTP:
         self.requests: list[tuple[str, str]] = []
         self.faults: list[Fault] = []
         self.tokens_minted = 0
+        self.downloads: list[httpx.Request] = []  # requests to the log download host
 
     def inject(
         self,
@@ -135,6 +139,9 @@ class GitHubHTTP:
         return over(self.example(method, template), ours)
 
     async def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.url.host == DOWNLOAD_HOST:  # not GitHub's API: where a 302 points
+            self.downloads.append(request)
+            return download(self, request)
         method, path = request.method, request.url.path
         prefix = "/api/v3"
         if path.startswith(prefix):

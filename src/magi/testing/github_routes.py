@@ -430,6 +430,30 @@ async def _status(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Reques
     )
 
 
+DOWNLOAD_HOST = "productionresultssa0.blob.core.windows.net"  # where GitHub's 302 points
+SIGNATURE = "sig=s3cr3t-signature"  # the download URL is its own credential
+
+
+@route("GET", C + "/actions/jobs/{job_id}/logs")
+async def _job_log(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    # GitHub answers 302 Found, Location: a short-lived signed URL on another host.
+    if int(p["job_id"]) not in d.fake.world(repo).job_logs:
+        return 404, {"message": "Not Found"}
+    where = f"https://{DOWNLOAD_HOST}/actions-results/{repo.owner}/{repo.name}/{p['job_id']}"
+    return httpx.Response(302, headers={"Location": f"{where}/logs.txt?{SIGNATURE}&se=1"})
+
+
+def download(d: GitHubHTTP, request: httpx.Request) -> httpx.Response:
+    """The signed URL's host: serves the log to whoever holds the signature, nobody else."""
+    parts = request.url.path.strip("/").split("/")
+    if len(parts) != 5 or parts[0] != "actions-results" or SIGNATURE not in str(request.url):
+        return httpx.Response(403, text="AuthenticationFailed")
+    log = d.fake.world(f"{parts[1]}/{parts[2]}").job_logs.get(int(parts[3]))
+    if log is None:
+        return httpx.Response(404, text="BlobNotFound")
+    return httpx.Response(200, content=log.encode(), headers={"Content-Type": "text/plain"})
+
+
 @route("GET", C + "/installation")
 async def _installation(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
     return 200, d.shaped("GET", C + "/installation", {"id": 1})
