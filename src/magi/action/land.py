@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -63,6 +64,7 @@ class LandRound(BaseModel):
     fix: FixReport | None = None
     e2e: E2eResult | None = None
     gate: Gate | None = None
+    at: datetime | None = None  # when the round started
     input: RoundInput
 
     def record(self) -> LandingRound:
@@ -76,7 +78,7 @@ class LandRound(BaseModel):
             commit=self.new_head if self.changed else None,
             e2e=self.e2e,
             gate=self.gate,
-            at=(self.e2e.at if self.e2e else None),
+            at=self.at,
         )
 
     def verdict(self) -> str:
@@ -147,6 +149,7 @@ def fix_round(
         scratch = Store(Path(tmp) / "home")
         scratch.create(work)
         ctx = context_for(work, store=scratch, environ=environ)
+        started = ctx.clock()
         branch = winner(ctx).branch
         git.run("branch", "-f", "--end-of-options", branch, inp.head)
         try:
@@ -179,6 +182,7 @@ def fix_round(
         fix=report,
         e2e=e2e,
         gate=gate,
+        at=started,
         input=inp,
     )
     run.seats = work.seats  # the fixer's conversation goes on from here next round
