@@ -114,11 +114,13 @@ def load_run(store: Store, run_id: str, record: Path | None) -> Run:
     return run
 
 
-def _landing_copy(run: Run, *, root: Path, tmp: Path, head: str, pr: int) -> Run:
-    """The run as this round works on it: this checkout, a landing branch at ``head``."""
+def _landing_copy(run: Run, *, root: Path, tmp: Path, base: str, pr: int) -> Run:
+    """The run as this round works on it: this checkout, its own worktrees, the winner on
+    the branch ``magi-land/<pr>`` (the caller makes it at the head the job read)."""
     work = run.model_copy(deep=True)
     work.repo = str(root)
     work.worktree_root = str(tmp / "worktrees")
+    work.base_sha = base or work.base_sha  # the PR's base as the read step saw it: fetched
     label = work.tally.winner if work.tally else None
     if label is None:
         raise ValueError(f"run {run.id} has no winner: nothing to land")
@@ -145,7 +147,7 @@ def fix_round(
     refuse_credentials(git.root)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="magi-land-") as tmp:
-        work = _landing_copy(run, root=git.root, tmp=Path(tmp), head=inp.head, pr=inp.pr)
+        work = _landing_copy(run, root=git.root, tmp=Path(tmp), base=inp.base, pr=inp.pr)
         scratch = Store(Path(tmp) / "home")
         scratch.create(work)
         ctx = context_for(work, store=scratch, environ=environ)

@@ -61,11 +61,15 @@ def _fetch_bundle(git: Git, where: Path, done: LandRound) -> None:
         raise TamperedArtifact("the round does not descend from the head it read")
 
 
-def _record(git: Git, remote: Remote, done: LandRound, *, blocked: str | None = None) -> None:
+def _record(
+    git: Git, remote: Remote, done: LandRound, *, blocked: str | None = None
+) -> tuple[str, str] | None:
+    """The record commit that adds the round (and its parent), made before anything is
+    pushed: a record this magi cannot read stops publish before the branch moves."""
     ref = record_ref(done.run)
     prev = remote.fetch(ref, f"{INCOMING}/{done.run}/record")
     if prev is None:
-        return  # no record to add to (published by an older magi): the PR says it all
+        return None  # no record to add to (published by an older magi): the PR says it all
     run = Run.model_validate(migrate(json.loads(git.run("cat-file", "blob", f"{prev}:run.json"))))
     add_round(run, done.pr, done.record())
     if blocked is not None and run.landing is not None:
@@ -81,8 +85,12 @@ def _record(git: Git, remote: Remote, done: LandRound, *, blocked: str | None = 
         parent=prev,
         message=f"magi run {done.run}: landing round {done.round}",
     )
-    if commit is not None:
-        remote.push(commit, ref, expect=prev)
+    return None if commit is None else (commit, prev)
+
+
+def _push_record(remote: Remote, done: LandRound, made: tuple[str, str] | None) -> None:
+    if made is not None:
+        remote.push(made[0], record_ref(done.run), expect=made[1])
 
 
 async def publish_land(
@@ -104,13 +112,15 @@ async def publish_land(
             + "\n\n"
             + markers.marker("land", step="blocked", sha=done.head)
         )
+        made = _record(git, remote, done, blocked=f"fix round {done.round} changed nothing{why}")
         await port.create_comment(env.repo, pr, body)
         await port.add_labels(env.repo, pr, [BLOCKED])
-        _record(git, remote, done, blocked=f"fix round {done.round} changed nothing{why}")
+        _push_record(remote, done, made)
         return LandPublished("blocked", done.head)
     _fetch_bundle(git, where, done)
+    made = _record(git, remote, done)
     remote.push(done.new_head, f"refs/heads/{pull.head.ref}", expect=done.head)
-    _record(git, remote, done)
+    _push_record(remote, done, made)
     text = f"Landing fix round {done.round} pushed `{done.new_head[:12]}` ({done.verdict()})."
     body = (
         gate(text, Policy()).text
