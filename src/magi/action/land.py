@@ -120,7 +120,7 @@ def _landing_copy(run: Run, *, root: Path, tmp: Path, base: str, pr: int) -> Run
     work = run.model_copy(deep=True)
     work.repo = str(root)
     work.worktree_root = str(tmp / "worktrees")
-    work.base_sha = base or work.base_sha  # the PR's base as the read step saw it: fetched
+    work.base_sha = base or work.base_sha  # the PR's base as the read step saw it, if here
     label = work.tally.winner if work.tally else None
     if label is None:
         raise ValueError(f"run {run.id} has no winner: nothing to land")
@@ -129,6 +129,10 @@ def _landing_copy(run: Run, *, root: Path, tmp: Path, base: str, pr: int) -> Run
     c.worktree = None  # graph.winner.worktree makes it, on the branch
     work.gate = None
     return work
+
+
+def _has_commit(git: Git, sha: str) -> bool:
+    return git._exec(["cat-file", "-e", f"{sha}^{{commit}}"], check=False).returncode == 0
 
 
 def fix_round(
@@ -147,7 +151,8 @@ def fix_round(
     refuse_credentials(git.root)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="magi-land-") as tmp:
-        work = _landing_copy(run, root=git.root, tmp=Path(tmp), base=inp.base, pr=inp.pr)
+        base = inp.base if inp.base and _has_commit(git, inp.base) else ""
+        work = _landing_copy(run, root=git.root, tmp=Path(tmp), base=base, pr=inp.pr)
         scratch = Store(Path(tmp) / "home")
         scratch.create(work)
         ctx = context_for(work, store=scratch, environ=environ)
