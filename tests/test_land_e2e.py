@@ -279,8 +279,9 @@ def test_the_whole_story_lands(tmp_path, monkeypatch):
     # The record publish wrote now says how the PR ended, on top of publish's own commit.
     ended = w.refs[f"magi/runs/{run_id}"]
     assert w.objects[ended].parents == [published]  # type: ignore[union-attr]
-    assert fake.file_at(REPO, ended, "artifacts/land-round-1.json") is not None
     record = Run.model_validate_json(fake.file_at(REPO, ended, "run.json") or b"")
+    assert record.landing is not None  # the fix round publish-land recorded, kept
+    assert [r.commit for r in record.landing.rounds] == [fixed]
     assert record.status is RunStatus.MERGED
     assert record.merge is not None
     assert (record.merge.pr, record.merge.head) == (pr, rebased)
