@@ -175,9 +175,8 @@ def fix_round(
                 git.run("update-ref", OUT_REF, new)
                 git.run("bundle", "create", str(out / BUNDLE), OUT_REF, f"^{inp.head}")
         finally:
-            wt = winner(ctx).worktree
-            if wt:
-                git.run("worktree", "remove", "--force", wt, check=False)
+            # The winner's clone lives under the temp dir and goes with it; the landing
+            # branch in this checkout goes now (the bundle holds the new commits).
             git.run("branch", "-D", "--end-of-options", branch, check=False)
     done = LandRound(
         pr=inp.pr,
