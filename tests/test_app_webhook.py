@@ -172,3 +172,21 @@ def test_log_lines_are_json_and_carry_no_secret_or_body() -> None:
     assert SECRET not in text
     assert "Spelling error" not in text
     assert "accidently" not in text
+
+
+def test_start_up_freezes_what_it_built_out_of_the_collectors_sight() -> None:
+    """After the lifespan's start-up, the long-lived objects are frozen (gc.freeze)."""
+    import gc
+
+    gc.unfreeze()
+    app = make_app(FakeGitHub())
+
+    async def go() -> int:
+        async with app.router.lifespan_context(app):
+            return gc.get_freeze_count()
+
+    try:
+        assert gc.get_freeze_count() == 0
+        assert asyncio.run(go()) > 0
+    finally:
+        gc.unfreeze()

@@ -6,6 +6,7 @@ the server accepts anything. Tests pass ``settings`` and ``ports`` (a ``FakeGitH
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -68,6 +69,10 @@ def create_app(
         # The App's own login keeps it deaf to its own comments; learn it once if not given.
         if not edge.ctx.app_login and auth is not None:
             edge.ctx = replace(edge.ctx, app_login=await auth.app_login())
+        # What start-up built (FastAPI, pydantic, githubkit's schema models) lives as long as
+        # the process: frozen out of the collector's sight, a full collection no longer walks
+        # it in the middle of a delivery.
+        gc.freeze()
         yield
         if auth is not None:
             await auth.aclose()
