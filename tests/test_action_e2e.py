@@ -286,3 +286,34 @@ def test_on_a_runner_the_pull_request_is_the_merge(ran):
         check=True,
     ).stdout
     assert run.task.cleaned.splitlines()[0] not in main  # nothing squashed onto the base
+
+
+def test_a_run_whose_pr_ended_is_not_published_again(published, monkeypatch):
+    """The record says merged (the App wrote it): a late publish writes nothing at all."""
+    world, run_id = published
+    ref = f"refs/magi/runs/{run_id}"
+    old = world.remote_refs()[ref]
+
+    def git(*args: str, stdin: str | None = None) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(world.remote), *args],
+            input=stdin, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        return done.stdout.strip()
+
+    record = json.loads(git("cat-file", "blob", f"{old}:run.json"))
+    record["status"] = "merged"
+    blob = git("hash-object", "-w", "--stdin", stdin=json.dumps(record))
+    entries = git("ls-tree", old).replace(git("rev-parse", f"{old}:run.json"), blob)
+    tree = git("mktree", stdin=entries + "\n")
+    ended = git("commit-tree", tree, "-p", old, "-m", "merged", stdin="")
+    git("update-ref", ref, ended, old)
+    try:
+        refs = world.remote_refs()
+        before = len(world.github.calls)
+        res = world.publish(monkeypatch, run_id)
+        assert res.exit_code == 0, res.output
+        assert [c.name for c in world.github.calls[before:] if c.name in WRITES] == []
+        assert world.remote_refs() == refs
+    finally:
+        git("update-ref", ref, old, ended)

@@ -7,11 +7,13 @@ the PR from the winner's branch (a draft until review and gate are green) and it
 comments; the ``magi`` check run on its head; the ending's label and the attempt count on
 the issue; the tracking comment, edited in place; the record ref. Every text passes
 ``magi.core.posting.gate`` first, and magi's marker is added after it. Each write is made
-only when what GitHub holds differs, so publishing twice changes nothing.
+only when what GitHub holds differs, so publishing twice changes nothing; and a run whose
+record says its PR already merged or closed (the App writes that) is not published at all.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 
 from magi.action.artifact import Artifact, policy_for
@@ -44,6 +46,19 @@ __all__ = ["PublishResult", "publish", "publish_missing"]
 
 # A quota stall or a budget hold re-queues; only a failure spends an attempt.
 SPENDS = frozenset({RunStatus.FAILED})
+
+
+def ended_on_github(git: Git, record: str | None) -> str | None:
+    """``merged`` or ``closed`` when the record ref says the run's PR ended, else None."""
+    if record is None:
+        return None
+    text = git.run("cat-file", "blob", f"{record}:run.json", check=False)
+    try:
+        status = json.loads(text).get("status") if text.strip() else None
+    except (json.JSONDecodeError, AttributeError):
+        return None  # not this check's business: reading the record proper reports it
+    ended = {RunStatus.MERGED.value, RunStatus.CLOSED.value}
+    return status if isinstance(status, str) and status in ended else None
 
 
 @dataclass
@@ -80,6 +95,14 @@ async def publish(
     ref = record_ref(run.id)
     prev = remote.fetch(ref, f"{INCOMING}/{run.id}/record")
     published = read_published(git, prev)
+    if (ended := ended_on_github(git, prev)) is not None:
+        # The App wrote the PR's ending into the record (merged or closed): this artifact
+        # is older news, and publishing it would reopen what a person already decided.
+        env.set_output("run-id", run.id)
+        env.set_output("status", ended)
+        env.set_output("pr-number", str(published.pr or ""))
+        env.summary(f"magi run {run.id} already ended {ended} on GitHub: nothing published.")
+        return PublishResult(pr=published.pr)
 
     # Branches: only once authors may be known (a commit can name its author), each leased.
     if revealed(run):
