@@ -29,9 +29,9 @@ from magi.app.merge import _merge, evaluate
 from magi.app.pulls import is_magi_pull, issue_of, on_checks, run_of
 from magi.config.model import Config
 from magi.core import markers
-from magi.core.approval import Check, PullFacts, status_check
 from magi.core.landing import HELD, LandFacts, Plan, Review, Step, plan
 from magi.errors import ConfigError
+from magi.github.gate import head_checks, pull_facts
 from magi.github.models import PullRequest, Repo
 from magi.github.port import GitHubError, GitHubPort
 
@@ -47,14 +47,6 @@ async def _config(gh: GitHubPort, repo: Repo, branch: str) -> Config:
         return Config()
 
 
-async def _checks(gh: GitHubPort, repo: Repo, sha: str) -> list[Check]:
-    checks = [Check(c.name, c.status, c.conclusion) for c in await gh.list_check_runs(repo, sha)]
-    combined = await gh.combined_status(repo, sha)
-    if combined.total_count:
-        checks += [status_check(s.context, s.state) for s in combined.statuses]
-    return checks
-
-
 async def facts_of(
     ctx: AppContext,
     gh: GitHubPort,
@@ -67,7 +59,6 @@ async def facts_of(
     own = ctx.own(await gh.list_comments(repo, pull.number))
     rounds = {m.get("round") for m in markers.find(own, LAND, step="fix")}
     approval = markers.latest(own, markers.APPROVAL)
-    head = await gh.get_commit(repo, pull.head.sha)
     try:
         labels = frozenset(lb.name for lb in (await gh.get_issue(repo, pull.number)).labels)
     except GitHubError as exc:
@@ -76,16 +67,8 @@ async def facts_of(
         labels = frozenset()
     g = config.graph
     return LandFacts(
-        pull=PullFacts(
-            number=pull.number,
-            head_sha=pull.head.sha,
-            state=pull.state,
-            merged=pull.merged,
-            draft=pull.draft,
-            mergeable=pull.mergeable,
-            pushed_at=head.committed_at,
-        ),
-        checks=await _checks(gh, repo, pull.head.sha),
+        pull=await pull_facts(gh, repo, pull),
+        checks=await head_checks(gh, repo, pull.head.sha),
         reviews=reviews,
         mergeable_state=pull.mergeable_state,
         labels=labels,

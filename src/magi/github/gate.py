@@ -164,6 +164,29 @@ async def on_comment(
     return await evaluate(g, gh, repo, number, default_branch)
 
 
+async def head_checks(gh: GitHubPort, repo: Repo, sha: str) -> list[Check]:
+    """Every check run and commit status on ``sha``, as the pure decisions read them."""
+    checks = [Check(c.name, c.status, c.conclusion) for c in await gh.list_check_runs(repo, sha)]
+    combined = await gh.combined_status(repo, sha)
+    if combined.total_count:
+        checks += [status_check(s.context, s.state) for s in combined.statuses]
+    return checks
+
+
+async def pull_facts(gh: GitHubPort, repo: Repo, pull: PullRequest) -> PullFacts:
+    """The PR as the pure decisions read it, with when its head was pushed."""
+    head = await gh.get_commit(repo, pull.head.sha)
+    return PullFacts(
+        number=pull.number,
+        head_sha=pull.head.sha,
+        state=pull.state,
+        merged=pull.merged,
+        draft=pull.draft,
+        mergeable=pull.mergeable,
+        pushed_at=head.committed_at,
+    )
+
+
 async def evaluate(
     g: Gate,
     gh: GitHubPort,
@@ -192,22 +215,8 @@ async def evaluate(
         required, land = config.github.required_checks, config.graph.land
     except ConfigError:
         required, land = [], True
-    checks = [
-        Check(c.name, c.status, c.conclusion) for c in await gh.list_check_runs(repo, pull.head.sha)
-    ]
-    combined = await gh.combined_status(repo, pull.head.sha)
-    if combined.total_count:
-        checks += [status_check(s.context, s.state) for s in combined.statuses]
-    head = await gh.get_commit(repo, pull.head.sha)
-    facts = PullFacts(
-        number=pull.number,
-        head_sha=pull.head.sha,
-        state=pull.state,
-        merged=pull.merged,
-        draft=pull.draft,
-        mergeable=pull.mergeable,
-        pushed_at=head.committed_at,
-    )
+    checks = await head_checks(gh, repo, pull.head.sha)
+    facts = await pull_facts(gh, repo, pull)
     same_change = same_change or g.same_change
     kw = {"same_change": same_change} if same_change else {}
     decision = decide(facts, approval["sha"], checks, g.clock(), required=required, **kw)
