@@ -9,6 +9,8 @@ judgement), redact replaces the term, fail stops the run.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from magi.core.blind import leak_terms, redact_terms, scan_leaks, strip_trailers
 from magi.core.prompts import CandidatePacket, judge_prompt
 from magi.core.sanitize import strip_controls
@@ -37,6 +39,30 @@ def flags(c: Candidate) -> tuple[str, ...]:
     return tuple(out)
 
 
+_ACTION: dict[str, Literal["warned", "redacted", "failed"]] = {
+    "warn": "warned",
+    "redact": "redacted",
+    "fail": "failed",
+}
+
+
+def record_leaks(ctx: Context, label: str, found: list[tuple[str, str]]) -> list[Leak]:
+    """Record the (where, term) leaks found in ``label``'s material that the run does not
+    hold yet, saved before anyone is shown the material; the new ones are returned."""
+    action = _ACTION[ctx.config.blind.on_leak]
+    with ctx.lock:
+        known = {(lk.where, lk.term) for lk in ctx.run.leaks if lk.label == label}
+        new = [
+            Leak(label=label, where=where, term=term, action=action)
+            for where, term in dict.fromkeys(found)
+            if (where, term) not in known
+        ]
+        if new:
+            ctx.run.leaks.extend(new)
+            ctx.save()
+    return new
+
+
 def build(ctx: Context, c: Candidate) -> CandidatePacket:
     """The packet for one candidate, after the leak scan (recorded once per candidate)."""
     base = ctx.run.base_sha or ctx.run.base
@@ -53,18 +79,8 @@ def build(ctx: Context, c: Candidate) -> CandidatePacket:
         "commit message": "\n".join(ctx.git.commit_messages(base, c.head)),
         "commit author": "\n".join(ctx.git.author_identities(base, c.head)),
     }
-    action = {"warn": "warned", "redact": "redacted", "fail": "failed"}[ctx.config.blind.on_leak]
-    with ctx.lock:
-        known = {(lk.where, lk.term) for lk in ctx.run.leaks if lk.label == c.label}
-        new = [
-            Leak(label=c.label, where=where, term=term, action=action)
-            for where, text in texts.items()
-            for term in scan_leaks(text, terms)
-            if (where, term) not in known
-        ]
-        if new:
-            ctx.run.leaks.extend(new)
-            ctx.save()
+    found = [(where, term) for where, text in texts.items() for term in scan_leaks(text, terms)]
+    new = record_leaks(ctx, c.label, found)
     for lk in new:
         ctx.event(
             "judge",

@@ -21,21 +21,14 @@ reached them through material already scanned.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from magi.core.blind import leak_terms, redact_terms, scan_leaks, strip_trailers
 from magi.graph.context import Context, Stop
+from magi.graph.packets import record_leaks
 from magi.graph.winner import e2e_text, winner
-from magi.state.model import FileStat, Leak, RunStatus
+from magi.state.model import FileStat, RunStatus
 from magi.state.review import FindingRecord, FixReport, Rejected, ReviewRound
 
 __all__ = ["redact", "redact_files", "redact_findings", "redact_report", "scan"]
-
-_ACTION: dict[str, Literal["warned", "redacted", "failed"]] = {
-    "warn": "warned",
-    "redact": "redacted",
-    "fail": "failed",
-}
 
 
 def _texts(ctx: Context, head: str, prev: ReviewRound | None) -> dict[str, str]:
@@ -73,16 +66,7 @@ def scan(ctx: Context, head: str, prev: ReviewRound | None, round_no: int) -> No
         for where, text in _texts(ctx, head, prev).items()
         for term in scan_leaks(text, terms)
     ]
-    with ctx.lock:
-        known = {(lk.where, lk.term) for lk in ctx.run.leaks if lk.label == label}
-        new = [
-            Leak(label=label, where=where, term=term, action=_ACTION[mode])
-            for where, term in dict.fromkeys(found)
-            if (where, term) not in known
-        ]
-        if new:
-            ctx.run.leaks.extend(new)
-            ctx.save()
+    new = record_leaks(ctx, label, found)
     for lk in new:
         ctx.event(
             "review",
