@@ -194,3 +194,35 @@ def test_a_runs_clones_are_found_and_removed_from_git_alone(
     assert str(clone.resolve()) in removed
     assert not clone.exists()
     assert not (tmp_path / "wt" / RUN).exists()
+
+
+def test_a_tree_replaced_by_a_link_is_damage_and_its_target_is_left_alone(
+    git: Git, clone: Path, tmp_path: Path
+) -> None:
+    """A link to the user's checkout, or to any directory: damage; remade, the target kept."""
+    subprocess.run(["rm", "-rf", str(clone)], check=True)
+    clone.symlink_to(git.root)  # a sound-looking repository behind the link
+    assert clones.damage(clone) == "its tree was replaced by a link"
+    precious = tmp_path / "precious"
+    (precious / "data").mkdir(parents=True)
+    clone.unlink()
+    clone.symlink_to(precious)
+    base = git.rev_parse("main")
+    assert clones.adopt_or_make(git, clone, branch=BRANCH, base=base, hooks=None) == "recreated"
+    assert (precious / "data").is_dir()
+    assert not (precious / ".git").exists()
+    assert not clone.is_symlink()
+    assert clones.sound(clone, BRANCH)
+    assert sh(git.root, "branch", "--format=%(refname:short)") == "main"
+
+
+def test_a_git_dir_that_defers_to_another_is_damage(git: Git, clone: Path, tmp_path: Path) -> None:
+    """A commondir file (git honours it in any git dir) or a linked config: never git'ed."""
+    evil = tmp_path / "evil.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(evil)], check=True)
+    (clone / ".git" / "commondir").write_text(f"{evil}\n")
+    assert clones.damage(clone) == "its git directory defers to another (a commondir file)"
+    (clone / ".git" / "commondir").unlink()
+    (clone / ".git" / "config").unlink()
+    (clone / ".git" / "config").symlink_to(evil / "config")
+    assert clones.damage(clone) == "its git directory's config was replaced by a link"

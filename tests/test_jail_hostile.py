@@ -384,3 +384,26 @@ def test_a_jailed_turn_leaves_no_process_behind(tmp_path: Path, mode: str) -> No
     expected = TurnStatus.TIMEOUT if mode == "hang" else TurnStatus.OK
     assert result.status is expected, result.error
     assert _alive_in(work.resolve()) == []
+
+
+def test_a_tree_swapped_for_a_link_to_the_checkout_costs_the_user_nothing(
+    env, tmp_path: Path
+) -> None:
+    """Unjailed, an implementer replaces its clone with a link to the user's checkout: magi
+    calls it sabotage, deletes no ref of the user's and commits nothing in that checkout."""
+    repo, home, sd = env
+    wts = tmp_path / "wts"
+    (repo / "mine.txt").write_text("uncommitted work\n")  # the user's, never magi's
+    git_out(repo, "branch", "keep-me")
+    branches = git_out(repo, "for-each-ref", "--format=%(refname)", "refs/heads/")
+    swap = f'sh:d="$PWD"; cd /; rm -rf "$d" && ln -s {repo} "$d"'
+    cfg = _cfg(sd, {"a1": swap, "a2": "right"}, {"j1": "evidence"}, wts, "off")
+    run = start(repo, home, cfg)
+    bad = next(c for c in run.candidates if run.author(c.label) == "a1")
+    assert any("its tree was replaced by a link" in v for v in bad.violations), bad.violations
+    now = git_out(repo, "for-each-ref", "--format=%(refname)", "refs/heads/")
+    assert set(branches.split()) <= set(now.split())  # nothing of the user's deleted
+    assert (repo / "mine.txt").read_text() == "uncommitted work\n"
+    assert git_out(repo, "rev-parse", "main").strip() == run.base_sha
+    assert git_out(repo, "status", "--porcelain").strip() == "?? mine.txt"
+    assert not Path(bad.worktree or "").is_symlink()  # remade as a clone of its own

@@ -33,6 +33,9 @@ from magi.git import Git
 
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # already a commit's name: no rev-parse
 _WATCHED_DIRS = ("hooks", "info")  # made empty, so that a jail can bind them read-only
+# What a candidate's git directory holds that must be its own, never a link out of it.
+_KEPT: tuple[str, ...] = ("HEAD", "config", "config.worktree", "objects", "refs", "packed-refs")
+_KEPT += ("index", *_WATCHED_DIRS)
 
 
 def git_dir(tree: Path) -> Path:
@@ -81,7 +84,9 @@ def make(git: Git, tree: Path, *, branch: str, start: str, hooks: Path | None = 
 
 def make_at(git: Git, tree: Path, *, branch: str, sha: str, hooks: Path | None = None) -> str:
     """``make`` at a commit already named by its full sha (prep's base): no rev-parse."""
-    tree = Path(tree).resolve()
+    # The parent resolved, never the tree itself: a tree an agent replaced with a link is
+    # unlinked, and whatever the link named is left alone.
+    tree = Path(tree).parent.resolve() / Path(tree).name
     if tree.exists() or tree.is_symlink():
         discard(git, tree)
     tree.parent.mkdir(parents=True, exist_ok=True)
@@ -110,11 +115,21 @@ def damage(tree: Path) -> str | None:
     directory an agent may have broken.
     """
     tree = Path(tree)
+    if tree.is_symlink():  # git would follow it into whatever it names: the user's checkout
+        return "its tree was replaced by a link"
     if not tree.is_dir():
         return "its tree is gone"
     if not is_clone(tree):
         return "its tree's .git directory is missing or replaced"
-    if not (git_dir(tree) / "HEAD").is_file():
+    gd = git_dir(tree)
+    if (gd / "commondir").exists() or (gd / "commondir").is_symlink():
+        # git reads a commondir file in any git directory, not only a linked worktree's:
+        # config (filters, fsmonitor), refs and objects would come from the one it names.
+        return "its git directory defers to another (a commondir file)"
+    for name in _KEPT:
+        if (gd / name).is_symlink():
+            return f"its git directory's {name} was replaced by a link"
+    if not (gd / "HEAD").is_file():
         return "its git directory has no HEAD"
     return None
 

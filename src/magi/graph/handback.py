@@ -31,6 +31,7 @@ class Watch:
     repo: GuardSnapshot
     own: GuardSnapshot | None  # None: not a clone (the user's tree a `magi review` works in)
     refs: refs_guard.RefSnapshot | None
+    path: Path | None = None  # the clone's real path before the turn (no link followed since)
 
 
 @dataclass
@@ -55,6 +56,7 @@ def watch(ctx: Context, tree: Path, repo: GuardSnapshot | None = None) -> Watch:
         repo=repo if repo is not None else GuardSnapshot.take(ctx.git),
         own=GuardSnapshot.take(own),
         refs=refs_guard.take(own),
+        path=Path(tree).resolve(),
     )
 
 
@@ -94,6 +96,8 @@ def hand_back(
     # Asked before the guard restores anything: files put back into a deleted git
     # directory would make the tree look sound.
     sabotaged = clones.damage(tree)
+    if sabotaged is None and Path(tree).resolve() != watched.path:
+        sabotaged = "its tree now resolves somewhere else (a link on its path)"
     with ctx.lock:
         shared = qualify(restore(ctx.git, watched.repo), alongside(ctx, seat))
     if sabotaged is not None:
