@@ -82,6 +82,10 @@ class Records:
 
 
 def _where(run_id: str) -> Path:
+    """Where the record lives; StateError when ``run_id`` is no run id (it comes from a
+    branch name anyone can pick: it never reaches a ref or a URL path unchecked)."""
+    if not RUN_ID.fullmatch(run_id):
+        raise StateError(f"not a run id: {run_id[:64]!r}; no record is read or written for it")
     return Path(f"{record_ref(run_id)}:{RUN_JSON}")
 
 
@@ -182,6 +186,7 @@ async def update(
     record cannot be read (nothing is written then: a record of a newer schema is never
     rewritten by an older magi) or the race was lost ``attempts`` times.
     """
+    _where(run_id)  # a bad run id is refused before any call
     for _ in range(attempts):
         stored = await read(gh, repo, run_id)
         new = change(stored.record.model_copy(deep=True))
