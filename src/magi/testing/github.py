@@ -578,9 +578,11 @@ class FakeGitHub:
     def add_run(
         self, repo: Repo | str, run_id: int, display_title: str, **fields: Any
     ) -> WorkflowRun:
-        """A workflow run as GitHub shows it (``path`` defaults to magi's workflow)."""
+        """A workflow run as GitHub shows it (``path`` defaults to magi's workflow, ``event``
+        to ``workflow_dispatch``)."""
         fields.setdefault("path", ".github/workflows/magi.yml")
         fields.setdefault("status", "queued")
+        fields.setdefault("event", "workflow_dispatch")  # as the App starts magi's runs
         run = WorkflowRun(id=run_id, display_title=display_title, **fields)
         self.world(repo).runs[run_id] = run
         return run
