@@ -187,3 +187,17 @@ def test_a_record_that_names_another_pr_is_not_ended_by_this_one() -> None:
     before = fake.world(REPO).refs[REF]
     close(fake, merged=False)
     assert fake.world(REPO).refs[REF] == before
+
+
+def test_a_record_whose_publish_named_another_pr_is_not_ended_by_this_one() -> None:
+    """published.json says which PR publish opened for the run: another PR closing (a
+    branch borrowing the run id) writes nothing into the record."""
+    fake = scene()
+    store_record(fake, text(run(RUN)), RUN, files={"published.json": '{"pr": 99}'})
+    before = fake.world(REPO).refs[REF]
+    close(fake, merged=False)
+    assert fake.world(REPO).refs[REF] == before
+    ours = scene()
+    store_record(ours, text(run(RUN)), RUN, files={"published.json": f'{{"pr": {PR}}}'})
+    close(ours, merged=False)
+    assert recorded(ours).status is RunStatus.CLOSED

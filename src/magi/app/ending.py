@@ -82,6 +82,7 @@ async def record_ending(
             run_id,
             change_for(pull, ctx),
             message=f"magi: run {run_id} {ending} (pull request #{pull.number})",
+            pr=pull.number,
         )
     except (StateError, GitHubError) as exc:
         why = exc.message if isinstance(exc, StateError) else f"{exc.status}: {exc.message}"
