@@ -11,7 +11,8 @@ from magi.core import markers
 from magi.github import records
 from magi.github.models import GitRef, Repo
 from magi.state.model import Run, RunStatus
-from magi.testing.github import FakeGitHub
+from magi.state.review import MergeRecord
+from magi.testing.github import FakeGitHub, branch_repo
 from test_app_landing import pull_event
 from test_app_records import run, text
 
@@ -155,3 +156,48 @@ def test_the_report_says_how_the_pull_request_ended() -> None:
     fake = scene()
     close(fake, merged=False)
     assert ("merge pr", "pull request #7 closed unmerged") in review_rows(recorded(fake))
+
+
+def test_a_strangers_fork_pr_named_like_a_magi_branch_ends_nothing() -> None:
+    """Anyone can open a fork PR from `magi/<someone's run>/x` and close it: its head is in
+    another repository, so it is not magi's: no fold, no record write, no comment."""
+    fake = scene()
+    w = fake.world(REPO)
+    del w.pulls[PR]
+    fork = branch_repo("stranger/widgets")
+    fake.add_pull(REPO, PR, f"magi/{RUN}/x", SHA, title="hi", body="Closes #1", head_repo=fork)
+    w.refs[f"heads/magi/{RUN}/A"] = SHA  # the victim's branch
+    before = dict(w.refs)
+    fake.calls.clear()
+    close(fake, merged=False)
+    assert w.refs == before
+    assert fake.named("update_ref") == []
+    assert fake.named("delete_ref") == []
+    assert fake.named("create_comment") == []
+    assert fake.named("update_comment") == []
+    assert recorded(fake).status is not RunStatus.CLOSED
+
+
+def test_a_record_that_names_another_pr_is_not_ended_by_this_one() -> None:
+    """A record holding its own PR number is ended by that PR only."""
+    fake = scene()
+    rec = run(RUN)
+    rec.merge = MergeRecord(mode="pr", result="blocked", pr=99)
+    store_record(fake, text(rec), RUN)
+    before = fake.world(REPO).refs[REF]
+    close(fake, merged=False)
+    assert fake.world(REPO).refs[REF] == before
+
+
+def test_a_record_whose_publish_named_another_pr_is_not_ended_by_this_one() -> None:
+    """published.json says which PR publish opened for the run: another PR closing (a
+    branch borrowing the run id) writes nothing into the record."""
+    fake = scene()
+    store_record(fake, text(run(RUN)), RUN, files={"published.json": '{"pr": 99}'})
+    before = fake.world(REPO).refs[REF]
+    close(fake, merged=False)
+    assert fake.world(REPO).refs[REF] == before
+    ours = scene()
+    store_record(ours, text(run(RUN)), RUN, files={"published.json": f'{{"pr": {PR}}}'})
+    close(ours, merged=False)
+    assert recorded(ours).status is RunStatus.CLOSED

@@ -9,6 +9,7 @@ from typing import Any
 from github_helpers import NOW, REPO, deliver, fixture, make_app
 from magi.app.land_lock import STALE
 from magi.core import markers
+from magi.core.progress import RunTitle, title
 from magi.github.models import Comment, User
 from magi.testing.github import APP_LOGIN
 from test_app_landing import PR, SHA, dispatches, scene, wake
@@ -24,9 +25,18 @@ def job(conclusion: str, name: str = f"Fix round (agents, no credential) [magi l
     return p
 
 
+RUN_ID = fixture("workflow_job.completed")["workflow_job"]["run_id"]
+
+
+def landing_run(fake: Any, event: str = "workflow_dispatch", pr: int = PR) -> None:
+    """The job's workflow run as GitHub shows it: magi's workflow, dispatched to land ``pr``."""
+    fake.add_run(REPO, RUN_ID, title(RunTitle("land", 1, pr=pr, run="r1")), event=event)
+
+
 def crashed_round():
     """A red head, its fix round dispatched (the lock taken), and the job never pushed."""
     fake = scene()
+    landing_run(fake)
     fake.set_check(REPO, SHA, "ci", "completed", "failure")
     wake(fake)
     assert len(dispatches(fake)) == 1
@@ -84,3 +94,36 @@ def test_a_lock_older_than_the_bound_is_taken_over_by_the_next_event():
     wake(fake)
     assert [d["command"] for d in dispatches(fake)] == ["land"]
     assert w.refs[LOCK] == SHA
+
+
+def test_a_forged_job_name_on_another_run_releases_nothing():
+    """Any workflow (a fork PR's) can name a job `[magi land #7]`: unless its run is magi's
+    workflow dispatched to land PR 7, the lock stays and the PR is told nothing."""
+    for forged in (
+        {"event": "pull_request"},  # a fork's magi.yml, title and all
+        {"event": "pull_request_target"},
+        {"event": "push"},
+        {"pr": 8},  # magi's landing run, for another PR
+        {"path": ".github/workflows/ci.yml"},
+        {"title": "magi compete, issue #1, run r1"},
+        {"title": "not magi at all"},
+    ):
+        fake = crashed_round()
+        said = len(fake.comments_on(REPO, PR))
+        run = fake.world(REPO).runs[RUN_ID]
+        update: dict[str, Any] = {k: v for k, v in forged.items() if k in ("event", "path")}
+        if "pr" in forged:
+            update["display_title"] = title(RunTitle("land", 1, pr=forged["pr"], run="r1"))
+        if "title" in forged:
+            update["display_title"] = forged["title"]
+        fake.world(REPO).runs[RUN_ID] = run.model_copy(update=update)
+        asyncio.run(deliver(make_app(fake), "workflow_job", job("failure")))
+        assert LOCK in fake.world(REPO).refs, forged
+        assert len(fake.comments_on(REPO, PR)) == said, forged
+
+
+def test_a_job_whose_run_github_does_not_know_releases_nothing():
+    fake = crashed_round()
+    del fake.world(REPO).runs[RUN_ID]
+    asyncio.run(deliver(make_app(fake), "workflow_job", job("failure")))
+    assert LOCK in fake.world(REPO).refs

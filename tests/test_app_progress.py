@@ -153,3 +153,25 @@ def test_an_older_payload_without_workflow_name_is_still_read():
     del p["workflow_job"]["workflow_name"]
     asyncio.run(deliver(make_app(fake), "workflow_job", p))
     assert len(tracking(fake)) == 1
+
+
+def test_a_forged_run_of_magis_workflow_path_edits_and_creates_nothing():
+    """A fork PR's own .github/workflows/magi.yml runs at magi's path with any run-name it
+    likes; only runs of events that run the default branch's workflow are magi's."""
+    for event in ("pull_request", "pull_request_target", "push", ""):
+        fake = scene(event=event)
+        mine = Comment(
+            id=9,
+            body="magi is on it\n\n" + markers.marker("tracking", issue=1),
+            user=User(login=APP_LOGIN),
+        )
+        fake.world(REPO).comments[1] = [mine]
+        send(fake)
+        assert fake.world(REPO).comments[1] == [mine], event
+        assert fake.named("create_comment") == [], event
+        assert fake.named("update_comment") == [], event
+        assert fake.named("create_ref") == [], event
+    for event in ("workflow_dispatch", "issues", "issue_comment", "workflow_run"):
+        fake = scene(event=event)
+        send(fake)
+        assert len(tracking(fake)) == 1, event

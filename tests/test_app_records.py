@@ -12,6 +12,7 @@ import pytest
 
 from github_helpers import REPO, deliver, issue_comment, make_app, store_record, world
 from magi.core import stats as figures
+from magi.errors import StateError
 from magi.github import records
 from magi.github.port import GitHubError
 from magi.state.model import Run, RunStatus, Seat
@@ -168,3 +169,21 @@ def test_markdown_and_text_carry_the_same_figures() -> None:
     assert len(rows) >= 7
     for agent, figure in rows:
         assert f"- `{agent}`: {figure}" in md
+
+
+@pytest.mark.parametrize(
+    "bad", ["../../heads/main", "20260901-000000-0001/../../x", "x?y=1", "20260901-000000-ZZZZ"]
+)
+def test_a_run_id_that_is_not_one_reaches_no_ref_and_no_url(bad: str) -> None:
+    """A run id comes from a branch name anyone can pick: read and update refuse a bad one
+    with a StateError (the caller logs it) before any call to GitHub."""
+    fake = world(FakeGitHub())
+    store_record(fake, text(run("20260901-000000-0001")), "20260901-000000-0001")
+    fake.calls.clear()
+    with pytest.raises(StateError, match="not a run id"):
+        asyncio.run(records.read(fake, REPO, bad))
+    with pytest.raises(StateError, match="not a run id"):
+        asyncio.run(records.read(fake, REPO, bad, sha="1" * 40))
+    with pytest.raises(StateError, match="not a run id"):
+        asyncio.run(records.update(fake, REPO, bad, lambda r: r, message="m"))
+    assert fake.calls == []

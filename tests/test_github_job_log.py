@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+import httpx
 import pytest
 
 from github_helpers import REPO
@@ -55,4 +56,21 @@ def test_a_redirect_off_https_is_not_followed_and_the_error_names_no_url():
     with pytest.raises(GitHubError, match="job 42's log") as err:
         go(auth, lambda gh: gh.job_log_tail(REPO, 42, max_bytes=100))
     assert SIGNATURE not in str(err.value)
+    assert double.downloads == []
+
+
+def test_a_malformed_redirect_is_a_github_error_naming_the_job_not_the_url(monkeypatch):
+    """httpx.URL raises InvalidURL (not an HTTPError) on a Location it cannot parse: that is
+    a GitHubError naming the job, never a traceback quoting the signed URL. (httpx 0.28's
+    client pre-parses Location for ``next_request``; that is its detail, not relied on.)"""
+    monkeypatch.setattr(httpx.AsyncClient, "_build_redirect_request", lambda *_: None)
+    fake, double, auth, _ = setup()
+    fake.world(REPO).job_logs[42] = LOG
+    bad = f"https://[::1/actions-results/x?{SIGNATURE}"
+    double.inject("GET", r"/actions/jobs/42/logs$", 302, headers={"Location": bad})
+    with pytest.raises(GitHubError, match="job 42's log") as err:
+        go(auth, lambda gh: gh.job_log_tail(REPO, 42, max_bytes=100))
+    assert SIGNATURE not in str(err.value)
+    assert err.value.__cause__ is None
+    assert err.value.__suppress_context__
     assert double.downloads == []

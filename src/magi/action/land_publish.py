@@ -23,6 +23,7 @@ from magi.action.remote import Remote
 from magi.core import markers
 from magi.core.landing import BLOCKED
 from magi.core.posting import Policy, gate
+from magi.errors import RepoError, StateError
 from magi.git import Git
 from magi.github.port import GitHubPort
 from magi.state.migrations import migrate
@@ -70,7 +71,7 @@ def _record(
     prev = remote.fetch(ref, f"{INCOMING}/{done.run}/record")
     if prev is None:
         return None  # no record to add to (published by an older magi): the PR says it all
-    run = Run.model_validate(migrate(json.loads(git.run("cat-file", "blob", f"{prev}:run.json"))))
+    run = _read_run(git, prev, ref)
     add_round(run, done.pr, done.record())
     if blocked is not None and run.landing is not None:
         run.landing.outcome, run.landing.reason = "blocked", blocked
@@ -86,6 +87,21 @@ def _record(
         message=f"magi run {done.run}: landing round {done.round}",
     )
     return None if commit is None else (commit, prev)
+
+
+def _read_run(git: Git, prev: str, ref: str) -> Run:
+    """The run record at ``prev`` on ``ref``; one this magi cannot read is refused whole,
+    with the ref named, before anything is pushed."""
+    try:
+        return Run.model_validate(
+            migrate(json.loads(git.run("cat-file", "blob", f"{prev}:run.json")))
+        )
+    except (RepoError, ValueError, KeyError, TypeError, StateError) as exc:
+        # ValueError covers JSONDecodeError and pydantic's ValidationError
+        raise TamperedArtifact(
+            f"the run record on {ref} is unreadable ({type(exc).__name__}); "
+            "landing stops before the branch moves: check or delete that ref"
+        ) from None
 
 
 def _push_record(remote: Remote, done: LandRound, made: tuple[str, str] | None) -> None:

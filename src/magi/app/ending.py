@@ -34,6 +34,8 @@ def change_for(pull: PullRequest, ctx: AppContext) -> Callable[[Record], Record 
         if not isinstance(record, Run):
             return None  # a council's record has no pull request to land
         m = record.merge
+        if not _names(record, pull.number):
+            return None  # the record is another PR's: a PR whose branch borrows its run id
         if record.status is status and m is not None and m.mode == "pr" and m.pr == pull.number:
             return None  # said already (a redelivery, or the merge and its closed event)
         at = ctx.clock()
@@ -60,6 +62,14 @@ def change_for(pull: PullRequest, ctx: AppContext) -> Callable[[Record], Record 
     return change
 
 
+def _names(record: Run, number: int) -> bool:
+    """True unless the record names a pull request of its own that is not ``number``."""
+    held = {record.landing.pr} if record.landing is not None else set()
+    if record.merge is not None and record.merge.mode == "pr" and record.merge.pr is not None:
+        held.add(record.merge.pr)
+    return not held or held == {number}
+
+
 async def record_ending(
     ctx: AppContext, gh: GitHubPort, repo: Repo, run_id: str, pull: PullRequest, delivery: str
 ) -> str:
@@ -72,6 +82,7 @@ async def record_ending(
             run_id,
             change_for(pull, ctx),
             message=f"magi: run {run_id} {ending} (pull request #{pull.number})",
+            pr=pull.number,
         )
     except (StateError, GitHubError) as exc:
         why = exc.message if isinstance(exc, StateError) else f"{exc.status}: {exc.message}"

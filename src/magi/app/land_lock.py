@@ -21,13 +21,16 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from magi.app.context import AppContext, reply_once
+from magi.app.context import AppContext, reply_once, repo_config
 from magi.app.events import Delivery, Router
-from magi.app.progress import JobBody, WorkflowJobEvent
+from magi.app.progress import JobBody, WorkflowJobEvent, is_magi_run
 from magi.app.pulls import is_magi_pull
+from magi.config.model import Config
 from magi.core import markers
+from magi.core.progress import parse_title
+from magi.errors import ConfigError
 from magi.github.models import PullRequest, Repo
-from magi.github.port import GitHubPort
+from magi.github.port import GitHubError, GitHubPort
 
 __all__ = ["ENDED", "STALE", "claim", "land_ref", "release", "router"]
 
@@ -70,14 +73,36 @@ async def claim(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest) 
     return await gh.create_ref(repo, ref, pull.head.sha)
 
 
-async def release(ctx: AppContext, gh: GitHubPort, repo: Repo, job: JobBody) -> str:
-    """A landing job ended without success: give its head's lock back (see the docstring)."""
+async def release(
+    ctx: AppContext, gh: GitHubPort, repo: Repo, job: JobBody, workflow: str = "magi.yml"
+) -> str:
+    """A landing job ended without success: give its head's lock back (see the docstring).
+
+    The job's name is no proof (any workflow, a fork PR's included, names its jobs as it
+    likes): its run must be magi's ``workflow`` dispatched (by the App) for landing that PR.
+    """
     m = JOB_TAG.search(job.name)
     if m is None:
         return "not-a-landing-job"
     if job.conclusion not in ENDED:
         return f"job-{job.conclusion or job.status}"
-    pull = await gh.get_pull(repo, int(m[1]))
+    number = int(m[1])
+    try:
+        run = await gh.get_workflow_run(repo, job.run_id)
+    except GitHubError as exc:
+        if exc.status == 404:
+            return "no-such-run"
+        raise
+    title = parse_title(run.display_title)
+    if (
+        not is_magi_run(run, workflow)
+        or run.event != "workflow_dispatch"
+        or title is None
+        or title.command not in ("land", "rebase")
+        or title.pr != number
+    ):
+        return "not-magis-landing-run"
+    pull = await gh.get_pull(repo, number)
     if not is_magi_pull(pull) or pull.state != "open":
         return "not-open"
     last = await _dispatched(ctx, gh, repo, pull.number)
@@ -102,4 +127,8 @@ async def release(ctx: AppContext, gh: GitHubPort, repo: Repo, job: JobBody) -> 
 @router.on("workflow_job", "completed", WorkflowJobEvent)
 async def job_completed(ctx: AppContext, d: Delivery[WorkflowJobEvent]) -> str:
     gh = await ctx.ports(d.installation, d.repo)
-    return await release(ctx, gh, d.repo, d.payload.workflow_job)
+    try:
+        config = await repo_config(gh, d.repo, d.payload.repository.default_branch)
+    except ConfigError:
+        config = Config()  # as progress does: the labeled handler says what is wrong
+    return await release(ctx, gh, d.repo, d.payload.workflow_job, config.github.workflow)

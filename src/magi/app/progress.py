@@ -57,10 +57,19 @@ def _ours(p: WorkflowJobEvent) -> bool:
     return name is None or name == WORKFLOW_NAME
 
 
+# What starts magi's workflow (workflows/magi.yml ``on:``): the App's dispatch, and without
+# the App the label, a comment or another workflow's end. All of these run the default
+# branch's workflow file; pull_request(_target) and push would run a fork's or a branch's
+# copy at the same path, whose ``run-name`` anyone writes.
+MAGI_EVENTS = frozenset({"workflow_dispatch", "issues", "issue_comment", "workflow_run"})
+
+
 def is_magi_run(run: WorkflowRun, workflow: str) -> bool:
-    """Whether ``run`` is of magi's workflow file (GitHub's ``path`` may end ``@ref``)."""
+    """Whether ``run`` is of magi's workflow file (GitHub's ``path`` may end ``@ref``) and
+    started by an event that runs the default branch's copy of it (``MAGI_EVENTS``)."""
     path = run.path.split("@", 1)[0]
-    return path == f".github/workflows/{workflow}" or path.endswith(f"/{workflow}")
+    ours = path == f".github/workflows/{workflow}" or path.endswith(f"/{workflow}")
+    return ours and run.event in MAGI_EVENTS
 
 
 @router.on("workflow_job", None, WorkflowJobEvent, _ours)

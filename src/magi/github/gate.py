@@ -84,7 +84,23 @@ class Gate:
 
 
 def is_magi_pull(pull: PullRequest) -> bool:
-    return pull.head.ref.startswith("magi/")
+    """A PR magi opened: its head is a ``magi/...`` branch *in the base's own repository*.
+
+    The branch name alone is no proof: anyone can open a fork PR from a branch named
+    ``magi/<someone's run>/x``; its head is in the fork, so it is not magi's (nor is a head
+    whose repository is unknown, as when the fork was deleted).
+    """
+    return pull.head.ref.startswith("magi/") and same_repo(pull)
+
+
+def same_repo(pull: PullRequest) -> bool:
+    """The PR's head lives in the repository of its base (by id when both say one)."""
+    head, base = pull.head.repo, pull.base.repo
+    if head is None or base is None:
+        return False
+    if head.id is not None and base.id is not None:
+        return head.id == base.id
+    return bool(head.full_name) and head.full_name.lower() == base.full_name.lower()
 
 
 def run_of(pull: PullRequest) -> str | None:

@@ -53,7 +53,13 @@ async def job_log_tail(gh: GitHub[Any], repo: Repo, job_id: int, *, max_bytes: i
             status=answer.status_code,
             transient=answer.status_code >= 500,
         )
-    url = httpx.URL(location)
+    try:
+        url = httpx.URL(location)
+    except (httpx.InvalidURL, TypeError, ValueError):
+        # the message quotes the URL, a credential: name the job only
+        raise GitHubError(
+            f"job {job_id}'s log: the download URL is malformed; not followed"
+        ) from None
     if url.scheme != "https":
         raise GitHubError(f"job {job_id}'s log: the download is not https; not followed")
     return await _download(url, job_id, max_bytes, gh.config.async_transport)

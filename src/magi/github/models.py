@@ -117,10 +117,18 @@ class WorkflowJob(_Model):
     completed_at: datetime | None = None
 
 
+class BranchRepo(_Model):
+    """The repository a PR's head or base lives in (a fork's head is in another one)."""
+
+    id: int | None = None
+    full_name: str = ""
+
+
 class Branch(_Model):
     ref: str
     sha: str
     label: str | None = None
+    repo: BranchRepo | None = None  # null for a head whose fork was deleted
 
 
 class PullRequest(_Model):

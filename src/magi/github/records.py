@@ -19,6 +19,7 @@ overwritten.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,7 @@ __all__ = [
 
 RUNS = "magi/runs/"
 RUN_JSON = "run.json"
+PUBLISHED_JSON = "published.json"  # what publish did, beside run.json (magi.action.record_ref)
 MAX_RECORDS = 100  # records one request reads, newest first
 MAX_RECORD_BYTES = 8 * 1024 * 1024  # a run.json larger than this is not read at all
 RACE_ATTEMPTS = 3  # tries of an update that loses the ref to a concurrent publish
@@ -63,6 +65,7 @@ class Stored:
     tree: str
     text: str
     record: Record
+    published_pr: int | None = None  # published.json's PR, when read (``published=True``)
 
 
 @dataclass(frozen=True)
@@ -82,10 +85,16 @@ class Records:
 
 
 def _where(run_id: str) -> Path:
+    """Where the record lives; StateError when ``run_id`` is no run id (it comes from a
+    branch name anyone can pick: it never reaches a ref or a URL path unchecked)."""
+    if not RUN_ID.fullmatch(run_id):
+        raise StateError(f"not a run id: {run_id[:64]!r}; no record is read or written for it")
     return Path(f"{record_ref(run_id)}:{RUN_JSON}")
 
 
-async def read(gh: GitHubPort, repo: Repo, run_id: str, sha: str | None = None) -> Stored:
+async def read(
+    gh: GitHubPort, repo: Repo, run_id: str, sha: str | None = None, *, published: bool = False
+) -> Stored:
     """One record (at commit ``sha`` when known, else where its ref points now).
 
     Raises ``StateError`` naming the ref when the record is missing or unreadable, and
@@ -127,7 +136,23 @@ async def read(gh: GitHubPort, repo: Repo, run_id: str, sha: str | None = None) 
         raise StateError(
             f"not a record magi wrote ({exc.__class__.__name__} while migrating it)", path=where
         ) from None
-    return Stored(run_id=run_id, commit=sha, tree=commit.tree, text=text, record=record)
+    pr = await _published_pr(gh, repo, tree.tree) if published else None
+    return Stored(
+        run_id=run_id, commit=sha, tree=commit.tree, text=text, record=record, published_pr=pr
+    )
+
+
+async def _published_pr(gh: GitHubPort, repo: Repo, tree: list[TreeEntry]) -> int | None:
+    """The PR number publish stored in ``published.json`` beside the record, if it holds one."""
+    entry = next((e for e in tree if e.path == PUBLISHED_JSON and e.type == "blob"), None)
+    if entry is None or (entry.size is not None and entry.size > MAX_RECORD_BYTES):
+        return None
+    try:
+        data = json.loads((await gh.get_blob(repo, entry.sha)).content)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    pr = data.get("pr") if isinstance(data, dict) else None
+    return pr if isinstance(pr, int) and not isinstance(pr, bool) else None
 
 
 async def read_all(gh: GitHubPort, repo: Repo, *, limit: int = MAX_RECORDS) -> Records:
@@ -173,17 +198,24 @@ async def update(
     *,
     message: str,
     attempts: int = RACE_ATTEMPTS,
+    pr: int | None = None,
 ) -> str | None:
     """Apply ``change`` to the record and commit it; the new record commit, or None when
     ``change`` says there is nothing to change (it returns None or an equal record).
+
+    With ``pr``, a record whose ``published.json`` names another pull request is left alone
+    (None): only the PR publish opened for a run ends it.
 
     ``change`` gets a fresh record on every attempt (after a lost race it sees what the
     publish wrote) and must not keep state between calls. Raises ``StateError`` when the
     record cannot be read (nothing is written then: a record of a newer schema is never
     rewritten by an older magi) or the race was lost ``attempts`` times.
     """
+    _where(run_id)  # a bad run id is refused before any call
     for _ in range(attempts):
-        stored = await read(gh, repo, run_id)
+        stored = await read(gh, repo, run_id, published=pr is not None)
+        if pr is not None and stored.published_pr not in (None, pr):
+            return None  # the record is another PR's (publish said which): not this one's
         new = change(stored.record.model_copy(deep=True))
         if new is None:
             return None

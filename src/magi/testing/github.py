@@ -18,6 +18,7 @@ import asyncio
 import hashlib
 import itertools
 import subprocess
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,6 +28,7 @@ from typing import Any
 from magi.github.models import (
     Blob,
     Branch,
+    BranchRepo,
     CheckRun,
     CombinedStatus,
     Comment,
@@ -87,6 +89,11 @@ class World:
     job_logs: dict[int, str] = field(default_factory=dict)  # Actions job id -> its log
 
 
+def branch_repo(full_name: str) -> BranchRepo:
+    """A repository as a PR's head or base names it (its id stable per name)."""
+    return BranchRepo(id=zlib.crc32(full_name.lower().encode()), full_name=full_name)
+
+
 class FakeGitHub:
     """An in-memory GitHub behind the port; see the module docstring."""
 
@@ -114,10 +121,12 @@ class FakeGitHub:
         self, repo: Repo | str, number: int, head_ref: str, head_sha: str, **fields: Any
     ) -> PullRequest:
         w = self.world(repo)
+        home = branch_repo(repo if isinstance(repo, str) else repo.full_name)
+        head_repo = fields.pop("head_repo", home)  # another repository's: a fork PR
         pull = PullRequest(
             number=number,
-            head=Branch(ref=head_ref, sha=head_sha),
-            base=Branch(ref=w.default_branch, sha=w.refs[f"heads/{w.default_branch}"]),
+            head=Branch(ref=head_ref, sha=head_sha, repo=head_repo),
+            base=Branch(ref=w.default_branch, sha=w.refs[f"heads/{w.default_branch}"], repo=home),
             mergeable=fields.pop("mergeable", True),
             **fields,
         )
@@ -129,7 +138,9 @@ class FakeGitHub:
     def push(self, repo: Repo | str, number: int, sha: str) -> None:
         w = self.world(repo)
         pull = w.pulls[number]
-        w.pulls[number] = pull.model_copy(update={"head": Branch(ref=pull.head.ref, sha=sha)})
+        w.pulls[number] = pull.model_copy(
+            update={"head": pull.head.model_copy(update={"sha": sha})}
+        )
         w.refs[f"heads/{pull.head.ref}"] = sha
         w.commits[sha] = self.now
 
@@ -394,8 +405,16 @@ class FakeGitHub:
             title=title,
             body=body,
             draft=draft,
-            head=Branch(ref=head, sha=w.refs.get(f"heads/{head}", "1" * 40)),
-            base=Branch(ref=base, sha=w.refs.get(f"heads/{base}", "0" * 40)),
+            head=Branch(
+                ref=head,
+                sha=w.refs.get(f"heads/{head}", "1" * 40),
+                repo=branch_repo(repo.full_name),
+            ),
+            base=Branch(
+                ref=base,
+                sha=w.refs.get(f"heads/{base}", "0" * 40),
+                repo=branch_repo(repo.full_name),
+            ),
         )
         w.pulls[number] = pull
         return pull
@@ -578,9 +597,11 @@ class FakeGitHub:
     def add_run(
         self, repo: Repo | str, run_id: int, display_title: str, **fields: Any
     ) -> WorkflowRun:
-        """A workflow run as GitHub shows it (``path`` defaults to magi's workflow)."""
+        """A workflow run as GitHub shows it (``path`` defaults to magi's workflow, ``event``
+        to ``workflow_dispatch``)."""
         fields.setdefault("path", ".github/workflows/magi.yml")
         fields.setdefault("status", "queued")
+        fields.setdefault("event", "workflow_dispatch")  # as the App starts magi's runs
         run = WorkflowRun(id=run_id, display_title=display_title, **fields)
         self.world(repo).runs[run_id] = run
         return run

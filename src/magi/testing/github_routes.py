@@ -321,9 +321,15 @@ def _pull(x: Any, repo: Repo) -> dict[str, Any]:
         "merged": x.merged,
         "merge_commit_sha": x.merge_commit_sha,
         "mergeable": x.mergeable,
-        "head": {"ref": x.head.ref, "sha": x.head.sha},
-        "base": {"ref": x.base.ref, "sha": x.base.sha},
+        "head": {"ref": x.head.ref, "sha": x.head.sha, **_branch_repo(x.head)},
+        "base": {"ref": x.base.ref, "sha": x.base.sha, **_branch_repo(x.base)},
     }
+
+
+def _branch_repo(b: Any) -> dict[str, Any]:
+    if b.repo is None:
+        return {}
+    return {"repo": {"id": b.repo.id, "full_name": b.repo.full_name}}
 
 
 @route("GET", C + "/pulls/{pull_number}")
