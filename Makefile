@@ -33,8 +33,10 @@ test-wheel: $(STAMP)
 	$(PY) -m venv .venv-wheel
 	.venv-wheel/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt \
 		"$$(ls dist/magi-*.whl)[test,github]"
-	cd tests && MAGI_TEST_WHEEL=1 ../.venv-wheel/bin/python -m pytest -q -p no:cacheprovider \
-		--rootdir=.. -c ../pyproject.toml .
+	# The interpreter by its absolute path: `../.venv-wheel/bin/python` passes through tests/,
+	# which a jail whose private /tmp holds only magi's install does not have (a clone in /tmp).
+	cd tests && MAGI_TEST_WHEEL=1 "$(CURDIR)/.venv-wheel/bin/python" -m pytest -q \
+		-p no:cacheprovider --rootdir=.. -c ../pyproject.toml .
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
