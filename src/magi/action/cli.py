@@ -140,6 +140,14 @@ def _event(event_file: Path) -> dict[str, Any]:
     return data
 
 
+def _token(what: str, kind: str = "App installation token") -> str:
+    """The step's MAGI_GITHUB_TOKEN, or a clear error naming the step and the token it needs."""
+    token = os.environ.get("MAGI_GITHUB_TOKEN", "")
+    if not token:
+        raise ActionError(f"{what} needs the {kind} in MAGI_GITHUB_TOKEN")
+    return token
+
+
 EventName = Annotated[str, typer.Option("--event-name", help="GITHUB_EVENT_NAME.")]
 EventFile = Annotated[Path, typer.Option("--event-file", help="GITHUB_EVENT_PATH.")]
 
@@ -151,9 +159,7 @@ def claim(issue: Issue, event_file: EventFile) -> None:
     from magi.action.gatekeep import claim as run_claim
 
     env = ActionEnv.from_environ(os.environ)
-    token = os.environ.get("MAGI_GITHUB_TOKEN", "")
-    if not token:
-        raise ActionError("claim needs the App installation token in MAGI_GITHUB_TOKEN")
+    token = _token("claim")
     repo = _event(event_file).get("repository") or {}
     branch = str(repo.get("default_branch") or "main") if isinstance(repo, dict) else "main"
     port = port_from_env(env.api_url, token)
@@ -176,9 +182,7 @@ def merge(event_name: EventName, event_file: EventFile) -> None:
     from magi.github.gate import Gate
 
     env = ActionEnv.from_environ(os.environ)
-    token = os.environ.get("MAGI_GITHUB_TOKEN", "")
-    if not token:
-        raise ActionError("merge needs the App installation token in MAGI_GITHUB_TOKEN")
+    token = _token("merge")
     if not env.app_login:
         raise ActionError("merge needs MAGI_APP_SLUG (the App token step's app-slug output)")
     work = merge_event(event_name, _event(event_file))
@@ -208,9 +212,7 @@ def publish(
     from magi.git import Git
 
     env = ActionEnv.from_environ(os.environ)
-    token = os.environ.get("MAGI_GITHUB_TOKEN", "")
-    if not token:
-        raise ActionError("publish needs the App installation token in MAGI_GITHUB_TOKEN")
+    token = _token("publish")
     port = port_from_env(env.api_url, token)
     where = _artifact_dir(artifact_dir)
     if not (where / "manifest.json").is_file():
@@ -319,9 +321,7 @@ def publish_council_command(
     )
 
     env = ActionEnv.from_environ(os.environ)
-    token = os.environ.get("MAGI_GITHUB_TOKEN", "")
-    if not token:
-        raise ActionError("publish-council needs the App installation token in MAGI_GITHUB_TOKEN")
+    token = _token("publish-council")
     inputs = read_inputs(input_dir, issue=issue, comment=comment, command=command)
     port = port_from_env(env.api_url, token)
     where = _artifact_dir(artifact_dir)
@@ -350,9 +350,7 @@ def _publish_side() -> tuple[ActionEnv, object, object, object]:
     from magi.git import Git
 
     env = ActionEnv.from_environ(os.environ)
-    token = os.environ.get("MAGI_GITHUB_TOKEN", "")
-    if not token:
-        raise ActionError("this step needs the App installation token in MAGI_GITHUB_TOKEN")
+    token = _token("this step")
     git = Git.discover(Path.cwd())
     url = git.run("remote", "get-url", "origin").strip()
     return env, port_from_env(env.api_url, token), git, Remote(git.root, url, token)
@@ -388,9 +386,7 @@ def land_read(
 
     env = ActionEnv.from_environ(os.environ)
     if fetch_logs:
-        token = os.environ.get("MAGI_GITHUB_TOKEN", "")
-        if not token:
-            raise ActionError("--fetch-logs needs the job's read-only token in MAGI_GITHUB_TOKEN")
+        token = _token("--fetch-logs", "job's read-only token")
         port = port_from_env(env.api_url, token)
         for miss in asyncio.run(fetch_job_logs(port, env.repo, raw)):  # type: ignore[arg-type]
             typer.echo(f"no job log: {miss}")
