@@ -179,13 +179,72 @@ def test_a_push_between_approval_and_green_voids_the_approval() -> None:
     assert [m["sha"] for m in fake.world(REPO).merges] == ["c" * 40]
 
 
-def test_a_head_newer_than_the_comment_is_not_approved() -> None:
-    """The approval is pinned to the head when the comment was written."""
+def test_a_backdated_head_pushed_after_the_comment_is_not_approved() -> None:
+    """Pinned to the head at the comment by GitHub's push time, not the committer date.
+
+    The head's commit claims 11:00, an hour before the `merge` (11:59), but GitHub took
+    its push at 12:00: the writer approved what was there before it.
+    """
     fake = scene()
-    fake.world(REPO).commits[SHA] = NOW  # committed after the comment (11:59)
+    fake.now = NOW
+    fake.push(REPO, PR, "c" * 40, committed_at=NOW - timedelta(hours=1))
+    fake.set_check(REPO, "c" * 40, "ci", "completed", "success")
     say(fake)
     assert fake.world(REPO).merges == []
     assert "head moved" in replies(fake)[-1]
+    assert not markers.find(replies(fake), markers.APPROVAL)
+
+
+def test_a_head_pushed_in_the_same_second_as_the_comment_is_not_approved() -> None:
+    fake = scene()
+    fake.now = NOW - timedelta(minutes=1)  # 11:59:00, the comment's own second
+    fake.push(REPO, PR, "c" * 40, committed_at=NOW - timedelta(hours=1))
+    fake.set_check(REPO, "c" * 40, "ci", "completed", "success")
+    say(fake)
+    assert fake.world(REPO).merges == []
+    assert "head moved" in replies(fake)[-1]
+
+
+def test_a_commit_dated_after_the_comment_but_pushed_before_it_is_approved() -> None:
+    """A committer's clock ahead of GitHub's does not void an approval."""
+    fake = scene()
+    fake.world(REPO).commits[SHA] = NOW + timedelta(days=1)
+    say(fake)
+    assert [m["sha"] for m in fake.world(REPO).merges] == [SHA]
+
+
+def test_a_head_whose_push_the_activity_log_does_not_show_is_not_approved() -> None:
+    """No push time, no pin: the reply says so and asks for a new `merge`; nothing merges."""
+    fake = scene()
+    log = fake.world(REPO).refs.activity
+    kept = list(log)
+    log.clear()
+    say(fake)
+    assert fake.world(REPO).merges == []
+    assert "activity log does not say when the head" in replies(fake)[-1]
+    assert len(fake.named("list_activities")) == 3  # read again, bounded
+    log.extend(kept)  # the log catches up: pushed 11:30, before the comment
+    say(fake, comment_id=5002)
+    assert [m["sha"] for m in fake.world(REPO).merges] == [SHA]
+
+
+def test_an_activity_log_that_trails_the_push_is_read_again() -> None:
+    """The first read lacks the push; the second has it: approved without a second word."""
+
+    class Trailing(FakeGitHub):
+        lag = 1
+
+        async def list_activities(self, repo: Any, ref: str) -> Any:
+            log = await super().list_activities(repo, ref)
+            self.lag -= 1
+            return [] if self.lag >= 0 else log
+
+    fake = scene()
+    trailing = Trailing()
+    trailing.__dict__.update(fake.__dict__)
+    say(trailing)
+    assert [m["sha"] for m in trailing.world(REPO).merges] == [SHA]
+    assert len(trailing.named("list_activities")) >= 2
 
 
 def test_each_refusal_is_said_once() -> None:

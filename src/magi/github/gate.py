@@ -2,11 +2,15 @@
 
 A writer's ``merge`` comment on a magi PR is an approval, recorded as a marker in magi's own
 reply (``approval comment= sha= login=``) and pinned to the head SHA at the comment: a head
-commit made after the comment voids it. ``evaluate`` re-reads the PR, its checks and
-statuses and decides with ``magi.core.approval.decide``; the approver's permission is
-re-checked right before merging; a merge is a squash with the SHA precondition, one at a
-time per PR (the ``merging`` ref is the lock), then the issue is closed and the claim and
-candidate branches deleted. Each refusal or wait is said once per (approval, reason, head).
+pushed after the comment voids it. "After" is by GitHub's clock, the time GitHub's activity
+log gives the push (``list_activities``), never the head commit's committer date, which
+whoever made the commit chose (a backdated commit pushed after the comment is not approved);
+a head whose push the log does not show is not approved either. ``evaluate`` re-reads the
+PR, its checks and statuses and decides with ``magi.core.approval.decide``; the approver's
+permission is re-checked right before merging; a merge is a squash with the SHA
+precondition, one at a time per PR (the ``merging`` ref is the lock), then the issue is
+closed and the claim and candidate branches deleted. Each refusal or wait is said once per
+(approval, reason, head).
 
 The App (``magi.app.merge``) calls this on deliveries; without the App, the workflow's merge
 job calls it from ``magi action merge`` with the event GitHub wrote to disk. Both pass a
@@ -49,6 +53,7 @@ __all__ = [
     "merge",
     "merging_ref",
     "on_comment",
+    "pushed_at",
     "run_of",
     "tidy",
     "wake",
@@ -58,6 +63,7 @@ __all__ = [
 SameChange = Callable[[str, str], bool]
 MERGEABLE_READS = 3
 MERGEABLE_WAIT = 2.0
+PUSH_READS = 3  # the activity log can trail a push by a moment: read again, bounded
 
 
 def _now() -> datetime:
@@ -154,8 +160,20 @@ async def on_comment(
         await reply_once(gh, repo, number, key, f"Not merging: {words}", pull.head.sha)
         return str(kind.value)
     sha = pull.head.sha
-    head = await gh.get_commit(repo, sha)
-    if created_at is not None and head.committed_at is not None and head.committed_at > created_at:
+    pushed = await pushed_at(gh, repo, pull, sleep=g.sleep, reads=PUSH_READS)
+    if pushed is None or created_at is None:
+        await reply_once(
+            gh,
+            repo,
+            number,
+            f"approval-{comment_id}",
+            f"Not merging: GitHub's activity log does not say when the head `{sha[:12]}` was "
+            f"pushed to `{pull.head.ref}`, so magi cannot tell that this `merge` came after "
+            "it. Say `merge` again in a minute.",
+            sha,
+        )
+        return "push-time-unknown"
+    if pushed >= created_at:  # same second: the writer cannot have seen it
         await reply_once(
             gh,
             repo,
@@ -189,9 +207,49 @@ async def head_checks(gh: GitHubPort, repo: Repo, sha: str) -> list[Check]:
     return checks
 
 
+async def pushed_at(
+    gh: GitHubPort,
+    repo: Repo,
+    pull: PullRequest,
+    *,
+    sleep: Callable[[float], Awaitable[None]] | None = None,
+    reads: int = 1,
+) -> datetime | None:
+    """When GitHub last took a push that set ``pull``'s branch to its head, by GitHub's clock.
+
+    None when the activity log does not show one (it can trail a push by a moment: with
+    ``reads`` > 1 it is read again, ``MERGEABLE_WAIT`` apart) or has no such endpoint (404).
+    """
+    ref = f"refs/heads/{pull.head.ref}"
+    for attempt in range(reads):
+        try:
+            log = await gh.list_activities(repo, ref)
+        except GitHubError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        times = [
+            a.timestamp
+            for a in log
+            if a.ref == ref and a.after == pull.head.sha and a.activity_type != "branch_deletion"
+        ]
+        if times:
+            return max(times)
+        if sleep is not None and attempt + 1 < reads:
+            await sleep(MERGEABLE_WAIT)
+    return None
+
+
 async def pull_facts(gh: GitHubPort, repo: Repo, pull: PullRequest) -> PullFacts:
-    """The PR as the pure decisions read it, with when its head was pushed."""
-    head = await gh.get_commit(repo, pull.head.sha)
+    """The PR as the pure decisions read it, with when its head was pushed.
+
+    The push time only tells "no checks yet" (waiting, within three minutes of the push)
+    from "no checks at all" (unknown): neither merges, so where the activity log shows no
+    push the committer date stands in for it.
+    """
+    pushed = await pushed_at(gh, repo, pull)
+    if pushed is None:
+        pushed = (await gh.get_commit(repo, pull.head.sha)).committed_at
     return PullFacts(
         number=pull.number,
         head_sha=pull.head.sha,
@@ -199,7 +257,7 @@ async def pull_facts(gh: GitHubPort, repo: Repo, pull: PullRequest) -> PullFacts
         merged=pull.merged,
         draft=pull.draft,
         mergeable=pull.mergeable,
-        pushed_at=head.committed_at,
+        pushed_at=pushed,
     )
 
 

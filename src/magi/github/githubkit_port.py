@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from magi.github.job_log import job_log_tail
 from magi.github.models import (
+    Activity,
     Blob,
     CheckRun,
     CombinedStatus,
@@ -232,6 +233,22 @@ class GitHubKitPort:
             r.async_list_matching_refs, repo.owner, repo.name, prefix.removeprefix("refs/")
         )
         return [self._ref(d) for d in data or []]
+
+    async def list_activities(self, repo: Repo, ref: str) -> list[Activity]:
+        # The endpoint pages by cursor (before/after), not by number; the gate needs only
+        # the newest changes of one branch, so one page of the newest is read.
+        data = await self._call(
+            self.gh.rest.repos.async_list_activities,
+            repo.owner,
+            repo.name,
+            ref=ref,
+            direction="desc",
+            per_page=PAGE,
+        )
+        try:
+            return [Activity.from_api(d) for d in data or []]
+        except (KeyError, TypeError, AttributeError, ValidationError) as exc:
+            raise GitHubError("GitHub answered an unexpected activity shape") from exc
 
     # -- the runner ---------------------------------------------------------------------
     async def dispatch_workflow(

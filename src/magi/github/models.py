@@ -188,6 +188,34 @@ class Commit(_Model):
         return cls(sha=data["sha"], committed_at=date)
 
 
+class Activity(_Model):
+    """One change GitHub recorded to a branch: ``timestamp`` is when GitHub took the push.
+
+    That is GitHub's own clock, where a commit's committer date is whatever whoever made the
+    commit wrote: the merge gate reads this one. The schema names the fields ``timestamp``
+    and ``activity_type``; the example GitHub publishes for the operation still uses the
+    older ``pushed_at`` and ``push_type`` (``normal``/``force``), so both are read.
+    """
+
+    ref: str
+    after: str
+    timestamp: datetime
+    activity_type: str
+
+    @classmethod
+    def from_api(cls, data: dict[str, Any]) -> Activity:
+        kind = data.get("activity_type")
+        if kind is None:
+            old = data.get("push_type")
+            kind = {"normal": "push", "force": "force_push"}.get(str(old), old)
+        return cls(
+            ref=data["ref"],
+            after=data["after"],
+            timestamp=data.get("timestamp") or data["pushed_at"],
+            activity_type=kind,
+        )
+
+
 class TreeEntry(_Model):
     """One entry of a git tree (``mode`` 100644 blob, 040000 tree, ...)."""
 

@@ -16,6 +16,7 @@ from typing import Protocol
 
 from magi.errors import MagiError
 from magi.github.models import (
+    Activity,
     Blob,
     CheckRun,
     CombinedStatus,
@@ -65,6 +66,7 @@ CALLS: Mapping[str, tuple[str, str]] = {
     "delete_ref": ("contents", "write"),
     "update_ref": ("contents", "write"),
     "matching_refs": ("contents", "read"),
+    "list_activities": ("metadata", "read"),
     "dispatch_workflow": ("actions", "write"),
     "list_workflow_runs": ("actions", "read"),
     "cancel_workflow_run": ("actions", "write"),
@@ -119,6 +121,9 @@ class GitHubPort(Protocol):
     async def delete_ref(self, repo: Repo, ref: str) -> bool: ...
     async def update_ref(self, repo: Repo, ref: str, sha: str, *, force: bool) -> GitRef: ...
     async def matching_refs(self, repo: Repo, prefix: str) -> list[GitRef]: ...
+    # what GitHub recorded of a branch's changes (``refs/heads/<b>``), newest first, the
+    # first page only: when each push reached GitHub, by GitHub's clock (the merge gate's)
+    async def list_activities(self, repo: Repo, ref: str) -> list[Activity]: ...
 
     # the runner
     async def dispatch_workflow(

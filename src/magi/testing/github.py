@@ -8,6 +8,9 @@ once before it acts, so concurrent callers really interleave (as they would over
 ``create_ref`` keeps GitHub's atomicity: of two creators of one ref exactly one wins.
 Git objects (blobs, trees, commits of the Git Data API) are kept by their real git sha,
 and ``update_ref(force=False)`` refuses what is not a fast forward, as GitHub does (422).
+Every change of a branch, however it is made (a port call, ``push``, a test writing
+``refs`` directly), is logged at the fake's ``now`` the way GitHub's activity API shows it
+(``list_activities``): the merge gate's clock is that log, never a committer date.
 
 The HTTP double that the githubkit adapter is tested against is ``magi.testing.github_http``.
 """
@@ -19,13 +22,15 @@ import hashlib
 import itertools
 import subprocess
 import zlib
-from collections.abc import Mapping, Sequence
+from collections import UserDict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from magi.github.models import (
+    Activity,
     Blob,
     Branch,
     BranchRepo,
@@ -64,13 +69,50 @@ class Call:
     args: Mapping[str, Any]
 
 
+NO_SHA = "0" * 40
+
+
+class RefLog(UserDict[str, str]):
+    """A repository's refs (``heads/main`` -> sha) that log each branch change with its time.
+
+    A ``UserDict``: ``update``, ``setdefault`` and ``pop`` all go through the two methods
+    below, so no way of writing a ref skips the log.
+    """
+
+    def __init__(
+        self, refs: Mapping[str, str] | None = None, clock: Callable[[], datetime] | None = None
+    ) -> None:
+        self.clock = clock or (lambda: datetime(2026, 1, 1, tzinfo=UTC))
+        self.activity: list[Activity] = []
+        super().__init__(refs or {})
+
+    def _log(self, key: str, old: str | None, new: str | None) -> None:
+        if not key.startswith("heads/") or old == new:
+            return
+        kind = "branch_creation" if old is None else "branch_deletion" if new is None else "push"
+        self.activity.append(
+            Activity(
+                ref=f"refs/{key}", after=new or NO_SHA, timestamp=self.clock(), activity_type=kind
+            )
+        )
+
+    def __setitem__(self, key: str, sha: str) -> None:
+        old = self.data.get(key)
+        self.data[key] = sha
+        self._log(key, old, sha)
+
+    def __delitem__(self, key: str) -> None:
+        old = self.data.pop(key)
+        self._log(key, old, None)
+
+
 @dataclass
 class World:
     """One repository's state."""
 
     default_branch: str = "main"
     files: dict[tuple[str, str], str] = field(default_factory=dict)  # (ref, path) -> text
-    refs: dict[str, str] = field(default_factory=dict)  # "heads/main" -> sha
+    refs: RefLog = field(default_factory=RefLog)  # "heads/main" -> sha, changes logged
     commits: dict[str, datetime] = field(default_factory=dict)
     issues: dict[int, Issue] = field(default_factory=dict)
     comments: dict[int, list[Comment]] = field(default_factory=dict)
@@ -107,7 +149,9 @@ class FakeGitHub:
     # -- setting the scene -------------------------------------------------------------
     def world(self, repo: Repo | str) -> World:
         key = repo if isinstance(repo, str) else repo.full_name
-        return self.worlds.setdefault(key, World(refs={"heads/main": "0" * 40}))
+        if key not in self.worlds:
+            self.worlds[key] = World(refs=RefLog({"heads/main": NO_SHA}, clock=lambda: self.now))
+        return self.worlds[key]
 
     def fail(self, name: str, error: BaseException, times: int = 1) -> None:
         self._faults.setdefault(name, []).extend([error] * times)
@@ -135,14 +179,18 @@ class FakeGitHub:
         w.commits.setdefault(head_sha, self.now)
         return pull
 
-    def push(self, repo: Repo | str, number: int, sha: str) -> None:
+    def push(
+        self, repo: Repo | str, number: int, sha: str, *, committed_at: datetime | None = None
+    ) -> None:
+        """Push ``sha`` as PR ``number``'s head now; its committer date is ``committed_at``
+        (default now): whoever makes a commit writes its date, GitHub only the push time."""
         w = self.world(repo)
         pull = w.pulls[number]
         w.pulls[number] = pull.model_copy(
             update={"head": pull.head.model_copy(update={"sha": sha})}
         )
         w.refs[f"heads/{pull.head.ref}"] = sha
-        w.commits[sha] = self.now
+        w.commits[sha] = committed_at or self.now
 
     def set_check(
         self, repo: Repo | str, sha: str, name: str, status: str, conc: str | None
@@ -353,6 +401,11 @@ class FakeGitHub:
         w = await self._enter("matching_refs", repo, prefix=prefix)
         want = prefix.removeprefix("refs/")
         return [GitRef(ref=f"refs/{k}", sha=v) for k, v in w.refs.items() if k.startswith(want)]
+
+    async def list_activities(self, repo: Repo, ref: str) -> list[Activity]:
+        w = await self._enter("list_activities", repo, ref=ref)
+        want = ref if ref.startswith("refs/") else f"refs/heads/{ref}"
+        return [a for a in reversed(w.refs.activity) if a.ref == want][:100]
 
     # -- the runner ---------------------------------------------------------------------
     async def dispatch_workflow(

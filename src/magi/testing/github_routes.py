@@ -208,6 +208,24 @@ async def _matching(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Requ
     return 200, [over(example, _ref(g)) for g in refs]
 
 
+@route("GET", C + "/activity")
+async def _activity(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    ref = _query(rq, "ref")
+    if ref is None:  # magi always names the branch; the whole repository's log is not served
+        return 422, {"message": "the double serves one branch's activity: pass ref"}
+    every = await d.fake.list_activities(repo, ref)
+    if _query(rq, "direction") == "asc":
+        every.reverse()
+    per = int(_query(rq, "per_page") or 30)
+    # GitHub's example still has the operation's older names (pushed_at, push_type,
+    # pusher); the schema's (timestamp, activity_type, actor) are laid over it.
+    example = (d.example("GET", C + "/activity") or [{}])[0]
+    return 200, [
+        over(example, a.model_dump(mode="json") | {"actor": _user("Codertocat", "User")})
+        for a in every[:per]
+    ]
+
+
 def _entry(d: GitHubHTTP, template: str, e: Any) -> dict[str, Any]:
     example = (d.example(*template.split(" ", 1)).get("tree") or [{}])[0]
     ours = {"path": e.path, "mode": e.mode, "type": e.type, "sha": e.sha}
