@@ -124,6 +124,20 @@ def test_a_writers_merge_squash_merges_with_the_sha(monkeypatch, tmp_path):
     assert markers.find(fake.comments_on(REPO, PR), markers.APPROVAL, sha=SHA)
 
 
+def test_a_backdated_head_pushed_after_the_comment_is_not_merged_by_the_job(monkeypatch, tmp_path):
+    """The workflow's gate reads GitHub's push time over HTTP too, not the commit's date."""
+    fake, double = scene()
+    fake.now = NOW
+    fake.push(REPO, PR, "c" * 40, committed_at=NOW - timedelta(hours=2))
+    fake.set_check(REPO, "c" * 40, "ci", "completed", "success")
+    code, _, outputs = run(
+        monkeypatch, tmp_path, double, ["merge"], "issue_comment", comment_event()
+    )
+    assert code == 0
+    assert outputs["outcome"] == "head-moved"
+    assert fake.world(REPO).merges == []
+
+
 def test_the_merge_jobs_token_grants_exactly_what_the_gate_calls(monkeypatch, tmp_path):
     """Each port call the gate made needs a permission the job's App token asks for, and
     the token asks for nothing the gate did not use (metadata comes with every token)."""

@@ -11,6 +11,7 @@ import pytest
 from github_helpers import NOW, REPO, deliver, fixture, make_app, no_sleep, pr_comment, world
 from magi.core import markers
 from magi.github.models import StatusContext
+from magi.github.port import GitHubError
 from magi.testing.github import FakeGitHub
 
 SHA = "a" * 40
@@ -192,6 +193,7 @@ def test_a_backdated_head_pushed_after_the_comment_is_not_approved() -> None:
     say(fake)
     assert fake.world(REPO).merges == []
     assert "head moved" in replies(fake)[-1]
+    assert "push of `cccccccccccc` at 2026-01-01 12:00:00 UTC" in replies(fake)[-1]
     assert not markers.find(replies(fake), markers.APPROVAL)
 
 
@@ -221,10 +223,65 @@ def test_a_head_whose_push_the_activity_log_does_not_show_is_not_approved() -> N
     log.clear()
     say(fake)
     assert fake.world(REPO).merges == []
-    assert "activity log does not say when the head" in replies(fake)[-1]
+    assert "activity log does not show yet" in replies(fake)[-1]
     assert len(fake.named("list_activities")) == 3  # read again, bounded
     log.extend(kept)  # the log catches up: pushed 11:30, before the comment
     say(fake, comment_id=5002)
+    assert [m["sha"] for m in fake.world(REPO).merges] == [SHA]
+
+
+def test_a_head_pushed_again_after_the_comment_is_not_approved_while_the_log_trails() -> None:
+    """B at 11:35, A at 11:40, `merge` at 11:59 for A, B again at 12:00 that the log does not
+    show yet: B's 11:35 entry is no pin (only the branch's newest change counts)."""
+    fake = scene()
+    fake.now = NOW - timedelta(minutes=25)
+    fake.push(REPO, PR, "b" * 40)
+    fake.now = NOW - timedelta(minutes=20)
+    fake.push(REPO, PR, SHA)
+    fake.now = NOW
+    log = fake.world(REPO).refs.activity
+    kept = list(log)
+    fake.push(REPO, PR, "b" * 40)
+    log[:] = kept  # GitHub took the push; its log trails
+    fake.set_check(REPO, "b" * 40, "ci", "completed", "success")
+    say(fake)
+    assert fake.world(REPO).merges == []
+    assert "activity log does not show yet" in replies(fake)[-1]
+
+
+def test_a_force_push_back_to_the_approved_sha_after_the_comment_needs_a_new_merge() -> None:
+    """A at 11:30, B at 11:40, `merge` at 11:59, A again at 12:00: the head is A, but the
+    writer saw B; the newest push is after the comment."""
+    fake = scene()
+    fake.now = NOW - timedelta(minutes=20)
+    fake.push(REPO, PR, "b" * 40)
+    fake.now = NOW
+    fake.push(REPO, PR, SHA)
+    say(fake)
+    assert fake.world(REPO).merges == []
+    assert "head moved" in replies(fake)[-1]
+
+
+def test_a_github_without_the_activity_log_is_told_plainly_and_never_merges() -> None:
+    """GitHub Enterprise without the endpoint (404): the reply says magi cannot approve
+    there and to merge by hand, rather than asking for `merge` again forever."""
+    fake = scene()
+    fake.fail("list_activities", GitHubError("Not Found", status=404))
+    say(fake)
+    assert fake.world(REPO).merges == []
+    assert "no repository activity log" in replies(fake)[-1]
+    assert "Merge by hand" in replies(fake)[-1]
+
+
+def test_an_unreadable_log_after_the_approval_does_not_stop_the_merge() -> None:
+    """Deciding later, the push time only picks "waiting" over "unknown": a 502 there falls
+    back to the commit's date and the green head merges."""
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "in_progress", None)
+    say(fake)
+    fake.set_check(REPO, SHA, "ci", "completed", "success")
+    fake.fail("list_activities", GitHubError("Bad Gateway", status=502))
+    wake(fake)
     assert [m["sha"] for m in fake.world(REPO).merges] == [SHA]
 
 
@@ -244,7 +301,8 @@ def test_an_activity_log_that_trails_the_push_is_read_again() -> None:
     trailing.__dict__.update(fake.__dict__)
     say(trailing)
     assert [m["sha"] for m in trailing.world(REPO).merges] == [SHA]
-    assert len(trailing.named("list_activities")) >= 2
+    reads = [c for c in trailing.calls if c.name == "list_activities"]
+    assert len(reads) == 3  # two for the approval (the first trailed), one deciding
 
 
 def test_each_refusal_is_said_once() -> None:

@@ -225,6 +225,29 @@ def test_a_branchs_pushes_come_back_with_githubs_own_times() -> None:
     double.assert_clean()
 
 
+def test_the_fakes_log_has_every_branch_change_however_it_was_made() -> None:
+    """A fast-forward is a push, a forced non-fast-forward a force_push, a new branch a
+    creation and a removed one a deletion; a ref outside refs/heads is not in the log."""
+    fake = FakeGitHub()
+    old = fake.commit_files(REPO, {"a": "1"})
+    new = fake.commit_files(REPO, {"a": "2"}, parent=old)
+    other = fake.commit_files(REPO, {"a": "3"}, parent=old)
+    refs = fake.world(REPO).refs
+    refs.setdefault("heads/x", old)
+    asyncio.run(fake.update_ref(REPO, "heads/x", new, force=False))
+    asyncio.run(fake.update_ref(REPO, "heads/x", other, force=True))
+    refs.update({"magi/claims/issue-1": old})
+    refs.pop("heads/x")
+    log = asyncio.run(fake.list_activities(REPO, "x"))
+    assert [(a.activity_type, a.before, a.after) for a in reversed(log)] == [
+        ("branch_creation", "0" * 40, old),
+        ("push", old, new),
+        ("force_push", new, other),
+        ("branch_deletion", other, "0" * 40),
+    ]
+    assert {a.ref for a in refs.activity} == {"refs/heads/x"}
+
+
 def test_the_published_activity_example_parses_though_its_field_names_are_older() -> None:
     """GitHub's example says pushed_at/push_type where the schema says timestamp/activity_type."""
     (item,) = load_examples()[("GET", "/repos/{owner}/{repo}/activity")]

@@ -1,11 +1,12 @@
 """The merge gate, the one irreversible step: a writer's ``merge`` on a magi PR, then green.
 
 An approval is recorded as a marker in the App's own reply (``approval comment= sha=
-login=``), pinned to the head SHA at the comment: a head commit made after the comment
-voids it at once. Every later event that may change the answer (a check or status
-finishing, a workflow run completing) re-reads the PR and decides again with
-``magi.core.approval.decide``; permission is re-checked right before merging. Each refusal
-or wait is said once per (approval, reason, head) so the thread does not fill up.
+login=``), pinned to the head SHA at the comment: a head GitHub took after the comment (by
+the push time in GitHub's activity log, never a committer date) voids it at once. Every
+later event that may change the answer (a check or status finishing, a workflow run
+completing) re-reads the PR and decides again with ``magi.core.approval.decide``;
+permission is re-checked right before merging. Each refusal or wait is said once per
+(approval, reason, head) so the thread does not fill up.
 A merge is a squash with the SHA precondition; then the issue is closed, the candidate
 branches and the claim deleted, and the outcome commented. The gate itself is
 ``magi.github.gate``, which the workflow's merge job (without the App) runs too; this

@@ -70,6 +70,10 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+def _when(t: datetime) -> str:
+    return t.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 @dataclass(frozen=True)
 class Gate:
     """Who decides: magi's login (whose markers count), the clock, the sleep, same-change."""
@@ -160,18 +164,9 @@ async def on_comment(
         await reply_once(gh, repo, number, key, f"Not merging: {words}", pull.head.sha)
         return str(kind.value)
     sha = pull.head.sha
-    pushed = await pushed_at(gh, repo, pull, sleep=g.sleep, reads=PUSH_READS)
+    pushed, why = await _push_before(g, gh, repo, pull, created_at)
     if pushed is None or created_at is None:
-        await reply_once(
-            gh,
-            repo,
-            number,
-            f"approval-{comment_id}",
-            f"Not merging: GitHub's activity log does not say when the head `{sha[:12]}` was "
-            f"pushed to `{pull.head.ref}`, so magi cannot tell that this `merge` came after "
-            "it. Say `merge` again in a minute.",
-            sha,
-        )
+        await reply_once(gh, repo, number, f"approval-{comment_id}", f"Not merging: {why}", sha)
         return "push-time-unknown"
     if pushed >= created_at:  # same second: the writer cannot have seen it
         await reply_once(
@@ -179,8 +174,9 @@ async def on_comment(
             repo,
             number,
             f"approval-{comment_id}",
-            "Not merging: the head moved after this `merge` was written; new commits need a "
-            "new `merge`.",
+            f"Not merging: the head moved after this `merge` was written (GitHub took the "
+            f"push of `{sha[:12]}` at {_when(pushed)}, the comment is from {_when(created_at)}); "
+            "new commits need a new `merge`.",
             sha,
         )
         return "head-moved"
@@ -196,6 +192,35 @@ async def on_comment(
         + markers.marker(markers.APPROVAL, comment=comment_id, sha=sha, login=facts.login),
     )
     return await evaluate(g, gh, repo, number, default_branch)
+
+
+NO_ACTIVITY_API = (
+    "this GitHub has no repository activity log (`GET /repos/{owner}/{repo}/activity`), the "
+    "only record of when a push arrived, so magi cannot approve here: a `merge` cannot be "
+    "told from a push made after it. Merge by hand."
+)
+
+
+async def _push_before(
+    g: Gate, gh: GitHubPort, repo: Repo, pull: PullRequest, created_at: datetime | None
+) -> tuple[datetime | None, str]:
+    """GitHub's time for the push of ``pull``'s head, or None and why it cannot be had."""
+    if created_at is None:
+        return None, "the comment carries no creation time to pin it to. Say `merge` again."
+    try:
+        pushed = await pushed_at(gh, repo, pull, sleep=g.sleep, reads=PUSH_READS)
+    except GitHubError as exc:
+        if exc.status != 404:
+            raise
+        return None, NO_ACTIVITY_API
+    if pushed is None:
+        return None, (
+            f"GitHub's activity log does not show yet that `{pull.head.ref}` was pushed to "
+            f"`{pull.head.sha[:12]}`, so magi cannot tell that this `merge` came after it. Say "
+            "`merge` again in a minute; if this repeats, GitHub keeps no record of that push: "
+            "merge by hand."
+        )
+    return pushed, ""
 
 
 async def head_checks(gh: GitHubPort, repo: Repo, sha: str) -> list[Check]:
@@ -215,26 +240,24 @@ async def pushed_at(
     sleep: Callable[[float], Awaitable[None]] | None = None,
     reads: int = 1,
 ) -> datetime | None:
-    """When GitHub last took a push that set ``pull``'s branch to its head, by GitHub's clock.
+    """When GitHub took the push that set ``pull``'s branch to its head, by GitHub's clock.
 
-    None when the activity log does not show one (it can trail a push by a moment: with
-    ``reads`` > 1 it is read again, ``MERGEABLE_WAIT`` apart) or has no such endpoint (404).
+    Only the branch's newest change counts, and it must have set the branch to the head: an
+    older entry with that SHA may be from before a later push the log does not show yet
+    (the log can trail a push by a moment). Otherwise None, after ``reads`` reads
+    ``MERGEABLE_WAIT`` apart. A GitHub without the endpoint raises (404) like any failure.
     """
     ref = f"refs/heads/{pull.head.ref}"
     for attempt in range(reads):
-        try:
-            log = await gh.list_activities(repo, ref)
-        except GitHubError as exc:
-            if exc.status == 404:
-                return None
-            raise
-        times = [
-            a.timestamp
-            for a in log
-            if a.ref == ref and a.after == pull.head.sha and a.activity_type != "branch_deletion"
-        ]
-        if times:
-            return max(times)
+        log = [a for a in await gh.list_activities(repo, ref) if a.ref == ref]
+        # newest first; a stable sort keeps GitHub's own order within one second
+        newest = sorted(log, key=lambda a: a.timestamp, reverse=True)[:1]
+        if (
+            newest
+            and newest[0].after == pull.head.sha
+            and newest[0].activity_type != "branch_deletion"
+        ):
+            return newest[0].timestamp
         if sleep is not None and attempt + 1 < reads:
             await sleep(MERGEABLE_WAIT)
     return None
@@ -245,9 +268,12 @@ async def pull_facts(gh: GitHubPort, repo: Repo, pull: PullRequest) -> PullFacts
 
     The push time only tells "no checks yet" (waiting, within three minutes of the push)
     from "no checks at all" (unknown): neither merges, so where the activity log shows no
-    push the committer date stands in for it.
+    push, or cannot be read, the committer date stands in for it.
     """
-    pushed = await pushed_at(gh, repo, pull)
+    try:
+        pushed = await pushed_at(gh, repo, pull)
+    except GitHubError:
+        pushed = None
     if pushed is None:
         pushed = (await gh.get_commit(repo, pull.head.sha)).committed_at
     return PullFacts(

@@ -198,6 +198,7 @@ class Activity(_Model):
     """
 
     ref: str
+    before: str = ""
     after: str
     timestamp: datetime
     activity_type: str
@@ -210,6 +211,7 @@ class Activity(_Model):
             kind = {"normal": "push", "force": "force_push"}.get(str(old), old)
         return cls(
             ref=data["ref"],
+            before=data.get("before") or "",
             after=data["after"],
             timestamp=data.get("timestamp") or data["pushed_at"],
             activity_type=kind,

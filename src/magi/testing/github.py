@@ -82,9 +82,10 @@ class RefLog(UserDict[str, str]):
     def __init__(
         self, refs: Mapping[str, str] | None = None, clock: Callable[[], datetime] | None = None
     ) -> None:
+        super().__init__()
         self.clock = clock or (lambda: datetime(2026, 1, 1, tzinfo=UTC))
         self.activity: list[Activity] = []
-        super().__init__(refs or {})
+        self.data.update(refs or {})  # what the repository already had: no change to log
 
     def _log(self, key: str, old: str | None, new: str | None) -> None:
         if not key.startswith("heads/") or old == new:
@@ -92,7 +93,11 @@ class RefLog(UserDict[str, str]):
         kind = "branch_creation" if old is None else "branch_deletion" if new is None else "push"
         self.activity.append(
             Activity(
-                ref=f"refs/{key}", after=new or NO_SHA, timestamp=self.clock(), activity_type=kind
+                ref=f"refs/{key}",
+                before=old or NO_SHA,
+                after=new or NO_SHA,
+                timestamp=self.clock(),
+                activity_type=kind,
             )
         )
 
@@ -392,9 +397,13 @@ class FakeGitHub:
         old = w.refs.get(key)
         if old is None:
             raise GitHubError("Reference does not exist", status=422)
-        if not force and old != sha and old not in self.ancestors(repo, sha):
+        forward = old == sha or old in self.ancestors(repo, sha)
+        if not force and not forward:
             raise GitHubError("Update is not a fast forward", status=422)
         w.refs[key] = sha
+        log = w.refs.activity
+        if not forward and log and log[-1].ref == f"refs/{key}":
+            log[-1] = log[-1].model_copy(update={"activity_type": "force_push"})
         return GitRef(ref=f"refs/{ref.removeprefix('refs/')}", sha=sha)
 
     async def matching_refs(self, repo: Repo, prefix: str) -> list[GitRef]:

@@ -218,8 +218,10 @@ async def _activity(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Requ
         every.reverse()
     per = int(_query(rq, "per_page") or 30)
     # GitHub's example still has the operation's older names (pushed_at, push_type,
-    # pusher); the schema's (timestamp, activity_type, actor) are laid over it.
-    example = (d.example("GET", C + "/activity") or [{}])[0]
+    # pusher): the schema's (timestamp, activity_type, actor) take their place.
+    example = dict((d.example("GET", C + "/activity") or [{}])[0])
+    for old in ("pushed_at", "push_type", "pusher"):
+        example.pop(old, None)
     return 200, [
         over(example, a.model_dump(mode="json") | {"actor": _user("Codertocat", "User")})
         for a in every[:per]
