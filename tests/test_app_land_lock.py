@@ -7,12 +7,13 @@ from datetime import timedelta
 from typing import Any
 
 from github_helpers import NOW, REPO, deliver, fixture, make_app
-from magi.app.land_lock import STALE
+from magi.app.context import AppContext
+from magi.app.land_lock import STALE, claim
 from magi.core import markers
 from magi.core.progress import RunTitle, title
-from magi.github.models import Comment, User
+from magi.github.models import Comment, GitCommit, User
 from magi.testing.github import APP_LOGIN
-from test_app_landing import PR, SHA, dispatches, scene, wake
+from test_app_landing import PR, SHA, dispatches, scene, suite, wake
 
 LOCK = f"magi/land/{PR}/{SHA}"
 
@@ -73,19 +74,27 @@ def test_a_cancelled_job_releases_too_and_success_or_other_jobs_do_not():
     assert LOCK not in fake.world(REPO).refs
 
 
-def test_a_lock_older_than_the_bound_is_taken_over_by_the_next_event():
-    """The workflow_job delivery was lost: past STALE since the dispatch, the next event
-    dispatches again; before it, the event is coalesced."""
+def held_lock(age: timedelta) -> Any:
+    """A red head whose lock a dispatch ``age`` ago took, the job's end never delivered."""
     fake = scene()
     fake.set_check(REPO, SHA, "ci", "completed", "failure")
     w = fake.world(REPO)
+    made = w.objects[fake.commit_files(REPO, {"README": "fixed"})]
+    w.objects[SHA] = made.model_copy(update={"sha": SHA})  # the head, as GitHub holds it
     w.refs[LOCK] = SHA
     dispatched = markers.marker("land", step="fix", sha=SHA, round=1)
-    when = NOW - STALE + timedelta(minutes=5)
     user = User(login=APP_LOGIN, type="Bot")
     w.comments.setdefault(PR, []).append(
-        Comment(id=900, body=f"Landing: red\n\n{dispatched}", user=user, created_at=when)
+        Comment(id=900, body=f"Landing: red\n\n{dispatched}", user=user, created_at=NOW - age)
     )
+    return fake
+
+
+def test_a_lock_older_than_the_bound_is_taken_over_by_the_next_event():
+    """The workflow_job delivery was lost: past STALE since the dispatch, the next event
+    dispatches again; before it, the event is coalesced."""
+    fake = held_lock(STALE - timedelta(minutes=5))
+    w = fake.world(REPO)
     wake(fake)
     assert dispatches(fake) == []
     w.comments[PR][-1] = w.comments[PR][-1].model_copy(
@@ -93,7 +102,51 @@ def test_a_lock_older_than_the_bound_is_taken_over_by_the_next_event():
     )
     wake(fake)
     assert [d["command"] for d in dispatches(fake)] == ["land"]
-    assert w.refs[LOCK] == SHA
+    taken = w.objects[w.refs[LOCK]]
+    assert isinstance(taken, GitCommit)
+    assert taken.parents == [SHA]  # moved, not deleted
+
+
+def test_of_two_takers_of_a_stale_lock_exactly_one_wins():
+    """B judges the lock stale; before B acts, A takes it over whole. B must lose: GitHub's
+    fast-forward check refuses B's move from the value B read (a delete then a create would
+    have deleted A's lock and taken it a second time)."""
+    fake = held_lock(STALE + timedelta(minutes=1))
+    ctx = AppContext(ports=lambda i, r: fake, app_login=APP_LOGIN, clock=lambda: NOW)
+    pull = fake.world(REPO).pulls[PR]
+    results: list[bool] = []
+    pending: list[Any] = [claim(ctx, fake, REPO, pull)]  # A, run inside B's stale judgement
+    real = fake.list_comments
+
+    async def list_comments(repo: Any, number: int) -> Any:
+        if pending:
+            results.append(await pending.pop())
+        return await real(repo, number)
+
+    fake.list_comments = list_comments  # type: ignore[method-assign]
+    results.append(asyncio.run(claim(ctx, fake, REPO, pull)))
+    assert results == [True, False]
+
+
+def test_a_taken_over_lock_is_dated_by_its_takeover_and_taken_over_again_later():
+    """A takeover whose dispatch never said so (the App died between the two): the old
+    dispatch comment says "stale", but the lock's own date, the takeover's, says "just
+    taken"; STALE after the takeover it is taken over again, from the takeover's value."""
+    fake = held_lock(STALE + timedelta(minutes=1))
+    fake.now = NOW
+    wake(fake)
+    w = fake.world(REPO)
+    first = w.refs[LOCK]
+    assert len(dispatches(fake)) == 1
+    w.comments[PR] = [c for c in w.comments[PR] if c.id == 900]  # only the old dispatch said
+    wake(fake)
+    assert len(dispatches(fake)) == 1
+    later = make_app(fake, clock=lambda: NOW + STALE + timedelta(minutes=1))
+    asyncio.run(deliver(later, "check_suite", suite()))
+    assert len(dispatches(fake)) == 2
+    again = w.objects[w.refs[LOCK]]
+    assert isinstance(again, GitCommit)
+    assert again.parents == [first]
 
 
 def test_a_forged_job_name_on_another_run_releases_nothing():

@@ -11,8 +11,12 @@ head would keep the lock until someone pushed: landing wedged. Two ways out:
   lock belongs to the next job), and the PR is told. Nothing is dispatched from here: a
   job that crashes every time must not loop; the next event on the head dispatches again.
 - a lock older than ``STALE`` (longer than every landing job's ``timeout-minutes`` plus
-  queueing), by the dispatch comment's time, is taken over by the next event: a lost
-  ``workflow_job`` delivery cannot wedge landing for good.
+  queueing) is taken over by the next event: a lost ``workflow_job`` delivery cannot wedge
+  landing for good. A lock's age is its dispatch comment's time, or, once taken over, the
+  takeover commit's own date. Taking over is a compare-and-swap GitHub does for us: the
+  lock is moved (``force: false``) to a new commit whose parent is the value judged stale,
+  which is a fast forward only from that value, so of racing takers exactly one wins (each
+  commit carries a nonce, so two takers in one second do not make the same commit).
 https://docs.github.com/en/webhooks/webhook-events-and-payloads#workflow_job
 """
 
@@ -64,13 +68,39 @@ async def claim(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest) 
     ref = land_ref(pull.number, pull.head.sha)
     if await gh.create_ref(repo, ref, pull.head.sha):
         return True
-    last = await _dispatched(ctx, gh, repo, pull.number)
-    if last is None or last[0] != pull.head.sha or last[1] is None:
-        return False  # no dispatch of ours to date it by: leave it to the workflow_job path
-    if ctx.clock() - last[1] < STALE:
+    held = await gh.get_ref(repo, ref)
+    if held is None:  # released meanwhile: creating is atomic again
+        return await gh.create_ref(repo, ref, pull.head.sha)
+    since = await _held_since(ctx, gh, repo, pull, held.sha)
+    if since is None or ctx.clock() - since < STALE:
         return False
-    await gh.delete_ref(repo, ref.removeprefix("refs/"))
-    return await gh.create_ref(repo, ref, pull.head.sha)
+    tree = (await gh.get_git_commit(repo, held.sha)).tree
+    took = await gh.create_git_commit(
+        repo,
+        message=f"magi: landing lock for #{pull.number} at {pull.head.sha[:12]}, taken over "
+        f"({ctx.rand.getrandbits(64):016x})",
+        tree=tree,
+        parents=[held.sha],
+    )
+    try:
+        await gh.update_ref(repo, ref.removeprefix("refs/"), took.sha, force=False)
+    except GitHubError as exc:
+        if exc.status == 422:  # moved since it was read (another taker) or released
+            return False
+        raise
+    return True
+
+
+async def _held_since(
+    ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest, held: str
+) -> datetime | None:
+    """Since when the lock at value ``held`` is held; None when that cannot be told."""
+    if held != pull.head.sha:  # a takeover commit: GitHub dated it when magi made it
+        return (await gh.get_git_commit(repo, held)).committed_at
+    last = await _dispatched(ctx, gh, repo, pull.number)
+    if last is None or last[0] != pull.head.sha:
+        return None  # no dispatch of ours to date it by: leave it to the workflow_job path
+    return last[1]
 
 
 async def release(

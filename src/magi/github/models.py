@@ -244,6 +244,7 @@ class GitCommit(_Model):
     message: str = ""
     tree: str
     parents: list[str] = Field(default_factory=list)
+    committed_at: datetime | None = None
 
     @classmethod
     def from_api(cls, data: dict[str, Any]) -> GitCommit:
@@ -252,6 +253,7 @@ class GitCommit(_Model):
             message=data.get("message") or "",
             tree=data["tree"]["sha"],
             parents=[p["sha"] for p in data.get("parents") or []],
+            committed_at=(data.get("committer") or {}).get("date"),
         )
 
 

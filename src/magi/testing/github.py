@@ -309,7 +309,12 @@ class FakeGitHub:
     # -- issues and comments -----------------------------------------------------------
     async def create_comment(self, repo: Repo, number: int, body: str) -> Comment:
         w = await self._enter("create_comment", repo, number=number, body=body)
-        comment = Comment(id=next(self._ids), body=body, user=User(login=APP_LOGIN, type="Bot"))
+        comment = Comment(
+            id=next(self._ids),
+            body=body,
+            user=User(login=APP_LOGIN, type="Bot"),
+            created_at=self.now,
+        )
         w.comments.setdefault(number, []).append(comment)
         return comment
 
@@ -621,7 +626,11 @@ class FakeGitHub:
             raise GitHubError("Parent SHA does not exist or is not a commit object", status=422)
         sha = _commit(w, message, tree, list(parents))
         w.commits.setdefault(sha, self.now)
-        return GitCommit(sha=sha, message=message, tree=tree, parents=list(parents))
+        made = GitCommit(
+            sha=sha, message=message, tree=tree, parents=list(parents), committed_at=self.now
+        )
+        w.objects[sha] = made  # GitHub dates a commit it makes (no committer given): now
+        return made
 
     # -- publishing: follow-up issues and drafts ----------------------------------------
     async def create_issue(

@@ -238,12 +238,15 @@ def _entry(d: GitHubHTTP, template: str, e: Any) -> dict[str, Any]:
 
 
 def _git_commit(c: Any) -> dict[str, Any]:
-    return {
+    body: dict[str, Any] = {
         "sha": c.sha,
         "message": c.message,
         "tree": {"sha": c.tree},
         "parents": [{"sha": s} for s in c.parents],
     }
+    if c.committed_at is not None:
+        body["committer"] = {"date": c.committed_at.isoformat().replace("+00:00", "Z")}
+    return body
 
 
 @route("GET", C + "/git/commits/{commit_sha}")
