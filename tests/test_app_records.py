@@ -88,6 +88,62 @@ def test_a_github_failure_on_one_record_skips_that_record_alone() -> None:
     assert "502: Bad Gateway" in got.skipped[0].reason
 
 
+def test_records_already_read_at_their_sha_are_not_fetched_again() -> None:
+    """A commit never changes: the second read lists the refs and fetches only what moved;
+    a record that failed is not kept and is read again."""
+    fake = world(FakeGitHub())
+    for n in (1, 2, 3):
+        store_record(fake, text(run(f"2026090{n}-000000-0001")), f"2026090{n}-000000-0001")
+    fake.fail("get_blob", GitHubError("Bad Gateway", status=502, transient=True))
+    cache = records.RecordCache()
+    first = asyncio.run(records.read_all(fake, REPO, cache=cache))
+    assert (len(first.runs), len(first.skipped), len(cache)) == (2, 1, 2)
+    fake.calls.clear()
+    moved = run("20260902-000000-0001", reason="moved")
+    store_record(fake, text(moved), "20260902-000000-0001")
+    again = asyncio.run(records.read_all(fake, REPO, cache=cache))
+    assert len(again.runs) == 3
+    assert len(fake.named("get_blob")) == 2, "the failed record and the moved one alone"
+    assert {s.run_id: s.record.reason for s in again.runs}["20260902-000000-0001"] == "moved"
+    fake.calls.clear()
+    asyncio.run(records.read_all(fake, REPO, cache=cache))
+    assert [c.name for c in fake.calls] == ["matching_refs"]
+    other = records.Repo(owner="someone", name="else")
+    assert cache.get(other, "20260901-000000-0001", again.runs[-1].commit) is None
+
+
+def test_the_record_cache_is_bounded_by_count_and_bytes_least_recently_used_first() -> None:
+    stored = [
+        records.Stored(f"r{n}", f"{n}" * 40, "t", "x" * 10, run(f"20260901-000000-000{n}"))
+        for n in range(4)
+    ]
+    cache = records.RecordCache(entries=3, max_bytes=25)
+    for s in stored[:2]:
+        cache.put(REPO, s)
+    assert cache.get(REPO, "r0", "0" * 40) is stored[0]  # r0 used: r1 is now the oldest
+    cache.put(REPO, stored[2])  # 30 bytes > 25: the least recently used goes
+    assert cache.get(REPO, "r1", "1" * 40) is None
+    assert cache.get(REPO, "r0", "0" * 40) is stored[0]
+    big = records.Stored("big", "b" * 40, "t", "x" * 26, stored[3].record)
+    cache.put(REPO, big)  # larger than the whole cache: not kept, nothing pushed out
+    assert (cache.get(REPO, "big", "b" * 40), len(cache)) == (None, 2)
+
+
+def test_a_repeated_stats_command_costs_one_listing_call() -> None:
+    """The App keeps what it read: the second `/magi stats` reads no record again."""
+    fake = world(FakeGitHub())
+    for n in (1, 2):
+        store_record(fake, text(run(f"2026090{n}-000000-0001")), f"2026090{n}-000000-0001")
+    app = make_app(fake)
+    asyncio.run(deliver(app, "issue_comment", issue_comment("/magi stats")))
+    reads = len(fake.named("get_blob"))
+    asyncio.run(deliver(app, "issue_comment", issue_comment("/magi stats")))
+    assert reads == 2
+    assert len(fake.named("get_blob")) == reads
+    first, second = fake.comments_on(REPO, 1)[-2:]
+    assert first == second
+
+
 def say_stats(fake: FakeGitHub) -> str:
     before = len(fake.comments_on(REPO, 1))
     asyncio.run(deliver(make_app(fake), "issue_comment", issue_comment("/magi stats")))

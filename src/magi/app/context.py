@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from magi.errors import ConfigError
 from magi.github.models import Comment, Repo
 from magi.github.port import GitHubPort
+from magi.github.records import RecordCache
 from magi.github.state import CONFIG_PATH, repo_config, said_ref
 from magi.github.state import reply_once as _reply_once
 
@@ -48,6 +49,8 @@ class AppContext:
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     # Issue 11 plugs its patch-id rule in here: (approved sha, head sha) -> same change?
     same_change: Callable[[str, str], bool] | None = None
+    # run records already read (`/magi stats`): a commit never changes, so this is no state
+    records: RecordCache = field(default_factory=RecordCache)
 
     def own(self, comments: list[Comment]) -> list[str]:
         """The bodies of the comments this App wrote (the only ones whose markers count)."""

@@ -5,7 +5,8 @@ Data API (``magi.github.records``, newest ``MAX_RECORDS`` first) and counted by 
 ``magi.core.stats`` under the same blind rule as the CLI (``magi.report.view.revealed``):
 over the same records the reply is ``magi stats --markdown``'s figures. A record that
 cannot be read is logged with its reason and listed, folded, under the figures; it is
-never a reason not to answer.
+never a reason not to answer. Records already read at the same commit come from the
+App's ``RecordCache`` (``ctx.records``): a repeated `/magi stats` costs one listing call.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ async def reply(
 ) -> str:
     """The reply to ``/magi stats`` on ``repo``."""
     try:
-        found = await records.read_all(gh, repo, limit=limit)
+        found = await records.read_all(gh, repo, limit=limit, cache=ctx.records)
     except GitHubError as exc:
         return (
             "magi could not list the run records (`refs/magi/runs/*`): GitHub answered"

@@ -9,17 +9,22 @@ schema newer than this magi, a blob too large, an object GitHub no longer has) i
 with its reason*: one bad record never takes the others, or the App, down with it.
 
 Reading is bounded (``MAX_RECORDS`` per request, newest first: run ids begin with their
-time; ``MAX_RECORD_BYTES`` per record). Writing (``update``) makes one commit on the record's
-own commit that replaces ``run.json`` alone (``base_tree`` keeps the rest) and moves the ref
-with ``force: false``: if a publish moved the ref meanwhile, GitHub refuses (422), and the
-change is made again on the new record, ``RACE_ATTEMPTS`` times at most. A publish is never
-overwritten.
+time; ``MAX_RECORD_BYTES`` per record). A record is a commit, so what was read at one sha
+never changes: ``RecordCache`` keeps records read (bounded by count and bytes, least
+recently used out first) and ``read_all`` asks GitHub only for the refs that moved, one
+call for the listing plus about three per new record instead of three per record.
+
+Writing (``update``) makes one commit on the record's own commit that replaces ``run.json``
+alone (``base_tree`` keeps the rest) and moves the ref with ``force: false``: if a publish
+moved the ref meanwhile, GitHub refuses (422), and the change is made again on the new
+record, ``RACE_ATTEMPTS`` times at most. A publish is never overwritten.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +39,7 @@ from magi.state.store import RUN_ID, parse_record
 __all__ = [
     "MAX_RECORDS",
     "RACE_ATTEMPTS",
+    "RecordCache",
     "Records",
     "Skipped",
     "Stored",
@@ -50,6 +56,8 @@ MAX_RECORDS = 100  # records one request reads, newest first
 MAX_RECORD_BYTES = 8 * 1024 * 1024  # a run.json larger than this is not read at all
 RACE_ATTEMPTS = 3  # tries of an update that loses the ref to a concurrent publish
 READERS = 8  # records read at once
+CACHED_RECORDS = 256  # records a RecordCache keeps ...
+CACHED_BYTES = 8 * 1024 * 1024  # ... and their run.json bytes at most, together
 
 
 def record_ref(run_id: str) -> str:
@@ -82,6 +90,47 @@ class Records:
     skipped: list[Skipped] = field(default_factory=list)
     found: int = 0  # refs under refs/magi/runs/
     left_out: int = 0  # run refs not read because of the cap (the oldest ones)
+
+
+class RecordCache:
+    """Records already read, by (repository, run id, commit sha): a commit never changes.
+
+    Bounded by ``entries`` and by the bytes of the records' text; the least recently used
+    go first. Losing it loses nothing (the repository is the record); it only saves calls.
+    """
+
+    def __init__(self, entries: int = CACHED_RECORDS, max_bytes: int = CACHED_BYTES) -> None:
+        self.entries, self.max_bytes = entries, max_bytes
+        self._kept: OrderedDict[tuple[str, str, str], Stored] = OrderedDict()
+        self._bytes = 0
+
+    @staticmethod
+    def _key(repo: Repo, run_id: str, sha: str) -> tuple[str, str, str]:
+        return (repo.full_name.lower(), run_id, sha)
+
+    def get(self, repo: Repo, run_id: str, sha: str) -> Stored | None:
+        key = self._key(repo, run_id, sha)
+        found = self._kept.get(key)
+        if found is not None:
+            self._kept.move_to_end(key)
+        return found
+
+    def put(self, repo: Repo, stored: Stored) -> None:
+        size = len(stored.text.encode())
+        if size > self.max_bytes:
+            return
+        key = self._key(repo, stored.run_id, stored.commit)
+        if key in self._kept:
+            self._kept.move_to_end(key)
+            return
+        self._kept[key] = stored
+        self._bytes += size
+        while len(self._kept) > self.entries or self._bytes > self.max_bytes:
+            _, gone = self._kept.popitem(last=False)
+            self._bytes -= len(gone.text.encode())
+
+    def __len__(self) -> int:
+        return len(self._kept)
 
 
 def _where(run_id: str) -> Path:
@@ -155,11 +204,14 @@ async def _published_pr(gh: GitHubPort, repo: Repo, tree: list[TreeEntry]) -> in
     return pr if isinstance(pr, int) and not isinstance(pr, bool) else None
 
 
-async def read_all(gh: GitHubPort, repo: Repo, *, limit: int = MAX_RECORDS) -> Records:
+async def read_all(
+    gh: GitHubPort, repo: Repo, *, limit: int = MAX_RECORDS, cache: RecordCache | None = None
+) -> Records:
     """The newest ``limit`` records under ``refs/magi/runs/``; every other ref says why not.
 
     A failure to list the refs is the caller's (``GitHubError``); a failure to read one
-    record is that record's ``Skipped`` line.
+    record is that record's ``Skipped`` line (and is read again next time). With ``cache``,
+    a record already read at the sha its ref names now is not read again.
     """
     refs = await gh.matching_refs(repo, RUNS)
     skipped: list[Skipped] = []
@@ -175,9 +227,15 @@ async def read_all(gh: GitHubPort, repo: Repo, *, limit: int = MAX_RECORDS) -> R
     gate = asyncio.Semaphore(READERS)
 
     async def one(run_id: str) -> Stored | Skipped:
+        kept = cache.get(repo, run_id, named[run_id]) if cache is not None else None
+        if kept is not None:
+            return kept
         async with gate:
             try:
-                return await read(gh, repo, run_id, named[run_id])
+                stored = await read(gh, repo, run_id, named[run_id])
+                if cache is not None:
+                    cache.put(repo, stored)
+                return stored
             except StateError as exc:
                 return Skipped(record_ref(run_id), exc.message.removeprefix(f"{exc.path}: "))
             except GitHubError as exc:
