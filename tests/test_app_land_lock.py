@@ -38,6 +38,7 @@ def crashed_round():
     """A red head, its fix round dispatched (the lock taken), and the job never pushed."""
     fake = scene()
     landing_run(fake)
+    fake.run_ids = [RUN_ID]  # the dispatch starts the run the job events below are of
     fake.set_check(REPO, SHA, "ci", "completed", "failure")
     wake(fake)
     assert len(dispatches(fake)) == 1
@@ -75,12 +76,13 @@ def test_a_cancelled_job_releases_too_and_success_or_other_jobs_do_not():
 
 
 def held_lock(age: timedelta) -> Any:
-    """A red head whose lock a dispatch ``age`` ago took, the job's end never delivered."""
+    """A red head whose lock a dispatch ``age`` ago took, the job's end never delivered.
+
+    The lock's value is the head itself, as an older magi took it: dated by its dispatch
+    comment (a lock of this magi's is a commit of its own, dated by GitHub)."""
     fake = scene()
     fake.set_check(REPO, SHA, "ci", "completed", "failure")
     w = fake.world(REPO)
-    made = w.objects[fake.commit_files(REPO, {"README": "fixed"})]
-    w.objects[SHA] = made.model_copy(update={"sha": SHA})  # the head, as GitHub holds it
     w.refs[LOCK] = SHA
     dispatched = markers.marker("land", step="fix", sha=SHA, round=1)
     user = User(login=APP_LOGIN, type="Bot")
@@ -125,7 +127,7 @@ def test_of_two_takers_of_a_stale_lock_exactly_one_wins():
 
     fake.list_comments = list_comments  # type: ignore[method-assign]
     results.append(asyncio.run(claim(ctx, fake, REPO, pull)))
-    assert results == [True, False]
+    assert [bool(r) for r in results] == [True, False]
 
 
 def test_a_taken_over_lock_is_dated_by_its_takeover_and_taken_over_again_later():
@@ -180,3 +182,91 @@ def test_a_job_whose_run_github_does_not_know_releases_nothing():
     del fake.world(REPO).runs[RUN_ID]
     asyncio.run(deliver(make_app(fake), "workflow_job", job("failure")))
     assert LOCK in fake.world(REPO).refs
+
+
+def stale_claim(fake: Any) -> str:
+    """A lock of this magi's, taken STALE and a minute ago, its job's end never delivered."""
+    ctx = AppContext(ports=lambda i, r: fake, app_login=APP_LOGIN, clock=lambda: NOW)
+    fake.now = NOW - STALE - timedelta(minutes=1)
+    lock = asyncio.run(claim(ctx, fake, REPO, fake.world(REPO).pulls[PR]))
+    fake.now = NOW
+    assert lock is not None
+    return lock
+
+
+def test_a_lock_is_a_commit_of_its_own_dated_by_github_and_taken_over_when_stale():
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "completed", "failure")
+    w = fake.world(REPO)
+    old = stale_claim(fake)
+    made = w.objects[old]
+    assert isinstance(made, GitCommit)
+    assert made.parents == [SHA]
+    assert made.committed_at == NOW - STALE - timedelta(minutes=1)
+    wake(fake)
+    assert [d["command"] for d in dispatches(fake)] == ["land"]
+    taken = w.objects[w.refs[LOCK]]
+    assert isinstance(taken, GitCommit)
+    assert taken.parents == [old]
+    (said,) = markers.find(fake.comments_on(REPO, PR), "land")
+    assert said["lock"] == w.refs[LOCK]
+
+
+def test_a_stale_taker_loses_to_a_release_and_a_new_claim_in_between():
+    """B judges lock L1 stale; meanwhile L1 is released and A claims afresh (L2). B's move
+    from L1 is no fast forward from L2: B loses. Were every fresh lock the head sha, L2
+    would equal L1 and both would hold it."""
+    fake = scene()
+    w = fake.world(REPO)
+    old = stale_claim(fake)
+    ctx = AppContext(ports=lambda i, r: fake, app_login=APP_LOGIN, clock=lambda: NOW)
+    pull = w.pulls[PR]
+    results: list[str | None] = []
+    real = fake.get_git_commit
+
+    async def get_git_commit(repo: Any, sha: str) -> Any:
+        if sha == old and not results:  # B dating L1: the release and A's claim happen now
+            del w.refs[LOCK]
+            results.append(await claim(ctx, fake, REPO, pull))
+        return await real(repo, sha)
+
+    fake.get_git_commit = get_git_commit  # type: ignore[method-assign]
+    results.append(asyncio.run(claim(ctx, fake, REPO, pull)))
+    fresh, stale_taker = results
+    assert fresh is not None
+    assert stale_taker is None
+    assert w.refs[LOCK] == fresh
+
+
+def test_a_dispatch_github_refuses_gives_its_lock_back():
+    """No run will ever end to release it: the lock goes at once, and the next event tries
+    again (here, once the workflow is on the default branch)."""
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "completed", "failure")
+    w = fake.world(REPO)
+    w.workflows.clear()
+    wake(fake)
+    assert LOCK not in w.refs
+    assert dispatches(fake) == []
+    w.workflows.add("magi.yml")
+    wake(fake)
+    assert [d["command"] for d in dispatches(fake)] == ["land"]
+
+
+def test_a_superseded_jobs_late_end_does_not_release_its_successors_lock():
+    """The job taken over from ends (failure) after the takeover dispatched another: the
+    lock is the successor's, and stays."""
+    fake = crashed_round()
+    w = fake.world(REPO)
+    first = w.refs[LOCK]
+    w.objects[first] = w.objects[first].model_copy(  # type: ignore[union-attr]
+        update={"committed_at": NOW - STALE - timedelta(minutes=1)}
+    )
+    fake.run_ids = [RUN_ID + 1]
+    fake.now = NOW
+    wake(fake)
+    assert len(dispatches(fake)) == 2
+    successor = w.refs[LOCK]
+    assert successor != first
+    asyncio.run(deliver(make_app(fake), "workflow_job", job("failure")))  # RUN_ID, the first
+    assert w.refs[LOCK] == successor

@@ -269,7 +269,7 @@ def test_a_github_without_the_activity_log_is_told_plainly_and_never_merges() ->
     fake.fail("list_activities", GitHubError("Not Found", status=404))
     say(fake)
     assert fake.world(REPO).merges == []
-    assert "no repository activity log" in replies(fake)[-1]
+    assert "404 for the repository activity log" in replies(fake)[-1]
     assert "Merge by hand" in replies(fake)[-1]
 
 

@@ -1,28 +1,37 @@
 """The one-landing-job-per-PR lock ``refs/magi/land/<pr>/<head>``: taken, and given back.
 
 ``claim`` takes it before a landing job is dispatched (GitHub creates a ref once, so of
-racing events one dispatches). A job that crashes or is cancelled never pushes, so its
-head would keep the lock until someone pushed: landing wedged. Two ways out:
+racing events one dispatches). Its value is a commit of its own, which GitHub makes (and
+dates) for this claim alone: the head's tree, the head as parent, a nonce in the message.
+So a lock is never mistaken for another one at the same head (a release and a new claim
+between a taker's read and its move), and its age is its own commit's date. The value
+rides in the dispatch comment's marker (``lock=``), with the dispatched run's id when
+GitHub says it (``job=``). A job that crashes or is cancelled never pushes, so its lock
+would hold until someone pushed: landing wedged. Three ways out:
 
 - ``workflow_job`` completed with failure / cancelled / timed_out / startup_failure for a
   landing job (its name carries ``[magi land #<pr>]``, see ``workflows/magi.yml``): the
-  lock on the PR's current head is released, if the last job magi dispatched for that PR
-  was for that head (a job that pushed and crashed afterwards left a newer head, whose
-  lock belongs to the next job), and the PR is told. Nothing is dispatched from here: a
-  job that crashes every time must not loop; the next event on the head dispatches again.
+  lock is released if the last dispatch for the PR was for the current head and took the
+  lock that is held now (and, when the run's id is known, started that very run): a job
+  that pushed and crashed left a newer head, and a job superseded by a takeover must not
+  release its successor's lock. The PR is told. Nothing is dispatched from here: a job that
+  crashes every time must not loop; the next event on the head dispatches again.
 - a lock older than ``STALE`` (longer than every landing job's ``timeout-minutes`` plus
   queueing) is taken over by the next event: a lost ``workflow_job`` delivery cannot wedge
-  landing for good. A lock's age is its dispatch comment's time, or, once taken over, the
-  takeover commit's own date. Taking over is a compare-and-swap GitHub does for us: the
-  lock is moved (``force: false``) to a new commit whose parent is the value judged stale,
-  which is a fast forward only from that value, so of racing takers exactly one wins (each
-  commit carries a nonce, so two takers in one second do not make the same commit).
+  landing for good. Taking over is a compare-and-swap GitHub does for us: the lock moves
+  (``force: false``) to a new commit whose parent is the value judged stale, a fast forward
+  from that value only, so of racing takers exactly one wins.
+- a dispatch GitHub refuses gives its lock back at once (``landing``).
+
+A lock whose value is the head itself was taken by an older magi: it is dated by its
+dispatch comment, as that magi did.
 https://docs.github.com/en/webhooks/webhook-events-and-payloads#workflow_job
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from magi.app.context import AppContext, reply_once, repo_config
@@ -36,10 +45,10 @@ from magi.errors import ConfigError
 from magi.github.models import PullRequest, Repo
 from magi.github.port import GitHubError, GitHubPort
 
-__all__ = ["ENDED", "STALE", "claim", "land_ref", "release", "router"]
+__all__ = ["ENDED", "STALE", "claim", "give_back", "land_ref", "release", "router"]
 
 router = Router()
-LAND = "land"  # the dispatch comment's marker (magi.app.landing): step=fix|rebase, sha=
+LAND = "land"  # the dispatch comment's marker (magi.app.landing): step= sha= lock= job=
 JOB_TAG = re.compile(r"\[magi land #(\d+)\]")
 ENDED = frozenset({"failure", "cancelled", "timed_out", "startup_failure"})
 STALE = timedelta(hours=6)  # land-read 5 + land 240 + land-publish 10 minutes, and a queue
@@ -49,58 +58,93 @@ def land_ref(number: int, sha: str) -> str:
     return f"refs/magi/land/{number}/{sha}"
 
 
+@dataclass(frozen=True)
+class Dispatched:
+    """The last landing dispatch magi said on a PR: its head, when, its lock, its run."""
+
+    sha: str
+    when: datetime | None
+    lock: str | None
+    job: int | None
+
+
 async def _dispatched(
     ctx: AppContext, gh: GitHubPort, repo: Repo, number: int
-) -> tuple[str, datetime | None] | None:
-    """(sha, when) of the last landing job magi dispatched on PR ``number``."""
-    last: tuple[str, datetime | None] | None = None
+) -> Dispatched | None:
+    """The last landing job magi dispatched on PR ``number``."""
+    last: Dispatched | None = None
     for c in await gh.list_comments(repo, number):
         if not ctx.own([c]):
             continue
         for fields in markers.find([c.body], LAND):
             if fields.get("step") in ("fix", "rebase") and fields.get("sha"):
-                last = (fields["sha"], c.created_at)
+                job = fields.get("job", "")
+                last = Dispatched(
+                    fields["sha"],
+                    c.created_at,
+                    fields.get("lock"),
+                    int(job) if job.isdigit() else None,
+                )
     return last
 
 
-async def claim(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest) -> bool:
-    """Take the lock for ``pull``'s head; a lock older than ``STALE`` is taken over."""
-    ref = land_ref(pull.number, pull.head.sha)
-    if await gh.create_ref(repo, ref, pull.head.sha):
-        return True
-    held = await gh.get_ref(repo, ref)
-    if held is None:  # released meanwhile: creating is atomic again
-        return await gh.create_ref(repo, ref, pull.head.sha)
-    since = await _held_since(ctx, gh, repo, pull, held.sha)
-    if since is None or ctx.clock() - since < STALE:
-        return False
-    tree = (await gh.get_git_commit(repo, held.sha)).tree
-    took = await gh.create_git_commit(
+async def _lock_commit(
+    ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest, parent: str, what: str
+) -> str:
+    """A commit for one claim alone: the head's tree, ``parent``, a nonce; GitHub dates it."""
+    tree = (await gh.get_git_commit(repo, parent)).tree
+    made = await gh.create_git_commit(
         repo,
-        message=f"magi: landing lock for #{pull.number} at {pull.head.sha[:12]}, taken over "
+        message=f"magi: landing lock for #{pull.number} at {pull.head.sha[:12]}, {what} "
         f"({ctx.rand.getrandbits(64):016x})",
         tree=tree,
-        parents=[held.sha],
+        parents=[parent],
     )
+    return made.sha
+
+
+async def claim(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest) -> str | None:
+    """Take the lock for ``pull``'s head: its value, or None when another holds it.
+
+    A lock older than ``STALE`` is taken over (see the module docstring).
+    """
+    ref = land_ref(pull.number, pull.head.sha)
+    mine = await _lock_commit(ctx, gh, repo, pull, pull.head.sha, "taken")
+    if await gh.create_ref(repo, ref, mine):
+        return mine
+    held = await gh.get_ref(repo, ref)
+    if held is None:  # released meanwhile: creating is atomic again
+        return mine if await gh.create_ref(repo, ref, mine) else None
+    since = await _held_since(ctx, gh, repo, pull, held.sha)
+    if since is None or ctx.clock() - since < STALE:
+        return None
+    took = await _lock_commit(ctx, gh, repo, pull, held.sha, "taken over")
     try:
-        await gh.update_ref(repo, ref.removeprefix("refs/"), took.sha, force=False)
+        await gh.update_ref(repo, ref.removeprefix("refs/"), took, force=False)
     except GitHubError as exc:
         if exc.status == 422:  # moved since it was read (another taker) or released
-            return False
+            return None
         raise
-    return True
+    return took
+
+
+async def give_back(gh: GitHubPort, repo: Repo, pull: PullRequest, lock: str) -> bool:
+    """Delete the lock if it is still ``lock`` (a dispatch that GitHub refused)."""
+    ref = land_ref(pull.number, pull.head.sha).removeprefix("refs/")
+    held = await gh.get_ref(repo, ref)
+    return held is not None and held.sha == lock and await gh.delete_ref(repo, ref)
 
 
 async def _held_since(
     ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest, held: str
 ) -> datetime | None:
     """Since when the lock at value ``held`` is held; None when that cannot be told."""
-    if held != pull.head.sha:  # a takeover commit: GitHub dated it when magi made it
+    if held != pull.head.sha:  # a lock commit: GitHub dated it when magi made it
         return (await gh.get_git_commit(repo, held)).committed_at
-    last = await _dispatched(ctx, gh, repo, pull.number)
-    if last is None or last[0] != pull.head.sha:
+    last = await _dispatched(ctx, gh, repo, pull.number)  # an older magi's lock
+    if last is None or last.sha != pull.head.sha:
         return None  # no dispatch of ours to date it by: leave it to the workflow_job path
-    return last[1]
+    return last.when
 
 
 async def release(
@@ -136,9 +180,17 @@ async def release(
     if not is_magi_pull(pull) or pull.state != "open":
         return "not-open"
     last = await _dispatched(ctx, gh, repo, pull.number)
-    if last is None or last[0] != pull.head.sha:
+    if last is None or last.sha != pull.head.sha:
         return "head-moved"
-    if not await gh.delete_ref(repo, land_ref(pull.number, pull.head.sha).removeprefix("refs/")):
+    if last.job is not None and last.job != job.run_id:
+        return "superseded"  # a later dispatch (a takeover) holds the lock now
+    ref = land_ref(pull.number, pull.head.sha).removeprefix("refs/")
+    held = await gh.get_ref(repo, ref)
+    if held is None:
+        return "not-held"
+    if last.lock is not None and held.sha != last.lock:
+        return "superseded"
+    if not await gh.delete_ref(repo, ref):
         return "not-held"
     await reply_once(
         ctx,

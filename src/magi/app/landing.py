@@ -24,7 +24,7 @@ from magi.app.events import (
     Router,
 )
 from magi.app.labeled import claim_ref
-from magi.app.land_lock import claim, land_ref
+from magi.app.land_lock import claim, give_back, land_ref
 from magi.app.merge import _merge, evaluate
 from magi.app.pulls import is_magi_pull, issue_of, on_checks, run_of
 from magi.config.model import Config
@@ -137,7 +137,8 @@ async def _dispatch(
     round_no: int,
     branch: str,
 ) -> str:
-    if not await claim(ctx, gh, repo, pull):
+    lock = await claim(ctx, gh, repo, pull)
+    if lock is None:
         return "coalesced"  # a job for this head is queued or running
     step = "fix" if p.step is Step.FIX else "rebase"
     issue = issue_of(pull)
@@ -149,8 +150,14 @@ async def _dispatch(
     }
     if step == "fix":
         inputs["round"] = str(round_no)
-    await gh.dispatch_workflow(repo, config.github.workflow, branch, inputs)
-    attrs: dict[str, object] = {"step": step, "sha": pull.head.sha}
+    try:
+        sent = await gh.dispatch_workflow(repo, config.github.workflow, branch, inputs)
+    except GitHubError:
+        await give_back(gh, repo, pull, lock)  # no job will ever end and release it
+        raise
+    attrs: dict[str, object] = {"step": step, "sha": pull.head.sha, "lock": lock}
+    if sent.workflow_run_id is not None:
+        attrs["job"] = sent.workflow_run_id
     if step == "fix":
         attrs["round"] = round_no
     await gh.create_comment(

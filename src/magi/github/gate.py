@@ -195,9 +195,9 @@ async def on_comment(
 
 
 NO_ACTIVITY_API = (
-    "this GitHub has no repository activity log (`GET /repos/{owner}/{repo}/activity`), the "
-    "only record of when a push arrived, so magi cannot approve here: a `merge` cannot be "
-    "told from a push made after it. Merge by hand."
+    "GitHub answered 404 for the repository activity log (`GET /repos/{owner}/{repo}/activity`; "
+    "a GitHub Enterprise Server without it), the only record of when a push arrived, so magi "
+    "cannot approve here: a `merge` cannot be told from a push made after it. Merge by hand."
 )
 
 

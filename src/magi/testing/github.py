@@ -150,6 +150,7 @@ class FakeGitHub:
         self._faults: dict[str, list[BaseException]] = {}
         self._ids = itertools.count(1000)
         self.now = datetime(2026, 1, 1, tzinfo=UTC)
+        self.run_ids: list[int] = []  # the ids the next dispatched runs get, then counted ones
 
     # -- setting the scene -------------------------------------------------------------
     def world(self, repo: Repo | str) -> World:
@@ -182,7 +183,15 @@ class FakeGitHub:
         w.pulls[number] = pull
         w.refs[f"heads/{head_ref}"] = head_sha
         w.commits.setdefault(head_sha, self.now)
+        self._hold(w, head_sha)
         return pull
+
+    def _hold(self, w: World, sha: str) -> None:
+        """A PR's head is a commit GitHub holds: one made up here (an empty tree) when the
+        test named a sha of its own rather than one it committed."""
+        if sha not in w.objects:
+            empty = _tree_with(w, [], [])
+            w.objects[sha] = GitCommit(sha=sha, tree=empty, committed_at=w.commits.get(sha))
 
     def push(
         self, repo: Repo | str, number: int, sha: str, *, committed_at: datetime | None = None
@@ -196,6 +205,7 @@ class FakeGitHub:
         )
         w.refs[f"heads/{pull.head.ref}"] = sha
         w.commits[sha] = committed_at or self.now
+        self._hold(w, sha)
 
     def set_check(
         self, repo: Repo | str, sha: str, name: str, status: str, conc: str | None
@@ -428,8 +438,9 @@ class FakeGitHub:
         w = await self._enter("dispatch_workflow", repo, workflow=workflow, ref=ref, inputs=inputs)
         if workflow not in w.workflows:
             raise GitHubError(f"workflow {workflow} not found", status=404)
-        run = WorkflowRun(id=next(self._ids), status="queued", event="workflow_dispatch")
-        w.runs[run.id] = run
+        run_id = self.run_ids.pop(0) if self.run_ids else next(self._ids)
+        run = WorkflowRun(id=run_id, status="queued", event="workflow_dispatch")
+        w.runs.setdefault(run.id, run)  # a run the test set up already (its run-name) stays
         w.dispatches.append({"workflow": workflow, "ref": ref, "inputs": dict(inputs)})
         return Dispatch(workflow_run_id=run.id, html_url=f"https://github.example/runs/{run.id}")
 
@@ -624,7 +635,7 @@ class FakeGitHub:
             raise GitHubError("Tree SHA does not exist", status=422)
         if any(not isinstance(w.objects.get(p), GitCommit) for p in parents):
             raise GitHubError("Parent SHA does not exist or is not a commit object", status=422)
-        sha = _commit(w, message, tree, list(parents))
+        sha = _commit(w, message, tree, list(parents), int(self.now.timestamp()))
         w.commits.setdefault(sha, self.now)
         made = GitCommit(
             sha=sha, message=message, tree=tree, parents=list(parents), committed_at=self.now
@@ -741,9 +752,9 @@ def _tree_with(w: World, base: list[TreeEntry], changes: list[TreeEntry]) -> str
     return _put(w, _tree_bytes(sized), "tree", sized)
 
 
-def _commit(w: World, message: str, tree: str, parents: list[str]) -> str:
+def _commit(w: World, message: str, tree: str, parents: list[str], when: int = 0) -> str:
     lines = [f"tree {tree}", *(f"parent {p}" for p in parents)]
-    ident = "magi <magi@invalid> 0 +0000"
+    ident = f"magi <magi@invalid> {when} +0000"  # the date is part of the commit, as in git
     text = "\n".join([*lines, f"author {ident}", f"committer {ident}", "", message])
     sha = hashlib.sha1(f"commit {len(text.encode())}".encode() + b"\0" + text.encode()).hexdigest()  # noqa: S324
     w.objects.setdefault(sha, GitCommit(sha=sha, message=message, tree=tree, parents=parents))
