@@ -71,12 +71,14 @@ def test_mounts_go_parents_first_so_a_bind_inside_a_hidden_root_reappears() -> N
 
 
 def test_the_argv_keeps_the_network_and_ends_with_the_turn() -> None:
-    """No --unshare-net (providers must be reachable); die-with-parent, own session and pids."""
+    """No --unshare-net (providers must be reachable); die-with-parent and own pids. No
+    --new-session: magi's own setsid keeps the terminal away (test_jail_hostile)."""
     argv = bwrap_argv(_spec(writable=False), ["x"])
     assert "--unshare-net" not in argv
     assert "--unshare-all" not in argv
-    for flag in ("--die-with-parent", "--new-session", "--unshare-pid"):
+    for flag in ("--die-with-parent", "--unshare-pid"):
         assert flag in argv
+    assert "--new-session" not in argv
     assert argv[argv.index("--chdir") + 1] == f"{WT}/A"
 
 

@@ -6,11 +6,15 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from graph_helpers import COMMIT, FIX, SCRIPTED, config, git_out, start
+from magi.agents import census
 from magi.config.model import Sandbox
 from magi.jail import decide
 from magi.state.model import RunStatus
@@ -380,10 +384,55 @@ def test_a_jailed_turn_leaves_no_process_behind(tmp_path: Path, mode: str) -> No
         jail=spec,
         environ=env,
     )
+    census.become_subreaper()  # as every run does: what the turn leaves is magi's to reap
+    since = census.now_ticks()
     result = agent.run_turn(request)
     expected = TurnStatus.TIMEOUT if mode == "hang" else TurnStatus.OK
     assert result.status is expected, result.error
     assert _alive_in(work.resolve()) == []
+    assert _zombies_of_mine(since) == [], "bwrap's pid 1 outlived the turn as a zombie"
+
+
+def _zombies_of_mine(since: int) -> list[str]:
+    """Zombie children of this process started at or after ``since`` (clock ticks)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            raw = (proc / "stat").read_text()
+        except (OSError, ValueError):
+            continue
+        fields = raw[raw.rindex(")") + 2 :].split()
+        if fields[0] == "Z" and int(fields[1]) == os.getpid() and int(fields[19]) >= since:
+            found.append(f"{proc.name} {raw[raw.index('(') : raw.rindex(')') + 1]} {fields[1:4]}")
+    return found
+
+
+@needs_bwrap
+@pytest.mark.skipif(shutil.which("script") is None, reason="util-linux `script` is not here")
+def test_a_jailed_agent_of_a_magi_in_a_terminal_cannot_reach_the_terminal() -> None:
+    """TIOCSTI needs a terminal: under `script` (a real one), a plain child opens /dev/tty;
+    a jailed agent that magi started (its own session, pipes, the jail's /dev) cannot."""
+    probe = "(exec 3</dev/tty) 2>/dev/null && echo TTY || echo NOTTY"
+    code = f"""
+from magi.agents.process import run
+from magi.core.jail import BWRAP_BASE
+argv = ["bwrap", *BWRAP_BASE, "sh", "-c", {probe!r}]
+r = run(argv, cwd=None, stdin=None, env={{"PATH": "/usr/bin:/bin"}}, timeout=60,
+        output_max_bytes=1000)
+print("jailed:", r.stdout.strip() or r.stderr.strip())
+"""
+    inner = f"sh -c {shlex.quote(probe)}; {shlex.quote(sys.executable)} -c {shlex.quote(code)}"
+    out = subprocess.run(
+        ["script", "-qec", inner, "/dev/null"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    ).stdout
+    lines = [line.strip() for line in out.splitlines() if line.strip()]
+    assert lines[0] == "TTY", f"no terminal to test against: {out!r}"
+    assert lines[-1] == "jailed: NOTTY", out
 
 
 def test_a_tree_swapped_for_a_link_to_the_checkout_costs_the_user_nothing(

@@ -14,14 +14,15 @@ them to the pure policy in ``magi.core.jail``.
 
 from __future__ import annotations
 
+import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from magi.agents import process
 from magi.config.model import Sandbox
 from magi.core.jail import BWRAP_BASE, JailSpec, policy, state_paths
 from magi.errors import ConfigError
@@ -59,13 +60,26 @@ class Decision:
 
 
 def probe(bwrap: str) -> tuple[bool, str]:
-    """Run ``true`` in a jail with the flags every seat gets; (usable, stderr)."""
+    """Run ``true`` in a jail with the flags every seat gets; (usable, stderr).
+
+    Through the agents' own process runner: in a session of its own, and what bwrap's pid 1
+    leaves to a subreaper magi is reaped with it (``census.reap_group``).
+    """
     argv = [bwrap, *BWRAP_BASE, "--", "true"]
-    try:
-        done = subprocess.run(argv, capture_output=True, timeout=_PROBE_TIMEOUT_S, check=False)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return False, str(e)
-    return done.returncode == 0, done.stderr.decode("utf-8", "replace").strip()
+    done = process.run(
+        argv,
+        cwd=None,
+        stdin=None,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},  # `true` needs no more
+        timeout=_PROBE_TIMEOUT_S,
+        output_max_bytes=64 * 1024,
+        kill_grace=0.5,
+    )
+    if done.start_error:
+        return False, done.start_error
+    if done.timed_out:
+        return False, f"bwrap did not finish within {_PROBE_TIMEOUT_S} s"
+    return done.exit_code == 0, done.stderr.strip()
 
 
 def _read(path: str) -> str:

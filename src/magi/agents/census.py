@@ -158,6 +158,32 @@ def orphans(live: Collection[int], since: int = 0) -> list[Found]:
     return out
 
 
+def reap_group(leader: int) -> list[int]:
+    """Wait for every child of ours in the process group ``leader`` led (its leader aside).
+
+    A subreaper inherits what a turn's leader leaves behind when it exits first; bwrap's
+    pid 1 in the turn's pid namespace is one, every jailed turn: without this it stays a
+    zombie of magi's until magi exits. Call it after the group was killed and before the
+    leader is reaped: while the leader is a zombie its pid, the group's id, cannot be
+    reused, so nothing outside the turn is waited for.
+    """
+    if not (available() and _subreaper):
+        return []
+    me, reaped = os.getpid(), []
+    for pid in _pids():
+        try:
+            raw = (_PROC / str(pid) / "stat").read_text()
+        except OSError:
+            continue
+        fields = raw[raw.rindex(")") + 2 :].split()
+        if pid == leader or int(fields[1]) != me or int(fields[2]) != leader:
+            continue
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, 0)  # killed with the group: this returns at once
+            reaped.append(pid)
+    return reaped
+
+
 def alive(pid: int, start: int | None) -> bool:
     """``pid`` is running and is the same process that was recorded (same start time)."""
     info = stat(pid)

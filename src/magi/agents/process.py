@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
 
+from magi.agents import census
 from magi.agents.base import CancelToken
 from magi.agents.live import Lines, scrub
 from magi.config.model import AgentConfig
@@ -249,6 +250,7 @@ def run(
                 os.kill(proc.pid, signal.SIGKILL)
             exited.wait()
     _killpg(proc.pid, signal.SIGKILL)  # leftovers: children the CLI spawned and left behind
+    census.reap_group(proc.pid)  # those re-parented to magi (bwrap's pid 1), before the leader
     exit_code = proc.wait()
     for cap in (out, err):
         cap.thread.join(_READER_JOIN_S)

@@ -17,8 +17,11 @@ The jail makes the blind rules hold at the OS level. For every seat:
 Mounts are applied parents first (by path depth), and at one depth hide, then read, then
 write; so a path bound inside a hidden one reappears, and nothing hidden covers a bind.
 The network is kept: agents must reach their providers. ``--die-with-parent`` and the pid
-namespace end every process of the turn with bwrap; ``--new-session`` denies the agent the
-terminal (TIOCSTI injection).
+namespace end every process of the turn with bwrap. No terminal is within reach (TIOCSTI
+injection): magi starts every agent process in a session of its own (``setsid``, so no
+controlling terminal) with pipes for its stdio, and the jail's ``/dev`` holds no terminal of
+the user's. bwrap's ``--new-session`` adds nothing to that, and is not used: its setsid'd
+pid 1 left each jailed turn as a zombie of magi's, out of reach of the turn's group.
 
 Pure: paths are strings, and the caller (``magi.jail``) says which of them exist.
 """
@@ -34,7 +37,6 @@ __all__ = ["BWRAP_BASE", "CLI_STATE", "JailSpec", "bwrap_argv", "policy", "state
 # Before any bind: a read-only root, fresh /dev and /proc, a private /tmp.
 BWRAP_BASE = (
     "--die-with-parent",
-    "--new-session",
     "--unshare-pid",
     "--ro-bind",
     "/",
