@@ -131,3 +131,28 @@ def test_an_unmarked_orphan_is_ended_through_the_subreaper(tmp_path: Path) -> No
 def test_method_names_what_is_in_force() -> None:
     """doctor's line: the marker and the subreaper on Linux."""
     assert "marker" in census.method()
+
+
+@pytest.mark.parametrize("listing", ["children", "scan"])
+def test_what_a_turns_group_leaves_to_magi_is_reaped_before_its_leader(
+    monkeypatch: pytest.MonkeyPatch, listing: str
+) -> None:
+    """The leader exits first; its child is re-parented to magi (the subreaper): killed
+    with the group, it is waited for, not left a zombie. Both ways of finding magi's
+    children: the threads' children lists, and a scan of /proc."""
+    assert census.become_subreaper()
+    if listing == "scan":
+        monkeypatch.setattr(census, "_children", lambda: None)
+    leader = subprocess.Popen(  # its child stays until killed: the group kill below
+        ["sh", "-c", "sleep 600 & echo $!"], stdout=subprocess.PIPE, start_new_session=True
+    )
+    orphan = int(leader.stdout.readline())  # type: ignore[union-attr]
+    os.waitid(os.P_PID, leader.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped yet
+    info = census.stat(orphan)
+    assert info is not None
+    assert info.ppid == os.getpid()
+    os.killpg(leader.pid, signal.SIGKILL)
+    assert census.reap_group(leader.pid) == [orphan]
+    assert not Path(f"/proc/{orphan}").exists()
+    assert leader.wait() == 0
+    leader.stdout.close()  # type: ignore[union-attr]
