@@ -156,3 +156,47 @@ def test_what_a_turns_group_leaves_to_magi_is_reaped_before_its_leader(
     assert not Path(f"/proc/{orphan}").exists()
     assert leader.wait() == 0
     leader.stdout.close()  # type: ignore[union-attr]
+
+
+def test_a_grandchild_handed_to_magi_while_the_group_dies_is_reaped_too() -> None:
+    """A child and its own child, both in the turn's group: the grandchild reaches magi
+    only when its parent dies, after the first listing; the next pass waits for it."""
+    assert census.become_subreaper()
+    leader = subprocess.Popen(
+        ["sh", "-c", "sh -c 'sleep 600 & echo $!; wait' & echo $!"],
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    out = leader.stdout  # type: ignore[union-attr]
+    pids = {int(out.readline()), int(out.readline())}
+    os.waitid(os.P_PID, leader.pid, os.WEXITED | os.WNOWAIT)
+    os.killpg(leader.pid, signal.SIGKILL)
+    assert set(census.reap_group(leader.pid)) == pids
+    assert not [p for p in pids if Path(f"/proc/{p}").exists()]
+    leader.wait()
+    out.close()
+
+
+def test_a_process_that_will_not_die_is_left_after_the_wait_not_waited_for_forever() -> None:
+    """One the kill did not reach (here: never killed) keeps running; the reap gives up at
+    its deadline (a clock that moves on each look, no real waiting) and says it reaped none."""
+    assert census.become_subreaper()
+    leader = subprocess.Popen(
+        ["sh", "-c", "sleep 600 & echo $!"], stdout=subprocess.PIPE, start_new_session=True
+    )
+    stays = int(leader.stdout.readline())  # type: ignore[union-attr]
+    os.waitid(os.P_PID, leader.pid, os.WEXITED | os.WNOWAIT)
+    ticks = iter(range(1000))
+    pauses: list[float] = []
+    try:
+        got = census.reap_group(
+            leader.pid, wait=3, clock=lambda: float(next(ticks)), pause=pauses.append
+        )
+        assert got == []
+        assert census.stat(stays) is not None
+        assert 1 <= len(pauses) <= 3
+    finally:
+        os.killpg(leader.pid, signal.SIGKILL)
+        census.reap_group(leader.pid)
+        leader.wait()
+        leader.stdout.close()  # type: ignore[union-attr]

@@ -125,8 +125,24 @@ def test_the_record_cache_is_bounded_by_count_and_bytes_least_recently_used_firs
     assert cache.get(REPO, "r1", "1" * 40) is None
     assert cache.get(REPO, "r0", "0" * 40) is stored[0]
     big = records.Stored("big", "b" * 40, "t", "x" * 26, stored[3].record)
-    cache.put(REPO, big)  # larger than the whole cache: not kept, nothing pushed out
+    assert not cache.put(REPO, big)  # larger than the whole cache: nothing pushed out
     assert (cache.get(REPO, "big", "b" * 40), len(cache)) == (None, 2)
+
+
+def test_a_read_of_more_records_than_fit_still_hits_the_ones_it_kept() -> None:
+    """Every record is looked up before any is read, so the records a read pushes out are
+    not the ones it still has to ask for: of five, the three that fit come from the cache."""
+    fake = world(FakeGitHub())
+    for n in range(1, 6):
+        store_record(fake, text(run(f"2026090{n}-000000-0001")), f"2026090{n}-000000-0001")
+    size = len(text(run("20260901-000000-0001")).encode())
+    cache = records.RecordCache(max_bytes=3 * size)
+    asyncio.run(records.read_all(fake, REPO, cache=cache))
+    assert len(cache) == 3
+    fake.calls.clear()
+    again = asyncio.run(records.read_all(fake, REPO, cache=cache))
+    assert len(again.runs) == 5
+    assert len(fake.named("get_blob")) == 2, "three of five came from the cache"
 
 
 def test_a_repeated_stats_command_costs_one_listing_call() -> None:

@@ -70,7 +70,8 @@ def probe(bwrap: str) -> tuple[bool, str]:
         argv,
         cwd=None,
         stdin=None,
-        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},  # `true` needs no more
+        # `true` needs no more; the marker keeps a turn's sweep from taking it for an orphan
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "MAGI_RUN": "jail-probe"},
         timeout=_PROBE_TIMEOUT_S,
         output_max_bytes=64 * 1024,
         kill_grace=0.5,

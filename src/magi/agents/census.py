@@ -26,7 +26,9 @@ import ctypes.util
 import os
 import signal
 import sys
-from collections.abc import Collection
+import threading
+import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -180,30 +182,66 @@ def _children() -> list[int] | None:
     return out
 
 
-def reap_group(leader: int) -> list[int]:
-    """Wait for every child of ours in the process group ``leader`` led (its leader aside).
+REAP_WAIT_S = 2.0  # how long a reap waits for killed processes to finish dying
+_REAP_PAUSE_S = 0.01
+# One reaper at a time: two threads must not both wait for one pid (the second could wait
+# for whatever process is given that pid next).
+_reaping = threading.Lock()
 
-    A subreaper inherits what a turn's leader leaves behind when it exits first; bwrap's
-    pid 1 in the turn's pid namespace is one, every jailed turn: without this it stays a
-    zombie of magi's until magi exits. Call it after the group was killed and before the
-    leader is reaped: while the leader is a zombie its pid, the group's id, cannot be
-    reused, so nothing outside the turn is waited for.
-    """
-    if not (available() and _subreaper):
-        return []
-    me, reaped = os.getpid(), []
+
+def _waited(pid: int) -> bool:
+    """Reap ``pid`` if it has exited; False while it still runs (or is not ours)."""
+    try:
+        got, _ = os.waitpid(pid, os.WNOHANG)
+    except (ChildProcessError, OSError):
+        return True  # not ours to wait for (any more)
+    return got != 0
+
+
+def _group_children(me: int, leader: int) -> list[int]:
+    """Children of ours (alive or zombie) in the process group ``leader`` led, leader aside."""
     kids = _children()
+    found = []
     for pid in _pids() if kids is None else kids:
         try:
             raw = (_PROC / str(pid) / "stat").read_text()
         except OSError:
             continue
         fields = raw[raw.rindex(")") + 2 :].split()
-        if pid == leader or int(fields[1]) != me or int(fields[2]) != leader:
-            continue
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(pid, 0)  # killed with the group: this returns at once
-            reaped.append(pid)
+        if pid != leader and int(fields[1]) == me and int(fields[2]) == leader:
+            found.append(pid)
+    return found
+
+
+def reap_group(
+    leader: int,
+    wait: float = REAP_WAIT_S,
+    clock: Callable[[], float] = time.monotonic,
+    pause: Callable[[float], None] = time.sleep,
+) -> list[int]:
+    """Wait for every child of ours in the process group ``leader`` led (its leader aside).
+
+    A subreaper inherits what a turn's leader leaves behind when it exits first; bwrap's
+    pid 1 in the turn's pid namespace is one, every jailed turn: without this it stays a
+    zombie of magi's until magi exits. Call it after the group was killed and before the
+    leader is reaped: while the leader is a zombie its pid, the group's id, cannot be
+    reused, so nothing outside the turn is waited for. It lists again until a pass finds
+    nobody (a grandchild is handed to magi only when its parent dies), and gives up after
+    ``wait`` seconds on what will not die (a process stuck in the kernel on a dead mount, or
+    one the kill could not reach): the turn ends anyway, as it did before.
+    """
+    if not (available() and _subreaper):
+        return []
+    me, reaped = os.getpid(), []
+    deadline = clock() + wait
+    with _reaping:
+        while members := _group_children(me, leader):
+            running = [pid for pid in members if not _waited(pid)]
+            reaped += [pid for pid in members if pid not in running]
+            if running and clock() >= deadline:
+                break
+            if running:
+                pause(_REAP_PAUSE_S)
     return reaped
 
 
@@ -223,10 +261,13 @@ def end(found: Collection[Found]) -> list[int]:
             os.kill(f.pid, signal.SIGKILL)
             killed.append(f.pid)
     me = os.getpid()
-    for f in found:
-        if f.ppid == me:  # re-parented to us: a zombie until reaped
-            with contextlib.suppress(ChildProcessError, OSError):
-                os.waitpid(f.pid, 0)
+    ours = [f.pid for f in found if f.ppid == me]  # re-parented to us: zombies until reaped
+    deadline = time.monotonic() + REAP_WAIT_S
+    with _reaping:
+        while ours := [pid for pid in ours if not _waited(pid)]:
+            if time.monotonic() >= deadline:
+                break  # what would not die (stuck in the kernel) is left, not waited for
+            time.sleep(_REAP_PAUSE_S)
     return killed
 
 

@@ -19,9 +19,11 @@ write; so a path bound inside a hidden one reappears, and nothing hidden covers 
 The network is kept: agents must reach their providers. ``--die-with-parent`` and the pid
 namespace end every process of the turn with bwrap. No terminal is within reach (TIOCSTI
 injection): magi starts every agent process in a session of its own (``setsid``, so no
-controlling terminal) with pipes for its stdio, and the jail's ``/dev`` holds no terminal of
-the user's. bwrap's ``--new-session`` adds nothing to that, and is not used: its setsid'd
-pid 1 left each jailed turn as a zombie of magi's, out of reach of the turn's group.
+controlling terminal) with pipes (or ``/dev/null``) for its stdio, and the jail's ``/dev``
+holds no terminal of the user's. That needs every bwrap this argv starts to go through
+``magi.agents.process.run``, which does the ``setsid``. bwrap's ``--new-session`` adds
+nothing to that, and is not used: its setsid'd pid 1 left each jailed turn as a zombie of
+magi's, out of reach of the turn's group.
 
 Pure: paths are strings, and the caller (``magi.jail``) says which of them exist.
 """

@@ -10,9 +10,9 @@ with its reason*: one bad record never takes the others, or the App, down with i
 
 Reading is bounded (``MAX_RECORDS`` per request, newest first: run ids begin with their
 time; ``MAX_RECORD_BYTES`` per record). A record is a commit, so what was read at one sha
-never changes: ``RecordCache`` keeps records read (bounded by count and bytes, least
-recently used out first) and ``read_all`` asks GitHub only for the refs that moved, one
-call for the listing plus about three per new record instead of three per record.
+never changes: ``RecordCache`` keeps records read (bounded by count and bytes) and
+``read_all`` asks GitHub only for the records it does not hold at the sha listed: one call
+for the listing plus about three per other record, instead of three per record.
 
 Writing (``update``) makes one commit on the record's own commit that replaces ``run.json``
 alone (``base_tree`` keeps the rest) and moves the ref with ``force: false``: if a publish
@@ -49,6 +49,7 @@ __all__ = [
     "update",
 ]
 
+Key = tuple[str, str, str]  # (repository, run id, commit sha)
 RUNS = "magi/runs/"
 RUN_JSON = "run.json"
 PUBLISHED_JSON = "published.json"  # what publish did, beside run.json (magi.action.record_ref)
@@ -57,7 +58,7 @@ MAX_RECORD_BYTES = 8 * 1024 * 1024  # a run.json larger than this is not read at
 RACE_ATTEMPTS = 3  # tries of an update that loses the ref to a concurrent publish
 READERS = 8  # records read at once
 CACHED_RECORDS = 256  # records a RecordCache keeps ...
-CACHED_BYTES = 8 * 1024 * 1024  # ... and their run.json bytes at most, together
+CACHED_BYTES = 4 * 1024 * 1024  # ... and their run.json bytes at most (parsed: about 7x)
 
 
 def record_ref(run_id: str) -> str:
@@ -95,39 +96,45 @@ class Records:
 class RecordCache:
     """Records already read, by (repository, run id, commit sha): a commit never changes.
 
-    Bounded by ``entries`` and by the bytes of the records' text; the least recently used
-    go first. Losing it loses nothing (the repository is the record); it only saves calls.
+    Bounded by ``entries`` and by the bytes of the records' text (a parsed record takes
+    about seven times its text); the least recently used go first, and a record larger
+    than the whole bound is not kept. ``read_all`` looks every record up before it reads
+    any, so a read of more records than fit still hits as many as fit. Losing it loses
+    nothing (the repository is the record); it only saves calls. A cached ``Stored`` is
+    shared: readers must not change its record.
     """
 
     def __init__(self, entries: int = CACHED_RECORDS, max_bytes: int = CACHED_BYTES) -> None:
         self.entries, self.max_bytes = entries, max_bytes
-        self._kept: OrderedDict[tuple[str, str, str], Stored] = OrderedDict()
+        self._kept: OrderedDict[Key, Stored] = OrderedDict()
         self._bytes = 0
 
     @staticmethod
-    def _key(repo: Repo, run_id: str, sha: str) -> tuple[str, str, str]:
+    def key(repo: Repo, run_id: str, sha: str) -> Key:
         return (repo.full_name.lower(), run_id, sha)
 
     def get(self, repo: Repo, run_id: str, sha: str) -> Stored | None:
-        key = self._key(repo, run_id, sha)
+        key = self.key(repo, run_id, sha)
         found = self._kept.get(key)
         if found is not None:
             self._kept.move_to_end(key)
         return found
 
-    def put(self, repo: Repo, stored: Stored) -> None:
-        size = len(stored.text.encode())
-        if size > self.max_bytes:
-            return
-        key = self._key(repo, stored.run_id, stored.commit)
+    def put(self, repo: Repo, stored: Stored) -> bool:
+        """Keep ``stored`` (the least recently used make room); False if it cannot fit."""
+        key = self.key(repo, stored.run_id, stored.commit)
         if key in self._kept:
             self._kept.move_to_end(key)
-            return
+            return True
+        size = len(stored.text.encode())
+        if size > self.max_bytes:
+            return False
         self._kept[key] = stored
         self._bytes += size
         while len(self._kept) > self.entries or self._bytes > self.max_bytes:
             _, gone = self._kept.popitem(last=False)
             self._bytes -= len(gone.text.encode())
+        return True
 
     def __len__(self) -> int:
         return len(self._kept)
