@@ -190,7 +190,8 @@ _reaping = threading.Lock()
 
 
 def _waited(pid: int) -> bool:
-    """Reap ``pid`` if it has exited; False while it still runs (or is not ours)."""
+    """Reap ``pid`` if it has exited: True once reaped (or when it is not ours to wait for),
+    False while it still runs."""
     try:
         got, _ = os.waitpid(pid, os.WNOHANG)
     except (ChildProcessError, OSError):
