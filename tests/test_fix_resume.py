@@ -131,3 +131,42 @@ def test_magi_fix_after_a_lost_turn_then_resume_goes_on_from_its_work(world):
     assert r2.head == op.report.head_after
     assert seats_asked(sd, "fix") == {"impl-A": 2}  # the lost turn and magi fix: no third
     assert seats_asked(sd, "review") == {"review-1": 2, "review-2": 2}
+
+
+def test_a_reviewer_lost_to_a_rate_limit_stalls_and_resume_asks_only_it_again(world):
+    """Under incomplete_review = "block" the round stays open (not blocked for good): the
+    run stalls, and --resume asks review-1 alone; review-2's findings and ids stand."""
+    sd, repo, home = world
+    reviewers = {"rev-one": "quota-at-review:evidence+blocker", "rev-two": "minimal"}
+    g = {"review_rounds": 3, "failover": False}
+    cfg = config(sd, {AUTHOR: "right"}, judges={}, reviewers=reviewers, graph=g)
+    stalled = start(repo, home, cfg)
+    assert stalled.status is RunStatus.STALLED, stalled.reason
+    assert "review-1 lost to a rate limit" in (stalled.reason or "")
+    assert "--resume" in (stalled.reason or "")
+    assert stalled.review is not None
+    (r1,) = stalled.review.rounds
+    assert not r1.closed
+    assert {s.seat: s.status for s in r1.seats} == {"review-1": "quota", "review-2": "ok"}
+    assert seats_asked(sd, "fix") == {}
+    (sd / "unlock").write_text("")
+    done = resume(home, stalled)
+    assert done.status is RunStatus.READY, done.reason
+    assert done.review is not None
+    assert {s.seat: s.status for s in done.review.rounds[0].seats} == {
+        "review-1": "ok",
+        "review-2": "ok",
+    }
+    assert seats_asked(sd, "review")["review-2"] == len(done.review.rounds)  # once a round
+    assert seats_asked(sd, "review")["review-1"] == len(done.review.rounds) + 1
+
+
+def test_under_warn_a_reviewer_lost_to_a_rate_limit_does_not_stop_the_round(world):
+    sd, repo, home = world
+    reviewers = {"rev-one": "quota-at-review:evidence+blocker", "rev-two": "minimal"}
+    g = {"review_rounds": 1, "failover": False, "incomplete_review": "warn"}
+    cfg = config(sd, {AUTHOR: "right"}, judges={}, reviewers=reviewers, graph=g)
+    run = start(repo, home, cfg)
+    assert run.status is not RunStatus.STALLED, run.reason
+    assert run.review is not None
+    assert run.review.rounds[0].closed

@@ -5,7 +5,9 @@ records the commit under review and the seats it expects, then asks every seat t
 answer yet (a resumed run asks only those). Reviewers are blind like judges: the prompt names
 no author, and the winner's author never reviews its own candidate when another agent can
 sit. The checkout is read-only: whatever a reviewer changes there is put back, and the git
-control files are restored, so no reviewer perturbs the tree the fixer works on.
+control files are restored, so no reviewer perturbs the tree the fixer works on. A reviewer
+lost to a rate limit under ``incomplete_review = "block"`` stalls the run in its round
+(``_stop_if_rate_limited``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from magi.core.review import decide, number_findings, reviewer_agents
 from magi.core.review_prompts import review_prompt
 from magi.core.seating import seat_name
 from magi.graph import review_blind
-from magi.graph.context import Context, seat_order
+from magi.graph.context import Context, Stop, seat_order
 from magi.graph.winner import e2e_text, ensure_review, winner, worktree
 from magi.seats import RETRYABLE, ask_structured, ensure_seat
 from magi.state.model import RunStatus
@@ -109,6 +111,24 @@ def run(ctx: Context) -> None:
     ) as pool:
         for f in [pool.submit(_one, ctx, rnd, s, paths[s.seat], guard) for s in todo]:
             f.result()
+    _stop_if_rate_limited(ctx, rnd)
+
+
+def _stop_if_rate_limited(ctx: Context, rnd: ReviewRound) -> None:
+    """Under ``incomplete_review = "block"``, a reviewer lost to a rate limit (after
+    failover, if on) would block the run for good over something that passes: the round
+    stays open and the run stops stalled; ``--resume`` asks only the seats that did not
+    answer (those that did are not asked again; their finding ids stand). Under "warn" the
+    round goes on with the reviewers that answered, as that setting says."""
+    if ctx.config.graph.incomplete_review != "block":
+        return
+    lost = [s.seat for s in rnd.seats if s.status == "quota"]
+    if lost:
+        raise Stop(
+            RunStatus.STALLED,
+            f"review round {rnd.round}: {', '.join(lost)} lost to a rate limit; "
+            f"`magi run --resume {ctx.run.id}` asks them again in this round",
+        )
 
 
 def _build(ctx: Context, rnd: ReviewRound, seat: str, live: bool) -> str:
