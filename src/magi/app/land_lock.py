@@ -89,10 +89,15 @@ async def _dispatched(
 
 
 async def _lock_commit(
-    ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest, parent: str, what: str
+    ctx: AppContext,
+    gh: GitHubPort,
+    repo: Repo,
+    pull: PullRequest,
+    tree: str,
+    parent: str,
+    what: str,
 ) -> str:
     """A commit for one claim alone: the head's tree, ``parent``, a nonce; GitHub dates it."""
-    tree = (await gh.get_git_commit(repo, parent)).tree
     made = await gh.create_git_commit(
         repo,
         message=f"magi: landing lock for #{pull.number} at {pull.head.sha[:12]}, {what} "
@@ -109,7 +114,8 @@ async def claim(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest) 
     A lock older than ``STALE`` is taken over (see the module docstring).
     """
     ref = land_ref(pull.number, pull.head.sha)
-    mine = await _lock_commit(ctx, gh, repo, pull, pull.head.sha, "taken")
+    tree = (await gh.get_git_commit(repo, pull.head.sha)).tree  # every lock commit's tree
+    mine = await _lock_commit(ctx, gh, repo, pull, tree, pull.head.sha, "taken")
     if await gh.create_ref(repo, ref, mine):
         return mine
     held = await gh.get_ref(repo, ref)
@@ -118,7 +124,7 @@ async def claim(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest) 
     since = await _held_since(ctx, gh, repo, pull, held.sha)
     if since is None or ctx.clock() - since < STALE:
         return None
-    took = await _lock_commit(ctx, gh, repo, pull, held.sha, "taken over")
+    took = await _lock_commit(ctx, gh, repo, pull, tree, held.sha, "taken over")
     try:
         await gh.update_ref(repo, ref.removeprefix("refs/"), took, force=False)
     except GitHubError as exc:
