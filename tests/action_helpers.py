@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from github_helpers import PEM
 from graph_helpers import scratch_repo
 from magi.github.models import Repo
 from magi.testing.cli import Result, invoke
@@ -63,6 +64,9 @@ state = [{state}]
 """
 
 
+AGENT_JOBS = frozenset({"compete", "council", "review", "land"})
+
+
 @dataclass
 class World:
     """One test's runner: the repo compete runs in, the origin, the fake GitHub."""
@@ -92,6 +96,8 @@ class World:
             "RUNNER_TEMP": str(temp),
             "MAGI_HOME": str(self.home),
             "MAGI_CONFIG_DIR": str(self.tmp / "no-user-config"),
+            # The App's private key seals magi's markers; an agents job never holds it.
+            **({} if job in AGENT_JOBS else {"MAGI_MARKER_KEY": PEM}),
         }
 
     @property

@@ -16,6 +16,7 @@ import httpx
 from fastapi import FastAPI
 
 from magi.app import Settings, create_app
+from magi.core.markers import Seal
 from magi.github.models import Repo
 from magi.github.port import GitHubPort
 from magi.testing.github import FakeGitHub
@@ -24,6 +25,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "github"
 SECRET = "It's a Secret to Everybody"
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----"
 SETTINGS = Settings(app_id="1", private_key=PEM, webhook_secret=SECRET, app_slug="magi-app")
+SEAL = Seal.from_private_key(PEM)  # the App's and the publishing jobs' marker key
 REPO = Repo(owner="Codertocat", name="Hello-World")
 NOW = datetime(2026, 1, 1, 12, tzinfo=UTC)
 _ids = itertools.count(1)
@@ -105,7 +107,33 @@ def make_app(fake: FakeGitHub, **kw: Any) -> FastAPI:
     kw.setdefault("clock", lambda: NOW)
     kw.setdefault("rand", random.Random(7))
     kw.setdefault("sleep", no_sleep)
-    return create_app(SETTINGS, ports=ports, **kw)
+    app = create_app(SETTINGS, ports=ports, **kw)
+    app.state.fake = fake  # deliver() keeps a delivered comment in it, as GitHub would have
+    return app
+
+
+def keep_delivered(fake: FakeGitHub, event: str, payload: dict[str, Any]) -> None:
+    """What GitHub holds when it sends ``payload``: the comment it is about (created,
+    edited or deleted). The App reads comments back; a fake without them would lie."""
+    if event != "issue_comment" or not isinstance(payload.get("comment"), dict):
+        return
+    c, number = payload["comment"], int(payload["issue"]["number"])
+    repo = str((payload.get("repository") or {}).get("full_name") or REPO.full_name)
+    action = payload.get("action")
+    if action == "deleted":
+        fake.drop_comment(repo, int(c["id"]))
+        return
+    created = c.get("created_at")
+    fake.keep_comment(
+        repo,
+        number,
+        comment_id=int(c["id"]),
+        body=str(c.get("body") or ""),
+        login=str(c["user"]["login"]),
+        user_type=str(c["user"].get("type") or "User"),
+        created_at=datetime.fromisoformat(created) if created else None,
+        edited=action == "edited",
+    )
 
 
 async def deliver(
@@ -113,10 +141,13 @@ async def deliver(
     event: str,
     payload: dict[str, Any] | bytes,
     *,
-    signature: str | None = None,
+    signature: str | bytes | None = None,
     delivery: str | None = None,
 ) -> httpx.Response:
     """POST one signed delivery; returns once its background work has run too."""
+    fake = getattr(app.state, "fake", None)
+    if isinstance(payload, dict) and isinstance(fake, FakeGitHub) and signature is None:
+        keep_delivered(fake, event, payload)
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     headers = {
         "X-GitHub-Event": event,

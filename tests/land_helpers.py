@@ -6,6 +6,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from github_helpers import SEAL
 from magi.action.env import ActionEnv
 from magi.action.remote import Remote
 from magi.git import Git
@@ -15,7 +16,7 @@ from magi.testing.github import FakeGitHub
 REPO = Repo(owner="octo", name="widgets")
 PR = 9
 BRANCH = "magi/r1/A"
-ENV = ActionEnv(repo=REPO, app_login="magi-app[bot]")
+ENV = ActionEnv(repo=REPO, app_login="magi-app[bot]", marker_seal=SEAL)
 
 
 def sh(cwd: Path, *args: str) -> str:
@@ -77,5 +78,6 @@ def scene(tmp: Path) -> Scene:
     )
     gh = FakeGitHub()
     gh.world(REPO).refs["heads/main"] = base
-    gh.add_pull(REPO, PR, BRANCH, head, title="The fix", body="Closes #1")
+    body = "Closes #1\n" + SEAL.marker("pr", issue=1, run=BRANCH.split("/")[1])
+    gh.add_pull(REPO, PR, BRANCH, head, title="The fix", body=body)
     return Scene(tmp, origin, dev, checkout, gh)

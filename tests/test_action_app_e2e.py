@@ -12,7 +12,7 @@ import httpx
 import uvicorn
 
 from action_helpers import ISSUE, ISSUE_BODY, REPO, TITLE, make_world
-from github_helpers import SECRET, fixture, labeled, sign
+from github_helpers import SEAL, SECRET, fixture, labeled, sign
 from magi.app import Settings, create_app
 from magi.core import markers
 from magi.core.progress import RunTitle, title
@@ -110,10 +110,10 @@ def test_a_label_ends_in_an_open_pr(tmp_path, monkeypatch):
     pulls = list(fake.world(REPO).pulls.values())
     assert len(pulls) == 1
     assert pulls[0].head.ref.startswith(f"magi/{inputs['run_id']}/")
-    assert markers.find([pulls[0].body or ""], markers.PR, issue=str(ISSUE), run=inputs["run_id"])
+    assert SEAL.find([pulls[0].body or ""], markers.PR, issue=str(ISSUE), run=inputs["run_id"])
     bodies = fake.comments_on(REPO, ISSUE)
-    assert markers.find(bodies, markers.RUN, run=inputs["run_id"])  # the App's acknowledgement
-    assert markers.find(bodies, "tracking", run=inputs["run_id"])  # publish's progress
+    assert SEAL.find(bodies, markers.RUN, run=inputs["run_id"])  # the App's acknowledgement
+    assert SEAL.find(bodies, "tracking", run=inputs["run_id"])  # publish's progress
     # One tracking comment throughout: publish wrote its checklist into the App's comment
     # and kept the jobs part; the publish job's own end is then shown in place.
     [published] = _tracking(fake)
@@ -140,4 +140,4 @@ def _job_event(run_id: int) -> bytes:
 
 def _tracking(fake: FakeGitHub) -> list[Comment]:
     thread = fake.world(REPO).comments.get(ISSUE, [])
-    return [c for c in thread if markers.find([c.body], "tracking", issue=str(ISSUE))]
+    return [c for c in thread if SEAL.find([c.body], "tracking", issue=str(ISSUE))]

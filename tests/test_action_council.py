@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import council_helpers as ch
-from github_helpers import REPO
+from github_helpers import PEM, REPO, SEAL
 from magi.action.council import Inputs, convene, read_inputs
 from magi.action.env import ActionEnv
 from magi.action.errors import ActionError, TamperedArtifact
@@ -21,7 +21,7 @@ from magi.testing.council_scripted import ScriptedAsker
 from magi.testing.github import APP_LOGIN, FakeGitHub
 
 HEAD = "c" * 40
-ENV = ActionEnv(repo=REPO, app_login=APP_LOGIN, run_id="99")
+ENV = ActionEnv(repo=REPO, app_login=APP_LOGIN, run_id="99", marker_seal=SEAL)
 AGENTS = ch.AGENT_IDS[:3]
 
 
@@ -95,7 +95,7 @@ def test_a_council_on_an_issue_posts_the_matrix_and_no_check_run(tmp_path: Path)
     assert "TOML" in body
     assert not any(a in headline for a in AGENTS)
     assert all(a in rest for a in AGENTS)  # the verdict exists: the matrix reveals the seats
-    assert "<!-- magi:council comment=42 issue=1 -->" in body
+    assert SEAL.find([body], "council", comment="42", issue="1")
     assert fake.named("create_check_run") == []
     # Publishing again edits nothing and posts nothing new.
     asyncio.run(publish_council(port=fake, env=ENV, inputs=inputs, rec=read_council(out, inputs)))
@@ -203,7 +203,8 @@ def test_the_cli_steps_run_as_the_workflow_runs_them(
     res = invoke(["action", "council", *common, *art], env=env)
     assert res.exit_code == 0, res.output
     res = invoke(
-        ["action", "publish-council", *common, *art], env={**env, "MAGI_GITHUB_TOKEN": "ghs_t"}
+        ["action", "publish-council", *common, *art],
+        env={**env, "MAGI_GITHUB_TOKEN": "ghs_t", "MAGI_MARKER_KEY": PEM},
     )
     assert res.exit_code == 0, res.output
     (body,) = fake.comments_on(REPO, 7)
@@ -232,7 +233,8 @@ def test_a_council_job_refusal_is_said_on_the_thread(
     art = ["--artifact-dir", str(tmp_path / "art")]
     assert invoke(["action", "council", *common, *art], env=env).exit_code != 0
     res = invoke(
-        ["action", "publish-council", *common, *art], env={**env, "MAGI_GITHUB_TOKEN": "ghs_t"}
+        ["action", "publish-council", *common, *art],
+        env={**env, "MAGI_GITHUB_TOKEN": "ghs_t", "MAGI_MARKER_KEY": PEM},
     )
     assert res.exit_code != 0
     (body,) = fake.comments_on(REPO, 1)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from action_helpers import IMPLEMENTERS, ISSUE, JUDGES, REPO, TITLE, TOKEN, World, make_world
+from github_helpers import SEAL
 from magi.config.model import Sandbox
-from magi.core import markers
 from magi.core.posting import LIMIT
 from magi.jail import decide
 from magi.state.store import Store
@@ -88,7 +88,7 @@ def test_the_pr_is_opened_from_the_winner_with_its_three_comments(published):
     assert run.gate.passed
     assert not pr.draft  # reviewed clean and gated green: ready for review
     bodies = world.github.comments_on(REPO, pr.number)
-    parts = {m["part"] for b in bodies for m in markers.find([b], "comment", run=run_id)}
+    parts = {m["part"] for b in bodies for m in SEAL.find([b], "comment", run=run_id)}
     assert parts == {"tally", "transcripts", "review"}
     assert all(len(b) <= LIMIT for b in bodies)
     tally = next(b for b in bodies if "part=tally" in b)
@@ -99,6 +99,16 @@ def test_mentions_in_issue_text_ping_nobody(published):
     """The issue's '@octocat' reaches the PR body without notifying anyone."""
     world, _ = published
     assert not [t for t in _posted(world) if re.search(r"(?<![\w`])@octocat", t)]
+
+
+def test_every_marker_magi_posted_is_sealed(published):
+    """Every `<!-- magi:` in everything publish sent (comments, PR, check run, issues) is a
+    marker sealed by magi's key: the App reads no other."""
+    world, _ = published
+    texts = _posted(world)
+    assert sum(len(SEAL.read(t)) for t in texts) >= 4  # the PR's and its comments' at least
+    for text in texts:
+        assert len(re.findall(r"(?i)<!--\s*magi:", text)) == len(SEAL.read(text)), text
 
 
 def test_the_check_run_and_tracking_comment(published):

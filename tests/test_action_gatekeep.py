@@ -12,7 +12,7 @@ import httpx
 import pytest
 from githubkit import GitHub, TokenAuthStrategy
 
-from github_helpers import NOW, REPO, fixture, pr_comment
+from github_helpers import NOW, PEM, REPO, SEAL, fixture, keep_delivered, pr_comment
 from magi.action.gatekeep import merge_event
 from magi.core import markers
 from magi.github.githubkit_port import GitHubKitPort
@@ -33,7 +33,7 @@ def scene() -> tuple[FakeGitHub, GitHubHTTP]:
     fake.now = NOW - timedelta(minutes=30)
     fake.add_issue(REPO, 1, "Spelling error in the README file")
     fake.world(REPO).permissions["Codertocat"] = "write"
-    body = "Closes #1\n" + markers.marker(markers.PR, issue=1, run="r1")
+    body = "Closes #1\n" + SEAL.marker(markers.PR, issue=1, run="r1")
     fake.add_pull(REPO, PR, "magi/r1/A", SHA, title="Fix spelling", body=body)
     fake.world(REPO).refs["heads/magi/r1/B"] = "b" * 40
     fake.world(REPO).refs["magi/claims/issue-1"] = "0" * 40
@@ -50,6 +50,7 @@ def run(
     slug: str = SLUG,
 ) -> tuple[int, str, dict[str, str]]:
     """``magi action <args>`` as the workflow step runs it; its port over the HTTP double."""
+    keep_delivered(double.fake, event, payload)  # GitHub holds the comment it reports
 
     def port(api_url: str, token: str) -> GitHubKitPort:
         gh = GitHub(
@@ -73,6 +74,7 @@ def run(
         "GITHUB_OUTPUT": str(output),
         "MAGI_GITHUB_TOKEN": "ghs_test",
         "MAGI_APP_SLUG": slug,
+        "MAGI_MARKER_KEY": PEM,
     }
     argv = ["action", *args, "--event-file", str(event_file)]
     if args[0] == "merge":
@@ -121,7 +123,7 @@ def test_a_writers_merge_squash_merges_with_the_sha(monkeypatch, tmp_path):
     assert w.issues[1].state == "closed"
     assert "magi/claims/issue-1" not in w.refs
     assert not [r for r in w.refs if r.startswith("heads/magi/r1/")]
-    assert markers.find(fake.comments_on(REPO, PR), markers.APPROVAL, sha=SHA)
+    assert SEAL.find(fake.comments_on(REPO, PR), markers.APPROVAL, sha=SHA)
 
 
 def test_a_backdated_head_pushed_after_the_comment_is_not_merged_by_the_job(monkeypatch, tmp_path):

@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from github_helpers import SEAL
 from land_helpers import BRANCH, ENV, PR, REPO, Scene, commit, scene, sh
 from magi.action.rebase import Rebased, rebase
 from magi.action.remote import LeaseRejected
@@ -17,7 +18,7 @@ def run(s: Scene) -> Rebased:
 
 
 def approve(s: Scene, sha: str) -> None:
-    body = markers.marker(markers.APPROVAL, comment=5001, sha=sha, login="maintainer")
+    body = SEAL.marker(markers.APPROVAL, comment=5001, sha=sha, login="maintainer")
     asyncio.run(s.github.create_comment(REPO, PR, f"Approval recorded.\n\n{body}"))
 
 
@@ -34,7 +35,7 @@ def test_same_patch_keeps_the_approval(tmp_path):
     assert sh(s.origin, "rev-parse", f"{done.new_head}^") == base
     said = s.github.comments_on(REPO, PR)[-1]
     assert f"rebased onto `{base[:12]}`, same patch, approval kept" in said
-    assert markers.latest([said], markers.APPROVAL)["sha"] == done.new_head  # type: ignore[index]
+    assert SEAL.latest([said], markers.APPROVAL)["sha"] == done.new_head  # type: ignore[index]
 
 
 def test_an_up_to_date_branch_is_left_alone(tmp_path):

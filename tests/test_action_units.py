@@ -10,12 +10,12 @@ from types import SimpleNamespace
 import pytest
 
 from action_helpers import ISSUE, REPO, TOKEN, make_world
+from github_helpers import SEAL
 from magi.action.checkout import credential_problems
 from magi.action.env import ActionEnv
 from magi.action.errors import ActionError
 from magi.action.posts import FOLLOW_UP, Poster, follow_ups
 from magi.action.remote import Remote
-from magi.core import markers
 from magi.core.posting import Policy
 from magi.state.model import Run
 from magi.state.review import FindingRecord, FixReport, Rejected, Review, ReviewRound
@@ -110,14 +110,14 @@ def _review(n: int) -> Review:
 def test_unadopted_minor_findings_become_at_most_five_follow_ups_once(tmp_path):
     """Minor and not adopted: filed with magi:follow-up (never magi), five at most, once."""
     github = FakeGitHub()
-    env = ActionEnv(repo=REPO)
+    env = ActionEnv(repo=REPO, marker_seal=SEAL)
     job = Poster(github, env, ISSUE, Policy(revealed=True))
     run = SimpleNamespace(id="20261201-000000-abcd", review=_review(8))
     first = asyncio.run(follow_ups(job, run))  # type: ignore[arg-type]
     assert len(first) == 5
     filed = [github.world(REPO).issues[n] for n in first]
     assert all([lb.name for lb in i.labels] == [FOLLOW_UP] for i in filed)
-    ids = {markers.find([i.body or ""], "follow-up")[0]["finding"] for i in filed}
+    ids = {SEAL.find([i.body or ""], "follow-up")[0]["finding"] for i in filed}
     assert "R1-1-1" not in ids  # adopted
     assert "R1-1-99" not in ids  # blocking, not minor
     assert all("@octocat" not in (i.body or "") for i in filed)
@@ -157,8 +157,8 @@ def test_a_missing_artifact_keeps_the_jobs_the_app_showed(tmp_path, monkeypatch)
     from magi.testing.github import APP_LOGIN
 
     world = make_world(tmp_path)
-    block = jobs_block(9, "", [JobLine("Compete", "completed", "failure")])
-    mark = markers.marker("tracking", issue=ISSUE, spent=1)
+    block = jobs_block(9, "", [JobLine("Compete", "completed", "failure")], SEAL)
+    mark = SEAL.marker("tracking", issue=ISSUE, spent=1)
     body = f"### magi\n\nThe workflow is running.\n\n{block}\n{mark}"
     app = User(login=APP_LOGIN, type="Bot")
     world.github.world(REPO).comments[ISSUE] = [Comment(id=3, body=body, user=app)]
@@ -166,7 +166,7 @@ def test_a_missing_artifact_keeps_the_jobs_the_app_showed(tmp_path, monkeypatch)
     [c] = world.github.world(REPO).comments[ISSUE]
     assert "left no result" in c.body
     assert jobs_of(c.body) == block
-    assert markers.latest([c.body], "tracking") == {"issue": str(ISSUE), "spent": "1"}
+    assert SEAL.latest([c.body], "tracking") == {"issue": str(ISSUE), "spent": "1"}
 
 
 def test_review_findings_link_to_the_pr_head_and_say_adopted_or_rejected():

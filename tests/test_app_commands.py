@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from github_helpers import REPO, deliver, issue_comment, labeled, make_app, pr_comment, world
+from github_helpers import REPO, SEAL, deliver, issue_comment, labeled, make_app, pr_comment, world
 from magi.core import markers
 from magi.testing.github import FakeGitHub
 
@@ -103,7 +103,7 @@ def test_a_command_with_no_run_is_refused_with_the_reason() -> None:
     """retry before any run: a reply quoting the command and saying what is missing."""
     fake = world(FakeGitHub())
     (reply,) = say(fake, "/magi retry")
-    assert reply.startswith("> `/magi retry`")
+    assert reply.startswith("> /magi retry\n")
     assert "no magi run has started" in reply
     assert fake.world(REPO).dispatches == []
 
@@ -113,7 +113,7 @@ def test_a_non_writers_command_is_refused_and_says_who_may() -> None:
     fake = started()
     fake.world(REPO).permissions["reader"] = "read"
     (reply,) = say(fake, "/magi stop", login="reader")
-    assert "> `/magi stop`" in reply
+    assert "> /magi stop\n" in reply
     assert "write, maintain or admin" in reply
     assert not fake.named("cancel_workflow_run")
 
@@ -135,7 +135,7 @@ def test_plain_comments_get_nothing() -> None:
 def test_a_command_on_the_pr_acts_on_the_issue_it_came_from() -> None:
     """On a magi PR, the run is found on the issue named in the PR body."""
     fake = finished(started())
-    body = markers.marker(markers.PR, issue=1, run="r")
+    body = SEAL.marker(markers.PR, issue=1, run="r")
     fake.add_pull(REPO, 7, "magi/r/A", "a" * 40, body=body)
     asyncio.run(deliver(make_app(fake), "issue_comment", pr_comment("/magi retry", number=7)))
     assert fake.world(REPO).dispatches[-1]["inputs"]["run_id"]

@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import Any
 
-from github_helpers import NOW, REPO, deliver, make_app, store_record, world
+from github_helpers import NOW, REPO, SEAL, deliver, make_app, store_record, world
 from magi.core import markers
 from magi.github import records
 from magi.github.models import GitRef, Repo
@@ -24,7 +24,7 @@ SHA = "a" * 40
 
 def scene(fake: FakeGitHub | None = None) -> FakeGitHub:
     fake = world(fake or FakeGitHub())
-    body = "Closes #1\n" + markers.marker(markers.PR, issue=1, run=RUN)
+    body = "Closes #1\n" + SEAL.marker(markers.PR, issue=1, run=RUN)
     fake.add_pull(REPO, PR, f"magi/{RUN}/A", SHA, title="Fix spelling", body=body)
     store_record(
         fake, text(run(RUN)), RUN, files={"artifacts/judge-1.txt": "why A", "published.json": "p"}

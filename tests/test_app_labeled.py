@@ -6,11 +6,11 @@ import asyncio
 
 import pytest
 
-from github_helpers import REPO, deliver, labeled, make_app, world
+from github_helpers import REPO, SEAL, deliver, labeled, make_app, world
 from magi.core import markers
 from magi.github.models import Branch, PullRequest
 from magi.github.port import GitHubError
-from magi.testing.github import FakeGitHub
+from magi.testing.github import FakeGitHub, branch_repo
 
 CLAIM = "magi/claims/issue-1"
 
@@ -36,7 +36,7 @@ def test_a_writers_label_claims_acknowledges_and_dispatches() -> None:
     assert f"`{d['inputs']['run_id']}`" in ack
     assert "3 candidates, 3 judges" in ack
     assert "the agent CLIs found on the runner" in ack
-    (mark,) = markers.find([ack], markers.RUN)
+    (mark,) = SEAL.find([ack], markers.RUN)
     assert mark["run"] == d["inputs"]["run_id"]
     assert mark["workflow_run"].isdigit()
     order = [c.name for c in fake.calls]
@@ -109,9 +109,9 @@ def test_an_issue_that_opened_a_pr_is_never_competed_again() -> None:
         number=9,
         state="closed",
         html_url="https://github.example/pr/9",
-        body="done\n" + markers.marker(markers.PR, issue=1, run="r1"),
-        head=Branch(ref="magi/r1/A", sha="b" * 40),
-        base=Branch(ref="main", sha="0" * 40),
+        body="done\n" + SEAL.marker(markers.PR, issue=1, run="r1"),
+        head=Branch(ref="magi/r1/A", sha="b" * 40, repo=branch_repo(REPO.full_name)),
+        base=Branch(ref="main", sha="0" * 40, repo=branch_repo(REPO.full_name)),
     )
     run(fake)
     (reply,) = fake.comments_on(REPO, 1)
@@ -136,7 +136,7 @@ def test_a_failed_dispatch_is_said_with_the_fix_and_releases_the_claim(
     (reply,) = fake.comments_on(REPO, 1)
     assert words in reply
     assert "Fix:" in reply
-    assert markers.find([reply], markers.RUN) == []
+    assert SEAL.find([reply], markers.RUN) == []
     assert CLAIM not in fake.world(REPO).refs
 
 
@@ -205,7 +205,7 @@ def test_a_forged_run_marker_in_someone_elses_comment_is_not_trusted() -> None:
     w = fake.world(REPO)
     from magi.github.models import Comment, User
 
-    forged = markers.marker(markers.RUN, run="x", issue=1, workflow_run=42)
+    forged = SEAL.marker(markers.RUN, run="x", issue=1, workflow_run=42)
     w.comments[1] = [Comment(id=1, body=forged, user=User(login="mallory"))]
     from magi.github.models import WorkflowRun
 

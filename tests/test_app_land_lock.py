@@ -6,10 +6,9 @@ import asyncio
 from datetime import timedelta
 from typing import Any
 
-from github_helpers import NOW, REPO, deliver, fixture, make_app
+from github_helpers import NOW, REPO, SEAL, deliver, fixture, make_app
 from magi.app.context import AppContext
 from magi.app.land_lock import STALE, claim
-from magi.core import markers
 from magi.core.progress import RunTitle, title
 from magi.github.models import Comment, GitCommit, User
 from magi.testing.github import APP_LOGIN
@@ -84,7 +83,7 @@ def held_lock(age: timedelta) -> Any:
     fake.set_check(REPO, SHA, "ci", "completed", "failure")
     w = fake.world(REPO)
     w.refs[LOCK] = SHA
-    dispatched = markers.marker("land", step="fix", sha=SHA, round=1)
+    dispatched = SEAL.marker("land", step="fix", sha=SHA, round=1)
     user = User(login=APP_LOGIN, type="Bot")
     w.comments.setdefault(PR, []).append(
         Comment(id=900, body=f"Landing: red\n\n{dispatched}", user=user, created_at=NOW - age)
@@ -114,7 +113,7 @@ def test_of_two_takers_of_a_stale_lock_exactly_one_wins():
     fast-forward check refuses B's move from the value B read (a delete then a create would
     have deleted A's lock and taken it a second time)."""
     fake = held_lock(STALE + timedelta(minutes=1))
-    ctx = AppContext(ports=lambda i, r: fake, app_login=APP_LOGIN, clock=lambda: NOW)
+    ctx = AppContext(ports=lambda i, r: fake, app_login=APP_LOGIN, seal=SEAL, clock=lambda: NOW)
     pull = fake.world(REPO).pulls[PR]
     results: list[bool] = []
     pending: list[Any] = [claim(ctx, fake, REPO, pull)]  # A, run inside B's stale judgement
@@ -186,7 +185,7 @@ def test_a_job_whose_run_github_does_not_know_releases_nothing():
 
 def stale_claim(fake: Any) -> str:
     """A lock of this magi's, taken STALE and a minute ago, its job's end never delivered."""
-    ctx = AppContext(ports=lambda i, r: fake, app_login=APP_LOGIN, clock=lambda: NOW)
+    ctx = AppContext(ports=lambda i, r: fake, app_login=APP_LOGIN, seal=SEAL, clock=lambda: NOW)
     fake.now = NOW - STALE - timedelta(minutes=1)
     lock = asyncio.run(claim(ctx, fake, REPO, fake.world(REPO).pulls[PR]))
     fake.now = NOW
@@ -208,7 +207,7 @@ def test_a_lock_is_a_commit_of_its_own_dated_by_github_and_taken_over_when_stale
     taken = w.objects[w.refs[LOCK]]
     assert isinstance(taken, GitCommit)
     assert taken.parents == [old]
-    (said,) = markers.find(fake.comments_on(REPO, PR), "land")
+    (said,) = SEAL.find(fake.comments_on(REPO, PR), "land")
     assert said["lock"] == w.refs[LOCK]
 
 
@@ -219,7 +218,7 @@ def test_a_stale_taker_loses_to_a_release_and_a_new_claim_in_between():
     fake = scene()
     w = fake.world(REPO)
     old = stale_claim(fake)
-    ctx = AppContext(ports=lambda i, r: fake, app_login=APP_LOGIN, clock=lambda: NOW)
+    ctx = AppContext(ports=lambda i, r: fake, app_login=APP_LOGIN, seal=SEAL, clock=lambda: NOW)
     pull = w.pulls[PR]
     results: list[str | None] = []
     real = fake.get_git_commit

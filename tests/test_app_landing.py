@@ -6,8 +6,11 @@ import asyncio
 from datetime import timedelta
 from typing import Any
 
-from github_helpers import NOW, REPO, deliver, fixture, make_app, world
+import pytest
+
+from github_helpers import NOW, REPO, SEAL, deliver, fixture, make_app, world
 from magi.core import markers
+from magi.core.landing import HELD
 from magi.testing.github import FakeGitHub
 
 SHA = "a" * 40
@@ -18,7 +21,7 @@ UNATTENDED = "[graph]\nland_approval = false\n"
 def scene(config: str = "", **pull: Any) -> FakeGitHub:
     fake = world(FakeGitHub())
     fake.now = NOW - timedelta(minutes=30)
-    body = "Closes #1\n" + markers.marker(markers.PR, issue=1, run="r1")
+    body = "Closes #1\n" + SEAL.marker(markers.PR, issue=1, run="r1")
     fake.add_pull(REPO, PR, "magi/r1/A", SHA, title="Fix spelling", body=body, **pull)
     w = fake.world(REPO)
     w.refs["heads/magi/r1/B"] = "b" * 40
@@ -62,7 +65,7 @@ def test_a_red_check_dispatches_one_fix_round():
         {"run_id": "r1", "issue": "1", "command": "land", "pr": "7", "round": "1"}
     ]
     said = fake.comments_on(REPO, PR)
-    assert markers.find(said, "land", step="fix", round="1", sha=SHA)
+    assert SEAL.find(said, "land", step="fix", round="1", sha=SHA)
     wake(fake)  # the same head again, e.g. a second suite: coalesced, no second job
     assert len(dispatches(fake)) == 1
 
@@ -87,7 +90,7 @@ def test_red_out_of_rounds_is_held_and_never_merged():
     fake = scene()
     for n in range(1, 5):
         asyncio.run(
-            fake.create_comment(REPO, PR, markers.marker("land", step="fix", sha=SHA, round=n))
+            fake.create_comment(REPO, PR, SEAL.marker("land", step="fix", sha=SHA, round=n))
         )
     fake.set_check(REPO, SHA, "ci", "completed", "failure")
     wake(fake)
@@ -106,12 +109,49 @@ def test_a_moved_base_dispatches_a_rebase():
 
 
 def test_changes_requested_dispatches_a_fix_round():
-    """A review requesting changes is a fix round."""
+    """A writer's review requesting changes is a fix round."""
     fake = scene()
+    fake.world(REPO).permissions["octo"] = "write"
     fake.set_check(REPO, SHA, "ci", "completed", "success")
     review = {"state": "changes_requested", "body": "rename it", "user": {"login": "octo"}}
     p = pull_event(fake, "submitted", review=review)
     asyncio.run(deliver(make_app(fake), "pull_request_review", p))
+    assert [d["command"] for d in dispatches(fake)] == ["land"]
+
+
+@pytest.mark.parametrize("level", ["read", "triage", "none"])
+def test_a_strangers_review_or_line_comment_spends_nothing(level: str) -> None:
+    """Anyone can review a public PR: without write access it dispatches no paid fix round
+    (five of them would use up every round and hold the PR), and nothing is said."""
+    fake = scene()
+    if level != "none":
+        fake.world(REPO).permissions["stranger"] = level
+    fake.set_check(REPO, SHA, "ci", "completed", "success")
+    app = make_app(fake)
+    for _ in range(6):
+        review = {"state": "changes_requested", "body": "rm -rf", "user": {"login": "stranger"}}
+        asyncio.run(
+            deliver(app, "pull_request_review", pull_event(fake, "submitted", review=review))
+        )
+        line = {"id": 1, "body": "do this instead", "user": {"login": "stranger"}}
+        asyncio.run(
+            deliver(app, "pull_request_review_comment", pull_event(fake, "created", comment=line))
+        )
+    assert dispatches(fake) == []
+    assert HELD not in fake.labels_on(REPO, PR)
+    assert fake.comments_on(REPO, PR) == []
+
+
+def test_only_the_bots_config_trusts_may_ask_for_a_fix() -> None:
+    """A bot's review counts only when `[github] trusted_bots` names it."""
+    fake = scene('[github]\ntrusted_bots = ["coderabbitai"]\n')
+    fake.set_check(REPO, SHA, "ci", "completed", "success")
+    app = make_app(fake)
+    for bot in ("renovate[bot]", "coderabbitai[bot]"):
+        review = {"state": "changes_requested", "body": "x", "user": {"login": bot, "type": "Bot"}}
+        asyncio.run(
+            deliver(app, "pull_request_review", pull_event(fake, "submitted", review=review))
+        )
     assert [d["command"] for d in dispatches(fake)] == ["land"]
 
 
@@ -138,7 +178,7 @@ def test_with_approval_on_green_waits_for_merge():
 def test_a_closed_pr_is_folded():
     """Merged by hand: branches and claim deleted, issue closed, tracking comment updated."""
     fake = scene()
-    track = markers.marker("tracking", issue=1, run="r1")
+    track = SEAL.marker("tracking", issue=1, run="r1")
     asyncio.run(fake.create_comment(REPO, 1, f"### magi\n\nrunning\n\n{track}"))
     w = fake.world(REPO)
     w.pulls[PR] = w.pulls[PR].model_copy(update={"merged": True, "state": "closed"})
@@ -153,7 +193,7 @@ def test_a_closed_pr_is_folded():
 def test_new_code_after_the_approval_voids_it():
     """A push to a different head after `merge`: the PR is told to comment `merge` again."""
     fake = scene()
-    approval = markers.marker(markers.APPROVAL, comment=5001, sha=SHA, login="Codertocat")
+    approval = SEAL.marker(markers.APPROVAL, comment=5001, sha=SHA, login="Codertocat")
     asyncio.run(fake.create_comment(REPO, PR, f"Approval recorded.\n\n{approval}"))
     fake.push(REPO, PR, "c" * 40)
     asyncio.run(deliver(make_app(fake), "pull_request", pull_event(fake, "synchronize")))

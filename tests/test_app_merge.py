@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from github_helpers import NOW, REPO, deliver, fixture, make_app, no_sleep, pr_comment, world
+from github_helpers import NOW, REPO, SEAL, deliver, fixture, make_app, no_sleep, pr_comment, world
 from magi.core import markers
 from magi.github.models import StatusContext
 from magi.github.port import GitHubError
@@ -21,7 +21,7 @@ PR = 7
 def scene(**pull: Any) -> FakeGitHub:
     fake = world(FakeGitHub())
     fake.now = NOW - timedelta(minutes=30)
-    body = "Closes #1\n" + markers.marker(markers.PR, issue=1, run="r1")
+    body = "Closes #1\n" + SEAL.marker(markers.PR, issue=1, run="r1")
     fake.add_pull(REPO, PR, "magi/r1/A", SHA, title="Fix spelling", body=body, **pull)
     w = fake.world(REPO)
     w.refs["heads/magi/r1/B"] = "b" * 40
@@ -59,7 +59,7 @@ def test_happy_path_squash_merges_with_the_sha_and_cleans_up() -> None:
     assert not [r for r in w.refs if r.startswith("heads/magi/r1/")]
     assert ("comment", 5001, "+1") in w.reactions
     assert "Merged as" in replies(fake)[-1]
-    (approval,) = markers.find(fake.comments_on(REPO, PR), markers.APPROVAL)
+    (approval,) = SEAL.find(fake.comments_on(REPO, PR), markers.APPROVAL)
     assert approval["sha"] == SHA
 
 
@@ -194,7 +194,7 @@ def test_a_backdated_head_pushed_after_the_comment_is_not_approved() -> None:
     assert fake.world(REPO).merges == []
     assert "head moved" in replies(fake)[-1]
     assert "push of `cccccccccccc` at 2026-01-01 12:00:00 UTC" in replies(fake)[-1]
-    assert not markers.find(replies(fake), markers.APPROVAL)
+    assert not SEAL.find(replies(fake), markers.APPROVAL)
 
 
 def test_a_head_pushed_in_the_same_second_as_the_comment_is_not_approved() -> None:
@@ -392,7 +392,7 @@ def test_a_redelivered_approval_is_recorded_once() -> None:
     fake.set_check(REPO, SHA, "ci", "in_progress", None)
     say(fake)
     say(fake)
-    assert len(markers.find(replies(fake), markers.APPROVAL)) == 1
+    assert len(SEAL.find(replies(fake), markers.APPROVAL)) == 1
     fake.set_check(REPO, SHA, "ci", "completed", "success")
     say(fake)
     assert len(fake.world(REPO).merges) == 1
@@ -428,6 +428,7 @@ def test_the_apps_same_change_rule_keeps_an_approval_across_a_rebase() -> None:
     ctx = AppContext(
         ports=ports,
         app_login="magi-app",
+        seal=SEAL,
         clock=lambda: NOW,
         sleep=no_sleep,
         same_change=lambda a, b: {a, b} == {SHA, "d" * 40},

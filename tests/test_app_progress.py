@@ -6,8 +6,7 @@ import asyncio
 from datetime import timedelta
 from typing import Any
 
-from github_helpers import NOW, REPO, deliver, fixture, make_app, world
-from magi.core import markers
+from github_helpers import NOW, REPO, SEAL, deliver, fixture, make_app, world
 from magi.github.models import Comment, User, WorkflowJob
 from magi.testing.github import APP_LOGIN, FakeGitHub
 
@@ -41,7 +40,7 @@ def tracking(fake: FakeGitHub) -> list[Comment]:
     return [
         c
         for c in fake.world(REPO).comments.get(1, [])
-        if markers.find([c.body], "tracking", issue="1")
+        if SEAL.find([c.body], "tracking", issue="1")
     ]
 
 
@@ -88,7 +87,7 @@ def test_the_first_job_creates_the_tracking_comment_and_later_ones_edit_it():
 def test_what_publish_wrote_stays_and_its_marker_keeps_the_attempts():
     """The App replaces only its jobs part: publish's checklist and the spent count stay."""
     fake = scene()
-    mark = markers.marker("tracking", issue=1, run="r0", spent=1, counted="r0")
+    mark = SEAL.marker("tracking", issue=1, run="r0", spent=1, counted="r0")
     body = f"### magi\n\nRun `r0`: **failed**\n\n- [x] compete (3s)\n\n{mark}"
     fake.world(REPO).comments[1] = [
         Comment(id=77, body=body, user=User(login=APP_LOGIN, type="Bot"))
@@ -98,7 +97,7 @@ def test_what_publish_wrote_stays_and_its_marker_keeps_the_attempts():
     assert c.id == 77
     assert c.body.startswith("### magi\n\nRun `r0`: **failed**")
     assert "Read the issue: queued" in c.body
-    assert markers.latest([c.body], "tracking") == {
+    assert SEAL.latest([c.body], "tracking") == {
         "issue": "1",
         "run": "r0",
         "spent": "1",
@@ -111,7 +110,7 @@ def test_what_publish_wrote_stays_and_its_marker_keeps_the_attempts():
 def test_a_persons_comment_quoting_the_marker_is_never_edited():
     """Only the App's own comment counts: a quoted marker from a person is left alone."""
     fake = scene()
-    quoted = Comment(id=5, body=markers.marker("tracking", issue=1), user=User(login="mallory"))
+    quoted = Comment(id=5, body=SEAL.marker("tracking", issue=1), user=User(login="mallory"))
     fake.world(REPO).comments[1] = [quoted]
     send(fake)
     assert fake.world(REPO).comments[1][0] == quoted
@@ -162,7 +161,7 @@ def test_a_forged_run_of_magis_workflow_path_edits_and_creates_nothing():
         fake = scene(event=event)
         mine = Comment(
             id=9,
-            body="magi is on it\n\n" + markers.marker("tracking", issue=1),
+            body="magi is on it\n\n" + SEAL.marker("tracking", issue=1),
             user=User(login=APP_LOGIN),
         )
         fake.world(REPO).comments[1] = [mine]

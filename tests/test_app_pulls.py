@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from github_helpers import REPO, deliver, fixture, make_app
+from github_helpers import REPO, SEAL, deliver, fixture, make_app
 from magi.app.events import CheckRunEvent, CheckSuiteEvent, StatusEvent, WorkflowRunEvent
 from magi.app.main import ROUTER
 from magi.app.pulls import head_of, magi_pulls_of
@@ -82,5 +82,5 @@ def test_the_lookup_lists_open_magi_prs_at_the_head() -> None:
     fake = scene()
     fake.add_pull(REPO, 8, "feature/by-hand", SHA)
     fake.add_pull(REPO, 9, "magi/r2/A", "b" * 40)
-    assert asyncio.run(magi_pulls_of(fake, REPO, SHA, [])) == [PR]
-    assert asyncio.run(magi_pulls_of(fake, REPO, SHA, [9, 9, 8])) == [9, 8]
+    assert asyncio.run(magi_pulls_of(fake, REPO, SHA, [], SEAL)) == [PR]
+    assert asyncio.run(magi_pulls_of(fake, REPO, SHA, [9, 9, 8], SEAL)) == [9, 8]

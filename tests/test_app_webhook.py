@@ -26,12 +26,21 @@ def test_signature_test_vector() -> None:
 
 @pytest.mark.parametrize(
     "signature",
-    ["", "sha256=" + "0" * 64, "sha1=2fd4e1c67a2d28fced849ee1bb76e7391b93eb12", "garbage"],
+    [
+        "",
+        "sha256=" + "0" * 64,
+        "sha1=2fd4e1c67a2d28fced849ee1bb76e7391b93eb12",
+        "garbage",
+        "sha256=" + "\u00e9" * 64,  # the right length, not ASCII: was a TypeError, a 500
+        "sha256=" + "0" * 63 + "\u00ff",
+        "sha256=" + "g" * 64,
+    ],
 )
 def test_forged_or_unsigned_is_401_and_nothing_happens(signature: str) -> None:
     """A missing or wrong signature is 401 and no GitHub call is made."""
     fake = world(FakeGitHub())
-    r = asyncio.run(deliver(make_app(fake), "issues", labeled(), signature=signature))
+    sent = signature.encode("latin-1")  # as a client sends header bytes
+    r = asyncio.run(deliver(make_app(fake), "issues", labeled(), signature=sent))
     assert r.status_code == 401
     assert fake.calls == []
 

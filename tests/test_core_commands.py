@@ -36,7 +36,7 @@ def test_unknown_verb_is_a_command_with_no_verb_and_the_reply_lists_the_verbs() 
     (cmd,) = parse("/magi deploy now")
     assert cmd.verb is None
     reply = unknown_reply(cmd)
-    assert "`/magi deploy now`" in reply
+    assert "> /magi deploy now\n" in reply
     assert all(f"`{v.value}`" in reply for v in Verb)
     assert "<details>" in reply
     assert help_text() in reply
@@ -57,5 +57,5 @@ def test_refused_reply_quotes_the_command_and_says_why() -> None:
     """A refusal quotes the line and gives the reason."""
     (cmd,) = parse("/magi stop")
     reply = refused_reply(cmd, "no run on this issue")
-    assert reply.startswith("> `/magi stop`")
+    assert reply.startswith("> /magi stop\n")
     assert "no run on this issue" in reply

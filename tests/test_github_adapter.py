@@ -16,7 +16,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from github_helpers import REPO
+from github_helpers import REPO, SEAL
 from magi.core import markers
 from magi.github.auth import AppAuth
 from magi.github.githubkit_port import GitHubKitPort
@@ -169,7 +169,7 @@ def test_claims_refs_content_and_dispatch() -> None:
 def test_the_gate_reads_and_merges_with_the_sha() -> None:
     """PR, checks, status, commit and merge through HTTP, the SHA sent as the precondition."""
     fake, double, auth, _ = setup()
-    fake.add_pull(REPO, 7, "magi/r/A", "a" * 40, body=markers.marker(markers.PR, issue=1))
+    fake.add_pull(REPO, 7, "magi/r/A", "a" * 40, body=SEAL.marker(markers.PR, issue=1))
     fake.set_check(REPO, "a" * 40, "ci", "completed", "success")
     fake.world(REPO).permissions["alice"] = "maintain"
 

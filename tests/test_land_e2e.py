@@ -16,9 +16,8 @@ import pytest
 import uvicorn
 
 from action_helpers import ISSUE, REPO, TOKEN, World, make_world
-from github_helpers import SECRET, fixture, no_sleep, sign
+from github_helpers import SEAL, SECRET, fixture, keep_delivered, no_sleep, sign
 from magi.app import Settings, create_app
-from magi.core import markers
 from magi.github.models import Repo
 from magi.github.port import GitHubPort
 from magi.state.model import Run, RunStatus
@@ -73,6 +72,8 @@ class Story:
         )
 
     def send(self, *deliveries: tuple[str, dict[str, Any]]) -> None:
+        for event, payload in deliveries:
+            keep_delivered(self.fake, event, payload)  # GitHub holds what it reports
         assert set(asyncio.run(_serve(self.app, list(deliveries)))) == {202}
 
     def repo_payload(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -275,7 +276,7 @@ def test_the_whole_story_lands(tmp_path, monkeypatch):
     story.send(story.closed(pr))
     tracking = [b for b in fake.comments_on(REPO, ISSUE) if "magi:tracking" in b]
     assert f"#{pr} merged" in tracking[0]
-    assert markers.find(fake.comments_on(REPO, pr), "land", step="pushed", round="1")
+    assert SEAL.find(fake.comments_on(REPO, pr), "land", step="pushed", round="1")
     # The record publish wrote now says how the PR ended, on top of publish's own commit.
     ended = w.refs[f"magi/runs/{run_id}"]
     assert w.objects[ended].parents == [published]  # type: ignore[union-attr]

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from magi.core import markers
+from github_helpers import SEAL
 from magi.report.tracking import JobLine, carry_jobs, jobs_block, jobs_of, with_jobs
 
 T0 = datetime(2026, 1, 1, 10, 0, tzinfo=UTC)
-MARK = markers.marker("tracking", issue=1, run="r1", spent=0)
+MARK = SEAL.marker("tracking", issue=1, run="r1", spent=0)
 PUBLISHED = f"### magi\n\nRun `r1`: **ready**\n\n- [x] compete (3s)\n\n{MARK}"
 
 
 def block(run: int, *jobs: JobLine) -> str:
-    return jobs_block(run, f"https://github.example/runs/{run}", list(jobs))
+    return jobs_block(run, f"https://github.example/runs/{run}", list(jobs), SEAL)
 
 
 def test_each_job_shows_its_state_its_time_and_its_log():
@@ -49,7 +49,7 @@ def test_the_block_goes_before_the_marker_and_is_replaced_in_place():
     assert twice.count("magi:jobs run=") == 1
     assert "Compete: success" in twice
     assert "Compete: queued" not in twice
-    assert markers.latest([twice], "tracking") == markers.latest([PUBLISHED], "tracking")
+    assert SEAL.latest([twice], "tracking") == SEAL.latest([PUBLISHED], "tracking")
 
 
 def test_an_older_runs_block_never_replaces_a_newer_ones():

@@ -19,6 +19,7 @@ from magi.action.errors import ActionError
 from magi.core import markers
 from magi.core.approval import is_bot, may_write, permission_level
 from magi.core.commands import Verb, parse
+from magi.core.markers import Seal
 
 __all__ = ["Admission", "admit", "admit_files"]
 
@@ -38,6 +39,7 @@ def admit(
     payload: Mapping[str, Any],
     permission: str | None,
     comments: Sequence[Mapping[str, Any]],
+    seal: Seal,
     label: str = "magi",
 ) -> Admission:
     """The issue to compete on, or why not (pure: the caller read the event and the API)."""
@@ -76,7 +78,7 @@ def admit(
         )
     ]
     opened = [
-        m for m in markers.find(bodies, "tracking", issue=str(issue["number"])) if m.get("pr")
+        m for m in seal.find(bodies, markers.TRACKING, issue=str(issue["number"])) if m.get("pr")
     ]
     if opened:
         return _refused(f"magi already opened #{opened[-1]['pr']} for this issue")
@@ -91,11 +93,15 @@ def _json(path: Path) -> Any:
 
 
 def admit_files(
-    event: str, event_file: Path, permission: str | None, comments_file: Path | None
+    event: str,
+    event_file: Path,
+    permission: str | None,
+    comments_file: Path | None,
+    seal: Seal,
 ) -> Admission:
     """``admit`` over the files a workflow step has: the event payload, the comments."""
     payload = _json(event_file)
     comments = _json(comments_file) if comments_file is not None else []
     if not isinstance(payload, dict) or not isinstance(comments, list):
         raise ActionError("the event or the comments are not what GitHub sends")
-    return admit(event, payload, permission, comments)
+    return admit(event, payload, permission, comments, seal)

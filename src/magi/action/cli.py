@@ -55,6 +55,14 @@ def port_from_env(api_url: str, token: str) -> object:
     return token_port(api_url, token)
 
 
+def _publishing_port(env: ActionEnv, token: str) -> object:
+    """The port of a command that writes magi's markers: behind ``magi.github.sealed``, so
+    every body it writes is cleaned of markers that are not sealed by magi's key."""
+    from magi.github.sealed import sealed
+
+    return sealed(port_from_env(env.api_url, token), env.seal)  # type: ignore[arg-type]
+
+
 @app.command()
 def compete(
     issue: Issue,
@@ -119,7 +127,7 @@ def admit(
     from magi.action.env import ActionEnv
 
     env = ActionEnv.from_environ(os.environ)
-    decision = admit_files(event_name, event_file, permission or None, comments_file)
+    decision = admit_files(event_name, event_file, permission or None, comments_file, env.seal)
     env.set_output("issue", "" if decision.issue is None else str(decision.issue))
     if decision.issue is None:
         # A refusal is an answer, not a failure: the workflow ends without a red mark.
@@ -189,8 +197,8 @@ def merge(event_name: EventName, event_file: EventFile) -> None:
     if work is None:
         typer.echo(f"::notice::nothing for the merge gate in this {event_name} event")
         return
-    port = port_from_env(env.api_url, token)
-    g = Gate(env.app_login, clock=lambda: datetime.now(UTC))
+    port = _publishing_port(env, token)
+    g = Gate(env.app_login, env.seal, clock=lambda: datetime.now(UTC))
     outcome = asyncio.run(run_gate(g, port, env.repo, work))  # type: ignore[arg-type]
     env.set_output("outcome", outcome)
     typer.echo(f"merge gate: {outcome}")
@@ -213,7 +221,7 @@ def publish(
 
     env = ActionEnv.from_environ(os.environ)
     token = _token("publish")
-    port = port_from_env(env.api_url, token)
+    port = _publishing_port(env, token)
     where = _artifact_dir(artifact_dir)
     if not (where / "manifest.json").is_file():
         said = (read_refusal(where, issue) or "").replace("compete", "the council job", 1)
@@ -323,7 +331,7 @@ def publish_council_command(
     env = ActionEnv.from_environ(os.environ)
     token = _token("publish-council")
     inputs = read_inputs(input_dir, issue=issue, comment=comment, command=command)
-    port = port_from_env(env.api_url, token)
+    port = _publishing_port(env, token)
     where = _artifact_dir(artifact_dir)
     if not (where / MANIFEST).is_file():
         said = (read_refusal(where, issue) or "").replace("compete", "the council job", 1)
@@ -353,7 +361,7 @@ def _publish_side() -> tuple[ActionEnv, object, object, object]:
     token = _token("this step")
     git = Git.discover(Path.cwd())
     url = git.run("remote", "get-url", "origin").strip()
-    return env, port_from_env(env.api_url, token), git, Remote(git.root, url, token)
+    return env, _publishing_port(env, token), git, Remote(git.root, url, token)
 
 
 @app.command()
@@ -376,13 +384,16 @@ def land_read(
     out: Annotated[Path, typer.Option("--out", help="Where to write the round's input.")],
     fetch_logs: Annotated[
         bool,
-        typer.Option("--fetch-logs", help="Also fetch red Actions jobs' log tails (read token)."),
+        typer.Option(
+            "--fetch-logs",
+            help="Also fetch red jobs' log tails and reviewers' permission (read token).",
+        ),
     ] = False,
 ) -> None:
     """Turn the read step's files into the fix round's input; with --fetch-logs, the job
     log tails too (MAGI_GITHUB_TOKEN: the job's read-only token)."""
     from magi.action.env import ActionEnv
-    from magi.action.land_read import fetch_job_logs, read_round_input
+    from magi.action.land_read import fetch_job_logs, fetch_reviewers, read_round_input
 
     env = ActionEnv.from_environ(os.environ)
     if fetch_logs:
@@ -390,6 +401,7 @@ def land_read(
         port = port_from_env(env.api_url, token)
         for miss in asyncio.run(fetch_job_logs(port, env.repo, raw)):  # type: ignore[arg-type]
             typer.echo(f"no job log: {miss}")
+        asyncio.run(fetch_reviewers(port, env.repo, raw))  # type: ignore[arg-type]
     inp = read_round_input(raw, pr, env.app_login)
     out.write_text(inp.model_dump_json(indent=2) + "\n", encoding="utf-8")
     typer.echo(f"PR #{pr}: {len(inp.checks)} red checks, {len(inp.reviews)} review notes")

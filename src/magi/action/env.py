@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from magi.action.errors import ActionError
+from magi.core.markers import Seal
 from magi.github.models import Repo
+
+# The App's private key (the workflow's MAGI_APP_PRIVATE_KEY secret, the action's `app-key`
+# input): the key magi's markers are sealed with, the same as the App's. Read once and
+# taken out of the environment, so no process magi starts inherits it.
+MARKER_KEY = "MAGI_MARKER_KEY"
 
 __all__ = ["ActionEnv"]
 
@@ -24,6 +30,18 @@ class ActionEnv:
     output: Path | None = None
     runner_temp: Path | None = None
     app_login: str | None = None  # <app-slug>[bot]: whose comments are magi's
+    marker_seal: Seal | None = field(default=None, repr=False)
+
+    @property
+    def seal(self) -> Seal:
+        """The seal of magi's markers; a publishing command without it cannot go on."""
+        if self.marker_seal is None:
+            raise ActionError(
+                f"{MARKER_KEY} is not set: this command reads and writes magi's sealed markers. "
+                "Pass the App's private key to the action: "
+                "`app-key: ${{ secrets.MAGI_APP_PRIVATE_KEY }}` (see workflows/magi.yml)"
+            )
+        return self.marker_seal
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> ActionEnv:
@@ -39,6 +57,13 @@ class ActionEnv:
             return Path(environ[key]) if environ.get(key) else None
 
         slug = environ.get("MAGI_APP_SLUG", "")
+        pem = environ.get(MARKER_KEY, "")
+        if isinstance(environ, MutableMapping):
+            environ.pop(MARKER_KEY, None)
+        try:
+            seal = Seal.from_private_key(pem) if pem.strip() else None
+        except ValueError as exc:
+            raise ActionError(f"{MARKER_KEY}: {exc}") from None
         return cls(
             repo=repo,
             api_url=environ.get("GITHUB_API_URL", cls.api_url).rstrip("/"),
@@ -48,6 +73,7 @@ class ActionEnv:
             output=path("GITHUB_OUTPUT"),
             runner_temp=path("RUNNER_TEMP"),
             app_login=f"{slug}[bot]" if slug else None,
+            marker_seal=seal,
         )
 
     @property

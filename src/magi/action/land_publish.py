@@ -20,7 +20,6 @@ from magi.action.errors import TamperedArtifact
 from magi.action.land import BUNDLE, OUT_REF, ROUND, LandRound, add_round
 from magi.action.record_ref import build_commit, read_published, record_ref
 from magi.action.remote import Remote
-from magi.core import markers
 from magi.core.landing import BLOCKED
 from magi.core.posting import Policy, gate
 from magi.errors import RepoError, StateError
@@ -126,7 +125,7 @@ async def publish_land(
         body = (
             gate(text, Policy()).text
             + "\n\n"
-            + markers.marker("land", step="blocked", sha=done.head)
+            + env.seal.marker("land", step="blocked", sha=done.head)
         )
         made = _record(git, remote, done, blocked=f"fix round {done.round} changed nothing{why}")
         await port.create_comment(env.repo, pr, body)
@@ -141,7 +140,7 @@ async def publish_land(
     body = (
         gate(text, Policy()).text
         + "\n\n"
-        + markers.marker("land", step="pushed", round=done.round, sha=done.new_head)
+        + env.seal.marker("land", step="pushed", round=done.round, sha=done.new_head)
     )
     await port.create_comment(env.repo, pr, body)
     return LandPublished("pushed", done.new_head)

@@ -27,14 +27,24 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from magi.core.approval import GREEN
+from magi.core.approval import GREEN, reviewer_counts
 from magi.core.fix_round import FailedCheck, ReviewNote, RoundInput, tail
 from magi.core.landing import Review, changes_requested
 from magi.core.sanitize import redact_secrets, strip_controls
+from magi.errors import ConfigError
 from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort
+from magi.github.state import repo_config
 
-__all__ = ["LOG_BYTES", "LOG_LINES", "fetch_job_logs", "job_id", "read_round_input", "scrub_log"]
+__all__ = [
+    "LOG_BYTES",
+    "LOG_LINES",
+    "fetch_job_logs",
+    "fetch_reviewers",
+    "job_id",
+    "read_round_input",
+    "scrub_log",
+]
 
 LOG_BYTES = 64 * 1024
 LOG_LINES = 200
@@ -49,6 +59,7 @@ class _Lenient(BaseModel):
 
 class _User(_Lenient):
     login: str = ""
+    type: str = "User"
 
 
 class _Output(_Lenient):
@@ -91,9 +102,21 @@ class _ReviewComment(_Lenient):
     user: _User | None = None
 
 
+class _RepoOf(_Lenient):
+    default_branch: str = ""
+
+
 class _Ref(_Lenient):
     ref: str = ""
     sha: str = ""
+    repo: _RepoOf | None = None
+
+
+class _Reviewers(_Lenient):
+    """``reviewers.json``: each reviewer's permission, and the bots config trusts."""
+
+    permissions: dict[str, str] = Field(default_factory=dict)
+    trusted_bots: list[str] = Field(default_factory=list)
 
 
 class _Pull(_Lenient):
@@ -151,6 +174,35 @@ async def fetch_job_logs(gh: GitHubPort, repo: Repo, raw: Path) -> list[str]:
     return missed
 
 
+def _reviewer_logins(raw: Path) -> set[str]:
+    found = [_Review.model_validate(r).user for r in _load(raw / "reviews.json", [])]
+    found += [
+        _ReviewComment.model_validate(c).user for c in _load(raw / "review-comments.json", [])
+    ]
+    return {u.login for u in found if u is not None and u.login}
+
+
+async def fetch_reviewers(gh: GitHubPort, repo: Repo, raw: Path) -> None:
+    """``reviewers.json``: the permission of everyone who reviewed, and ``[github]
+    trusted_bots`` from the default branch's config (never the PR's own): only writers' and
+    trusted bots' reviews reach the fixer (``core.approval.reviewer_counts``)."""
+    pull = _Pull.model_validate(_load(raw / "pull.json", {}))
+    branch = pull.base.repo.default_branch if pull.base.repo else ""
+    trusted: list[str] = []
+    if branch:
+        try:
+            trusted = (await repo_config(gh, repo, branch)).github.trusted_bots
+        except ConfigError:
+            trusted = []  # an invalid config trusts no bot
+    permissions = {}
+    for login in sorted(_reviewer_logins(raw)):
+        if login.lower().endswith("[bot]"):
+            continue
+        permissions[login] = (await gh.permission(repo, login)).permission
+    data = _Reviewers(permissions=permissions, trusted_bots=trusted)
+    (raw / "reviewers.json").write_text(data.model_dump_json(indent=2) + "\n", encoding="utf-8")
+
+
 def read_round_input(raw: Path, pr: int, app_login: str | None = None) -> RoundInput:
     """The round's input from the read step's files in ``raw``."""
     pull = _Pull.model_validate(_load(raw / "pull.json", {}))
@@ -178,11 +230,23 @@ def read_round_input(raw: Path, pr: int, app_login: str | None = None) -> RoundI
             )
         )
     own = (app_login or "").lower()
+    known = _Reviewers.model_validate(_load(raw / "reviewers.json", {}))
 
     def who(u: _User | None) -> str:
         return u.login if u else ""
 
-    reviews = [_Review.model_validate(r) for r in _load(raw / "reviews.json", [])]
+    def counts(u: _User | None) -> bool:
+        # A review is agent input: a stranger's (or an untrusted bot's) reaches no fixer.
+        # Without reviewers.json nobody's permission is known, so no review counts.
+        return u is not None and reviewer_counts(
+            u.login, u.type, known.permissions.get(u.login), known.trusted_bots
+        )
+
+    reviews = [
+        r
+        for r in (_Review.model_validate(r) for r in _load(raw / "reviews.json", []))
+        if counts(r.user)
+    ]
     asking = set(changes_requested([Review(who(r.user), r.state) for r in reviews]))
     notes = [
         ReviewNote(login=who(r.user), body=_clean(r.body or ""))
@@ -192,6 +256,8 @@ def read_round_input(raw: Path, pr: int, app_login: str | None = None) -> RoundI
     for c in (_ReviewComment.model_validate(x) for x in _load(raw / "review-comments.json", [])):
         if who(c.user).lower() in {own, own.removesuffix("[bot]")} and own:
             continue  # magi's own words are not a request
+        if not counts(c.user):
+            continue
         body = _clean(c.body)
         notes.append(ReviewNote(login=who(c.user), body=body, path=c.path, line=c.line))
     return RoundInput(

@@ -56,7 +56,9 @@ class Poster:
 
     def post(self, text: str, kind: str, **attrs: str | int) -> str:
         """``text`` through the gate, then magi's marker (which the gate would escape)."""
-        return gate(text, self.policy).text.rstrip("\n") + "\n\n" + markers.marker(kind, **attrs)
+        return (
+            gate(text, self.policy).text.rstrip("\n") + "\n\n" + self.env.seal.marker(kind, **attrs)
+        )
 
     def ours(self, c: Comment) -> bool:
         """Whether magi wrote ``c``: its App's login when known, else a bot."""
@@ -82,7 +84,7 @@ class Poster:
         """
         repo = self.env.repo
         for c in await self.port.list_comments(repo, number):
-            if self.ours(c) and markers.find([c.body], kind, **match):
+            if self.ours(c) and self.env.seal.find([c.body], kind, **match):
                 if carry is not None:
                     body = carry(c.body, body)
                 if c.body == body:
@@ -118,7 +120,7 @@ async def follow_ups(job: Poster, run: Run) -> list[int]:
     repo = job.env.repo
     filed: dict[str, int] = {}
     for issue in await job.port.list_issues(repo, labels=[FOLLOW_UP]):
-        for fields in markers.find([issue.body or ""], "follow-up", run=run.id):
+        for fields in job.env.seal.find([issue.body or ""], "follow-up", run=run.id):
             filed[fields.get("finding", "")] = issue.number
     numbers = list(filed.values())
     for fid, title, detail in unadopted_minor(run):
@@ -197,7 +199,7 @@ async def set_labels(job: Poster, issue: Issue, wanted: set[str]) -> None:
 
 
 def attempts_spent(job: Poster, comments_: Sequence[Comment]) -> tuple[int, str]:
-    state = markers.latest(
+    state = job.env.seal.latest(
         [c.body for c in comments_ if job.ours(c)], TRACKING, issue=str(job.issue)
     )
     if state is None:

@@ -212,11 +212,11 @@ async def publish_missing(*, port: GitHubPort, env: ActionEnv, issue: int, why: 
             return False
         return c.user.login == env.app_login if env.app_login else c.user.type == "Bot"
 
-    mine = [c for c in thread if ours(c) and markers.find([c.body], TRACKING, issue=str(issue))]
+    mine = [c for c in thread if ours(c) and env.seal.find([c.body], TRACKING, issue=str(issue))]
     # Keep what the tracking marker counted (attempts, the PR): this is not a new attempt.
-    state = dict(markers.latest([c.body for c in mine], TRACKING, issue=str(issue)) or {})
+    state = dict(env.seal.latest([c.body for c in mine], TRACKING, issue=str(issue)) or {})
     state["issue"] = str(issue)
-    body = gate(text, Policy()).text + "\n" + markers.marker(TRACKING, **state)
+    body = gate(text, Policy()).text + "\n" + env.seal.marker(TRACKING, **state)
     if mine:
         body = carry_jobs(mine[0].body, body)  # the App's jobs part stays
         if mine[0].body != body:

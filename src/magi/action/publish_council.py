@@ -21,7 +21,6 @@ from pydantic import ValidationError
 from magi.action.council import MANIFEST, RECORD, Inputs, Manifest, policy_of
 from magi.action.env import ActionEnv
 from magi.action.errors import TamperedArtifact
-from magi.core import markers
 from magi.core.council import check_conclusion
 from magi.core.council_surface import CHECK_NAME, MARKER
 from magi.core.posting import LIMIT, Policy, gate
@@ -67,7 +66,7 @@ def _ours(env: ActionEnv, c: Comment) -> bool:
 
 async def _upsert(port: GitHubPort, env: ActionEnv, inputs: Inputs, body: str) -> Comment:
     for c in await port.list_comments(env.repo, inputs.issue):
-        if _ours(env, c) and markers.find([c.body], MARKER, comment=str(inputs.comment)):
+        if _ours(env, c) and env.seal.find([c.body], MARKER, comment=str(inputs.comment)):
             return c if c.body == body else await port.update_comment(env.repo, c.id, body)
     return await port.create_comment(env.repo, inputs.issue, body)
 
@@ -95,7 +94,7 @@ async def _check(
 async def _post(
     port: GitHubPort, env: ActionEnv, inputs: Inputs, text: str, policy: Policy, conclusion: str
 ) -> Published:
-    mark = markers.marker(MARKER, comment=inputs.comment, issue=inputs.issue)
+    mark = env.seal.marker(MARKER, comment=inputs.comment, issue=inputs.issue)
     # The marker comes after the gate (which would escape it): leave room for it.
     room = replace(policy, limit=min(policy.limit, LIMIT) - len(mark) - 2)
     body = gate(text, room).text.rstrip("\n") + "\n\n" + mark

@@ -99,20 +99,20 @@ async def rebase(*, port: GitHubPort, env: ActionEnv, git: Git, remote: Remote, 
             f"Conflicting paths:\n{listed}\n\ngit said:\n\n```text\n{said[-3000:]}\n```\n\n"
             f"Resolve it on the branch, then remove the `{CONFLICT}` label."
         )
-        body = gate(text, Policy()).text + "\n" + markers.marker("land", step="conflict", sha=head)
+        body = gate(text, Policy()).text + "\n" + env.seal.marker("land", step="conflict", sha=head)
         await port.create_comment(env.repo, pr, body)
         await port.add_labels(env.repo, pr, [CONFLICT])
         return Rebased("conflict", head, "", base, paths)
     after = patch_id(git, base, new)
     own = [c.body for c in await port.list_comments(env.repo, pr) if _ours(env, c)]
-    approval = markers.latest(own, markers.APPROVAL)
+    approval = env.seal.latest(own, markers.APPROVAL)
     kept: bool | None = None
     if approval is not None and approval.get("sha") == head:
         carried = approval_across(head, new, before, after, base)
         kept = carried.kept
         tail = ""
         if carried.kept:
-            tail = "\n\n" + markers.marker(
+            tail = "\n\n" + env.seal.marker(
                 markers.APPROVAL,
                 comment=approval.get("comment", ""),
                 sha=new,

@@ -11,13 +11,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from magi.app import stats
-from magi.app.context import AppContext, repo_config, said_ref
+from magi.app.context import AppContext, reply_once, repo_config, said_ref
 from magi.app.events import Delivery, IssueCommentEvent, Router
-from magi.app.merge import issue_of
+from magi.app.merge import is_magi_pull, issue_of
 from magi.config.model import Config
 from magi.core import markers
-from magi.core.approval import may_write
-from magi.core.commands import Command, Verb, parse, refused_reply, unknown_reply, writers_only
+from magi.core.approval import may_write, permission_level
+from magi.core.commands import (
+    Command,
+    Verb,
+    parse,
+    refused_reply,
+    strangers_reply,
+    unknown_reply,
+)
 from magi.core.council_surface import question_of
 from magi.errors import ConfigError
 from magi.github.models import Repo
@@ -55,26 +62,31 @@ async def commands(ctx: AppContext, d: Delivery[IssueCommentEvent]) -> str:
     head = await gh.get_ref(repo, f"heads/{p.repository.default_branch}")
     if head is None:
         return "no-default-branch"
-    if not await gh.create_ref(repo, said_ref(number, f"command-{p.comment.id}"), head.sha):
-        return "already-answered"
     login = p.comment.user.login
     level = (await gh.permission(repo, login)).permission
+    if not may_write(level):
+        # Permission before anything is spent: a stranger's commands run nothing, and however
+        # many they post, magi answers them once per thread (one ref, one reply), never per
+        # comment.
+        words = strangers_reply(found[0], login, permission_level(level))
+        said_once = await reply_once(ctx, gh, repo, number, f"stranger-{login}", words, head.sha)
+        return "not-a-writer" if said_once else "not-a-writer-again"
+    if not await gh.create_ref(repo, said_ref(number, f"command-{p.comment.id}"), head.sha):
+        return "already-answered"
     replies: list[str] = []
     accepted = False
     for command in found:
         if command.verb is None:
             replies.append(unknown_reply(command))
-        elif not may_write(level):
-            replies.append(refused_reply(command, writers_only(login, level)))
         else:
             reply, ok = await _run(ctx, gh, d, command)
             accepted = accepted or ok
             replies.append(reply)
     said = [r for r in replies if r]
-    if accepted:
-        await gh.react_to_comment(repo, p.comment.id, "+1")
     if said:
         await gh.create_comment(repo, number, "\n\n---\n\n".join(said))
+    if accepted:  # the reaction only once the reply (if any) is posted
+        await gh.react_to_comment(repo, p.comment.id, "+1")
     return ",".join((c.verb.value if c.verb else "unknown") for c in found)
 
 
@@ -82,7 +94,8 @@ async def _target(ctx: AppContext, gh: GitHubPort, repo: Repo, p: IssueCommentEv
     """The issue a command is about: the issue itself, or the one a magi PR came from."""
     if p.issue.pull_request is None:
         return p.issue.number
-    issue = issue_of(await gh.get_pull(repo, p.issue.number))
+    pull = await gh.get_pull(repo, p.issue.number)
+    issue = issue_of(pull, ctx.seal) if is_magi_pull(pull, ctx.seal) else None
     return issue if issue is not None else p.issue.number
 
 
@@ -103,7 +116,7 @@ async def _run(
     if verb is Verb.STATS:  # the repository's run records, not this issue's run alone
         return await stats.reply(ctx, gh, repo, d.id), True
     issue = await _target(ctx, gh, repo, p)
-    run = markers.latest(ctx.own(await gh.list_comments(repo, issue)), markers.RUN)
+    run = ctx.seal.latest(ctx.own(await gh.list_comments(repo, issue)), markers.RUN)
     if verb in NEEDS_RUN and run is None:
         why = f"no magi run has started on #{issue}; label it to start one."
         return refused_reply(command, why), False

@@ -2,7 +2,8 @@
 
 No state of the App's own lives here. What must outlive one delivery is in the repository:
 claim refs, and markers in the App's own comments (``magi.core.markers``), which are read
-back only from comments the App itself wrote, so nobody can forge one by typing it.
+back only from comments the App itself wrote and only when sealed by its key, so nobody can
+forge one by typing it, nor by getting the App to quote it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from magi.core.markers import Seal
 from magi.errors import ConfigError
 from magi.github.models import Comment, Repo
 from magi.github.port import GitHubPort
@@ -43,6 +45,7 @@ class AppContext:
 
     ports: PortFactory
     app_login: str
+    seal: Seal  # magi's markers: written sealed, read only when the seal verifies
     clock: Callable[[], datetime] = _now
     rand: random.Random = field(default_factory=random.Random)
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("magi.app"))
@@ -72,7 +75,7 @@ async def reply_once(
     ctx: AppContext, gh: GitHubPort, repo: Repo, number: int, key: str, body: str, sha: str
 ) -> bool:
     """``magi.github.state.reply_once`` for a handler (the App's and the workflow's are one)."""
-    return await _reply_once(gh, repo, number, key, body, sha)
+    return await _reply_once(ctx.seal, gh, repo, number, key, body, sha)
 
 
 def config_error_reply(exc: ConfigError) -> str:

@@ -15,8 +15,10 @@ from magi.app.events import Delivery, IssuesEvent, Router
 from magi.config.model import Config
 from magi.core import markers
 from magi.core.approval import may_write, permission_level
+from magi.core.markers import Seal
 from magi.core.sanitize import clean_task
 from magi.errors import ConfigError
+from magi.github.gate import is_magi_pull, issue_of
 from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort
 from magi.github.state import claim_ref as claim_ref  # the App and the workflow share it
@@ -58,12 +60,12 @@ def dispatch_failure(workflow: str, exc: GitHubError) -> str:
     return f"magi could not start the run: {why}.\n\nFix: {fix}; then remove and re-add the label."
 
 
-async def existing_pull(gh: GitHubPort, repo: Repo, number: int) -> str | None:
-    """The URL of a PR an earlier run opened for this issue, if any."""
+async def existing_pull(gh: GitHubPort, repo: Repo, number: int, seal: Seal) -> str | None:
+    """The URL of a PR an earlier run opened for this issue, if any: a PR that is magi's
+    (``is_magi_pull``: its head in this repository, its run in magi's sealed marker), never
+    a stranger's fork PR from a ``magi/...`` branch whose body says "Closes #n"."""
     for pull in await gh.list_pulls(repo, state="all"):
-        if not pull.head.ref.startswith("magi/"):
-            continue
-        if markers.issue_of_pull(pull.body) == number:
+        if is_magi_pull(pull, seal) and issue_of(pull, seal) == number:
             return pull.html_url or f"#{pull.number}"
     return None
 
@@ -91,7 +93,7 @@ async def labeled(ctx: AppContext, d: Delivery[IssuesEvent]) -> str:
         return "already-claimed"
     ctx.step(d.id, repo, "claim", "created")
     try:
-        refusal = await _refusal(gh, repo, p, problem)
+        refusal = await _refusal(ctx, gh, repo, p, problem)
         if refusal is not None:
             kind, words = refusal
             await gh.create_comment(repo, number, words)
@@ -112,14 +114,14 @@ async def labeled(ctx: AppContext, d: Delivery[IssuesEvent]) -> str:
 async def _dispatched(ctx: AppContext, gh: GitHubPort, repo: Repo, number: int) -> bool:
     """Whether a run for this issue already reached the runner (its marker names one)."""
     try:
-        run = markers.latest(ctx.own(await gh.list_comments(repo, number)), markers.RUN)
+        run = ctx.seal.latest(ctx.own(await gh.list_comments(repo, number)), markers.RUN)
     except GitHubError:
         return False
     return run is not None and "workflow_run" in run
 
 
 async def _refusal(
-    gh: GitHubPort, repo: Repo, p: IssuesEvent, problem: ConfigError | None
+    ctx: AppContext, gh: GitHubPort, repo: Repo, p: IssuesEvent, problem: ConfigError | None
 ) -> tuple[str, str] | None:
     level = (await gh.permission(repo, p.sender.login)).permission
     if not may_write(level):
@@ -132,7 +134,7 @@ async def _refusal(
     task, _ = clean_task(f"{p.issue.title}\n\n{p.issue.body or ''}")
     if not task.strip():
         return "empty-task", "magi did not start: the issue's title and body are empty."
-    url = await existing_pull(gh, repo, p.issue.number)
+    url = await existing_pull(gh, repo, p.issue.number, ctx.seal)
     if url is not None:
         return "has-pr", (
             f"magi already opened {url} for this issue; it is not competed again. "
@@ -153,7 +155,7 @@ async def _start(ctx: AppContext, gh: GitHubPort, d: Delivery[IssuesEvent], conf
         number,
         f"magi run `{run_id}` is starting: {roster(config)}, {graph_shape(config)}.\n\n"
         f"Watch it in [Actions]({watch}).\n\n"
-        + markers.marker(markers.RUN, run=run_id, issue=number),
+        + ctx.seal.marker(markers.RUN, run=run_id, issue=number),
     )
     inputs = {"run_id": run_id, "issue": str(number), "command": "compete"}
     try:
@@ -169,7 +171,7 @@ async def _start(ctx: AppContext, gh: GitHubPort, d: Delivery[IssuesEvent], conf
         body = (
             f"magi run `{run_id}` is starting: {roster(config)}, {graph_shape(config)}.\n\n"
             f"Watch it in [the workflow run]({dispatched.html_url or watch}).\n\n"
-            + markers.marker(
+            + ctx.seal.marker(
                 markers.RUN, run=run_id, issue=number, workflow_run=dispatched.workflow_run_id
             )
         )
@@ -195,7 +197,7 @@ async def unlabeled(ctx: AppContext, d: Delivery[IssuesEvent]) -> str:
         return "other-label"
     if not may_write((await gh.permission(repo, p.sender.login)).permission):
         return "not-a-writer"
-    run = markers.latest(ctx.own(await gh.list_comments(repo, number)), markers.RUN)
+    run = ctx.seal.latest(ctx.own(await gh.list_comments(repo, number)), markers.RUN)
     if run is None or not run.get("workflow_run", "").isdigit():
         return "no-run"
     wid = int(run["workflow_run"])

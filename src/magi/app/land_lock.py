@@ -39,7 +39,6 @@ from magi.app.events import Delivery, Router
 from magi.app.progress import JobBody, WorkflowJobEvent, is_magi_run
 from magi.app.pulls import is_magi_pull
 from magi.config.model import Config
-from magi.core import markers
 from magi.core.progress import parse_title
 from magi.errors import ConfigError
 from magi.github.models import PullRequest, Repo
@@ -76,7 +75,7 @@ async def _dispatched(
     for c in await gh.list_comments(repo, number):
         if not ctx.own([c]):
             continue
-        for fields in markers.find([c.body], LAND):
+        for fields in ctx.seal.find([c.body], LAND):
             if fields.get("step") in ("fix", "rebase") and fields.get("sha"):
                 job = fields.get("job", "")
                 last = Dispatched(
@@ -183,7 +182,7 @@ async def release(
     ):
         return "not-magis-landing-run"
     pull = await gh.get_pull(repo, number)
-    if not is_magi_pull(pull) or pull.state != "open":
+    if not is_magi_pull(pull, ctx.seal) or pull.state != "open":
         return "not-open"
     last = await _dispatched(ctx, gh, repo, pull.number)
     if last is None or last.sha != pull.head.sha:

@@ -14,6 +14,8 @@ that crashed gives its lock back (``magi.app.land_lock``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from magi.app.context import AppContext, reply_once, repo_config
 from magi.app.ending import record_ending
 from magi.app.events import (
@@ -29,10 +31,11 @@ from magi.app.merge import _merge, evaluate
 from magi.app.pulls import is_magi_pull, issue_of, on_checks, run_of
 from magi.config.model import Config
 from magi.core import markers
+from magi.core.approval import is_bot, reviewer_counts
 from magi.core.landing import HELD, LandFacts, Plan, Review, Step, plan
 from magi.errors import ConfigError
 from magi.github.gate import head_checks, pull_facts
-from magi.github.models import PullRequest, Repo
+from magi.github.models import PullRequest, Repo, User
 from magi.github.port import GitHubError, GitHubPort
 
 router = Router()
@@ -57,8 +60,8 @@ async def facts_of(
 ) -> LandFacts:
     """What ``plan`` needs, read from GitHub and from the App's own markers."""
     own = ctx.own(await gh.list_comments(repo, pull.number))
-    rounds = {m.get("round") for m in markers.find(own, LAND, step="fix")}
-    approval = markers.latest(own, markers.APPROVAL)
+    rounds = {m.get("round") for m in ctx.seal.find(own, LAND, step="fix")}
+    approval = ctx.seal.latest(own, markers.APPROVAL)
     try:
         labels = frozenset(lb.name for lb in (await gh.get_issue(repo, pull.number)).labels)
     except GitHubError as exc:
@@ -91,7 +94,7 @@ async def land(
 ) -> str:
     """Decide and act for PR ``number``; the outcome names what was done."""
     pull = await gh.get_pull(repo, number)
-    if not is_magi_pull(pull):
+    if not is_magi_pull(pull, ctx.seal):
         return "not-a-magi-pr"
     config = await _config(gh, repo, branch)
     f = await facts_of(ctx, gh, repo, pull, config, reviews)
@@ -141,7 +144,7 @@ async def _dispatch(
     if lock is None:
         return "coalesced"  # a job for this head is queued or running
     step = "fix" if p.step is Step.FIX else "rebase"
-    issue = issue_of(pull)
+    issue = issue_of(pull, ctx.seal)
     inputs = {
         "run_id": run_of(pull) or "",
         "issue": str(issue or ""),
@@ -163,7 +166,7 @@ async def _dispatch(
     await gh.create_comment(
         repo,
         pull.number,
-        f"Landing: {p.message}\n\n" + markers.marker(LAND, **attrs),
+        f"Landing: {p.message}\n\n" + ctx.seal.marker(LAND, **attrs),
     )
     return f"dispatched-{step}"
 
@@ -180,7 +183,7 @@ async def fold(
     for prefix in (f"magi/land/{pull.number}/", f"magi/said/{pull.number}/"):
         for ref in await gh.matching_refs(repo, prefix):
             await gh.delete_ref(repo, ref.ref.removeprefix("refs/"))
-    issue = issue_of(pull)
+    issue = issue_of(pull, ctx.seal)
     ending = "merged" if pull.merged else "closed"
     if issue is not None:
         await gh.delete_ref(repo, claim_ref(issue))
@@ -197,7 +200,7 @@ async def _track(
 ) -> None:
     line = f"**Landing:** #{pull.number} {ending}."
     for c in await gh.list_comments(repo, issue):
-        if c.body in ctx.own([c]) and markers.find([c.body], TRACKING, issue=str(issue)):
+        if c.body in ctx.own([c]) and ctx.seal.find([c.body], TRACKING, issue=str(issue)):
             if line not in c.body:
                 head, sep, tail = c.body.rpartition("<!-- magi:")
                 body = f"{head.rstrip()}\n\n{line}\n\n{sep}{tail}" if sep else f"{c.body}\n{line}"
@@ -210,11 +213,27 @@ async def _track(
 on_checks(router, land, ["check_suite", "check_run", "status"], pending=False)
 
 
+async def _reviewer_counts(
+    ctx: AppContext, gh: GitHubPort, d: Delivery[Any], user: User | None
+) -> bool:
+    """A review spends agents only from a writer or a bot ``[github] trusted_bots`` names."""
+    if user is None:
+        return False
+    config = await _config(gh, d.repo, d.payload.repository.default_branch)
+    trusted = config.github.trusted_bots
+    level = None if is_bot(user.login, user.type) else (await gh.permission(d.repo, user.login))
+    counts = reviewer_counts(user.login, user.type, level.permission if level else None, trusted)
+    ctx.step(d.id, d.repo, "reviewer", "counts" if counts else "ignored")
+    return counts
+
+
 @router.on("pull_request_review", "submitted", ReviewEvent)
 async def review(ctx: AppContext, d: Delivery[ReviewEvent]) -> str:
     p = d.payload
-    login = p.review.user.login if p.review.user else ""
     gh = await ctx.ports(d.installation, d.repo)
+    if not await _reviewer_counts(ctx, gh, d, p.review.user):
+        return "reviewer-not-a-writer"
+    login = p.review.user.login if p.review.user else ""
     seen = (Review(login, p.review.state),)
     return await land(ctx, gh, d.repo, p.pull_request.number, p.repository.default_branch, seen)
 
@@ -222,8 +241,10 @@ async def review(ctx: AppContext, d: Delivery[ReviewEvent]) -> str:
 @router.on("pull_request_review_comment", "created", ReviewCommentEvent)
 async def review_comment(ctx: AppContext, d: Delivery[ReviewCommentEvent]) -> str:
     p = d.payload
-    login = p.comment.user.login if p.comment.user else ""
     gh = await ctx.ports(d.installation, d.repo)
+    if not await _reviewer_counts(ctx, gh, d, p.comment.user):
+        return "reviewer-not-a-writer"
+    login = p.comment.user.login if p.comment.user else ""
     # A line comment asks for a change the way a review requesting changes does.
     seen = (Review(login, "CHANGES_REQUESTED"),)
     return await land(ctx, gh, d.repo, p.pull_request.number, p.repository.default_branch, seen)
@@ -232,7 +253,7 @@ async def review_comment(ctx: AppContext, d: Delivery[ReviewCommentEvent]) -> st
 @router.on("pull_request", "closed", PullRequestEvent)
 async def closed(ctx: AppContext, d: Delivery[PullRequestEvent]) -> str:
     pull = d.payload.pull_request
-    if not is_magi_pull(pull):
+    if not is_magi_pull(pull, ctx.seal):
         return "not-a-magi-pr"
     gh = await ctx.ports(d.installation, d.repo)
     return await fold(ctx, gh, d.repo, await gh.get_pull(d.repo, pull.number), d.id)
@@ -242,12 +263,12 @@ async def closed(ctx: AppContext, d: Delivery[PullRequestEvent]) -> str:
 async def synchronize(ctx: AppContext, d: Delivery[PullRequestEvent]) -> str:
     """New commits: a pending approval dies unless magi's rebase kept it (same patch)."""
     pull = d.payload.pull_request
-    if not is_magi_pull(pull):
+    if not is_magi_pull(pull, ctx.seal):
         return "not-a-magi-pr"
     repo = d.repo
     gh = await ctx.ports(d.installation, repo)
     own = ctx.own(await gh.list_comments(repo, pull.number))
-    approval = markers.latest(own, markers.APPROVAL)
+    approval = ctx.seal.latest(own, markers.APPROVAL)
     if approval is None or approval["sha"] == pull.head.sha:
         return "no-approval"
     await reply_once(

@@ -21,6 +21,10 @@ from magi.app.context import AppContext, PortFactory
 from magi.app.events import Router
 from magi.app.settings import Settings, settings_from_env
 from magi.app.webhook import Edge
+from magi.core.markers import Seal
+from magi.github.models import Repo
+from magi.github.port import GitHubPort
+from magi.github.sealed import sealed
 
 ROUTER = Router.compose(
     labeled.router,
@@ -30,6 +34,15 @@ ROUTER = Router.compose(
     progress.router,
     land_lock.router,
 )
+
+
+def _behind_the_door(ports: PortFactory, seal: Seal) -> PortFactory:
+    """Every port the handlers get writes through ``magi.github.sealed``."""
+
+    async def factory(installation: int | None, repo: Repo) -> GitHubPort:
+        return sealed(await ports(installation, repo), seal)
+
+    return factory
 
 
 def create_app(
@@ -53,7 +66,12 @@ def create_app(
 
         auth = AppAuth(settings.app_id, settings.private_key, settings.api_url)
         ports = auth.port_for
-    ctx = AppContext(ports=ports, app_login=app_login or settings.app_slug or "")
+    seal = Seal.from_private_key(settings.private_key)
+    ctx = AppContext(
+        ports=_behind_the_door(ports, seal),
+        app_login=app_login or settings.app_slug or "",
+        seal=seal,
+    )
     if clock is not None:
         ctx = replace(ctx, clock=clock)
     if rand is not None:

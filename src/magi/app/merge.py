@@ -66,7 +66,7 @@ async def comment(ctx: AppContext, d: Delivery[IssueCommentEvent]) -> str:
 
 
 def _gate(ctx: AppContext) -> gate.Gate:
-    return gate.Gate(ctx.app_login, ctx.clock, ctx.sleep, ctx.same_change)
+    return gate.Gate(ctx.app_login, ctx.seal, ctx.clock, ctx.sleep, ctx.same_change)
 
 
 async def evaluate(
@@ -82,7 +82,7 @@ async def evaluate(
 
 
 async def _merge(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest, key: str) -> str:
-    return await gate.merge(gh, repo, pull, key)
+    return await gate.merge(ctx.seal, gh, repo, pull, key)
 
 
 # A check or status finishing, or a workflow run completing, may change the answer.

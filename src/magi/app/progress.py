@@ -105,7 +105,7 @@ async def track(
     """Render the run's jobs into issue ``t.issue``'s tracking comment; edit or create it."""
     assert t.issue is not None  # noqa: S101 - the caller checked
     jobs = await gh.list_run_jobs(repo, run.id)
-    block = jobs_block(run.id, run.html_url, [job_line(j) for j in jobs])
+    block = jobs_block(run.id, run.html_url, [job_line(j) for j in jobs], ctx.seal)
     mine = _tracking_comment(ctx, await gh.list_comments(repo, t.issue), t.issue)
     if mine is not None:
         body = with_jobs(mine.body, block)
@@ -122,7 +122,7 @@ async def track(
     attrs: dict[str, str | int] = {"issue": t.issue}
     if t.run:
         attrs["run"] = t.run
-    body = with_jobs(text.text.rstrip("\n") + "\n\n" + markers.marker(TRACKING, **attrs), block)
+    body = with_jobs(text.text.rstrip("\n") + "\n\n" + ctx.seal.marker(TRACKING, **attrs), block)
     await gh.create_comment(repo, t.issue, body)
     return "created"
 
@@ -132,6 +132,6 @@ def _tracking_comment(ctx: AppContext, thread: list[Comment], issue: int) -> Com
     for c in thread:
         if c.user is None or c.user.login.lower() not in {login, f"{login}[bot]"}:
             continue
-        if markers.find([c.body], TRACKING, issue=str(issue)):
+        if ctx.seal.find([c.body], TRACKING, issue=str(issue)):
             return c
     return None

@@ -63,7 +63,8 @@ async def wake(ctx: AppContext, d: Delivery[Any], act: Act) -> str:
     gh = await ctx.ports(d.installation, d.repo)
     branch = d.payload.repository.default_branch
     outcomes = [
-        await act(ctx, gh, d.repo, n, branch) for n in await magi_pulls_of(gh, d.repo, sha, named)
+        await act(ctx, gh, d.repo, n, branch)
+        for n in await magi_pulls_of(gh, d.repo, sha, named, ctx.seal)
     ]
     return ",".join(outcomes) or "no-pr"
 

@@ -19,6 +19,7 @@ Order matters and is the point of this module:
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from typing import Any
 
@@ -53,9 +54,15 @@ async def _read_bounded(request: Request) -> bytes | None:
     return b"".join(chunks)
 
 
+_SIGNATURE = re.compile(r"sha256=[0-9a-fA-F]{64}")
+
+
 def signature_ok(secret: str, body: bytes, header: str | None) -> bool:
-    """Whether ``header`` is a valid ``sha256=`` HMAC of ``body``; other forms are refused."""
-    if not header or not header.startswith("sha256=") or len(header) != 71:
+    """Whether ``header`` is a valid ``sha256=`` HMAC of ``body``; other forms are refused.
+
+    Only the exact ASCII shape reaches the constant-time compare: odd bytes of the right
+    length (``hmac.compare_digest`` raises on non-ASCII text) are a 401, never a 500."""
+    if not header or not _SIGNATURE.fullmatch(header):
         return False
     return verify(secret, body, header)
 

@@ -239,6 +239,11 @@ class Github(_Strict):
     attempts: int = Field(
         2, ge=1, le=20, description="Competitions per issue; a quota stall spends none."
     )
+    trusted_bots: list[str] = Field(
+        default_factory=list,
+        description="Bots (e.g. `coderabbitai[bot]`) whose reviews a fix round takes up; "
+        "other bots' reviews, like those of people without write access, spend nothing.",
+    )
 
 
 class Budget(_Strict):

@@ -13,9 +13,11 @@ Silence is a hold: nothing here ever decides to merge without an approval.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+
+from magi.core.posting import code
 
 GREEN = frozenset({"success", "neutral", "skipped"})
 WRITERS = frozenset({"admin", "write"})
@@ -49,6 +51,24 @@ def is_bot(login: str, user_type: str, app_login: str | None = None) -> bool:
         or login.lower().endswith("[bot]")
         or (app_login is not None and login.lower() == app_login.lower())
     )
+
+
+def bot_name(login: str) -> str:
+    """A bot's login as config names it: lower case, without GitHub's ``[bot]`` suffix."""
+    return login.strip().lower().removesuffix("[bot]")
+
+
+def reviewer_counts(
+    login: str, user_type: str, permission: str | None, trusted_bots: Iterable[str]
+) -> bool:
+    """Whether a review (or line comment) by ``login`` may spend agents on a fix round.
+
+    A person counts with write access (the same bar as ``merge`` and every command); a bot
+    counts only when ``[github] trusted_bots`` names it, whatever permission its App has:
+    a review is agent input, and any App installed with pull-request write could post one."""
+    if is_bot(login, user_type):
+        return bot_name(login) in {bot_name(b) for b in trusted_bots}
+    return may_write(permission)
 
 
 @dataclass(frozen=True)
@@ -153,7 +173,7 @@ def _same(a: str, b: str) -> bool:
 
 
 def _names(checks: Sequence[Check]) -> str:
-    return ", ".join(f"`{c.name}`" for c in checks)
+    return ", ".join(code(c.name) for c in checks)
 
 
 def decide(
@@ -208,7 +228,7 @@ def decide(
         )
     if missing or not counted:
         what = (
-            f"the required checks {', '.join(f'`{n}`' for n in missing)} have not reported"
+            f"the required checks {', '.join(code(n) for n in missing)} have not reported"
             if missing
             else "there are no checks on the head"
         )

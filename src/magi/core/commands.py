@@ -13,6 +13,8 @@ import enum
 import re
 from dataclasses import dataclass
 
+from magi.core.posting import inert
+
 PREFIX = "/magi"
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
@@ -85,7 +87,9 @@ def help_text() -> str:
 
 
 def _quote(line: str) -> str:
-    return f"> `{line.replace('`', '')}`"
+    """The command as its writer wrote it, inert (``core.posting.inert``): a quoted line is
+    somebody else's words, and a code span would still carry a marker in the raw body."""
+    return f"> {inert(line)}"
 
 
 def unknown_reply(command: Command) -> str:
@@ -101,6 +105,14 @@ def unknown_reply(command: Command) -> str:
 def refused_reply(command: Command, why: str) -> str:
     """The reply to a known command magi will not run, quoting it and saying why."""
     return f"{_quote(command.line)}\n\nmagi did not run this: {why}"
+
+
+def strangers_reply(command: Command, login: str, permission: str) -> str:
+    """The one reply a person without write access gets on a thread, whatever they send."""
+    return (
+        f"{_quote(command.line)}\n\nmagi did not run this: {writers_only(login, permission)} "
+        "magi says this once per person on a thread and answers nothing more from you here."
+    )
 
 
 def writers_only(login: str, permission: str) -> str:

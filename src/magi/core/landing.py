@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from magi.core.approval import Check, Outcome, PullFacts, decide
+from magi.core.posting import code
 
 HELD = "magi:held"
 CONFLICT = "magi:conflict"
@@ -95,7 +96,7 @@ def red_checks(checks: Sequence[Check], required: Sequence[str] = ()) -> tuple[s
 
 
 def _names(names: Sequence[str]) -> str:
-    return ", ".join(f"`{n}`" for n in names)
+    return ", ".join(code(n) for n in names)
 
 
 def plan(f: LandFacts, now: datetime) -> Plan:

@@ -33,7 +33,18 @@ from magi.core.blind import leak_terms, redact_terms
 from magi.core.sanitize import redact_secrets
 from magi.state.model import Redaction
 
-__all__ = ["LIMIT", "MARKER", "Policy", "Posted", "fit", "gate", "gate_json", "marker"]
+__all__ = [
+    "LIMIT",
+    "MARKER",
+    "Policy",
+    "Posted",
+    "code",
+    "fit",
+    "gate",
+    "gate_json",
+    "inert",
+    "invisible",
+]
 
 LIMIT = 65_536  # https://docs.github.com/en/rest/issues/comments (body too long: 422)
 MARKER = "<!-- magi:"
@@ -67,12 +78,47 @@ _PATH = re.compile(
 _MENTION = re.compile(r"(?<![\w`@/])@(?=[A-Za-z0-9])")
 _FORGED = re.compile(r"<!--(\s*)magi:", re.IGNORECASE)
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+# What a reader cannot see or that changes what they see around it: C0 and C1 controls
+# (tab and line breaks kept), zero-width and direction marks, bidi embeddings, overrides and
+# isolates (CVE-2021-42574), the byte-order mark, and Unicode's tag characters.
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e"
+    "\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
+)
+# Markdown's punctuation (CommonMark lets any ASCII punctuation be backslash-escaped);
+# < > & become entities instead, so no HTML, comment or marker can open in the raw body.
+_MARKUP = re.compile(r"([\\`*_{}\[\]()#+\-!|~=:.])")
+QUOTE_MAX = 300
 
 
-def marker(kind: str, **attrs: str | int) -> str:
-    """magi's hidden marker, added after the gate: ``<!-- magi:tally run=... -->``."""
-    parts = " ".join(f"{k}={v}" for k, v in attrs.items())
-    return f"{MARKER}{kind}{' ' + parts if parts else ''} -->"
+def invisible(text: str) -> tuple[str, int]:
+    """``text`` without control, zero-width, direction and tag characters; how many went."""
+    return _INVISIBLE.subn("", text)
+
+
+def code(text: str, limit: int = 100) -> str:
+    """Somebody else's short name (a check, a branch) as a code span nothing can leave: one
+    line of at most ``limit`` characters, fenced by more backticks than it holds, nothing
+    invisible, and no ``<!--`` (a word joiner splits it, so no marker can stand in the raw
+    body). Inside a code span no HTML renders and no mention pings."""
+    text = " ".join(invisible(text)[0].split())
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    text = text.replace("<!--", "<!" + WORD_JOINER + "--") or " "
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text[0] == "`" or text[-1] == "`" else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def inert(text: str, limit: int = QUOTE_MAX) -> str:
+    """Somebody else's words (a command line, a check's name, a branch, a title) as plain
+    text inside magi's markdown: one line of at most ``limit`` characters, with no HTML, no
+    markup, no code span, no mention, no marker and nothing invisible. It reads as written."""
+    text = " ".join(invisible(text)[0].split())
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return neutralise_mentions(_MARKUP.sub(r"\\\1", text))[0]
 
 
 @dataclass(frozen=True)
@@ -190,6 +236,7 @@ def fit(text: str, limit: int = LIMIT, pointer: str = "the run record") -> tuple
 def gate(text: str, policy: Policy, where: str = "github") -> Posted:
     """``text`` as it may be posted on GitHub, with an account of every change."""
     text, redactions = redact_secrets(text, where)
+    text, hidden = invisible(text)
     text, paths = scrub_paths(text, policy.roots)
     identities = 0
     if not policy.revealed:
@@ -199,6 +246,7 @@ def gate(text: str, policy: Policy, where: str = "github") -> Posted:
     text, cut = fit(text, policy.limit, policy.pointer)
     notes = [f"{r.count} {r.kind} redacted" for r in redactions]
     for n, what in (
+        (hidden, "invisible characters removed"),
         (paths, "local paths scrubbed"),
         (identities, "author names hidden until the tally"),
         (mentions, "mentions neutralised"),

@@ -20,7 +20,7 @@ job calls it from ``magi action merge`` with the event GitHub wrote to disk. Bot
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -33,11 +33,13 @@ from magi.core.approval import (
     PullFacts,
     approval_refusal,
     decide,
+    is_merge_word,
     may_write,
     read_approval,
     status_check,
 )
 from magi.core.landing import BEHIND
+from magi.core.markers import Seal
 from magi.errors import ConfigError
 from magi.github.models import Comment, PullRequest, Repo
 from magi.github.port import GitHubError, GitHubPort
@@ -46,6 +48,7 @@ from magi.github.state import claim_ref, reply_once, repo_config
 __all__ = [
     "Gate",
     "SameChange",
+    "approval_voided",
     "evaluate",
     "is_magi_pull",
     "issue_of",
@@ -76,9 +79,11 @@ def _when(t: datetime) -> str:
 
 @dataclass(frozen=True)
 class Gate:
-    """Who decides: magi's login (whose markers count), the clock, the sleep, same-change."""
+    """Who decides: magi's login (whose comments count), the seal (which markers are magi's),
+    the clock, the sleep, same-change."""
 
     app_login: str
+    seal: Seal
     clock: Callable[[], datetime] = _now
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     same_change: SameChange | None = None
@@ -93,14 +98,19 @@ class Gate:
         ]
 
 
-def is_magi_pull(pull: PullRequest) -> bool:
-    """A PR magi opened: its head is a ``magi/...`` branch *in the base's own repository*.
+def is_magi_pull(pull: PullRequest, seal: Seal) -> bool:
+    """A PR magi opened: its head is a ``magi/<run>/...`` branch *in the base's own
+    repository*, and its body carries magi's sealed ``pr`` marker naming that run.
 
     The branch name alone is no proof: anyone can open a fork PR from a branch named
     ``magi/<someone's run>/x``; its head is in the fork, so it is not magi's (nor is a head
-    whose repository is unknown, as when the fork was deleted).
+    whose repository is unknown, as when the fork was deleted). A writer's own branch in the
+    repository named ``magi/...`` is not magi's either: only publish writes the marker.
     """
-    return pull.head.ref.startswith("magi/") and same_repo(pull)
+    run = run_of(pull)
+    if run is None or not pull.head.ref.startswith("magi/") or not same_repo(pull):
+        return False
+    return bool(seal.find([pull.body], markers.PR, run=run))
 
 
 def same_repo(pull: PullRequest) -> bool:
@@ -118,11 +128,14 @@ def run_of(pull: PullRequest) -> str | None:
     return parts[1] if len(parts) >= 3 else None
 
 
-def issue_of(pull: PullRequest) -> int | None:
-    return markers.issue_of_pull(pull.body)
+def issue_of(pull: PullRequest, seal: Seal) -> int | None:
+    """The issue a magi PR is for, from its sealed ``pr`` marker (never a closing keyword)."""
+    return seal.issue_of_pull(pull.body)
 
 
-async def magi_pulls_of(gh: GitHubPort, repo: Repo, sha: str, named: Iterable[int]) -> list[int]:
+async def magi_pulls_of(
+    gh: GitHubPort, repo: Repo, sha: str, named: Iterable[int], seal: Seal
+) -> list[int]:
     """The PRs a check on ``sha`` concerns: those it named, else the open magi PRs at ``sha``.
 
     Named PRs are not filtered here (that takes a read per PR; each action reads its PR
@@ -131,7 +144,9 @@ async def magi_pulls_of(gh: GitHubPort, repo: Repo, sha: str, named: Iterable[in
     numbers = list(dict.fromkeys(named))
     if numbers:
         return numbers
-    return [p.number for p in await gh.list_pulls(repo) if p.head.sha == sha and is_magi_pull(p)]
+    return [
+        p.number for p in await gh.list_pulls(repo) if p.head.sha == sha and is_magi_pull(p, seal)
+    ]
 
 
 def merging_ref(number: int) -> str:
@@ -152,7 +167,7 @@ async def on_comment(
     if read_approval(facts, g.app_login) is Approval.NOT_ONE:
         return "not-an-approval"
     pull = await gh.get_pull(repo, number)
-    if not is_magi_pull(pull):
+    if not is_magi_pull(pull, g.seal):
         return "not-a-magi-pr"
     level = (await gh.permission(repo, facts.login)).permission
     kind = read_approval(
@@ -161,15 +176,18 @@ async def on_comment(
     if kind is not Approval.APPROVED:
         words = approval_refusal(kind, facts.login, level)
         key = f"approval-{comment_id}"
-        await reply_once(gh, repo, number, key, f"Not merging: {words}", pull.head.sha)
+        await reply_once(g.seal, gh, repo, number, key, f"Not merging: {words}", pull.head.sha)
         return str(kind.value)
     sha = pull.head.sha
     pushed, why = await _push_before(g, gh, repo, pull, created_at)
     if pushed is None or created_at is None:
-        await reply_once(gh, repo, number, f"approval-{comment_id}", f"Not merging: {why}", sha)
+        await reply_once(
+            g.seal, gh, repo, number, f"approval-{comment_id}", f"Not merging: {why}", sha
+        )
         return "push-time-unknown"
     if pushed >= created_at:  # same second: the writer cannot have seen it
         await reply_once(
+            g.seal,
             gh,
             repo,
             number,
@@ -181,17 +199,38 @@ async def on_comment(
         )
         return "head-moved"
     own = g.own(await gh.list_comments(repo, number))
-    if markers.find(own, markers.APPROVAL, comment=str(comment_id)):
+    if g.seal.find(own, markers.APPROVAL, comment=str(comment_id)):
         return await evaluate(g, gh, repo, number, default_branch)  # a redelivery
-    await gh.react_to_comment(repo, comment_id, "+1")
     await gh.create_comment(
         repo,
         number,
         f"Approval by @{facts.login} recorded for `{sha[:12]}`. magi merges once every check "
         "is green; a new push needs a new `merge`.\n\n"
-        + markers.marker(markers.APPROVAL, comment=comment_id, sha=sha, login=facts.login),
+        + g.seal.marker(markers.APPROVAL, comment=comment_id, sha=sha, login=facts.login),
     )
+    # The reaction says "recorded" only once the approval is: a failed reply leaves none.
+    await gh.react_to_comment(repo, comment_id, "+1")
     return await evaluate(g, gh, repo, number, default_branch)
+
+
+def approval_voided(approval: Mapping[str, str], thread: Iterable[Comment]) -> str:
+    """Why the comment an approval names no longer approves ("" while it does).
+
+    The marker is sealed, so it is magi's; this re-reads what it points at before the one
+    irreversible step: the comment must still be on this PR, by the writer the marker
+    names, unedited, and still the whole word ``merge``. Deleting or editing the comment
+    takes the approval back."""
+    found = [c for c in thread if str(c.id) == approval.get("comment", "")]
+    if not found:
+        return "was deleted (or is not on this pull request)"
+    c = found[0]
+    if c.user is None or c.user.login.lower() != approval.get("login", "").lower():
+        return "is not by the writer the approval names"
+    if c.created_at and c.updated_at and c.updated_at > c.created_at:
+        return "was edited"
+    if not is_merge_word(c.body):
+        return "no longer says `merge`"
+    return ""
 
 
 NO_ACTIVITY_API = (
@@ -296,12 +335,26 @@ async def evaluate(
     same_change: SameChange | None = None,
 ) -> str:
     """Decide again for PR ``number`` from its recorded approval; merge or say why not."""
-    approval = markers.latest(g.own(await gh.list_comments(repo, number)), markers.APPROVAL)
+    thread = await gh.list_comments(repo, number)
+    approval = g.seal.latest(g.own(thread), markers.APPROVAL)
     if approval is None:
         return "no-approval"  # silence is a hold
     pull = await gh.get_pull(repo, number)
-    if not is_magi_pull(pull) or pull.merged:
+    if not is_magi_pull(pull, g.seal) or pull.merged:
         return "not-open"
+    gone = approval_voided(approval, thread)
+    if gone:
+        await reply_once(
+            g.seal,
+            gh,
+            repo,
+            number,
+            f"voided-{approval.get('comment', '')}",
+            f"Not merging: the `merge` comment this approval was recorded for {gone}. "
+            "A writer must say `merge` again.",
+            pull.head.sha,
+        )
+        return "approval-voided"
     for _ in range(MERGEABLE_READS):
         # GitHub computes `mergeable` in the background after a push and answers null
         # meanwhile: read again, a little later, a bounded number of times.
@@ -325,11 +378,12 @@ async def evaluate(
     key = f"gate-{approval['comment']}-{decision.reason}-{pull.head.sha[:12]}"
     if decision.outcome is not Outcome.MERGE:
         words = f"Not merging yet: {decision.message}"
-        await reply_once(gh, repo, number, key, words, pull.head.sha)
+        await reply_once(g.seal, gh, repo, number, key, words, pull.head.sha)
         return decision.reason
     login = approval.get("login", "")
     if not may_write((await gh.permission(repo, login)).permission):
         await reply_once(
+            g.seal,
             gh,
             repo,
             number,
@@ -344,7 +398,7 @@ async def evaluate(
     if not await gh.create_ref(repo, lock, pull.head.sha):
         return "merging-elsewhere"
     try:
-        return await merge(gh, repo, pull, key)
+        return await merge(g.seal, gh, repo, pull, key)
     finally:
         await tidy(gh.delete_ref(repo, lock))
 
@@ -353,12 +407,12 @@ async def wake(
     g: Gate, gh: GitHubPort, repo: Repo, default_branch: str, sha: str, numbers: list[int]
 ) -> str:
     """Something on ``sha`` finished: decide again for the magi PRs it concerns."""
-    numbers = await magi_pulls_of(gh, repo, sha, numbers)
+    numbers = await magi_pulls_of(gh, repo, sha, numbers, g.seal)
     outcomes = [await evaluate(g, gh, repo, n, default_branch) for n in numbers]
     return ",".join(outcomes) or "no-pr"
 
 
-async def merge(gh: GitHubPort, repo: Repo, pull: PullRequest, key: str) -> str:
+async def merge(seal: Seal, gh: GitHubPort, repo: Repo, pull: PullRequest, key: str) -> str:
     """Squash-merge ``pull`` at its head SHA (GitHub refuses if it moved), then clean up."""
     try:
         result = await gh.merge_pull(
@@ -376,12 +430,18 @@ async def merge(gh: GitHubPort, repo: Repo, pull: PullRequest, key: str) -> str:
         else:
             raise
         await reply_once(
-            gh, repo, pull.number, f"{key}-{exc.status}", f"Not merging: {words}", pull.head.sha
+            seal,
+            gh,
+            repo,
+            pull.number,
+            f"{key}-{exc.status}",
+            f"Not merging: {words}",
+            pull.head.sha,
         )
         return f"merge-refused-{exc.status}"
     # The merge is done and cannot be undone; each clean-up step after it is on its own, so
     # one GitHub failure does not skip the rest, and the comment says what is left to do.
-    issue, run = issue_of(pull), run_of(pull)
+    issue, run = issue_of(pull, seal), run_of(pull)
     left: list[str] = []
     if issue is not None:
         if not await tidy(gh.close_issue(repo, issue)):

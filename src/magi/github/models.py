@@ -50,6 +50,7 @@ class Comment(_Model):
     user: User | None = None
     html_url: str = ""
     created_at: datetime | None = None
+    updated_at: datetime | None = None  # later than created_at once the comment was edited
 
 
 class Label(_Model):

@@ -12,6 +12,7 @@ import re
 from magi.config import load_config_text
 from magi.config.model import Config
 from magi.core import markers
+from magi.core.markers import Seal
 from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort
 
@@ -31,7 +32,7 @@ def said_ref(number: int, key: str) -> str:
 
 
 async def reply_once(
-    gh: GitHubPort, repo: Repo, number: int, key: str, body: str, sha: str
+    seal: Seal, gh: GitHubPort, repo: Repo, number: int, key: str, body: str, sha: str
 ) -> bool:
     """Comment ``body`` unless magi already said ``key`` on this thread; True if posted.
 
@@ -44,12 +45,16 @@ async def reply_once(
         return False
     try:
         await gh.create_comment(
-            repo, number, f"{body}\n\n{markers.marker(markers.REFUSAL, key=key)}"
+            repo, number, f"{body}\n\n{seal.marker(markers.REFUSAL, key=_marker_value(key))}"
         )
     except GitHubError:
         await gh.delete_ref(repo, said_ref(number, key))
         raise
     return True
+
+
+def _marker_value(key: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._/:#-]", "-", key)
 
 
 async def repo_config(gh: GitHubPort, repo: Repo, default_branch: str) -> Config:

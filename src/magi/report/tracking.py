@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from magi.core.markers import Seal
 from magi.report.gfm import inline
 from magi.report.json import node_seconds
 from magi.state.model import Run, RunStatus
@@ -104,9 +105,12 @@ class JobLine:
     completed_at: datetime | None = None
 
 
-_BEGIN = "<!-- magi:jobs run={run} -->"
-_END = "<!-- magi:jobs-end -->"
-_BLOCK = re.compile(r"<!-- magi:jobs run=(\d+) -->\n.*?<!-- magi:jobs-end -->\n?", re.S)
+# The jobs part's two delimiters are sealed markers like every other of magi's (the last
+# door before GitHub escapes any that is not), so only magi's own block is ever replaced.
+_BLOCK = re.compile(
+    r"<!-- magi:jobs run=(\d+) mac=[0-9a-f]+ -->\n.*?<!-- magi:jobs-end mac=[0-9a-f]+ -->\n?",
+    re.S,
+)
 
 
 def _took(job: JobLine) -> str:
@@ -127,12 +131,12 @@ def _job(job: JobLine) -> str:
     return f"- [{box}] {name}: {state}{log}"
 
 
-def jobs_block(run_id: int, run_url: str, jobs: Sequence[JobLine]) -> str:
-    """The jobs part for workflow run ``run_id``, between the App's two markers."""
+def jobs_block(run_id: int, run_url: str, jobs: Sequence[JobLine], seal: Seal) -> str:
+    """The jobs part for workflow run ``run_id``, between the App's two sealed markers."""
     head = f"Workflow run [{run_id}]({run_url})" if run_url else f"Workflow run {run_id}"
-    lines = [_BEGIN.format(run=run_id), f"**Jobs** · {head}", ""]
+    lines = [seal.marker("jobs", run=run_id), f"**Jobs** · {head}", ""]
     lines += [_job(j) for j in jobs] or ["- [ ] (no job started yet)"]
-    return "\n".join([*lines, _END]) + "\n"
+    return "\n".join([*lines, seal.marker("jobs-end")]) + "\n"
 
 
 def jobs_of(body: str) -> str:

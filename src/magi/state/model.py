@@ -19,6 +19,8 @@ from magi.config.model import Config
 from magi.state.landing import Landing
 from magi.state.review import Gate, MergeRecord, OperatorFix, Review
 
+# Schema 7 also reads records written before `[github] trusted_bots` existed: a record's
+# config without it is a config that trusted no bot, which is what that magi did.
 SCHEMA = 7
 
 

@@ -25,7 +25,7 @@ import zlib
 from collections import UserDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +141,17 @@ def branch_repo(full_name: str) -> BranchRepo:
     return BranchRepo(id=zlib.crc32(full_name.lower().encode()), full_name=full_name)
 
 
+COMMENT_LIMIT = 65_536  # GitHub's own: 422 "Body is too long (maximum is 65536 characters)"
+
+
+def _fits(body: str) -> None:
+    if len(body) > COMMENT_LIMIT:
+        raise GitHubError(
+            f"Validation Failed: body is too long (maximum is {COMMENT_LIMIT} characters)",
+            status=422,
+        )
+
+
 class FakeGitHub:
     """An in-memory GitHub behind the port; see the module docstring."""
 
@@ -217,8 +228,46 @@ class FakeGitHub:
     def named(self, name: str) -> list[Call]:
         return [c for c in self.calls if c.name == name]
 
+    def keep_comment(
+        self,
+        repo: Repo | str,
+        number: int,
+        *,
+        comment_id: int,
+        body: str,
+        login: str,
+        user_type: str = "User",
+        created_at: datetime | None = None,
+        edited: bool = False,
+    ) -> Comment:
+        """A person's comment, kept as GitHub keeps it before it sends the webhook (an edit
+        keeps the id and moves ``updated_at``)."""
+        thread = self.world(repo).comments.setdefault(number, [])
+        made = created_at or self.now
+        old = next((c for c in thread if c.id == comment_id), None)
+        comment = Comment(
+            id=comment_id,
+            body=body,
+            user=User(login=login, type=user_type),
+            created_at=old.created_at if old and old.created_at else made,
+            updated_at=max(self.now, made + timedelta(seconds=1)) if edited else made,
+        )
+        if old is not None:
+            thread[thread.index(old)] = comment
+        else:
+            thread.append(comment)
+        return comment
+
+    def drop_comment(self, repo: Repo | str, comment_id: int) -> None:
+        """A comment deleted on GitHub."""
+        for thread in self.world(repo).comments.values():
+            thread[:] = [c for c in thread if c.id != comment_id]
+
     def comments_on(self, repo: Repo | str, number: int) -> list[str]:
-        return [c.body for c in self.world(repo).comments.get(number, [])]
+        """What the App (this port's token) wrote on thread ``number``; people's comments
+        kept by ``keep_comment`` are in the thread but are not magi's replies."""
+        thread = self.world(repo).comments.get(number, [])
+        return [c.body for c in thread if c.user is not None and c.user.login == APP_LOGIN]
 
     def commit_files(
         self,
@@ -319,21 +368,24 @@ class FakeGitHub:
     # -- issues and comments -----------------------------------------------------------
     async def create_comment(self, repo: Repo, number: int, body: str) -> Comment:
         w = await self._enter("create_comment", repo, number=number, body=body)
+        _fits(body)
         comment = Comment(
             id=next(self._ids),
             body=body,
             user=User(login=APP_LOGIN, type="Bot"),
             created_at=self.now,
+            updated_at=self.now,
         )
         w.comments.setdefault(number, []).append(comment)
         return comment
 
     async def update_comment(self, repo: Repo, comment_id: int, body: str) -> Comment:
         w = await self._enter("update_comment", repo, comment_id=comment_id, body=body)
+        _fits(body)
         for thread in w.comments.values():
             for i, c in enumerate(thread):
                 if c.id == comment_id:
-                    thread[i] = c.model_copy(update={"body": body})
+                    thread[i] = c.model_copy(update={"body": body, "updated_at": self.now})
                     return thread[i]
         raise GitHubError("comment not found", status=404)
 

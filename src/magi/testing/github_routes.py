@@ -64,7 +64,11 @@ C = "/repos/{owner}/{repo}"
 
 def _comment(c: Any) -> dict[str, Any]:
     user = c.user.model_dump() if c.user else _user("ghost", "User")
-    return {"id": c.id, "body": c.body, "user": user}
+    out = {"id": c.id, "body": c.body, "user": user}
+    for when in ("created_at", "updated_at"):
+        if getattr(c, when, None) is not None:
+            out[when] = getattr(c, when).isoformat().replace("+00:00", "Z")
+    return out
 
 
 @route("POST", C + "/issues/{issue_number}/comments")

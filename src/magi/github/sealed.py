@@ -1,0 +1,102 @@
+"""The last door before GitHub: every body magi writes passes ``Seal.clean`` and the limit.
+
+Each surface gates outside text where it builds a comment (``magi.core.posting``); this
+wrapper holds whatever was missed. Every comment, PR body, issue body and check summary
+that the App or a publishing job sends has each ``<!-- magi:`` escaped that is not a whole
+marker sealed by magi's own key, and is cut to GitHub's 65,536 characters at a line, so a
+long quote is answered (shortened) instead of refused with 422 and never answered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+from magi.core.markers import Seal
+from magi.core.posting import LIMIT, fit
+from magi.github.models import CheckRun, Comment, Issue, PullRequest, Repo
+from magi.github.port import GitHubPort
+
+__all__ = ["SealedPort", "sealed"]
+
+
+class SealedPort:
+    """``GitHubPort`` with every written body cleaned and fitted; other calls pass through."""
+
+    def __init__(self, inner: GitHubPort, seal: Seal, limit: int = LIMIT) -> None:
+        self.inner, self.seal, self.limit = inner, seal, limit
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def body(self, text: str) -> str:
+        return fit(self.seal.clean(text)[0], self.limit, "the workflow run's log")[0]
+
+    async def create_comment(self, repo: Repo, number: int, body: str) -> Comment:
+        return await self.inner.create_comment(repo, number, self.body(body))
+
+    async def update_comment(self, repo: Repo, comment_id: int, body: str) -> Comment:
+        return await self.inner.update_comment(repo, comment_id, self.body(body))
+
+    async def create_pull(
+        self, repo: Repo, *, title: str, head: str, base: str, body: str, draft: bool
+    ) -> PullRequest:
+        return await self.inner.create_pull(
+            repo, title=title, head=head, base=base, body=self.body(body), draft=draft
+        )
+
+    async def update_pull(
+        self,
+        repo: Repo,
+        number: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        state: str | None = None,
+    ) -> PullRequest:
+        text = None if body is None else self.body(body)
+        return await self.inner.update_pull(repo, number, title=title, body=text, state=state)
+
+    async def create_issue(
+        self, repo: Repo, *, title: str, body: str, labels: Sequence[str]
+    ) -> Issue:
+        return await self.inner.create_issue(repo, title=title, body=self.body(body), labels=labels)
+
+    async def create_check_run(
+        self,
+        repo: Repo,
+        *,
+        name: str,
+        head_sha: str,
+        status: str,
+        conclusion: str | None = None,
+        summary: str = "",
+    ) -> CheckRun:
+        return await self.inner.create_check_run(
+            repo,
+            name=name,
+            head_sha=head_sha,
+            status=status,
+            conclusion=conclusion,
+            summary=self.body(summary),
+        )
+
+    async def update_check_run(
+        self,
+        repo: Repo,
+        check_run_id: int,
+        *,
+        status: str,
+        conclusion: str | None = None,
+        summary: str = "",
+    ) -> CheckRun:
+        return await self.inner.update_check_run(
+            repo, check_run_id, status=status, conclusion=conclusion, summary=self.body(summary)
+        )
+
+
+def sealed(port: GitHubPort, seal: Seal) -> GitHubPort:
+    """``port`` behind the last door (a port already behind it is returned as it is)."""
+    if isinstance(port, SealedPort):
+        return cast(GitHubPort, port)
+    return cast(GitHubPort, SealedPort(port, seal))
