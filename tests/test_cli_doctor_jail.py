@@ -85,3 +85,38 @@ def test_doctor_refuses_mode_bwrap_that_cannot_be_had(
     assert code != 0
     assert 'mode = "bwrap" but bwrap is not on PATH' in out
     assert "bubblewrap" in out
+
+
+needs_bwrap = pytest.mark.skipif(
+    not decide(Sandbox()).jailed, reason=f"bubblewrap is not usable: {decide(Sandbox()).reason}"
+)
+
+
+def _standin_claude(where: Path) -> Path:
+    where.mkdir(parents=True)
+    cli = where / "claude"
+    cli.write_text('#!/bin/sh\necho "2.1.0 (Claude Code)"\n')
+    cli.chmod(0o755)
+    return where
+
+
+@needs_bwrap
+@pytest.mark.parametrize("hidden", [True, False], ids=["under-magi-home", "under-tmp"])
+def test_doctor_probes_each_cli_inside_the_jail(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hidden: bool
+) -> None:
+    """A CLI the jail hides is named with where it is and what to do; one under /tmp (the
+    jail's private /tmp) is bound read-only for its turns and starts, so nothing is said."""
+    place = tmp_path / "home" / "bin" if hidden else tmp_path / "npm" / "bin"
+    monkeypatch.setenv("PATH", f"{_standin_claude(place)}:{os.environ['PATH']}")
+    script = (tmp_path / "home" if hidden else tmp_path / "agents") / "impl.sh"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text("echo ok\n")
+    (repo / "magi.toml").write_text(
+        '[[agents]]\nid = "c1"\nkind = "claude"\n\n'
+        f'[[agents]]\nid = "sh1"\nkind = "command"\ncommand = ["sh", "{script}"]\n'
+    )
+    out = invoke(["doctor", "--no-auth-check"]).stdout
+    named = f"claude: found at {place / 'claude'}, which the jail hides" in " ".join(out.split())
+    assert named is hidden, out
+    assert (f"{script} is hidden inside the jail" in " ".join(out.split())) is hidden, out

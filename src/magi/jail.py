@@ -183,12 +183,15 @@ def seat_spec(
     git_dirs: Iterable[Path | str] = (),
     read: Iterable[Path | str] = (),
     state: Iterable[Path | str] = (),
+    create: bool = True,
 ) -> JailSpec | None:
-    """The jail of one seat under ``decision``; None when agents run unjailed."""
+    """The jail of one seat under ``decision``; None when agents run unjailed.
+
+    ``create=False`` (doctor's probe) leaves a missing CLI state directory missing."""
     if not decision.jailed or decision.bwrap is None:
         return None
     home = environ.get("HOME") or str(Path.home())
-    own = state_paths(kind, home, environ)
+    own = state_paths(kind, home, environ) if create else ()
     for p in own:  # a directory the CLI would create on its first run: the root is read-only
         path = Path(p)
         if not path.suffix and not path.exists() and path.is_relative_to(home):

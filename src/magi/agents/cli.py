@@ -21,6 +21,7 @@ from typing import ClassVar, Protocol
 from magi.agents import process
 from magi.agents.base import Failure, TurnRequest, TurnResult, TurnStatus, Usage
 from magi.agents.live import LiveLine, Signals, SignalWatch, scrub
+from magi.agents.programs import program_paths
 from magi.config.model import AgentConfig
 from magi.core.jail import bwrap_argv
 from magi.errors import AgentError
@@ -159,7 +160,8 @@ class CliAgent:
         argv = inv.argv
         if request.jail is not None:
             prompt = () if request.prompt_file is None else (str(request.prompt_file.resolve()),)
-            argv = bwrap_argv(request.jail.reading(*prompt), argv)
+            own = program_paths(request.jail, argv, env.get("PATH"))  # a CLI under /tmp
+            argv = bwrap_argv(request.jail.reading(*prompt, *own), argv)
         res = process.run(
             argv,
             cwd=request.cwd,

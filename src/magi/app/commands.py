@@ -29,6 +29,7 @@ from magi.core.council_surface import question_of
 from magi.errors import ConfigError
 from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort
+from magi.github.state import delete_under, refs_under
 
 router = Router()
 # Commands handed to the runner (the workflow's `command` input).
@@ -206,7 +207,8 @@ async def _fold(gh: GitHubPort, repo: Repo, command: Command, run_id: str) -> tu
     """``/magi fold``: the App deletes the run's candidate branches itself (it may write
     refs; no runner is needed), unless the run's PR is still open: merging or closing the
     PR folds it then, and deleting its head branch now would close it unreviewed."""
-    refs = await gh.matching_refs(repo, f"heads/magi/{run_id}/")
+    prefix = f"heads/magi/{run_id}/"
+    refs, _ = refs_under(await gh.matching_refs(repo, prefix), prefix)
     heads = {r.ref.removeprefix("refs/heads/") for r in refs}
     open_prs = [p for p in await gh.list_pulls(repo) if p.head.ref in heads]
     if open_prs:
@@ -214,11 +216,10 @@ async def _fold(gh: GitHubPort, repo: Repo, command: Command, run_id: str) -> tu
             f"its pull request #{open_prs[0].number} is open: merging or closing it folds the run."
         )
         return refused_reply(command, why), False
-    for ref in refs:
-        await gh.delete_ref(repo, ref.ref.removeprefix("refs/"))
-    if not refs:
+    deleted, _ = await delete_under(gh, repo, prefix)
+    if not deleted:
         return f"magi run `{run_id}` has no branches left to fold.", True
-    return f"Folded magi run `{run_id}`: deleted {len(refs)} branch(es).", True
+    return f"Folded magi run `{run_id}`: deleted {len(deleted)} branch(es).", True
 
 
 async def _report(

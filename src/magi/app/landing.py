@@ -37,6 +37,7 @@ from magi.errors import ConfigError
 from magi.github.gate import head_checks, pull_facts
 from magi.github.models import PullRequest, Repo, User
 from magi.github.port import GitHubError, GitHubPort
+from magi.github.state import delete_under
 
 router = Router()
 LAND = "land"  # marker of a dispatched landing job: step=, round=, sha=
@@ -178,11 +179,9 @@ async def fold(
     and the ending written into the run record (``magi.app.ending``)."""
     run = run_of(pull)
     if run is not None:
-        for ref in await gh.matching_refs(repo, f"heads/magi/{run}/"):
-            await gh.delete_ref(repo, ref.ref.removeprefix("refs/"))
+        await delete_under(gh, repo, f"heads/magi/{run}/")
     for prefix in (f"magi/land/{pull.number}/", f"magi/said/{pull.number}/"):
-        for ref in await gh.matching_refs(repo, prefix):
-            await gh.delete_ref(repo, ref.ref.removeprefix("refs/"))
+        await delete_under(gh, repo, prefix)
     issue = issue_of(pull, ctx.seal)
     ending = "merged" if pull.merged else "closed"
     if issue is not None:

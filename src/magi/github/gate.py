@@ -43,7 +43,7 @@ from magi.core.markers import Seal
 from magi.errors import ConfigError
 from magi.github.models import Comment, PullRequest, Repo
 from magi.github.port import GitHubError, GitHubPort
-from magi.github.state import claim_ref, reply_once, repo_config
+from magi.github.state import claim_ref, refs_under, reply_once, repo_config
 
 __all__ = [
     "Gate",
@@ -450,7 +450,9 @@ async def merge(seal: Seal, gh: GitHubPort, repo: Repo, pull: PullRequest, key: 
             left.append(f"delete `{claim_ref(issue)}`")
     if run is not None:
         try:
-            refs = await gh.matching_refs(repo, f"heads/magi/{run}/")
+            refs, _ = refs_under(
+                await gh.matching_refs(repo, f"heads/magi/{run}/"), f"heads/magi/{run}/"
+            )
         except GitHubError:
             refs = []
             left.append(f"delete the branches `magi/{run}/*`")
@@ -459,7 +461,9 @@ async def merge(seal: Seal, gh: GitHubPort, repo: Repo, pull: PullRequest, key: 
                 left.append(f"delete `{ref.ref}`")
     for thread in {pull.number, issue} - {None}:  # the reply-once records have served
         try:
-            said = await gh.matching_refs(repo, f"magi/said/{thread}/")
+            said, _ = refs_under(
+                await gh.matching_refs(repo, f"magi/said/{thread}/"), f"magi/said/{thread}/"
+            )
         except GitHubError:
             said = []
         for ref in said:

@@ -7,16 +7,28 @@ said once is claimed first by creating a ref, which GitHub does atomically.
 
 from __future__ import annotations
 
+import logging
 import re
 
 from magi.config import load_config_text
 from magi.config.model import Config
 from magi.core import markers
 from magi.core.markers import Seal
-from magi.github.models import Repo
+from magi.github.models import GitRef, Repo
 from magi.github.port import GitHubError, GitHubPort
 
-__all__ = ["CONFIG_PATH", "claim_ref", "reply_once", "repo_config", "said_ref"]
+__all__ = [
+    "CONFIG_PATH",
+    "claim_ref",
+    "delete_under",
+    "refs_under",
+    "reply_once",
+    "repo_config",
+    "said_ref",
+]
+_log = logging.getLogger("magi.github")
+# The only namespaces magi ever deletes in: its candidate branches and its own refs.
+_OURS = ("refs/heads/magi/", "refs/magi/")
 
 CONFIG_PATH = ".magi/config.toml"
 
@@ -51,6 +63,36 @@ async def reply_once(
         await gh.delete_ref(repo, said_ref(number, key))
         raise
     return True
+
+
+def refs_under(refs: list[GitRef], prefix: str) -> tuple[list[GitRef], list[GitRef]]:
+    """``refs`` split into those under ``refs/<prefix>`` (a ``/``-ended prefix inside magi's
+    own namespaces) and the rest, which a matching-refs answer should never hold."""
+    want = f"refs/{prefix}"
+    if not want.endswith("/") or not want.startswith(_OURS) or "//" in want or "/../" in want:
+        return [], list(refs)
+    ok = [r for r in refs if r.ref.startswith(want) and "/../" not in r.ref]
+    return ok, [r for r in refs if r not in ok]
+
+
+async def delete_under(gh: GitHubPort, repo: Repo, prefix: str) -> tuple[list[str], list[str]]:
+    """Delete every ref GitHub lists under ``refs/<prefix>``; (deleted, refused).
+
+    GitHub answers ``matching-refs`` by prefix, but a destructive call checks what it
+    destroys: a ref outside the prefix (a misbehaving API or proxy answering with, say,
+    ``refs/heads/feature-a``) is logged and left alone, and a prefix outside magi's own
+    namespaces deletes nothing. A ref already gone counts as deleted."""
+    ok, stray = refs_under(await gh.matching_refs(repo, prefix), prefix)
+    for ref in stray:
+        _log.warning(
+            "not deleted: outside the prefix asked for",
+            extra={"repo": repo.full_name, "step": "delete", "outcome": ref.ref},
+        )
+    done = []
+    for ref in ok:
+        await gh.delete_ref(repo, ref.ref.removeprefix("refs/"))
+        done.append(ref.ref)
+    return done, [r.ref for r in stray]
 
 
 def _marker_value(key: str) -> str:
