@@ -202,3 +202,19 @@ def test_a_verified_noop_is_said_labelled_and_opens_nothing(tmp_path, monkeypatc
     assert not [r for r in world.remote_refs() if r.startswith("refs/heads/magi/")]
     tracking = [b for b in world.github.comments_on(REPO, ISSUE) if "magi:tracking" in b]
     assert "Verified no-op" in tracking[0]
+
+
+def test_a_candidate_that_changes_workflows_is_not_pushed(tmp_path, monkeypatch):
+    """The winner also adds `.github/workflows/exfiltrate.yml`: publish pushes the other
+    candidate, opens no PR from it, and the tracking comment says which file and why."""
+    world = make_world(tmp_path, implementers=("workflow", "wrong"))
+    res = world.compete()
+    assert res.returncode == 0, res.stdout + res.stderr
+    out = world.publish(monkeypatch)
+    assert out.exit_code == 0, out.output
+    pushed = [r for r in world.remote_refs() if r.startswith("refs/heads/magi/")]
+    assert len(pushed) == 1  # the loser's branch only
+    assert world.github.named("create_pull") == []
+    (tracking,) = [b for b in world.github.comments_on(REPO, ISSUE) if "magi:tracking" in b]
+    assert "(the winner) changes `.github/workflows/exfiltrate.yml`: not pushed" in tracking
+    assert "workflow_changes" in tracking

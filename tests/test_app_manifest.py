@@ -60,10 +60,17 @@ def test_every_call_is_covered_by_a_permission() -> None:
         assert LEVEL.get(perms.get(perm, ""), 0) >= LEVEL[level], f"{call} needs {perm}: {level}"
 
 
+# What a git push with the App's token needs beyond the port's calls: GitHub refuses a
+# push whose commits change .github/workflows/* without `workflows` (a rebase onto a base
+# whose workflows changed), whatever magi.action.workflow_guard lets through of an agent's.
+GIT_PUSH_NEEDS = {"contents", "workflows"}
+
+
 def test_every_permission_is_used_and_events_can_be_received() -> None:
-    """No permission is granted that no call or event needs."""
+    """No permission is granted that no call, push or event needs."""
     _, perms = manifest()
     needed = {p for p, _ in CALLS.values()} | {EVENT_NEEDS[e] for e in ROUTER.events()}
+    needed |= GIT_PUSH_NEEDS
     assert set(perms) <= needed
     for event in ROUTER.events():
         assert EVENT_NEEDS[event] in perms

@@ -312,6 +312,24 @@ def test_a_fix_round_that_changes_nothing_ends_blocked(tmp_path, monkeypatch):
     assert len(story.dispatched()) == before  # stopped: no new round
 
 
+def test_a_fix_that_changes_workflows_is_not_pushed(tmp_path, monkeypatch):
+    """The App may push workflow changes (a rebase needs it); an agent's are held back."""
+    story = Story(make_world(tmp_path), monkeypatch)
+    run_id, pr, head = _compete_and_publish(story)
+    (story.world.scripted / "fix-as").write_text("workflow")
+    story.fake.set_check(REPO, head, "ci", "completed", "failure")
+    story.send(story.suite(head, pr))
+    res = story.land_step(pr, story.read_step(pr, head, "FAIL"), 1)
+    assert res.returncode == 0, res.stdout + res.stderr
+    story.publish_step("publish-land", "--pr", str(pr), "--artifact-dir", str(tmp_path / "land-1"))
+    branch = story.fake.world(REPO).pulls[pr].head.ref
+    assert story.world.remote_refs()[f"refs/heads/{branch}"] == head  # not moved
+    assert "magi:blocked" in story.fake.labels_on(REPO, pr)
+    (said,) = [b for b in story.fake.comments_on(REPO, pr) if "workflow changes" in b]
+    assert "`.github/workflows/exfiltrate.yml`" in said
+    assert _record(story, run_id)["landing"]["outcome"] == "blocked"
+
+
 def test_a_red_gate_after_the_fix_is_recorded_and_said(tmp_path, monkeypatch):
     """The gate fails on the fixed head: pushed as a red e2e would be, said, and recorded."""
     world = make_world(tmp_path)

@@ -20,8 +20,9 @@ from magi.action.errors import TamperedArtifact
 from magi.action.land import BUNDLE, OUT_REF, ROUND, LandRound, add_round
 from magi.action.record_ref import build_commit, read_published, record_ref
 from magi.action.remote import Remote
+from magi.action.workflow_guard import workflow_changes
 from magi.core.landing import BLOCKED
-from magi.core.posting import Policy, gate
+from magi.core.posting import Policy, code, gate
 from magi.errors import RepoError, StateError
 from magi.git import Git
 from magi.github.port import GitHubPort
@@ -103,6 +104,13 @@ def _read_run(git: Git, prev: str, ref: str) -> Run:
         ) from None
 
 
+def _allows_workflows(git: Git, remote: Remote, done: LandRound) -> bool:
+    """``[github] workflow_changes`` of the run this round lands (no record: not allowed)."""
+    ref = record_ref(done.run)
+    prev = remote.fetch(ref, f"{INCOMING}/{done.run}/record")
+    return prev is not None and _read_run(git, prev, ref).config.github.workflow_changes
+
+
 def _push_record(remote: Remote, done: LandRound, made: tuple[str, str] | None) -> None:
     if made is not None:
         remote.push(made[0], record_ref(done.run), expect=made[1])
@@ -133,6 +141,24 @@ async def publish_land(
         _push_record(remote, done, made)
         return LandPublished("blocked", done.head)
     _fetch_bundle(git, where, done)
+    changed = workflow_changes(git, done.head, done.new_head)
+    if changed and not _allows_workflows(git, remote, done):
+        text = (
+            f"Landing fix round {done.round} changes {', '.join(code(f) for f in changed[:5])}; "
+            "magi does not push workflow changes an agent made (`[github] workflow_changes = "
+            f"false`: a workflow runs with this repository's secrets). Labeled `{BLOCKED}`: "
+            "a person decides."
+        )
+        body = (
+            gate(text, Policy()).text
+            + "\n\n"
+            + env.seal.marker("land", step="blocked", sha=done.head)
+        )
+        made = _record(git, remote, done, blocked=f"fix round {done.round} changed workflows")
+        await port.create_comment(env.repo, pr, body)
+        await port.add_labels(env.repo, pr, [BLOCKED])
+        _push_record(remote, done, made)
+        return LandPublished("blocked", done.head)
     made = _record(git, remote, done)
     remote.push(done.new_head, f"refs/heads/{pull.head.ref}", expect=done.head)
     _push_record(remote, done, made)

@@ -33,8 +33,9 @@ from magi.action.posts import (
 from magi.action.record_ref import Published, build_commit, read_published, record_ref
 from magi.action.remote import Remote
 from magi.action.render import Links, comments, ending, pr_body, tracking
+from magi.action.workflow_guard import workflow_changes
 from magi.core import markers
-from magi.core.posting import Policy, gate
+from magi.core.posting import Policy, code, gate
 from magi.git import Git
 from magi.github.models import Comment
 from magi.github.port import GitHubPort
@@ -68,6 +69,7 @@ class PublishResult:
     follow_ups: list[int] = field(default_factory=list)
     attempts_spent: int = 0
     held: bool = False
+    workflows: dict[str, list[str]] = field(default_factory=dict)  # label -> files, not pushed
 
 
 async def publish(
@@ -110,6 +112,10 @@ async def publish(
         on_remote = remote.ls_remote(*wanted) if wanted else {}
         for target, label in wanted.items():
             branch = target.removeprefix("refs/heads/")
+            changed = workflow_changes(git, run.base_sha or "", heads[label])
+            if changed and not run.config.github.workflow_changes:
+                result.workflows[label] = changed  # magi.action.workflow_guard: why not
+                continue
             if on_remote.get(target) != heads[label]:
                 remote.push(
                     f"{INCOMING}/{run.id}/{label}",
@@ -158,10 +164,10 @@ async def publish(
     result.attempts_spent = spent
     result.held = spent >= attempts and result.pr is None
     wanted_labels = {ENDING_LABELS[run.status]} if run.status in ENDING_LABELS else set()
-    note = ""
+    note = _workflow_note(result.workflows, winner)
     if result.held:
         wanted_labels.add("magi:held")
-        note = (
+        note = (note + "\n\n" if note else "") + (
             f"Held: {spent} of {attempts} attempts spent (`[github] attempts`). "
             f"Last: {ending(run)} Fix the cause, then remove `magi:held` and `/magi retry`."
         )
@@ -195,6 +201,22 @@ async def publish(
     env.set_output("pr-number", str(result.pr or ""))
     env.summary(gate(track, job.policy).text)
     return result
+
+
+def _workflow_note(refused: dict[str, list[str]], winner: str | None) -> str:
+    """What the tracking comment says of candidates not pushed for changing workflows."""
+    if not refused:
+        return ""
+    lines = []
+    for label, files in sorted(refused.items()):
+        who = f"Candidate {label}" + (" (the winner)" if label == winner else "")
+        lines.append(f"{who} changes {', '.join(code(f) for f in files[:5])}: not pushed.")
+    what = " ".join(lines)
+    return (
+        f"{what} magi does not push workflow changes an agent made (`[github] "
+        "workflow_changes = false`): a workflow runs with this repository's secrets. Review "
+        "the change in the run record, or set `workflow_changes = true` and run publish again."
+    )
 
 
 def _unlimited(p: Policy) -> Policy:

@@ -5,11 +5,15 @@ and global config off, and gets the token only from ``GIT_ASKPASS``: a script in
 temporary directory that prints ``$MAGI_GIT_TOKEN``, which only this git process holds. No
 agent runs in the publish job, so no other process is there to read that environment.
 A rejected lease raises ``LeaseRejected``: the branch moved, re-read, never retry blindly.
+A push GitHub itself refused (a protected branch, a rule, a hook, an App token without the
+``workflows`` permission changing ``.github/workflows/*``) raises ``PushRefused`` with
+GitHub's own words: it is not a race, and re-reading would not help.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 import tempfile
@@ -19,7 +23,7 @@ from pathlib import Path
 
 from magi.action.errors import ActionError
 
-__all__ = ["LeaseRejected", "Remote"]
+__all__ = ["LeaseRejected", "PushRefused", "Remote", "refusal"]
 
 _ASKPASS = """#!/bin/sh
 case "$1" in
@@ -31,6 +35,37 @@ esac
 
 class LeaseRejected(ActionError):
     """A branch on GitHub is not where magi last pushed it: someone else moved it."""
+
+
+class PushRefused(ActionError):
+    """GitHub refused a push for a reason of its own (``[remote rejected] (<reason>)``)."""
+
+
+_REMOTE_REJECTED = re.compile(r"\[remote rejected\]\s*\((?P<why>[^\n]*)\)")
+_REMOTE_LINE = re.compile(r"^remote:\s?(?P<text>.*)$", re.M)
+_WORKFLOWS = re.compile(r"without .?workflows.? permission", re.I)
+
+
+def refusal(ref: str, said: str) -> ActionError:
+    """What a failed ``git push --porcelain --force-with-lease`` means, from what it said."""
+    m = _REMOTE_REJECTED.search(said)
+    if m is not None:
+        why = m.group("why").strip()
+        remote = " ".join(t.strip() for t in _REMOTE_LINE.findall(said) if t.strip())
+        words = f"{why}: {remote}" if remote and remote not in why else why
+        fix = ""
+        if _WORKFLOWS.search(said):
+            fix = (
+                " The push changes .github/workflows/: the App needs the `workflows: write` "
+                "permission (app.yml; accept it in the installation's settings)."
+            )
+        return PushRefused(f"GitHub refused the push of {ref}: {words}.{fix}")
+    if "stale info" in said or re.search(r"\[rejected\]", said):
+        return LeaseRejected(
+            f"{ref} on GitHub is not where magi last pushed it; "
+            "re-read its state before pushing again"
+        )
+    return ActionError(f"git push {ref} failed: {said}")
 
 
 class Remote:
@@ -106,9 +141,10 @@ class Remote:
         res = self._git("push", "--porcelain", lease, self.url, f"{local}:{ref}", check=False)
         if res.returncode != 0:
             said = self._scrub((res.stdout + res.stderr).strip())
-            if "stale info" in said or "rejected" in said:
-                raise LeaseRejected(
+            why = refusal(ref, said)
+            if isinstance(why, LeaseRejected):
+                why = LeaseRejected(
                     f"{ref} on GitHub is not where magi last pushed it "
                     f"({(expect or 'absent')[:12]}); re-read its state before pushing again"
                 )
-            raise ActionError(f"git push {ref} failed: {said}")
+            raise why

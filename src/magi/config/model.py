@@ -239,6 +239,12 @@ class Github(_Strict):
     attempts: int = Field(
         2, ge=1, le=20, description="Competitions per issue; a quota stall spends none."
     )
+    workflow_changes: bool = Field(
+        False,
+        description="Push candidates and fixes that change `.github/workflows/` (false: "
+        "such a branch is not pushed, and the run says why). The App holds `workflows: "
+        "write` so that a rebase onto a base whose workflows changed can be pushed.",
+    )
     trusted_bots: list[str] = Field(
         default_factory=list,
         description="Bots (e.g. `coderabbitai[bot]`) whose reviews a fix round takes up; "

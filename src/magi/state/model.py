@@ -19,8 +19,9 @@ from magi.config.model import Config
 from magi.state.landing import Landing
 from magi.state.review import Gate, MergeRecord, OperatorFix, Review
 
-# Schema 7 also reads records written before `[github] trusted_bots` existed: a record's
-# config without it is a config that trusted no bot, which is what that magi did.
+# Schema 7 also reads records written before `[github] trusted_bots` and `workflow_changes`
+# existed: a config without them trusted no bot and pushed no agent's workflow change
+# (GitHub refused those pushes then), which is what their defaults say.
 SCHEMA = 7
 
 

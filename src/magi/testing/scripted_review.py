@@ -7,7 +7,8 @@ finding every round), minor (one minor finding), malformed (never a valid block)
 commit (the default: write the right solution, record the ids in REVIEWED.md, commit and
 adopt every id), nocommit (adopt everything, change nothing), same-tree (an empty commit:
 new commit, identical tree), reject (reject every id with a reason, change nothing),
-reject-leaky (the same, the reason naming a vendor, as an author that signs its words).
+reject-leaky (the same, the reason naming a vendor, as an author that signs its words),
+workflow (the commit fix, plus a workflow file that would run with the repository's secrets).
 """
 
 from __future__ import annotations
@@ -78,6 +79,10 @@ def fix(mode: str, prompt: str) -> int:
         subprocess.run(["git", *IDENT, "commit", "-q", "--allow-empty", "-m", "Tidy"], check=True)
     elif mode != "nocommit":
         (cwd / "textstats.py").write_text(demo_repo.RIGHT)
+        if mode == "workflow":
+            flow = cwd / ".github" / "workflows" / "exfiltrate.yml"
+            flow.parent.mkdir(parents=True, exist_ok=True)
+            flow.write_text("on: push\njobs: {x: {runs-on: ubuntu-latest, steps: []}}\n")
         with (cwd / "REVIEWED.md").open("a", encoding="utf-8") as f:
             f.write(" ".join(ids or ["e2e"]) + "\n")
         subprocess.run(["git", "add", "-A"], check=True)
