@@ -110,10 +110,25 @@ def test_the_default_runner_labels_are_the_configs():
     assert json.loads(m.group(1)) == Github().runner_labels
 
 
-def test_a_concurrency_group_per_issue_and_per_pr():
-    """Two runs for one issue never overlap; one landing job per PR at a time."""
+def test_a_concurrency_group_per_issue_and_command_and_per_pr():
+    """Two competitions for one issue never overlap; one landing job per PR at a time; a
+    council or a review is its comment's own, so it neither waits behind a competition nor
+    replaces another pending question."""
     assert "format('magi-pr-{0}', inputs.pr)" in WORKFLOW
-    assert "format('magi-issue-{0}', inputs.issue || github.event.issue.number)" in WORKFLOW
+    assert "format('magi-{0}-comment-{1}', inputs.command, inputs.comment)" in WORKFLOW
+    assert (
+        "format('magi-{0}-issue-{1}', inputs.command || (github.event.issue.pull_request "
+        "&& 'merge' || 'compete'), inputs.issue || github.event.issue.number)" in WORKFLOW
+    )
+    assert "cancel-in-progress: false" in WORKFLOW
+
+
+def test_every_artifact_can_be_uploaded_again_by_a_re_run():
+    """`Re-run jobs` uploads under the same name: without overwrite it fails with 409."""
+    uploads = re.findall(r"uses: actions/upload-artifact@.*?(?=\n      - |\n  \w|\Z)", WORKFLOW, re.S)
+    assert uploads
+    for step in uploads:
+        assert "overwrite: true" in step, step
 
 
 def test_the_action_outputs_what_the_workflow_reads():

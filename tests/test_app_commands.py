@@ -35,7 +35,12 @@ def test_retry_re_dispatches_the_run_with_a_reaction() -> None:
     run_id = fake.world(REPO).dispatches[0]["inputs"]["run_id"]
     assert say(fake, "/magi retry") == []
     last = fake.world(REPO).dispatches[-1]
-    assert last["inputs"] == {"run_id": run_id, "issue": "1", "command": "compete"}
+    assert last["inputs"] == {
+        "run_id": run_id,
+        "issue": "1",
+        "command": "compete",
+        "runner-labels": '["self-hosted", "magi"]',  # [github] runner_labels, every dispatch
+    }
     assert [r for r in fake.world(REPO).reactions if r[0] == "comment" and r[2] == "+1"]
 
 

@@ -26,6 +26,7 @@ def test_a_writers_council_dispatches_once_with_the_comment_id() -> None:
         "issue": "1",
         "command": "council",
         "comment": "6901",
+        "runner-labels": '["self-hosted", "magi"]',
     }
     assert "TOML" not in str(dispatch)
     assert [r for r in fake.world(REPO).reactions if r[0] == "comment" and r[2] == "+1"]
@@ -66,6 +67,7 @@ def test_review_on_a_pull_request_dispatches_with_the_pr_number() -> None:
         "issue": "7",
         "command": "review",
         "comment": "5101",
+        "runner-labels": '["self-hosted", "magi"]',
     }
 
 

@@ -247,3 +247,37 @@ def test_a_failed_link_after_the_dispatch_keeps_the_claim() -> None:
     assert CLAIM in fake.world(REPO).refs
     run(fake)
     assert len(fake.world(REPO).dispatches) == 1
+
+
+def test_the_dispatch_carries_the_configs_runner_labels() -> None:
+    """`[github] runner_labels` picks the runner: sent with the dispatch, as JSON."""
+    fake = world(FakeGitHub())
+    fake.world(REPO).files[("main", ".magi/config.toml")] = (
+        '[github]\nrunner_labels = ["self-hosted", "gpu"]\n'
+    )
+    asyncio.run(deliver(make_app(fake), "issues", labeled()))
+    (sent,) = fake.world(REPO).dispatches
+    assert sent["inputs"]["runner-labels"] == '["self-hosted", "gpu"]'
+
+
+def test_the_app_reads_both_repository_layers_as_the_cli_does() -> None:
+    """`magi.toml` over `.magi/config.toml`, from the default branch: its label counts."""
+    fake = world(FakeGitHub())
+    files = fake.world(REPO).files
+    files[("main", ".magi/config.toml")] = '[github]\nlabel = "magi"\nattempts = 3\n'
+    files[("main", "magi.toml")] = '[github]\nlabel = "ai-please"\n'
+    asyncio.run(deliver(make_app(fake), "issues", labeled("magi")))
+    assert fake.world(REPO).dispatches == []  # not the label any more
+    asyncio.run(deliver(make_app(fake), "issues", labeled("ai-please")))
+    assert len(fake.world(REPO).dispatches) == 1
+
+
+def test_an_invalid_magi_toml_is_said_with_its_file_and_key() -> None:
+    """The same error the CLI gives: file, line and key, on the issue."""
+    fake = world(FakeGitHub())
+    fake.world(REPO).files[("main", "magi.toml")] = "[graph]\ncandidates = 99\n"
+    asyncio.run(deliver(make_app(fake), "issues", labeled()))
+    (reply,) = fake.comments_on(REPO, 1)
+    assert "magi.toml" in reply
+    assert "graph.candidates" in reply
+    assert fake.world(REPO).dispatches == []

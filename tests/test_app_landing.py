@@ -62,7 +62,14 @@ def test_a_red_check_dispatches_one_fix_round():
     fake.set_check(REPO, SHA, "ci", "completed", "failure")
     wake(fake)
     assert dispatches(fake) == [
-        {"run_id": "r1", "issue": "1", "command": "land", "pr": "7", "round": "1"}
+        {
+            "run_id": "r1",
+            "issue": "1",
+            "command": "land",
+            "pr": "7",
+            "round": "1",
+            "runner-labels": '["self-hosted", "magi"]',
+        }
     ]
     said = fake.comments_on(REPO, PR)
     assert SEAL.find(said, "land", step="fix", round="1", sha=SHA)

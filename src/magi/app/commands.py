@@ -29,7 +29,7 @@ from magi.core.council_surface import question_of
 from magi.errors import ConfigError
 from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort
-from magi.github.state import delete_under, refs_under
+from magi.github.state import delete_under, dispatch_inputs, refs_under
 
 router = Router()
 # Commands handed to the runner (the workflow's `command` input).
@@ -111,7 +111,7 @@ async def _run(
     try:
         config = await repo_config(gh, repo, branch)
     except ConfigError as exc:
-        return refused_reply(command, f"`.magi/config.toml` is invalid: {exc}"), False
+        return refused_reply(command, f"the config on the default branch is invalid: {exc}"), False
     if verb in PANELS:
         return await _panel(gh, repo, config, p, command)
     if verb is Verb.STATS:  # the repository's run records, not this run alone
@@ -135,7 +135,9 @@ async def _run(
             "command": DISPATCHED[verb],
         }
         try:
-            await gh.dispatch_workflow(repo, config.github.workflow, branch, inputs)
+            await gh.dispatch_workflow(
+                repo, config.github.workflow, branch, dispatch_inputs(config, **inputs)
+            )
         except GitHubError as exc:
             why = (
                 f"the runner workflow `{config.github.workflow}` could not be started "
@@ -166,7 +168,10 @@ async def _panel(
     }
     try:
         await gh.dispatch_workflow(
-            repo, config.github.workflow, p.repository.default_branch, inputs
+            repo,
+            config.github.workflow,
+            p.repository.default_branch,
+            dispatch_inputs(config, **inputs),
         )
     except GitHubError as exc:
         why = (

@@ -82,6 +82,7 @@ def config_error_reply(exc: ConfigError) -> str:
     """The words for an invalid config, quoting magi's error."""
     quoted = "\n".join(f"    {line}" for line in str(exc).splitlines())
     return (
-        f"magi cannot start: `{CONFIG_PATH}` on the default branch is invalid.\n\n{quoted}\n\n"
+        "magi cannot start: the config on the default branch (`.magi/config.toml`, "
+        f"`magi.toml`) is invalid.\n\n{quoted}\n\n"
         "Fix it on the default branch, then remove and re-add the label."
     )

@@ -22,6 +22,7 @@ from magi.github.gate import is_magi_pull, issue_of
 from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort
 from magi.github.state import claim_ref as claim_ref  # the App and the workflow share it
+from magi.github.state import dispatch_inputs
 from magi.state.store import new_run_id
 
 router = Router()
@@ -159,7 +160,9 @@ async def _start(ctx: AppContext, gh: GitHubPort, d: Delivery[IssuesEvent], conf
     )
     inputs = {"run_id": run_id, "issue": str(number), "command": "compete"}
     try:
-        dispatched = await gh.dispatch_workflow(repo, workflow, branch, inputs)
+        dispatched = await gh.dispatch_workflow(
+            repo, workflow, branch, dispatch_inputs(config, **inputs)
+        )
     except GitHubError as exc:
         # The acknowledgement becomes the failure (and loses its run marker): one comment
         # that tells the truth, never a "starting" that nothing follows.

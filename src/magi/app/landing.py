@@ -37,7 +37,7 @@ from magi.errors import ConfigError
 from magi.github.gate import head_checks, pull_facts
 from magi.github.models import PullRequest, Repo, User
 from magi.github.port import GitHubError, GitHubPort
-from magi.github.state import delete_under
+from magi.github.state import delete_under, dispatch_inputs
 
 router = Router()
 LAND = "land"  # marker of a dispatched landing job: step=, round=, sha=
@@ -155,7 +155,9 @@ async def _dispatch(
     if step == "fix":
         inputs["round"] = str(round_no)
     try:
-        sent = await gh.dispatch_workflow(repo, config.github.workflow, branch, inputs)
+        sent = await gh.dispatch_workflow(
+            repo, config.github.workflow, branch, dispatch_inputs(config, **inputs)
+        )
     except GitHubError:
         await give_back(gh, repo, pull, lock)  # no job will ever end and release it
         raise

@@ -6,6 +6,7 @@ from magi.config.load import (
     layer_paths,
     load_config,
     load_config_text,
+    load_repo_texts,
     machine_config_dir,
 )
 from magi.config.model import (
@@ -46,6 +47,7 @@ __all__ = [
     "layer_paths",
     "load_config",
     "load_config_text",
+    "load_repo_texts",
     "machine_config_dir",
     "starter_config",
 ]

@@ -23,7 +23,7 @@ import difflib
 import os
 import re
 import tomllib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,10 +108,18 @@ def load_config(
         reader.read(root, (), merge_plain({}, reader.vars))
         reader.vars = merge_plain(reader.vars, reader.vars_of_layer)
         reader.vars_of_layer = {}
-    merged = merge_layers(reader.docs)
     kinds = BUILTIN_KINDS if known_kinds is None else known_kinds
+    return _resolve(reader, kinds)
+
+
+def _resolve(reader: _Reader, kinds: Collection[str] | None) -> ResolvedConfig:
+    """Merge what ``reader`` read and validate it; one ``ConfigError`` naming every problem.
+
+    ``kinds`` None skips the agent-kind check (the App cannot know a runner's plugins)."""
+    merged = merge_layers(reader.docs)
     problems = [*reader.problems, *(_Problem(c.message()) for c in merged.clashes)]
-    problems += _kind_problems(merged.data, merged.sources, kinds)
+    if kinds is not None:
+        problems += _kind_problems(merged.data, merged.sources, kinds)
     config: Config | None = None
     try:
         config = Config.model_validate(merged.data)
@@ -130,29 +138,33 @@ def load_config(
 
 
 def load_config_text(text: str, name: str = ".magi/config.toml") -> ResolvedConfig:
-    """Validate one TOML text as the repository layer alone (the App reads it from GitHub).
+    """Validate one TOML text as the repository layer alone."""
+    return load_repo_texts([(name, text)])
 
-    Nothing of the reading process leaks into it: templates see no environment and no
+
+def load_repo_texts(layers: Sequence[tuple[str, str]]) -> ResolvedConfig:
+    """The repository's layers, lowest first (``.magi/config.toml`` then ``magi.toml``), as
+    the App reads them from the default branch: merged and validated as ``load_config``
+    does, with the same errors naming file, line and key.
+
+    Nothing of the reading process leaks into them: templates see no environment and no
     system facts (a repository's config must not be able to quote the App's secrets back in
-    an error), and ``include`` is refused because there is no checkout to include from.
+    an error), ``include`` is refused because there is no checkout to include from, and
+    agent kinds are not checked (the runner's plugins are not the App's to know).
     """
-    path = Path(name)
     reader = _Reader({"env": {}, "system": {}})
-    data = reader.parse_text(path, text, {})
-    if data is not None and "include" in data:
-        data.pop("include")
-        reader.problems.append(_Problem("include is not supported here", path, key="include"))
-    problems = list(reader.problems)
-    config: Config | None = None
-    sources = {k: path for k in (data or {})}
-    try:
-        config = Config.model_validate(data or {})
-    except ValidationError as exc:
-        for err in exc.errors():
-            problems.append(_validation_problem(err, tuple(err["loc"]), {}))
-    if problems or config is None:
-        raise _combine([_Problem(p.message, p.path or path, p.line, p.key) for p in problems])
-    return ResolvedConfig(config, [path], sources)
+    for name, text in layers:
+        path = Path(name)
+        data = reader.parse_text(path, text, merge_plain({}, reader.vars))
+        if data is None:
+            continue
+        if "include" in data:
+            data.pop("include")
+            reader.problems.append(_Problem("include is not supported here", path, key="include"))
+        reader.docs.append((path, data))
+        if isinstance(data.get("vars"), Mapping):
+            reader.vars = merge_plain(reader.vars, data["vars"])
+    return _resolve(reader, None)
 
 
 class _Reader:

@@ -7,10 +7,11 @@ said once is claimed first by creating a ref, which GitHub does atomically.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 
-from magi.config import load_config_text
+from magi.config import load_repo_texts
 from magi.config.model import Config
 from magi.core import markers
 from magi.core.markers import Seal
@@ -21,6 +22,7 @@ __all__ = [
     "CONFIG_PATH",
     "claim_ref",
     "delete_under",
+    "dispatch_inputs",
     "refs_under",
     "reply_once",
     "repo_config",
@@ -31,6 +33,14 @@ _log = logging.getLogger("magi.github")
 _OURS = ("refs/heads/magi/", "refs/magi/")
 
 CONFIG_PATH = ".magi/config.toml"
+REPO_LAYERS = (CONFIG_PATH, "magi.toml")  # lowest first, as magi.config.load merges them
+
+
+def dispatch_inputs(config: Config, **inputs: str) -> dict[str, str]:
+    """A ``workflow_dispatch``'s inputs, with ``[github] runner_labels`` (JSON) for the
+    ``runs-on`` of every agents job: the labels are the repository's config, not the
+    workflow file's fallback."""
+    return {**inputs, "runner-labels": json.dumps(config.github.runner_labels)}
 
 
 def claim_ref(number: int) -> str:
@@ -100,12 +110,17 @@ def _marker_value(key: str) -> str:
 
 
 async def repo_config(gh: GitHubPort, repo: Repo, default_branch: str) -> Config:
-    """``.magi/config.toml`` from the default branch only; absent -> defaults.
+    """The repository's config layers from the default branch only, as the CLI merges them
+    (``.magi/config.toml`` below ``magi.toml``); none -> defaults.
 
-    Raises ``ConfigError`` (magi's own, with file, line and key) when the file is invalid.
+    Raises ``ConfigError`` (magi's own, with file, line and key) when a layer is invalid.
     Never read from a PR or candidate branch: a candidate must not configure its own gate.
     """
-    content = await gh.get_content(repo, CONFIG_PATH, default_branch)
-    if content is None:
+    layers = []
+    for path in REPO_LAYERS:
+        content = await gh.get_content(repo, path, default_branch)
+        if content is not None:
+            layers.append((path, content.text))
+    if not layers:
         return Config()
-    return load_config_text(content.text, CONFIG_PATH).config
+    return load_repo_texts(layers).config
