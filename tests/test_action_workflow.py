@@ -125,7 +125,9 @@ def test_a_concurrency_group_per_issue_and_command_and_per_pr():
 
 def test_every_artifact_can_be_uploaded_again_by_a_re_run():
     """`Re-run jobs` uploads under the same name: without overwrite it fails with 409."""
-    uploads = re.findall(r"uses: actions/upload-artifact@.*?(?=\n      - |\n  \w|\Z)", WORKFLOW, re.S)
+    uploads = re.findall(
+        r"uses: actions/upload-artifact@.*?(?=\n      - |\n  \w|\Z)", WORKFLOW, re.S
+    )
     assert uploads
     for step in uploads:
         assert "overwrite: true" in step, step

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from github_helpers import PEM
 from magi.app import SettingsError, create_app, settings_from_env
 from magi.config import load_config_text
 from magi.errors import ConfigError
+from test_github_adapter import pem
 
 
 def test_everything_missing_is_listed_in_one_error() -> None:
@@ -23,13 +23,25 @@ def test_everything_missing_is_listed_in_one_error() -> None:
 
 
 def test_create_app_validates_at_start() -> None:
-    """The factory refuses to build an App from a bad environment."""
-    with pytest.raises(SettingsError, match="GITHUB_WEBHOOK_SECRET"):
-        create_app(environ={"GITHUB_APP_ID": "1", "GITHUB_APP_PRIVATE_KEY": PEM})
+    """From an environment, a bad one gives an App that only says what is wrong (503, see
+    tests/test_app_startup.py); given settings that do not read, the factory raises."""
+    import asyncio
+
+    import httpx
+
+    async def health() -> httpx.Response:
+        app = create_app(environ={"GITHUB_APP_ID": "1", "GITHUB_APP_PRIVATE_KEY": pem()})
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+            return await client.get("/healthz")
+
+    answer = asyncio.run(health())
+    assert answer.status_code == 503
+    assert any("GITHUB_WEBHOOK_SECRET" in p for p in answer.json()["problems"])
 
 
 def test_wrong_values_are_named() -> None:
-    """A non-PEM key, a non-URL API, an unreadable key file, both key forms."""
+    """A non-pem() key, a non-URL API, an unreadable key file, both key forms."""
     with pytest.raises(SettingsError) as info:
         settings_from_env(
             {
@@ -55,7 +67,7 @@ def test_wrong_values_are_named() -> None:
         settings_from_env(
             {
                 "GITHUB_APP_ID": "1",
-                "GITHUB_APP_PRIVATE_KEY": PEM,
+                "GITHUB_APP_PRIVATE_KEY": pem(),
                 "GITHUB_APP_PRIVATE_KEY_PATH": "/k",
                 "GITHUB_WEBHOOK_SECRET": "s",
             }
@@ -65,7 +77,7 @@ def test_wrong_values_are_named() -> None:
 def test_a_key_file_and_defaults(tmp_path: Path) -> None:
     """The key may come from a file; the API defaults to api.github.com; repr hides secrets."""
     key = tmp_path / "app.pem"
-    key.write_text(PEM)
+    key.write_text(pem())
     s = settings_from_env(
         {
             "GITHUB_APP_ID": "42",
@@ -74,22 +86,22 @@ def test_a_key_file_and_defaults(tmp_path: Path) -> None:
         }
     )
     assert s.api_url == "https://api.github.com"
-    assert s.private_key == PEM
+    assert s.private_key == pem().strip()
     assert "topsecret" not in repr(s)
     assert "PRIVATE KEY" not in repr(s)
 
 
 def test_an_escaped_inline_key_is_unescaped() -> None:
-    """A PEM with literal \\n (as env files carry it) is read as lines."""
+    """A pem() with literal \\n (as env files carry it) is read as lines."""
     s = settings_from_env(
         {
             "GITHUB_APP_ID": "1",
-            "GITHUB_APP_PRIVATE_KEY": PEM.replace("\n", "\\n"),
+            "GITHUB_APP_PRIVATE_KEY": pem().strip().replace("\n", "\\n"),
             "GITHUB_WEBHOOK_SECRET": "s",
             "GITHUB_API_URL": "http://127.0.0.1:9/",
         }
     )
-    assert s.private_key == PEM
+    assert s.private_key == pem().strip()
     assert s.api_url == "http://127.0.0.1:9"
 
 

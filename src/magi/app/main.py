@@ -7,6 +7,7 @@ the server accepts anything. Tests pass ``settings`` and ``ports`` (a ``FakeGitH
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -15,15 +16,18 @@ from dataclasses import replace
 from datetime import datetime
 
 from fastapi import FastAPI
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route as Route_
 
 from magi.app import commands, labeled, land_lock, landing, logs, merge, progress
 from magi.app.context import AppContext, PortFactory
 from magi.app.events import Router
-from magi.app.settings import Settings, settings_from_env
+from magi.app.settings import Settings, SettingsError, settings_from_env
 from magi.app.webhook import Edge
 from magi.core.markers import Seal
 from magi.github.models import Repo
-from magi.github.port import GitHubPort
+from magi.github.port import GitHubError, GitHubPort
 from magi.github.sealed import sealed
 
 ROUTER = Router.compose(
@@ -56,10 +60,18 @@ def create_app(
     sleep: Callable[[float], Awaitable[None]] | None = None,
     same_change: Callable[[str, str], bool] | None = None,
 ) -> FastAPI:
-    """The FastAPI App; raises ``SettingsError`` listing every missing setting."""
-    if settings is None:
-        settings = settings_from_env(os.environ if environ is None else environ)
+    """The FastAPI App.
+
+    Settings read from the environment that are missing or wrong give an App that answers
+    every request 503 with the problems (each logged on one line): a deployment that
+    cannot work says why at /healthz instead of dying in a traceback. ``settings`` given
+    (tests) raise ``SettingsError`` instead."""
     logs.configure()
+    if settings is None:
+        try:
+            settings = settings_from_env(os.environ if environ is None else environ)
+        except SettingsError as exc:
+            return _unhealthy(exc.problems)
     auth = None
     if ports is None:
         from magi.github.auth import AppAuth  # githubkit only where the real GitHub is used
@@ -80,13 +92,36 @@ def create_app(
         ctx = replace(ctx, sleep=sleep)
     if same_change is not None:
         ctx = replace(ctx, same_change=same_change)
-    edge = Edge(ctx, settings.webhook_secret, ROUTER)
+
+    async def learn() -> str | None:
+        """The App's own login from GitHub (``GET /app``): None once known, else why not."""
+        if auth is None:
+            return None
+        try:
+            login = await auth.app_login()
+        except GitHubError as exc:
+            problem = (
+                exc.message
+                if exc.auth
+                else (
+                    f"GITHUB_API_URL {settings.api_url}: {exc.message} (GET /app, to learn the "
+                    "App's login; set GITHUB_APP_SLUG to start without it)"
+                )
+            )
+            logging.getLogger("magi.app").error(problem)
+            return problem
+        if not edge.ctx.app_login:
+            edge.ctx = replace(edge.ctx, app_login=login)
+        return None
+
+    edge = Edge(ctx, settings.webhook_secret, ROUTER, recover=learn)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        # The App's own login keeps it deaf to its own comments; learn it once if not given.
-        if not edge.ctx.app_login and auth is not None:
-            edge.ctx = replace(edge.ctx, app_login=await auth.app_login())
+        # The App's own login keeps it deaf to its own comments; learn it once if not given,
+        # and check that GitHub takes the App's credentials (a JWT signed with its key).
+        if not edge.ctx.app_login or auth is not None:
+            edge.problem = await learn()
         # What start-up built (FastAPI, pydantic, githubkit's schema models) lives as long as
         # the process: frozen out of the collector's sight, a full collection no longer walks
         # it in the middle of a delivery.
@@ -97,4 +132,23 @@ def create_app(
 
     app = FastAPI(title="magi", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.router.routes.extend(edge.routes())
+    return app
+
+
+def _unhealthy(problems: list[str]) -> FastAPI:
+    """An App that cannot start: every request is a 503 naming what to fix."""
+    log = logging.getLogger("magi.app")
+    for problem in problems:
+        log.error(f"cannot start: {problem}")
+
+    async def answer(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "unhealthy", "problems": problems}, status_code=503)
+
+    app = FastAPI(title="magi", docs_url=None, redoc_url=None, openapi_url=None)
+    app.router.routes.extend(
+        [
+            Route_("/healthz", answer, methods=["GET"]),
+            Route_("/webhook", answer, methods=["POST"]),
+        ]
+    )
     return app

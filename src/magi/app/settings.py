@@ -64,6 +64,15 @@ def _private_key(environ: Mapping[str, str], problems: list[str]) -> str:
     inline = inline.replace("\\n", "\n")
     if not inline.startswith("-----BEGIN") or "PRIVATE KEY-----" not in inline:
         problems.append("the App private key is not a PEM private key (-----BEGIN ... KEY-----)")
+        return inline
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    try:
+        load_pem_private_key(inline.encode(), password=None)
+    except (ValueError, TypeError) as exc:  # the message names no byte of the key
+        why = str(exc).split(". ")[0][:120] if str(exc) else exc.__class__.__name__
+        source = "GITHUB_APP_PRIVATE_KEY_PATH" if path else "GITHUB_APP_PRIVATE_KEY"
+        problems.append(f"{source}: not a usable private key ({why}); use the .pem GitHub gave")
     return inline
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from githubkit.webhooks import verify
@@ -80,11 +81,23 @@ def _answer(code: int, **body: Any) -> JSONResponse:
 class Edge:
     """The ``/webhook`` and ``/healthz`` endpoints over a composed router."""
 
-    def __init__(self, ctx: AppContext, secret: str, router: Router) -> None:
+    def __init__(
+        self,
+        ctx: AppContext,
+        secret: str,
+        router: Router,
+        *,
+        recover: Callable[[], Awaitable[str | None]] | None = None,
+    ) -> None:
         self.ctx = ctx
         self.secret = secret
         self.router = router
         self._work: asyncio.Semaphore | None = None
+        # What keeps the App from working (its credentials refused, GitHub unreachable at
+        # start-up), said by /healthz with a 503 instead of the process dying; ``recover``
+        # tries again and returns the problem that is left (None: healthy).
+        self.problem: str | None = None
+        self.recover = recover
 
     def routes(self) -> list[Route_]:
         # Plain Starlette routes: the edge reads the raw body itself, and FastAPI's
@@ -95,6 +108,10 @@ class Edge:
         ]
 
     async def healthz(self, request: Request) -> JSONResponse:
+        if self.problem is not None and self.recover is not None:
+            self.problem = await self.recover()
+        if self.problem is not None:
+            return _answer(503, status="unhealthy", problem=self.problem)
         return _answer(200, status="ok")
 
     async def webhook(self, request: Request) -> JSONResponse:
@@ -107,6 +124,10 @@ class Edge:
             return self._done(413, delivery, event, None, "too-large", started)
         if not signature_ok(self.secret, body, headers.get("x-hub-signature-256")):
             return self._done(401, delivery, event, None, "bad-signature", started)
+        if self.problem is not None and not self.ctx.app_login:
+            # Without its own login the App cannot tell its comments from anyone's: GitHub
+            # keeps the failed delivery, to be redelivered once /healthz answers 200.
+            return self._done(503, delivery, event, None, "unhealthy", started)
         if not event:
             return self._done(400, delivery, event, None, "no X-GitHub-Event header", started)
         if not self.router.match(event, None, any_action=True):
@@ -209,6 +230,8 @@ class Edge:
             outcome = await route.handler(self.ctx, d)
         except GitHubError as exc:
             extra |= {"outcome": "failed", "error": f"{exc.status}: {exc.message}"[:300]}
+            if exc.auth and exc.status == 401:  # the App's key or id: /healthz says so
+                self.problem = exc.message
             self.ctx.log.error("handled", extra={**extra, "ms": self._ms(started)})
             return
         except Exception as exc:  # a handler bug must not kill the worker or leak a body

@@ -41,10 +41,13 @@ from magi.github.models import (
 class GitHubError(MagiError):
     """A GitHub call failed; ``status`` is the HTTP status (0 for network or timeout)."""
 
-    def __init__(self, message: str, *, status: int = 0, transient: bool = False) -> None:
+    def __init__(
+        self, message: str, *, status: int = 0, transient: bool = False, auth: bool = False
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.transient = transient
+        self.auth = auth  # the App's own credentials were refused (key, id, installation)
 
 
 # permission -> level each call needs (GitHub App permissions, as in app.yml).

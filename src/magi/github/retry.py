@@ -36,13 +36,39 @@ def _secondary(exc: BaseException) -> bool:
     return "secondary rate limit" in exc.response.text.lower()
 
 
+def _refused_token(exc: BaseException) -> RequestFailed | None:
+    """The installation-token exchange GitHub refused, which githubkit's auth flow wraps in
+    a ``RequestError`` that looks like a network error: a wrong key, a wrong App id, or an
+    App not installed there (401, 403 or 404). Waiting cannot fix any of them."""
+    inner = getattr(exc, "exc", None) if isinstance(exc, RequestError) else None
+    if isinstance(inner, RequestFailed) and inner.response.status_code < 500:
+        return inner
+    return None
+
+
 def retryable(exc: BaseException) -> bool:
     """Whether waiting and trying again can help."""
     if isinstance(exc, RateLimitExceeded) or _secondary(exc):
         return True
     if isinstance(exc, RequestFailed):
         return exc.response.status_code >= 500
+    if _refused_token(exc) is not None:
+        return False
     return isinstance(exc, RequestError)  # network error or timeout
+
+
+def token_refusal(status: int, detail: str, url: str) -> str:
+    """The words for a refused token exchange or App call, naming what to check."""
+    if status == 404:
+        return (
+            f"GitHub answered 404 for {url}: the App is not installed on this repository (or "
+            "GITHUB_APP_ID names another App). Install it, or check the id."
+        )
+    return (
+        f"GitHub refused the App's credentials ({status}: {detail}) at {url}: "
+        "GITHUB_APP_PRIVATE_KEY does not match the App GITHUB_APP_ID names, or the key was "
+        "revoked. Generate a key for that App and set it."
+    )
 
 
 def message(exc: RequestFailed) -> str:
@@ -90,8 +116,16 @@ class Retry:
                     return response.json() if response.content else None
         except RequestFailed as exc:
             status = exc.response.status_code
+            if status == 401:  # the credential itself (the App's JWT, or its token) is refused
+                words = token_refusal(status, message(exc), str(exc.request.url))
+                raise GitHubError(words, status=status, auth=True) from exc
             raise GitHubError(message(exc), status=status, transient=status >= 500) from exc
         except RequestError as exc:
+            refused = _refused_token(exc)
+            if refused is not None:
+                status = refused.response.status_code
+                words = token_refusal(status, message(refused), str(refused.request.url))
+                raise GitHubError(words, status=status, auth=True) from exc
             raise GitHubError(
                 f"no answer from GitHub: {exc.__class__.__name__}", transient=True
             ) from exc

@@ -121,6 +121,7 @@ class World:
     commits: dict[str, datetime] = field(default_factory=dict)
     issues: dict[int, Issue] = field(default_factory=dict)
     comments: dict[int, list[Comment]] = field(default_factory=dict)
+    installed: bool = True  # the App is installed on this repository
     reactions: list[tuple[str, int, str]] = field(default_factory=list)
     permissions: dict[str, str] = field(default_factory=dict)
     pulls: dict[int, PullRequest] = field(default_factory=dict)

@@ -93,8 +93,18 @@ class Route:
 class GitHubHTTP:
     """See the module docstring."""
 
-    def __init__(self, fake: FakeGitHub, operations: Path = OPERATIONS) -> None:
+    def __init__(
+        self,
+        fake: FakeGitHub,
+        operations: Path = OPERATIONS,
+        *,
+        app: tuple[str, str] | None = None,
+    ) -> None:
+        """``app``: (App id, the App's public key PEM). With it, the App endpoints check
+        the JWT as GitHub does (RS256 over the key, ``iss`` the App's id) and answer 401
+        "A JSON web token could not be decoded" otherwise; without it they accept any."""
         self.fake = fake
+        self.app = app
         self.examples = {**load_examples(), **load_examples(GIT_EXAMPLES)}
         known = load_operations(operations)
         self.routes: list[Route] = []

@@ -487,13 +487,53 @@ def download(d: GitHubHTTP, request: httpx.Request) -> httpx.Response:
     return httpx.Response(200, content=log.encode(), headers={"Content-Type": "text/plain"})
 
 
+def _jwt_refused(d: GitHubHTTP, rq: httpx.Request) -> tuple[int, dict[str, str]] | None:
+    """GitHub's answer to an App JWT it cannot verify, or None when it verifies (or the
+    double was not told the App's key)."""
+    if d.app is None:
+        return None
+    app_id, public_pem = d.app
+    refused = (401, {"message": "A JSON web token could not be decoded"})
+    token = rq.headers.get("authorization", "").removeprefix("Bearer ").removeprefix("bearer ")
+    parts = token.split(".")
+    if len(parts) != 3:
+        return refused
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import padding, rsa
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+    def b64(text: str) -> bytes:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+    key = load_pem_public_key(public_pem.encode())
+    if not isinstance(key, rsa.RSAPublicKey):
+        return refused
+    try:
+        key.verify(
+            b64(parts[2]), f"{parts[0]}.{parts[1]}".encode(), padding.PKCS1v15(), hashes.SHA256()
+        )
+        claims = json.loads(b64(parts[1]))
+    except (InvalidSignature, ValueError):
+        return refused
+    if str(claims.get("iss")) != app_id:
+        return 401, {"message": "'Issuer' claim ('iss') must be an Integer"}
+    return None
+
+
 @route("GET", C + "/installation")
 async def _installation(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    if (refused := _jwt_refused(d, rq)) is not None:
+        return refused
+    if not d.fake.world(repo).installed:
+        return 404, {"message": "Not Found"}
     return 200, d.shaped("GET", C + "/installation", {"id": 1})
 
 
 @route("POST", "/app/installations/{installation_id}/access_tokens")
 async def _token(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    if (refused := _jwt_refused(d, rq)) is not None:
+        return refused
     d.tokens_minted += 1
     ours = {"token": f"ghs_test{d.tokens_minted}", "expires_at": "2099-01-01T00:00:00Z"}
     return 201, d.shaped("POST", "/app/installations/{installation_id}/access_tokens", ours)
@@ -501,6 +541,8 @@ async def _token(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request
 
 @route("GET", "/app")
 async def _app(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    if (refused := _jwt_refused(d, rq)) is not None:
+        return refused
     return 200, d.shaped("GET", "/app", {"slug": "magi-app"})
 
 
