@@ -5,6 +5,17 @@
 set -euo pipefail
 args=(action "${MAGI_ACTION_COMMAND:?command is required (admit, claim, merge, compete, publish, land, rebase, ...)}")
 case "$MAGI_ACTION_COMMAND" in
+  compete|council|review|land)
+    # An agent can read /proc/<pid>/environ of every process in its job: the App's key,
+    # which seals magi's markers, is never given to a job that runs agents.
+    if [ -n "${MAGI_MARKER_KEY:-}" ]; then
+      echo "::error::$MAGI_ACTION_COMMAND runs agents: it must not be given app-key" >&2
+      exit 2
+    fi
+    unset MAGI_MARKER_KEY
+    ;;
+esac
+case "$MAGI_ACTION_COMMAND" in
   compete)
     if [ -n "${MAGI_GITHUB_TOKEN:-}" ]; then
       echo "::error::compete runs agents: it must not be given a token" >&2

@@ -97,7 +97,7 @@ class World:
             "MAGI_HOME": str(self.home),
             "MAGI_CONFIG_DIR": str(self.tmp / "no-user-config"),
             # The App's private key seals magi's markers; an agents job never holds it.
-            **({} if job in AGENT_JOBS else {"MAGI_MARKER_KEY": PEM}),
+            **({} if job in AGENT_JOBS else {"MAGI_MARKER_KEY": PEM, "MAGI_APP_SLUG": "magi-app"}),
         }
 
     @property

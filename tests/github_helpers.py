@@ -131,6 +131,7 @@ def keep_delivered(fake: FakeGitHub, event: str, payload: dict[str, Any]) -> Non
         body=str(c.get("body") or ""),
         login=str(c["user"]["login"]),
         user_type=str(c["user"].get("type") or "User"),
+        user_id=int(c["user"].get("id") or 0),
         created_at=datetime.fromisoformat(created) if created else None,
         edited=action == "edited",
     )

@@ -186,6 +186,34 @@ def test_run_sh_refuses_a_token_for_compete(tmp_path):
     assert argv == []
 
 
+@pytest.mark.parametrize("command", ["compete", "council", "review", "land"])
+def test_run_sh_refuses_the_app_key_for_every_agents_command(tmp_path, command):
+    """The key that seals magi's markers never reaches a job whose agents read environs."""
+    env = {
+        "MAGI_ACTION_COMMAND": command,
+        "MAGI_ISSUE": "7",
+        "MAGI_COMMENT": "1",
+        "MAGI_INPUT_DIR": "in",
+        "MAGI_PR": "3",
+        "MAGI_INPUT_FILE": "f",
+        "MAGI_MARKER_KEY": "-----BEGIN RSA PRIVATE KEY-----",
+    }
+    code, argv = _run_sh(tmp_path, env)
+    assert code == 2
+    assert argv == []
+
+
+def test_no_agents_job_is_given_the_app_key():
+    """In the workflow, `app-key` appears only in jobs that run no agent."""
+    jobs = re.split(r"\n  (?=[a-z-]+:\n)", WORKFLOW.split("\njobs:\n", 1)[1])
+    agents = {j.split(":", 1)[0].strip(): j for j in jobs}
+    assert {"compete", "council", "land"} <= set(agents)
+    for name in ("compete", "council", "land"):
+        assert "app-key" not in agents[name], name
+        assert "MAGI_APP_PRIVATE_KEY" not in agents[name], name
+    assert "app-key" in agents["publish"]
+
+
 def test_run_sh_hands_admit_the_event_github_wrote(tmp_path):
     """admit reads GITHUB_EVENT_NAME/PATH and the permission the step looked up."""
     code, argv = _run_sh(

@@ -272,3 +272,50 @@ def test_the_thumbs_up_comes_only_after_the_approval_is_posted() -> None:
     asyncio.run(deliver(make_app(fake), "issue_comment", pr_comment("merge", login=WRITER)))
     assert not [r for r in fake.world(REPO).reactions if r[0] == "comment"]
     assert fake.world(REPO).merges == []
+
+
+def test_a_strangers_merge_comments_cost_one_reply_per_thread() -> None:
+    """Ten `merge` from a person without write access: one refusal, one ref."""
+    fake = scene()
+    before = set(fake.world(REPO).refs)
+    for n in range(10):
+        made = pr_comment("merge", login="mallory", number=PR, comment_id=8000 + n)
+        asyncio.run(deliver(make_app(fake), "issue_comment", made))
+    assert len(fake.comments_on(REPO, PR)) == 1
+    assert len(set(fake.world(REPO).refs) - before) == 1
+    assert fake.world(REPO).merges == []
+
+
+def test_a_person_who_took_the_apps_slug_as_a_login_writes_no_state() -> None:
+    """`magi-app` (a user) is not `magi-app[bot]`: a copied genuine approval in their
+    comment is not the App's."""
+    from magi.github.models import Comment, User
+
+    fake = scene()
+    copied = SEAL.marker(markers.APPROVAL, comment=5001, sha=SHA, login=WRITER)
+    fake.keep_comment(REPO, PR, comment_id=5001, body="merge", login=WRITER)
+    w = fake.world(REPO)
+    w.comments[PR].append(Comment(id=9, body=copied, user=User(login="magi-app", type="User")))
+    wake(fake)
+    assert w.merges == []
+
+
+def test_a_renamed_writer_is_still_the_writer() -> None:
+    """The approval names the author's id; the same id under a new login still approves."""
+    from magi.github.models import User
+
+    fake = scene()
+    made = pr_comment("merge", login=WRITER, number=PR)
+    made["comment"]["user"]["id"] = 583231
+    asyncio.run(deliver(make_app(fake), "issue_comment", made))
+    assert fake.world(REPO).merges  # merged at once: checks are green
+    (approval,) = SEAL.find(fake.comments_on(REPO, PR), markers.APPROVAL)
+    assert approval["uid"] == "583231"
+    thread = fake.world(REPO).comments[PR]
+    (theirs,) = [c for c in thread if c.id == 5001]
+    renamed = theirs.model_copy(update={"user": User(login="new-name", id=583231)})
+    from magi.github.gate import approval_voided
+
+    assert approval_voided(approval, [renamed]) == ""
+    other = theirs.model_copy(update={"user": User(login=WRITER, id=1)})
+    assert approval_voided(approval, [other]) == "is not by the writer the approval names"

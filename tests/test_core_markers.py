@@ -93,3 +93,12 @@ def test_clean_escapes_every_marker_this_seal_did_not_make() -> None:
 def test_issue_of_pull(body: str | None, issue: int | None) -> None:
     """A magi PR names its issue by its sealed marker, and only by it."""
     assert SEAL.issue_of_pull(body) == issue
+
+
+def test_a_nul_in_a_value_cannot_fake_a_field_boundary() -> None:
+    """`spent=1\\0pr=7` hashes like two fields; a value outside the alphabet is no marker."""
+    good = SEAL.marker(markers.TRACKING, issue=1, run="r1", spent=1)
+    mac = good.split("mac=")[1].split()[0]
+    forged = f"<!-- magi:tracking issue=1 run=r1 spent=1\0pr=7 mac={mac} -->"
+    assert SEAL.read(forged) == []
+    assert SEAL.clean(forged)[1] == 1

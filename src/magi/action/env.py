@@ -8,7 +8,7 @@ from pathlib import Path
 
 from magi.action.errors import ActionError
 from magi.core.markers import Seal
-from magi.github.models import Repo
+from magi.github.models import Comment, Repo
 
 # The App's private key (the workflow's MAGI_APP_PRIVATE_KEY secret, the action's `app-key`
 # input): the key magi's markers are sealed with, the same as the App's. Read once and
@@ -31,6 +31,20 @@ class ActionEnv:
     runner_temp: Path | None = None
     app_login: str | None = None  # <app-slug>[bot]: whose comments are magi's
     marker_seal: Seal | None = field(default=None, repr=False)
+
+    def ours(self, c: Comment) -> bool:
+        """Whether magi's App wrote ``c``: its bot login (``<slug>[bot]``, a Bot), never any
+        bot nor a person who registered the slug as a user name."""
+        if self.app_login is None:
+            raise ActionError(
+                "MAGI_APP_SLUG is not set: magi cannot tell its App's comments from anyone's. "
+                "Pass `app-slug: ${{ steps.app-token.outputs.app-slug }}` to the action"
+            )
+        return (
+            c.user is not None
+            and c.user.type == "Bot"
+            and c.user.login.lower() == self.app_login.lower()
+        )
 
     @property
     def seal(self) -> Seal:

@@ -71,6 +71,8 @@ def merge_event(event: str, payload: Mapping[str, Any]) -> MergeEvent | None:
                 str(user.get("login", "")),
                 str(user.get("type", "User")),
                 str(payload.get("action") or ""),
+                None,
+                int(user.get("id") or 0),
             ),
             comment_id=int(c["id"]),
             created_at=datetime.fromisoformat(str(created)) if created else None,

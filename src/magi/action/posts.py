@@ -61,12 +61,8 @@ class Poster:
         )
 
     def ours(self, c: Comment) -> bool:
-        """Whether magi wrote ``c``: its App's login when known, else a bot."""
-        if c.user is None:
-            return False
-        if self.env.app_login:
-            return c.user.login == self.env.app_login
-        return c.user.type == "Bot"
+        """Whether magi wrote ``c`` (``ActionEnv.ours``: its App's bot login)."""
+        return self.env.ours(c)
 
     async def upsert_comment(
         self,

@@ -37,7 +37,6 @@ from magi.action.workflow_guard import workflow_changes
 from magi.core import markers
 from magi.core.posting import Policy, code, gate
 from magi.git import Git
-from magi.github.models import Comment
 from magi.github.port import GitHubPort
 from magi.report import revealed
 from magi.report.tracking import carry_jobs
@@ -229,12 +228,9 @@ async def publish_missing(*, port: GitHubPort, env: ActionEnv, issue: int, why: 
     text = f"### magi\n\nThe competition left no result: {why}{job_link}\n"
     thread = await port.list_comments(env.repo, issue)
 
-    def ours(c: Comment) -> bool:
-        if c.user is None:
-            return False
-        return c.user.login == env.app_login if env.app_login else c.user.type == "Bot"
-
-    mine = [c for c in thread if ours(c) and env.seal.find([c.body], TRACKING, issue=str(issue))]
+    mine = [
+        c for c in thread if env.ours(c) and env.seal.find([c.body], TRACKING, issue=str(issue))
+    ]
     # Keep what the tracking marker counted (attempts, the PR): this is not a new attempt.
     state = dict(env.seal.latest([c.body for c in mine], TRACKING, issue=str(issue)) or {})
     state["issue"] = str(issue)

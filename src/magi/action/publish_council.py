@@ -59,9 +59,7 @@ def read_council(where: Path, inputs: Inputs) -> CouncilRun:
 
 
 def _ours(env: ActionEnv, c: Comment) -> bool:
-    if c.user is None:
-        return False
-    return c.user.login == env.app_login if env.app_login else c.user.type == "Bot"
+    return env.ours(c)
 
 
 async def _upsert(port: GitHubPort, env: ActionEnv, inputs: Inputs, body: str) -> Comment:

@@ -22,7 +22,7 @@ from magi.action.env import ActionEnv
 from magi.action.remote import Remote
 from magi.core import markers
 from magi.core.landing import CONFLICT, approval_across
-from magi.core.posting import Policy, gate
+from magi.core.posting import Policy, code, gate
 from magi.git import NEUTRAL_EMAIL, NEUTRAL_NAME, Git
 from magi.github.models import Comment
 from magi.github.port import GitHubPort
@@ -52,9 +52,7 @@ def patch_id(git: Git, base: str, head: str) -> str:
 
 
 def _ours(env: ActionEnv, c: Comment) -> bool:
-    if c.user is None:
-        return False
-    return c.user.login == env.app_login if env.app_login else c.user.type == "Bot"
+    return env.ours(c)
 
 
 def _try_rebase(git: Git, head: str, base: str) -> tuple[str, tuple[str, ...], str]:
@@ -92,7 +90,7 @@ async def rebase(*, port: GitHubPort, env: ActionEnv, git: Git, remote: Remote, 
     before = patch_id(git, old_base, head)
     new, paths, said = _try_rebase(git, head, base)
     if not new:
-        listed = "\n".join(f"- `{p}`" for p in paths) or "(git named no path)"
+        listed = "\n".join(f"- {code(p, 300)}" for p in paths[:50]) or "(git named no path)"
         text = (
             f"magi could not rebase this pull request onto `{base_ref}` "
             f"(`{base[:12]}`): the changes conflict. This is a decision for a person.\n\n"
@@ -112,11 +110,9 @@ async def rebase(*, port: GitHubPort, env: ActionEnv, git: Git, remote: Remote, 
         kept = carried.kept
         tail = ""
         if carried.kept:
+            who = {k: approval[k] for k in ("login", "uid") if approval.get(k)}
             tail = "\n\n" + env.seal.marker(
-                markers.APPROVAL,
-                comment=approval.get("comment", ""),
-                sha=new,
-                login=approval.get("login", ""),
+                markers.APPROVAL, comment=approval.get("comment", ""), sha=new, **who
             )
         # Said before the push: the App's synchronize handling then finds the re-pinned
         # approval (or this refusal) already there.

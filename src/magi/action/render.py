@@ -15,6 +15,7 @@ from typing import Any
 
 from magi.report import Section, build
 from magi.report import comments as report_comments
+from magi.report.gfm import quote
 from magi.report.review_md import review_sections as report_review_sections
 from magi.report.tracking import Links, ending, tracking
 from magi.state.model import Run
@@ -64,7 +65,7 @@ def pr_body(run: Run, issue: int, links: Links) -> str:
         "",
         "<details><summary>The task</summary>",
         "",
-        run.task.cleaned,
+        quote(run.task.cleaned),  # an issue's text: it closes no <details> of magi's
         "",
         "</details>",
         "",

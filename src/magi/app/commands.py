@@ -26,6 +26,7 @@ from magi.core.commands import (
     unknown_reply,
 )
 from magi.core.council_surface import question_of
+from magi.core.posting import inert
 from magi.errors import ConfigError
 from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort
@@ -117,7 +118,10 @@ async def _run(
     if verb is Verb.STATS:  # the repository's run records, not this issue's run alone
         return await stats.reply(ctx, gh, repo, d.id), True
     issue = await _target(ctx, gh, repo, p)
-    run = ctx.seal.latest(ctx.own(await gh.list_comments(repo, issue)), markers.RUN)
+    # The run this issue's own acknowledgement names (issue=: a marker copied from another
+    # thread is not this issue's run).
+    thread = ctx.own(await gh.list_comments(repo, issue))
+    run = ctx.seal.latest(thread, markers.RUN, issue=str(issue))
     if verb in NEEDS_RUN and run is None:
         why = f"no magi run has started on #{issue}; label it to start one."
         return refused_reply(command, why), False
@@ -141,7 +145,7 @@ async def _run(
         except GitHubError as exc:
             why = (
                 f"the runner workflow `{config.github.workflow}` could not be started "
-                f"({exc.status or 'no answer'}: {exc.message})."
+                f"({exc.status or 'no answer'}: {inert(exc.message)})."
             )
             return refused_reply(command, why), False
         return "", True
@@ -176,7 +180,7 @@ async def _panel(
     except GitHubError as exc:
         why = (
             f"the runner workflow `{config.github.workflow}` could not be started "
-            f"({exc.status or 'no answer'}: {exc.message})."
+            f"({exc.status or 'no answer'}: {inert(exc.message)})."
         )
         return refused_reply(command, why), False
     return "", True

@@ -20,7 +20,7 @@ from magi.errors import ConfigError
 from magi.github.models import Comment, Repo
 from magi.github.port import GitHubPort
 from magi.github.records import RecordCache
-from magi.github.state import CONFIG_PATH, repo_config, said_ref
+from magi.github.state import CONFIG_PATH, own_bodies, repo_config, said_ref
 from magi.github.state import reply_once as _reply_once
 
 __all__ = [
@@ -56,13 +56,9 @@ class AppContext:
     records: RecordCache = field(default_factory=RecordCache)
 
     def own(self, comments: list[Comment]) -> list[str]:
-        """The bodies of the comments this App wrote (the only ones whose markers count)."""
-        login = self.app_login.lower()
-        return [
-            c.body
-            for c in comments
-            if c.user is not None and c.user.login.lower() in {login, f"{login}[bot]"}
-        ]
+        """The bodies of the comments this App wrote (the only ones whose markers count):
+        its bot, ``<slug>[bot]`` of type Bot, never a person who took the slug as a login."""
+        return own_bodies(self.app_login, comments)
 
     def step(self, delivery: str, repo: Repo, step: str, outcome: str) -> None:
         self.log.info(

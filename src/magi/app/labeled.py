@@ -16,6 +16,7 @@ from magi.config.model import Config
 from magi.core import markers
 from magi.core.approval import may_write, permission_level
 from magi.core.markers import Seal
+from magi.core.posting import inert
 from magi.core.sanitize import clean_task
 from magi.errors import ConfigError
 from magi.github.gate import is_magi_pull, issue_of
@@ -56,7 +57,7 @@ def dispatch_failure(workflow: str, exc: GitHubError) -> str:
         why = "GitHub refused the dispatch (Actions may be disabled, or the inputs are wrong)"
         fix = "enable Actions for this repository and check the workflow's inputs"
     else:
-        why = f"GitHub answered {exc.status or 'nothing'}: {exc.message}"
+        why = f"GitHub answered {exc.status or 'nothing'}: {inert(exc.message)}"
         fix = "label the issue again to retry"
     return f"magi could not start the run: {why}.\n\nFix: {fix}; then remove and re-add the label."
 
@@ -115,7 +116,9 @@ async def labeled(ctx: AppContext, d: Delivery[IssuesEvent]) -> str:
 async def _dispatched(ctx: AppContext, gh: GitHubPort, repo: Repo, number: int) -> bool:
     """Whether a run for this issue already reached the runner (its marker names one)."""
     try:
-        run = ctx.seal.latest(ctx.own(await gh.list_comments(repo, number)), markers.RUN)
+        run = ctx.seal.latest(
+            ctx.own(await gh.list_comments(repo, number)), markers.RUN, issue=str(number)
+        )
     except GitHubError:
         return False
     return run is not None and "workflow_run" in run
@@ -200,7 +203,9 @@ async def unlabeled(ctx: AppContext, d: Delivery[IssuesEvent]) -> str:
         return "other-label"
     if not may_write((await gh.permission(repo, p.sender.login)).permission):
         return "not-a-writer"
-    run = ctx.seal.latest(ctx.own(await gh.list_comments(repo, number)), markers.RUN)
+    run = ctx.seal.latest(
+        ctx.own(await gh.list_comments(repo, number)), markers.RUN, issue=str(number)
+    )
     if run is None or not run.get("workflow_run", "").isdigit():
         return "no-run"
     wid = int(run["workflow_run"])

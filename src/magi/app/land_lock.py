@@ -39,6 +39,7 @@ from magi.app.events import Delivery, Router
 from magi.app.progress import JobBody, WorkflowJobEvent, is_magi_run
 from magi.app.pulls import is_magi_pull
 from magi.config.model import Config
+from magi.core.posting import code
 from magi.core.progress import parse_title
 from magi.errors import ConfigError
 from magi.github.models import PullRequest, Repo
@@ -203,7 +204,8 @@ async def release(
         repo,
         pull.number,
         f"land-ended-{job.run_id}",
-        f"The landing job `{job.name}` ended `{job.conclusion}` without pushing; its lock on "
+        f"The landing job {code(job.name)} ended {code(job.conclusion or '')} without pushing; "
+        "its lock on "
         f"`{pull.head.sha[:12]}` is released, so the next check or review event on this head "
         "dispatches it again.",
         pull.head.sha,

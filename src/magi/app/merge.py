@@ -49,7 +49,8 @@ async def comment(ctx: AppContext, d: Delivery[IssueCommentEvent]) -> str:
     p = d.payload
     if p.issue.pull_request is None or p.comment.user is None:
         return "not-a-pr"
-    facts = CommentFacts(p.comment.body, p.comment.user.login, p.comment.user.type, p.action or "")
+    user = p.comment.user
+    facts = CommentFacts(p.comment.body, user.login, user.type, p.action or "", None, user.id)
     if read_approval(facts, ctx.app_login) is Approval.NOT_ONE:
         return "not-an-approval"  # before any port is made
     gh = await ctx.ports(d.installation, d.repo)

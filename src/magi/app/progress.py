@@ -128,9 +128,8 @@ async def track(
 
 
 def _tracking_comment(ctx: AppContext, thread: list[Comment], issue: int) -> Comment | None:
-    login = ctx.app_login.lower()
     for c in thread:
-        if c.user is None or c.user.login.lower() not in {login, f"{login}[bot]"}:
+        if not ctx.own([c]):
             continue
         if ctx.seal.find([c.body], TRACKING, issue=str(issue)):
             return c

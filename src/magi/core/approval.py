@@ -80,6 +80,7 @@ class CommentFacts:
     user_type: str
     action: str
     permission: str | None = None
+    user_id: int = 0  # GitHub's id of the author (a login can be renamed, an id cannot)
 
 
 class Approval(enum.Enum):

@@ -103,6 +103,8 @@ class Seal:
         names = [k for k, _ in fields]
         if MAC in names or len(set(names)) != len(names):
             return None
+        if not all(_VALUE.match(v) for _, v in fields):  # a NUL would fake a field boundary
+            return None
         if not hmac.compare_digest(mac.encode(), self._mac(match[1], fields).encode()):
             return None
         return dict(fields)

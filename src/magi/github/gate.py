@@ -40,10 +40,11 @@ from magi.core.approval import (
 )
 from magi.core.landing import BEHIND
 from magi.core.markers import Seal
+from magi.core.posting import code, inert
 from magi.errors import ConfigError
 from magi.github.models import Comment, PullRequest, Repo
 from magi.github.port import GitHubError, GitHubPort
-from magi.github.state import claim_ref, refs_under, reply_once, repo_config
+from magi.github.state import claim_ref, own_bodies, refs_under, reply_once, repo_config
 
 __all__ = [
     "Gate",
@@ -90,12 +91,7 @@ class Gate:
 
     def own(self, comments: list[Comment]) -> list[str]:
         """The bodies of the comments magi wrote (the only ones whose markers count)."""
-        login = self.app_login.lower().removesuffix("[bot]")
-        return [
-            c.body
-            for c in comments
-            if c.user is not None and c.user.login.lower() in {login, f"{login}[bot]"}
-        ]
+        return own_bodies(self.app_login, comments)
 
 
 def is_magi_pull(pull: PullRequest, seal: Seal) -> bool:
@@ -171,11 +167,17 @@ async def on_comment(
         return "not-a-magi-pr"
     level = (await gh.permission(repo, facts.login)).permission
     kind = read_approval(
-        CommentFacts(facts.body, facts.login, facts.user_type, facts.action, level), g.app_login
+        CommentFacts(facts.body, facts.login, facts.user_type, facts.action, level, facts.user_id),
+        g.app_login,
     )
     if kind is not Approval.APPROVED:
         words = approval_refusal(kind, facts.login, level)
-        key = f"approval-{comment_id}"
+        # A person without write access is told once per thread, however often they say it.
+        key = (
+            f"stranger-merge-{facts.login}"
+            if kind is Approval.NOT_A_WRITER
+            else (f"approval-{comment_id}")
+        )
         await reply_once(g.seal, gh, repo, number, key, f"Not merging: {words}", pull.head.sha)
         return str(kind.value)
     sha = pull.head.sha
@@ -206,7 +208,13 @@ async def on_comment(
         number,
         f"Approval by @{facts.login} recorded for `{sha[:12]}`. magi merges once every check "
         "is green; a new push needs a new `merge`.\n\n"
-        + g.seal.marker(markers.APPROVAL, comment=comment_id, sha=sha, login=facts.login),
+        + g.seal.marker(
+            markers.APPROVAL,
+            comment=comment_id,
+            sha=sha,
+            login=facts.login,
+            **({"uid": facts.user_id} if facts.user_id else {}),
+        ),
     )
     # The reaction says "recorded" only once the approval is: a failed reply leaves none.
     await gh.react_to_comment(repo, comment_id, "+1")
@@ -224,7 +232,12 @@ def approval_voided(approval: Mapping[str, str], thread: Iterable[Comment]) -> s
     if not found:
         return "was deleted (or is not on this pull request)"
     c = found[0]
-    if c.user is None or c.user.login.lower() != approval.get("login", "").lower():
+    uid = approval.get("uid", "")
+    if c.user is None or (
+        str(c.user.id) != uid
+        if uid and c.user.id
+        else c.user.login.lower() != approval.get("login", "").lower()
+    ):
         return "is not by the writer the approval names"
     if c.created_at and c.updated_at and c.updated_at > c.created_at:
         return "was edited"
@@ -254,7 +267,7 @@ async def _push_before(
         return None, NO_ACTIVITY_API
     if pushed is None:
         return None, (
-            f"GitHub's activity log does not show yet that `{pull.head.ref}` was pushed to "
+            f"GitHub's activity log does not show yet that {code(pull.head.ref)} was pushed to "
             f"`{pull.head.sha[:12]}`, so magi cannot tell that this `merge` came after it. Say "
             "`merge` again in a minute; if this repeats, GitHub keeps no record of that push: "
             "merge by hand."
@@ -426,7 +439,7 @@ async def merge(seal: Seal, gh: GitHubPort, repo: Repo, pull: PullRequest, key: 
         if exc.status == 409:
             words = "the head moved while merging; new commits need a new `merge`."
         elif exc.status == 405:
-            words = f"GitHub refused the merge: {exc.message}"
+            words = f"GitHub refused the merge: {inert(exc.message)}"
         else:
             raise
         await reply_once(

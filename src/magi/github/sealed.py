@@ -9,6 +9,7 @@ long quote is answered (shortened) instead of refused with 422 and never answere
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -18,6 +19,8 @@ from magi.github.models import CheckRun, Comment, Issue, PullRequest, Repo
 from magi.github.port import GitHubPort
 
 __all__ = ["SealedPort", "sealed"]
+
+_TRAILING = re.compile(r"\s*<!-- magi:[a-z-]+(?: [a-z_-]+=[^\s>]*)* -->\s*\Z")
 
 
 class SealedPort:
@@ -30,7 +33,17 @@ class SealedPort:
         return getattr(self.inner, name)
 
     def body(self, text: str) -> str:
-        return fit(self.seal.clean(text)[0], self.limit, "the workflow run's log")[0]
+        """``text`` cleaned; when over the limit, cut before its trailing markers (the
+        state the App finds the comment by), which are kept whole after the cut."""
+        text = self.seal.clean(text)[0]
+        if len(text.encode("utf-16-le")) // 2 <= self.limit:
+            return text
+        tail = ""
+        while (m := _TRAILING.search(text)) and self.seal.read(m.group(0)):
+            tail = m.group(0) + tail
+            text = text[: m.start()]
+        room = self.limit - len(tail.encode("utf-16-le")) // 2 - 2
+        return fit(text, room, "the workflow run's log")[0].rstrip("\n") + "\n\n" + tail.strip()
 
     async def create_comment(self, repo: Repo, number: int, body: str) -> Comment:
         return await self.inner.create_comment(repo, number, self.body(body))

@@ -15,7 +15,7 @@ from magi.config import load_repo_texts
 from magi.config.model import Config
 from magi.core import markers
 from magi.core.markers import Seal
-from magi.github.models import GitRef, Repo
+from magi.github.models import Comment, GitRef, Repo
 from magi.github.port import GitHubError, GitHubPort
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "claim_ref",
     "delete_under",
     "dispatch_inputs",
+    "own_bodies",
     "refs_under",
     "reply_once",
     "repo_config",
@@ -73,6 +74,18 @@ async def reply_once(
         await gh.delete_ref(repo, said_ref(number, key))
         raise
     return True
+
+
+def own_bodies(app_login: str, comments: list[Comment]) -> list[str]:
+    """The bodies of the comments the App ``app_login`` (its slug, with or without
+    ``[bot]``) wrote: its bot user, ``<slug>[bot]`` of type Bot. A person can register the
+    slug itself as a login; a ``[bot]`` login is GitHub's to give."""
+    bot = app_login.lower().removesuffix("[bot]") + "[bot]"
+    return [
+        c.body
+        for c in comments
+        if c.user is not None and c.user.type == "Bot" and c.user.login.lower() == bot
+    ]
 
 
 def refs_under(refs: list[GitRef], prefix: str) -> tuple[list[GitRef], list[GitRef]]:

@@ -238,6 +238,7 @@ class FakeGitHub:
         body: str,
         login: str,
         user_type: str = "User",
+        user_id: int = 0,
         created_at: datetime | None = None,
         edited: bool = False,
     ) -> Comment:
@@ -249,7 +250,7 @@ class FakeGitHub:
         comment = Comment(
             id=comment_id,
             body=body,
-            user=User(login=login, type=user_type),
+            user=User(login=login, type=user_type, id=user_id),
             created_at=old.created_at if old and old.created_at else made,
             updated_at=max(self.now, made + timedelta(seconds=1)) if edited else made,
         )
