@@ -205,3 +205,39 @@ def test_new_code_after_the_approval_voids_it():
     fake.push(REPO, PR, "c" * 40)
     asyncio.run(deliver(make_app(fake), "pull_request", pull_event(fake, "synchronize")))
     assert any("comment `merge` again" in b for b in fake.comments_on(REPO, PR))
+
+
+def push(ref: str = "refs/heads/main", after: str = "f" * 40) -> dict[str, Any]:
+    p = fixture("push")
+    p["ref"], p["after"] = ref, after
+    p["repository"]["full_name"] = REPO.full_name
+    p["repository"]["default_branch"] = "main"
+    return p
+
+
+def test_a_push_to_the_base_rebases_a_magi_pr_behind_it_at_once():
+    """The default branch moved: no check or review event needed; the PR behind is rebased,
+    after GitHub finished computing its mergeability (read again, bounded)."""
+    fake = scene(mergeable=None, mergeable_state="behind")
+    w = fake.world(REPO)
+    reads = iter([None, True])
+
+    real = fake.get_pull
+
+    async def computing(repo: Any, number: int) -> Any:
+        pull = await real(repo, number)
+        return pull.model_copy(update={"mergeable": next(reads, True)})
+
+    fake.get_pull = computing  # type: ignore[method-assign]
+    asyncio.run(deliver(make_app(fake), "push", push()))
+    assert [d["command"] for d in dispatches(fake)] == ["rebase"]
+    assert w.dispatches[-1]["inputs"]["pr"] == str(PR)
+
+
+def test_a_push_elsewhere_wakes_nothing():
+    """A tag, a candidate branch, a deleted branch: no PR is planned."""
+    fake = scene(mergeable_state="behind")
+    app = make_app(fake)
+    for p in (push("refs/tags/v1"), push("refs/heads/magi/r1/A"), push(after="0" * 40)):
+        asyncio.run(deliver(app, "push", p))
+    assert dispatches(fake) == []

@@ -22,6 +22,7 @@ EVENT_NEEDS = {
     "pull_request": "pull_requests",
     "pull_request_review": "pull_requests",
     "pull_request_review_comment": "pull_requests",
+    "push": "contents",
 }
 
 

@@ -33,6 +33,7 @@ CHECK_EVENTS = frozenset(
         "pull_request_review",
         "pull_request_review_comment",
         "workflow_job",  # the App dispatches magi's runs: their jobs' sender is the App
+        "push",  # the base moved, by magi's own squash-merge among others
     }
 )
 
@@ -105,6 +106,13 @@ class WorkflowRunEvent(Base):
 
 class PullRequestEvent(Base):
     pull_request: PullRequest
+
+
+class PushEvent(Base):
+    """A push: only the branch and its new head are read (the commits list can be big)."""
+
+    ref: str
+    after: str = ""
 
 
 class ReviewBody(_Payload):

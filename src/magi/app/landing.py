@@ -21,6 +21,7 @@ from magi.app.ending import record_ending
 from magi.app.events import (
     Delivery,
     PullRequestEvent,
+    PushEvent,
     ReviewCommentEvent,
     ReviewEvent,
     Router,
@@ -34,7 +35,7 @@ from magi.core import markers
 from magi.core.approval import is_bot, reviewer_counts
 from magi.core.landing import HELD, LandFacts, Plan, Review, Step, plan
 from magi.errors import ConfigError
-from magi.github.gate import head_checks, pull_facts
+from magi.github.gate import MERGEABLE_READS, MERGEABLE_WAIT, head_checks, pull_facts
 from magi.github.models import PullRequest, Repo, User
 from magi.github.port import GitHubError, GitHubPort
 from magi.github.state import delete_under, dispatch_inputs
@@ -249,6 +250,33 @@ async def review_comment(ctx: AppContext, d: Delivery[ReviewCommentEvent]) -> st
     # A line comment asks for a change the way a review requesting changes does.
     seen = (Review(login, "CHANGES_REQUESTED"),)
     return await land(ctx, gh, d.repo, p.pull_request.number, p.repository.default_branch, seen)
+
+
+def _onto_default(p: PushEvent) -> bool:
+    return p.ref == f"refs/heads/{p.repository.default_branch}" and bool(p.after.strip("0"))
+
+
+@router.on("push", None, PushEvent, _onto_default)
+async def base_moved(ctx: AppContext, d: Delivery[PushEvent]) -> str:
+    """The default branch moved (a person's merge, magi's own squash): every open magi PR
+    on it plans again now, so one that is behind is rebased without waiting for some check
+    or review event to wake it. GitHub computes ``mergeable`` after a push in the
+    background: each PR is read again, a bounded number of times, until it has."""
+    repo, branch = d.repo, d.payload.repository.default_branch
+    gh = await ctx.ports(d.installation, repo)
+    pulls = [
+        p for p in await gh.list_pulls(repo) if p.base.ref == branch and is_magi_pull(p, ctx.seal)
+    ]
+    outcomes = []
+    for one in pulls:
+        pull = await gh.get_pull(repo, one.number)
+        for _ in range(MERGEABLE_READS):
+            if pull.mergeable is not None:
+                break
+            await ctx.sleep(MERGEABLE_WAIT)
+            pull = await gh.get_pull(repo, one.number)
+        outcomes.append(await land(ctx, gh, repo, pull.number, branch))
+    return ",".join(outcomes) or "no-magi-pr"
 
 
 @router.on("pull_request", "closed", PullRequestEvent)
