@@ -281,3 +281,97 @@ def test_an_invalid_magi_toml_is_said_with_its_file_and_key() -> None:
     assert "magi.toml" in reply
     assert "graph.candidates" in reply
     assert fake.world(REPO).dispatches == []
+
+
+def _labeled_at(when: str) -> dict[str, object]:
+    """A label event; GitHub's clock is the issue's updated_at (the label just changed it)."""
+    p = labeled()
+    p["issue"]["updated_at"] = when  # type: ignore[index]
+    return p
+
+
+def test_a_claim_whose_run_ended_without_a_pr_is_taken_over_and_said() -> None:
+    """The run died (at "Set up job", or failed): a new label starts again, and says so."""
+    fake = world(FakeGitHub())
+    run(fake)
+    w = fake.world(REPO)
+    (first,) = w.runs
+    w.runs[first] = w.runs[first].model_copy(
+        update={
+            "status": "completed",
+            "conclusion": "failure",
+            "display_title": "magi compete, issue #1",
+        }
+    )
+    run(fake, _labeled_at("2026-01-01T00:05:00Z"))
+    assert len(w.dispatches) == 2
+    said = fake.comments_on(REPO, 1)[-1]
+    assert "An earlier claim on this issue was taken over" in said
+    assert "ended (failure) without a pull request" in said
+
+
+def test_a_live_run_keeps_its_claim() -> None:
+    """Queued or running: a second label is silent, as before."""
+    fake = world(FakeGitHub())
+    run(fake)
+    w = fake.world(REPO)
+    (first,) = w.runs
+    w.runs[first] = w.runs[first].model_copy(
+        update={"status": "in_progress", "display_title": "magi compete, issue #1"}
+    )
+    run(fake, _labeled_at("2026-02-01T00:00:00Z"))
+    assert len(w.dispatches) == 1
+
+
+@pytest.mark.parametrize(
+    ("when", "taken"), [("2026-01-01T00:09:00Z", False), ("2026-01-01T00:11:00Z", True)]
+)
+def test_a_claim_left_before_any_run_is_taken_over_after_ten_minutes(
+    when: str, taken: bool
+) -> None:
+    """The receiver restarted between the claim and the acknowledgement: the claim is dated
+    by GitHub (its own commit), and after CLAIM_STALE a label takes it over."""
+    fake = world(FakeGitHub())
+    fake.fail("create_comment", GitHubError("boom", status=502), times=1)
+    run(fake)  # the acknowledgement failed: that delivery gave its claim back
+    w = fake.world(REPO)
+    assert CLAIM not in w.refs
+    w.refs[CLAIM] = asyncio.run(_stale_claim(fake))  # as a receiver killed right after claiming
+    run(fake, _labeled_at(when))
+    assert (len(w.dispatches) == 1) is taken
+    assert ("An earlier claim" in " ".join(fake.comments_on(REPO, 1))) is taken
+
+
+async def _stale_claim(fake: FakeGitHub) -> str:
+    """A claim commit as the App makes one, dated by the fake's clock (2026-01-01 00:00)."""
+    tree = (await fake.get_git_commit(REPO, "0" * 40)).tree
+    made = await fake.create_git_commit(
+        REPO, message="magi: claim issue #1, taken (0)", tree=tree, parents=["0" * 40]
+    )
+    return made.sha
+
+
+def test_an_issue_with_a_pr_is_never_taken_over() -> None:
+    """Its run opened a PR: the claim stays however old, and the label is answered as before."""
+    fake = world(FakeGitHub())
+    w = fake.world(REPO)
+    w.refs[CLAIM] = asyncio.run(_stale_claim(fake))
+    body = "done\n" + SEAL.marker(markers.PR, issue=1, run="r1")
+    fake.add_pull(REPO, 9, "magi/r1/A", "b" * 40, body=body)
+    run(fake, _labeled_at("2026-03-01T00:00:00Z"))
+    assert w.dispatches == []
+
+
+def test_racing_takers_of_a_dead_claim_start_one_run() -> None:
+    """Two replicas take over the same dead claim at once: the fast forward admits one."""
+    fake = world(FakeGitHub())
+    w = fake.world(REPO)
+    w.refs[CLAIM] = asyncio.run(_stale_claim(fake))
+    apps = [make_app(fake), make_app(fake)]
+    payload = _labeled_at("2026-01-01T01:00:00Z")
+
+    async def both() -> None:
+        await asyncio.gather(*(deliver(a, "issues", payload) for a in apps))
+
+    asyncio.run(both())
+    assert len(w.dispatches) == 1

@@ -84,12 +84,12 @@ def test_a_body_over_25_mb_is_413_before_the_signature() -> None:
 
 
 def test_unknown_events_and_actions_are_acknowledged_and_ignored() -> None:
-    """ping, push and issues.opened are 2xx and touch nothing."""
+    """ping, fork and issues.opened are 2xx and touch nothing."""
     fake = world(FakeGitHub())
     app = make_app(fake)
     for event, payload in [
         ("ping", fixture("ping")),
-        ("push", {"ref": "x"}),
+        ("fork", {"forkee": {}}),
         ("issues", {**labeled(), "action": "opened"}),
     ]:
         r = asyncio.run(deliver(app, event, payload))

@@ -10,6 +10,9 @@ again. ``issues.unlabeled`` before the runner started cancels the dispatched wor
 
 from __future__ import annotations
 
+import secrets
+from datetime import datetime, timedelta
+
 from magi.app.context import AppContext, config_error_reply, repo_config
 from magi.app.events import Delivery, IssuesEvent, Router
 from magi.config.model import Config
@@ -17,6 +20,7 @@ from magi.core import markers
 from magi.core.approval import may_write, permission_level
 from magi.core.markers import Seal
 from magi.core.posting import inert
+from magi.core.progress import parse_title
 from magi.core.sanitize import clean_task
 from magi.errors import ConfigError
 from magi.github.gate import is_magi_pull, issue_of
@@ -91,9 +95,12 @@ async def labeled(ctx: AppContext, d: Delivery[IssuesEvent]) -> str:
     head = await gh.get_ref(repo, f"heads/{branch}")
     if head is None:
         return "no-default-branch"
-    if not await gh.create_ref(repo, claim_ref(number), head.sha):
+    # GitHub's clock, as the claim commit's date is: the label just changed the issue.
+    now = p.issue.updated_at or ctx.clock()
+    took, over = await _claim(ctx, gh, repo, number, head.sha, config or Config(), now)
+    if took is None:
         return "already-claimed"
-    ctx.step(d.id, repo, "claim", "created")
+    ctx.step(d.id, repo, "claim", "taken-over" if over else "created")
     try:
         refusal = await _refusal(ctx, gh, repo, p, problem)
         if refusal is not None:
@@ -104,7 +111,7 @@ async def labeled(ctx: AppContext, d: Delivery[IssuesEvent]) -> str:
             return kind
         if config is None:  # unreachable: a config problem is a refusal above
             return "invalid-config"
-        return await _start(ctx, gh, d, config)
+        return await _start(ctx, gh, d, config, over)
     except GitHubError:
         # GitHub failed past the retries before a run started: release the claim, so that
         # labeling again (or a redelivery) can start it, and let the edge log the failure.
@@ -147,17 +154,115 @@ async def _refusal(
     return None
 
 
-async def _start(ctx: AppContext, gh: GitHubPort, d: Delivery[IssuesEvent], config: Config) -> str:
+CLAIM_STALE = timedelta(minutes=10)  # a claim with no run after this was lost between steps
+_CLAIM = "magi: claim"
+
+
+async def _claim_commit(
+    ctx: AppContext, gh: GitHubPort, repo: Repo, number: int, head: str, parent: str, what: str
+) -> str:
+    """A commit for one claim alone (the head's tree, ``parent``, a nonce): GitHub dates it,
+    which is how a later label tells a claim lost before its run started from a live one."""
+    tree = (await gh.get_git_commit(repo, head)).tree
+    made = await gh.create_git_commit(
+        repo,
+        message=f"{_CLAIM} issue #{number}, {what} ({secrets.token_hex(8)})",
+        tree=tree,
+        parents=[parent],
+    )
+    return made.sha
+
+
+async def _claim(
+    ctx: AppContext,
+    gh: GitHubPort,
+    repo: Repo,
+    number: int,
+    head: str,
+    config: Config,
+    now: datetime,
+) -> tuple[str | None, str]:
+    """(the claim's value, why an older claim was taken over or ""); None: another holds it.
+
+    Creating the ref is atomic, so of racing deliveries one wins. A claim that exists is
+    taken over only when it is dead (``_dead``), by a fast forward of the ref to a child of
+    the value read (``force: false``): of racing takers exactly one wins, as with the
+    landing lock."""
+    ref = claim_ref(number)
+    mine = await _claim_commit(ctx, gh, repo, number, head, head, "taken")
+    if await gh.create_ref(repo, ref, mine):
+        return mine, ""
+    held = await gh.get_ref(repo, ref)
+    if held is None:  # released meanwhile: creating is atomic again
+        return (mine, "") if await gh.create_ref(repo, ref, mine) else (None, "")
+    why = await _dead(ctx, gh, repo, number, held.sha, config, now)
+    if not why:
+        return None, ""
+    took = await _claim_commit(ctx, gh, repo, number, head, held.sha, "taken over")
+    try:
+        await gh.update_ref(repo, ref.removeprefix("refs/"), took, force=False)
+    except GitHubError as exc:
+        if exc.status == 422:  # another taker moved it first
+            return None, ""
+        raise
+    return took, why
+
+
+async def _dead(
+    ctx: AppContext,
+    gh: GitHubPort,
+    repo: Repo,
+    number: int,
+    held: str,
+    config: Config,
+    now: datetime,
+) -> str:
+    """Why the claim at ``held`` holds no run any more ("" while it may): its run's workflow
+    run ended without a pull request, or, ``CLAIM_STALE`` after a claim of magi's own, no
+    run of this issue is queued or running (the receiver restarted between the claim and
+    the acknowledgement, or the dispatch was lost). An issue with a PR stays claimed."""
+    if await existing_pull(gh, repo, number, ctx.seal) is not None:
+        return ""
+    thread = ctx.own(await gh.list_comments(repo, number))
+    run = ctx.seal.latest(thread, markers.RUN, issue=str(number))
+    runs = await gh.list_workflow_runs(repo, config.github.workflow)
+    mine = [r for r in runs if (t := parse_title(r.display_title)) and t.issue == number]
+    if any(r.status != "completed" for r in mine):
+        return ""
+    wid = (run or {}).get("workflow_run", "")
+    ended = next((r for r in runs if wid.isdigit() and r.id == int(wid)), None)
+    if ended is not None and ended.status == "completed":
+        return (
+            f"its last run `{run['run'] if run else '?'}` ended "
+            f"({ended.conclusion or 'completed'}) without a pull request"
+        )
+    commit = await gh.get_git_commit(repo, held)
+    if not commit.message.startswith(_CLAIM) or commit.committed_at is None:
+        return ""  # the workflow's claim, or an older magi's: its age cannot be told
+    age = now - commit.committed_at
+    if age < CLAIM_STALE:
+        return ""
+    return (
+        f"it was claimed {int(age.total_seconds() // 60)} minutes ago and no run of it is "
+        "queued or running (the receiver restarted before it started one, or the dispatch "
+        "was lost)"
+    )
+
+
+async def _start(
+    ctx: AppContext, gh: GitHubPort, d: Delivery[IssuesEvent], config: Config, over: str = ""
+) -> str:
     p = d.payload
     repo, number, branch = d.repo, p.issue.number, p.repository.default_branch
     run_id = new_run_id(ctx.clock(), ctx.rand)
     workflow = config.github.workflow
     watch = f"{p.repository.html_url}/actions/workflows/{workflow}"
     await gh.react_to_issue(repo, number, "rocket")
+    took = f"An earlier claim on this issue was taken over: {over}.\n\n" if over else ""
     ack = await gh.create_comment(
         repo,
         number,
-        f"magi run `{run_id}` is starting: {roster(config)}, {graph_shape(config)}.\n\n"
+        f"{took}magi run `{run_id}` is starting: {roster(config)}, {graph_shape(config)}.\n\n"
         f"Watch it in [Actions]({watch}).\n\n"
         + ctx.seal.marker(markers.RUN, run=run_id, issue=number),
     )
@@ -175,7 +280,7 @@ async def _start(ctx: AppContext, gh: GitHubPort, d: Delivery[IssuesEvent], conf
     ctx.step(d.id, repo, "dispatch", "sent")
     if dispatched.workflow_run_id is not None:
         body = (
-            f"magi run `{run_id}` is starting: {roster(config)}, {graph_shape(config)}.\n\n"
+            f"{took}magi run `{run_id}` is starting: {roster(config)}, {graph_shape(config)}.\n\n"
             f"Watch it in [the workflow run]({dispatched.html_url or watch}).\n\n"
             + ctx.seal.marker(
                 markers.RUN, run=run_id, issue=number, workflow_run=dispatched.workflow_run_id

@@ -31,6 +31,7 @@ https://docs.github.com/en/webhooks/webhook-events-and-payloads#workflow_job
 from __future__ import annotations
 
 import re
+import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -101,7 +102,7 @@ async def _lock_commit(
     made = await gh.create_git_commit(
         repo,
         message=f"magi: landing lock for #{pull.number} at {pull.head.sha[:12]}, {what} "
-        f"({ctx.rand.getrandbits(64):016x})",
+        f"({secrets.token_hex(8)})",
         tree=tree,
         parents=[parent],
     )

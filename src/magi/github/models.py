@@ -66,6 +66,7 @@ class Issue(_Model):
     labels: list[Label] = Field(default_factory=list)
     html_url: str = ""
     pull_request: dict[str, Any] | None = None
+    updated_at: datetime | None = None  # GitHub's clock: a label event's issue has it
 
 
 class Permission(_Model):
