@@ -15,9 +15,7 @@ from dataclasses import dataclass
 
 from magi.agents import process
 from magi.agents.hookspecs import KindSpec
-from magi.agents.programs import program_paths
 from magi.agents.registry import kinds
-from magi.core.jail import JailSpec, bwrap_argv
 
 VERSION_TIMEOUT_S = 10.0
 _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.-]+)?")
@@ -44,19 +42,12 @@ def parse_version(output: str) -> str | None:
 
 
 def read_version(
-    argv: list[str],
-    *,
-    path: str | None = None,
-    timeout: float = VERSION_TIMEOUT_S,
-    jail: JailSpec | None = None,
+    argv: list[str], *, path: str | None = None, timeout: float = VERSION_TIMEOUT_S
 ) -> str | None:
-    """Run a ``--version`` argv (inside ``jail``, as a turn would); None when it fails,
-    hangs or prints nothing."""
+    """Run a ``--version`` argv; None when it fails, hangs or prints nothing."""
     env = process.allowlisted_env(os.environ)
     if path is not None:
         env["PATH"] = path  # node-based CLIs find `node` through the same PATH they came from
-    if jail is not None:
-        argv = bwrap_argv(jail.reading(*program_paths(jail, argv, env.get("PATH"))), argv)
     res = process.run(
         argv,
         cwd=None,

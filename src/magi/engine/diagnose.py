@@ -216,52 +216,46 @@ def diagnose(
 
 
 def _jailed_programs(d: Diagnosis, cwd: Path, env: Mapping[str, str]) -> None:
-    """Each roster CLI's version probe inside the jail its turns get, and each command
-    agent's program: found on the host but hidden in the jail is a run whose every turn
-    fails (`bwrap: execvp codex: No such file or directory`), said here instead."""
+    """Each roster CLI, and each command agent's script, as the jail its turns get shows
+    it: the jail binds an agent's own program read-only where its private ``/tmp`` would
+    hide it (``magi.agents.programs``), but not out of a path hidden on purpose (magi's
+    home, the checkouts). Found on the host and hidden in the jail is a run whose every turn
+    fails (`bwrap: execvp codex: No such file or directory`): said here instead."""
     if d.jail is None or not d.jail.jailed or d.config is None:
         return
-    from magi.agents.discover import read_version
     from magi.agents.programs import program_paths
-    from magi.agents.registry import kinds
     from magi.core.jail import JailSpec, visible
     from magi.jail import seat_spec
     from magi.state.store import magi_home
 
-    roster = {a.kind for a in d.config.agents}
     hidden = [magi_home(env)]
+    where = ", ".join(map(str, hidden))
+    fix = f"move it out of {where} and the checkouts, or add its directory to `[sandbox] state`"
 
-    def jail_of(kind: str) -> JailSpec | None:
+    def shown(kind: str, argv: list[str]) -> JailSpec | None:
         assert d.jail is not None  # noqa: S101 - checked above
-        return seat_spec(
+        jail = seat_spec(
             d.jail, kind=kind, cwd=cwd, writable=False, hide=hidden, environ=env, create=False
         )
+        return None if jail is None else jail.reading(*program_paths(jail, argv, env.get("PATH")))
 
+    roster = {a.kind for a in d.config.agents}
     for cli in d.clis:
-        spec = kinds().get(cli.kind)
-        if cli.kind not in roster or cli.version is None or spec is None:
-            continue
-        jail = jail_of(cli.kind)
-        argv = [cli.executable_path, *spec.version_argv[1:]]
-        if jail is not None and read_version(argv, path=env.get("PATH"), jail=jail) is None:
-            d.warn(
-                f"{cli.kind}: found at {cli.executable_path}, which the jail hides or cannot "
-                f"start (its --version fails there); move it out of {', '.join(map(str, hidden))} "
-                "and the checkouts, or add its directory to `[sandbox] state`"
-            )
+        jail = shown(cli.kind, [cli.executable_path]) if cli.kind in roster else None
+        real = os.path.realpath(cli.executable_path)
+        if jail is not None and "hidden" in {
+            visible(jail, cli.executable_path),
+            visible(jail, real),
+        }:
+            d.warn(f"{cli.kind}: found at {cli.executable_path}, which the jail hides; {fix}")
     for agent in d.config.agents:
         argv = [*(agent.command or [])]
-        jail = jail_of(agent.kind)
-        if not argv or jail is None:
+        jail = shown(agent.kind, argv) if argv else None
+        if jail is None:
             continue
-        shown = jail.reading(*program_paths(jail, argv, env.get("PATH")))
         for arg in argv[1:]:
-            if Path(arg).is_absolute() and Path(arg).is_file() and visible(shown, arg) == "hidden":
-                d.warn(
-                    f"agent {agent.id!r}: {arg} is hidden inside the jail; move it out of "
-                    f"{', '.join(map(str, hidden))} and the checkouts, or add its directory to "
-                    "`[sandbox] state`"
-                )
+            if Path(arg).is_absolute() and Path(arg).is_file() and visible(jail, arg) == "hidden":
+                d.warn(f"agent {agent.id!r}: {arg} is hidden inside the jail; {fix}")
 
 
 def _jail(d: Diagnosis, config: Config) -> None:
