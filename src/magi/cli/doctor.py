@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ from magi.report import cells
 
 if TYPE_CHECKING:
     from magi.core.seating import Seating
+    from magi.engine.runner_check import RunnerFacts
 
 SEAT_FIELDS = ("implementers", "judges", "reviewers", "fixer", "planner")
 SLOT_NOTE = "labels are drawn per run by seeded shuffle: implementer slot 1 is not label A"
@@ -213,6 +215,18 @@ def _problems_section(d: Diagnosis) -> list[RenderableType]:
     return [_heading("problems"), _grid(rows), Text(verdict, style="bold")]
 
 
+def _runner_section(facts: RunnerFacts) -> RenderableType:
+    free = "?" if facts.free_bytes is None else f"{facts.free_bytes / 1024**3:.1f} GiB free"
+    rows = [
+        ("python", facts.python),
+        ("git", facts.git or "not found"),
+        ("MAGI_HOME", f"{facts.home} ({free})"),
+        ("labels", ", ".join(facts.labels) or "not given (--labels)"),
+        ("wanted", ", ".join(facts.wanted) or "?"),
+    ]
+    return Group(_heading("runner", "run as the runner's service user"), _grid(rows))
+
+
 def render(d: Diagnosis) -> RenderableType:
     """The doctor report as text."""
     return Group(
@@ -280,13 +294,37 @@ def doctor(
             "--no-auth-check", help="Do not ask the agent CLIs whether they are logged in."
         ),
     ] = False,
+    runner: Annotated[
+        bool,
+        typer.Option(
+            "--runner",
+            help="Also check this machine as a self-hosted runner (run it as the service user).",
+        ),
+    ] = False,
+    labels: Annotated[
+        str | None,
+        typer.Option(
+            "--labels",
+            help="--runner: the runner's labels, comma-separated, to check [github] runner_labels.",
+        ),
+    ] = None,
 ) -> None:
     """Check the config, agent CLIs and their logins, roster, seats and repository."""
+    import os
+
     d = diagnose(Path.cwd(), config_path(ctx, config), auth_check=not no_auth_check)
+    facts = None
+    if runner or labels is not None:
+        from magi.engine.runner_check import check_runner
+
+        facts = check_runner(d, os.environ, None if labels is None else labels.split(","))
     if json_:
-        typer.echo(json.dumps(as_json(d), indent=2))
+        out = as_json(d)
+        if facts is not None:
+            out["runner"] = dataclasses.asdict(facts)
+        typer.echo(json.dumps(out, indent=2))
     else:
-        emit(render(d))
+        emit(render(d) if facts is None else Group(_runner_section(facts), render(d)))
     # Warnings alone exit 0: doctor fails only when `magi run` could not start.
     if d.exit_code:
         raise typer.Exit(d.exit_code)

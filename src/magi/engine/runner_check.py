@@ -1,0 +1,118 @@
+"""``magi doctor --runner``: what a self-hosted runner needs, checked where it can be seen.
+
+Run it as the user the runner service runs as, in a checkout of the repository (or with
+``--config``): the CLIs it finds and their logins are that user's (doctor's own checks), and
+these are the runner's: Python and git new enough, the jail usable, magi's home persistent
+(resume, landing and ``/magi retry`` read the run from it; an ephemeral runner loses it),
+room on its disk, and the runner's labels against ``[github] runner_labels`` (GitHub keeps
+a runner's labels, not the runner's own files, so they are given with ``--labels``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from magi.engine.diagnose import Diagnosis
+from magi.state.store import magi_home
+
+__all__ = ["GIT_MIN", "MIN_FREE", "RunnerFacts", "check_runner"]
+
+GIT_MIN = (2, 38)  # worktrees, `git bundle` prerequisites and --force-with-lease as magi uses them
+MIN_FREE = 5 * 1024**3  # a competition holds a clone per candidate and each one's tests
+_EPHEMERAL = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 - where a home would not persist
+
+
+@dataclass
+class RunnerFacts:
+    """What the runner checks read: shown by doctor, as text and in --json."""
+
+    python: str = ""
+    git: str = ""
+    home: str = ""
+    free_bytes: int | None = None
+    labels: list[str] = field(default_factory=list)
+    wanted: list[str] = field(default_factory=list)
+
+
+def _version(tool: str, path: str | None) -> tuple[str, tuple[int, ...]]:
+    """``tool --version``'s number, as text and as (major, minor); ("", ()) when absent."""
+    found = shutil.which(tool, path=path)
+    if found is None:
+        return "", ()
+    res = subprocess.run(
+        [found, "--version"], capture_output=True, text=True, check=False, timeout=10
+    )
+    words = (res.stdout or res.stderr).split()
+    text = next((w for w in words if w[:1].isdigit()), "")
+    nums = tuple(int(p) for p in text.split(".")[:2] if p.isdigit())
+    return text, nums
+
+
+def check_runner(d: Diagnosis, env: Mapping[str, str], labels: Sequence[str] | None) -> RunnerFacts:
+    """Add every runner problem to ``d``; what was read."""
+    facts = RunnerFacts()
+    path = env.get("PATH")
+    # The action builds magi's virtualenv with `python3` from the runner's PATH (its
+    # `python` input), not with the interpreter running doctor.
+    facts.python, py = _version("python3", path)
+    if not facts.python:
+        d.error("python3 is not on this user's PATH: the action builds magi's venv with it")
+    elif py and py < (3, 11):
+        d.error(f"python3 is {facts.python}: magi needs 3.11 or newer (the action's `python`)")
+    facts.git, version = _version("git", path)
+    if not facts.git:
+        d.error("git is not on this user's PATH: the runner's service user needs it")
+    elif version and version < GIT_MIN:
+        want = ".".join(map(str, GIT_MIN))
+        d.error(f"git {facts.git}: magi needs {want} or newer (worktrees, bundles, leases)")
+    home = magi_home(env).expanduser()
+    facts.home = str(home)
+    resolved = str(home.resolve()) if home.exists() else str(home)
+    temp = env.get("RUNNER_TEMP", "")
+    if resolved.startswith(_EPHEMERAL) or (temp and resolved.startswith(temp)):
+        d.warn(
+            f"MAGI_HOME is {home}, which does not outlive the job or the machine: resume, "
+            "landing and `/magi retry` need the run where the last job left it. Set "
+            "MAGI_HOME in the runner's service environment to a directory that persists."
+        )
+    probe = home if home.exists() else next((p for p in home.parents if p.exists()), Path("/"))
+    try:
+        facts.free_bytes = shutil.disk_usage(probe).free
+    except OSError:
+        facts.free_bytes = None
+    if facts.free_bytes is not None and facts.free_bytes < MIN_FREE:
+        gib = facts.free_bytes / 1024**3
+        d.warn(f"{gib:.1f} GiB free under {probe}: a competition wants 5 GiB or more")
+    if d.jail is not None and not d.jail.jailed:
+        d.warn(
+            "agents would run unjailed on this runner; a runner for a repository's issues "
+            f"should jail them: {d.jail.fix or d.jail.reason}"
+        )
+    config = d.config or (d.resolved.config if d.resolved is not None else None)
+    if config is not None:
+        facts.wanted = list(config.github.runner_labels)
+    if labels is None:
+        d.warn(
+            "the runner's labels are not known here: pass --labels with the labels you "
+            f"registered it with (GitHub keeps them), to check against {facts.wanted}"
+        )
+    else:
+        facts.labels = [label.strip() for label in labels if label.strip()]
+        missing = [w for w in facts.wanted if w not in facts.labels]
+        if missing:
+            d.error(
+                f"[github] runner_labels asks for {facts.wanted}, and this runner lacks "
+                f"{missing}: no agents job would ever run here. Add them to the runner "
+                "(its settings page, or config.sh --labels) or change runner_labels"
+            )
+    if os.geteuid() == 0 if hasattr(os, "geteuid") else False:
+        d.warn(
+            "running as root: run the runner service, and log in the agent CLIs, as an "
+            "unprivileged user of its own"
+        )
+    return facts

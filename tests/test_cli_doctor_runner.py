@@ -1,0 +1,71 @@
+"""`magi doctor --runner`: what a self-hosted runner needs, said before a job needs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from magi.testing.cli import invoke
+
+AGENT = """\
+[[agents]]
+id = "sh1"
+kind = "command"
+command = ["sh", "-c", "echo ok"]
+
+[github]
+runner_labels = ["self-hosted", "magi", "gpu"]
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    ident = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "HOME": str(tmp_path)}
+    ident |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    for argv in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "first"]):
+        subprocess.run(["git", *argv], cwd=root, env={**os.environ, **ident}, check=True)
+    (root / "magi.toml").write_text(AGENT)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("MAGI_CONFIG_DIR", str(tmp_path / "machine"))
+    return root
+
+
+def _said(out: str) -> str:
+    return " ".join(out.split())
+
+
+def test_labels_the_config_wants_and_the_runner_lacks_are_an_error(repo, tmp_path, monkeypatch):
+    """No agents job would ever be scheduled there: said, and doctor fails."""
+    monkeypatch.setenv("MAGI_HOME", str(Path.home() / ".magi-test-home-not-created"))
+    res = invoke(["doctor", "--runner", "--labels", "self-hosted,magi", "--no-auth-check"])
+    assert res.exit_code != 0
+    assert "this runner lacks ['gpu']" in _said(res.stdout)
+    ok = invoke(["doctor", "--runner", "--labels", "self-hosted, magi,gpu", "--no-auth-check"])
+    assert "this runner lacks" not in _said(ok.stdout)
+
+
+def test_an_ephemeral_home_and_unknown_labels_are_warned(repo, tmp_path, monkeypatch):
+    """MAGI_HOME under /tmp does not outlive the job; labels not given cannot be checked."""
+    monkeypatch.setenv("MAGI_HOME", str(tmp_path / "home"))
+    res = invoke(["doctor", "--runner", "--no-auth-check", "--json"])
+    out = json.loads(res.stdout)
+    messages = " ".join(p["message"] for p in out["problems"])
+    assert "does not outlive the job or the machine" in messages
+    assert "pass --labels" in messages
+    runner = out["runner"]
+    assert runner["wanted"] == ["self-hosted", "magi", "gpu"]
+    assert runner["git"]
+    assert runner["python"]
+    assert runner["free_bytes"] > 0
+
+
+def test_plain_doctor_checks_no_runner(repo):
+    """Without --runner nothing of it is said."""
+    res = invoke(["doctor", "--no-auth-check", "--json"])
+    assert "runner" not in json.loads(res.stdout)
