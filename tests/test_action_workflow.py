@@ -306,23 +306,22 @@ def test_without_the_app_a_label_is_claimed_with_a_token_that_writes_refs_only()
     assert "steps.claim.outputs.issue" in task.split("steps:", 1)[0]  # the job's output
 
 
-PLACEHOLDER = "magi-dev/magi@0000000000000000000000000000000000000000"
+def test_the_template_uses_one_placeholder_that_names_no_repository_and_init_replaces():
+    """Every use of magi's action in the template is the one placeholder (no GitHub owner
+    has a `_`, so it can never run somebody else's code), docs say `magi init --github`
+    writes the pinned copy, and nothing names a tag."""
+    from magi.config.workflow import PLACEHOLDER
 
-
-def test_the_unreleased_action_reference_is_one_placeholder_the_docs_name():
-    """No release exists: every use of magi's action is the one placeholder, which README
-    and docs/action.md name exactly (one sed replaces them all), and nothing names a tag."""
-    uses = re.findall(r"^\s*(?:- )?uses: (magi-dev/magi@\S+)", WORKFLOW, re.M)
+    uses = re.findall(r"^\s*(?:- )?uses: ((?!actions/)\S+)", WORKFLOW, re.M)
     assert len(uses) >= 10
     assert set(uses) == {PLACEHOLDER}
     docs = (ROOT / "docs" / "action.md").read_text()
     readme = (ROOT / "README.md").read_text()
-    assert f"s#{PLACEHOLDER}#OWNER/REPO@SHA#" in docs
-    assert PLACEHOLDER in readme
-    assert "no release" in docs
-    assert "no release" in readme
+    assert "magi init --github" in docs
+    assert "magi init --github" in readme
     for text in (WORKFLOW, docs, readme):
-        assert not re.search(r"magi-dev/magi@v\d", text)
+        assert "magi-dev" not in text
+        assert not re.search(r"@v\d", text.split("actions/")[0])
 
 
 def test_every_landing_job_is_named_for_its_pr_so_a_crash_releases_the_lock():

@@ -34,9 +34,47 @@ def latest_run() -> Run | None:
     return None if run_id is None else store.load_run(run_id)
 
 
+def _pinned_workflow(given: str | None) -> tuple[str, str]:
+    """The workflow to write and the pin it carries; a UsageError saying what to pass."""
+    from magi.config.workflow import render_workflow
+    from magi.source import installed_source, parse_source
+
+    if given is not None:
+        try:
+            src = parse_source(given)
+        except ValueError as exc:
+            raise UsageError(f"--source: {exc}") from None
+    else:
+        found = installed_source()
+        if found is None or found.pin is None:
+            built = f" (built from commit {found.commit[:12]})" if found else ""
+            raise UsageError(
+                f"this magi does not know the GitHub repository it was built from{built}: "
+                "pass --source OWNER/REPO@SHA, the magi repository and the full commit your "
+                "workflow should run (install magi from it with pip install "
+                "'magi-election[github] @ git+https://github.com/OWNER/REPO@SHA')"
+            )
+        src = found
+    return render_workflow(src), src.pin or ""
+
+
 @app.command()
 def init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+    github: Annotated[
+        bool,
+        typer.Option(
+            "--github",
+            help="Also write .github/workflows/magi.yml, its magi pinned to this magi's commit.",
+        ),
+    ] = False,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--source",
+            help="--github: pin to OWNER/REPO@SHA instead of the magi installed here.",
+        ),
+    ] = None,
 ) -> None:
     """Write a commented starter .magi/config.toml for the agent CLIs on PATH."""
     from magi.agents.discover import find_clis
@@ -45,23 +83,46 @@ def init(
 
     root = Git.discover(Path.cwd()).root
     target = root / ".magi" / "config.toml"
-    if target.exists() and not force:
+    flow = root / ".github" / "workflows" / "magi.yml"
+    pinned = _pinned_workflow(source) if github or source else None
+    if pinned is not None and flow.exists() and not force:
+        raise UsageError(f"{flow} already exists; pass --force to overwrite it")
+    keep_config = github and target.exists() and not force
+    if target.exists() and not force and not github:
         raise UsageError(f"{target} already exists; pass --force to overwrite it")
-    found = find_clis()
-    target.parent.mkdir(exist_ok=True)
-    target.write_text(starter_config([cli.kind for cli in found]), encoding="utf-8")
-    typer.echo(f"wrote {target}")
-    if found:
-        for cli in found:
-            typer.echo(f"  agent {cli.kind:<12} {cli.version or '?':<12} {cli.executable_path}")
-    else:
-        typer.echo("  no agent CLI found on PATH: the [[agents]] entries are left commented out")
+    written = []
+    if not keep_config:
+        found = find_clis()
+        target.parent.mkdir(exist_ok=True)
+        target.write_text(starter_config([cli.kind for cli in found]), encoding="utf-8")
+        typer.echo(f"wrote {target}")
+        written.append(".magi/config.toml")
+        if found:
+            for cli in found:
+                typer.echo(f"  agent {cli.kind:<12} {cli.version or '?':<12} {cli.executable_path}")
+        else:
+            typer.echo(
+                "  no agent CLI found on PATH: the [[agents]] entries are left commented out"
+            )
+    if pinned is not None:
+        text, pin = pinned
+        flow.parent.mkdir(parents=True, exist_ok=True)
+        flow.write_text(text, encoding="utf-8")
+        written.append(".github/workflows/magi.yml")
+        typer.echo(f"wrote {flow} (magi's action pinned to {pin})")
     # A run branches from the base's tip: an uncommitted config is not in the candidates'
     # trees, and every run would warn about a dirty tree.
+    files_ = " ".join(written)
     typer.echo(
-        "next: commit it   (git add .magi/config.toml && git commit -m 'magi config'):\n"
+        f"next: commit it   (git add {files_} && git commit -m 'magi'):\n"
         "      runs branch from the base's tip, and an uncommitted config makes the tree dirty"
     )
+    if pinned is not None:
+        typer.echo(
+            "then: add the repository secrets MAGI_APP_CLIENT_ID and MAGI_APP_PRIVATE_KEY "
+            "(the App's client id and its .pem), install the App on this repository, and "
+            "register a runner (docs/runner.md)"
+        )
     typer.echo(
         "then: magi doctor   (checks the CLIs, logins, the roster, the seats and the repository)"
     )

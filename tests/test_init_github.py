@@ -1,0 +1,124 @@
+"""`magi init --github`: the workflow, every `uses:` of magi's action pinned; no placeholder."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from magi.config.workflow import PLACEHOLDER, render_workflow, template
+from magi.source import Source, from_checkout, github_repository, parse_source
+from magi.testing.cli import invoke
+
+SHA = "1234567890abcdef1234567890abcdef12345678"
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no agent CLI: the config is the starter
+    return root
+
+
+def _magi_uses(text: str) -> list[str]:
+    found = re.findall(r"^\s*(?:- )?uses: (\S+)", text, re.M)
+    return [u for u in found if not u.startswith("actions/")]
+
+
+def test_the_template_names_no_repository() -> None:
+    """magi's own workflow carries the placeholder only, and no real repository's name."""
+    text = template()
+    assert set(_magi_uses(text)) == {PLACEHOLDER}
+    assert "magi-dev" not in text
+
+
+def test_init_github_pins_every_use_to_the_source(repo: Path) -> None:
+    """--source OWNER/REPO@SHA: every `uses:` of the action is that, nothing else changed."""
+    res = invoke(["init", "--github", "--source", f"acme/magi@{SHA}"])
+    assert res.exit_code == 0, res.output
+    flow = (repo / ".github" / "workflows" / "magi.yml").read_text()
+    assert PLACEHOLDER not in flow
+    assert set(_magi_uses(flow)) == {f"acme/magi@{SHA}"}
+    assert len(_magi_uses(flow)) == len(_magi_uses(template()))
+    assert "PIN:" not in flow
+    assert f"pinned to\n# acme/magi@{SHA}" in flow
+    assert (repo / ".magi" / "config.toml").is_file()
+    assert "MAGI_APP_PRIVATE_KEY" in res.output  # what to do next
+
+
+def test_init_github_uses_the_installed_magis_own_source(repo, monkeypatch) -> None:
+    """Without --source: the repository and commit this magi was built from."""
+    monkeypatch.setattr("magi.source.installed_source", lambda: Source("acme/magi", SHA))
+    assert invoke(["init", "--github"]).exit_code == 0
+    flow = (repo / ".github" / "workflows" / "magi.yml").read_text()
+    assert set(_magi_uses(flow)) == {f"acme/magi@{SHA}"}
+
+
+def test_a_magi_that_does_not_know_its_repository_asks_for_source(repo, monkeypatch) -> None:
+    """Built from a clone whose origin is not on github.com: said, with what to pass."""
+    monkeypatch.setattr("magi.source.installed_source", lambda: Source(None, SHA))
+    res = invoke(["init", "--github"])
+    assert res.exit_code != 0
+    assert "--source OWNER/REPO@SHA" in res.output
+    assert not (repo / ".github").exists()
+
+
+@pytest.mark.parametrize("bad", ["acme/magi@main", "acme/magi", f"not a repo@{SHA}", "a@b"])
+def test_a_source_that_is_not_a_full_pin_is_refused(repo: Path, bad: str) -> None:
+    """A branch or a tag moves; only a full commit pins."""
+    res = invoke(["init", "--github", "--source", bad])
+    assert res.exit_code != 0
+    assert "--source" in res.output
+
+
+def test_an_existing_workflow_is_kept_without_force(repo: Path) -> None:
+    """Never overwritten silently; the config an earlier init wrote is kept."""
+    assert invoke(["init", "--github", "--source", f"acme/magi@{SHA}"]).exit_code == 0
+    again = invoke(["init", "--github", "--source", f"acme/magi@{'a' * 40}"])
+    assert again.exit_code != 0
+    assert "already exists" in again.output
+    forced = invoke(["init", "--github", "--force", "--source", f"acme/magi@{'a' * 40}"])
+    assert forced.exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("url", "repo"),
+    [
+        ("https://github.com/acme/magi.git", "acme/magi"),
+        ("https://x-access-token:ghs_secret@github.com/acme/magi", "acme/magi"),
+        ("git@github.com:acme/magi.git", "acme/magi"),
+        ("ssh://git@github.com/acme/magi", "acme/magi"),
+        ("https://gitlab.com/acme/magi.git", None),
+        ("/srv/git/magi.git", None),
+    ],
+)
+def test_the_repository_of_a_remote(url: str, repo: str | None) -> None:
+    """Only github.com names one; a URL's credentials never reach the record."""
+    assert github_repository(url) == repo
+
+
+def test_a_checkout_gives_its_head_and_origin(tmp_path: Path) -> None:
+    """What setup.py records at build time, and an editable install reads."""
+    root = tmp_path / "c"
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    ident = ["-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(
+        ["git", *ident, "-C", str(root), "commit", "-q", "--allow-empty", "-m", "x"], check=True
+    )
+    url = "https://x:ghs_tok@github.com/acme/magi.git"
+    subprocess.run(["git", "-C", str(root), "remote", "add", "origin", url], check=True)
+    src = from_checkout(root)
+    assert src is not None
+    assert src.repository == "acme/magi"
+    assert len(src.commit) == 40
+    assert "ghs_tok" not in repr(src)
+
+
+def test_render_refuses_a_source_without_a_repository() -> None:
+    with pytest.raises(ValueError, match="--source"):
+        render_workflow(Source(None, SHA))
+    assert parse_source(f"Acme/Magi.py@{SHA.upper()}").commit == SHA
