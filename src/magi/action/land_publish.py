@@ -116,6 +116,18 @@ def _push_record(remote: Remote, done: LandRound, made: tuple[str, str] | None) 
         remote.push(made[0], record_ref(done.run), expect=made[1])
 
 
+async def _blocked(
+    port: GitHubPort, env: ActionEnv, git: Git, remote: Remote, done: LandRound, text: str, why: str
+) -> LandPublished:
+    """Landing stops at this round: recorded, said on the PR, labeled; the branch stays."""
+    mark = env.seal.marker("land", step="blocked", sha=done.head)
+    made = _record(git, remote, done, blocked=why)
+    await port.create_comment(env.repo, done.pr, gate(text, Policy()).text + "\n\n" + mark)
+    await port.add_labels(env.repo, done.pr, [BLOCKED])
+    _push_record(remote, done, made)
+    return LandPublished("blocked", done.head)
+
+
 async def publish_land(
     *, port: GitHubPort, env: ActionEnv, git: Git, remote: Remote, where: Path, pr: int
 ) -> LandPublished:
@@ -130,16 +142,9 @@ async def publish_land(
             f"instead of asking again; labeled `{BLOCKED}`. A person decides: fix it by hand, "
             "or remove the label to let magi try once more."
         )
-        body = (
-            gate(text, Policy()).text
-            + "\n\n"
-            + env.seal.marker("land", step="blocked", sha=done.head)
+        return await _blocked(
+            port, env, git, remote, done, text, f"fix round {done.round} changed nothing{why}"
         )
-        made = _record(git, remote, done, blocked=f"fix round {done.round} changed nothing{why}")
-        await port.create_comment(env.repo, pr, body)
-        await port.add_labels(env.repo, pr, [BLOCKED])
-        _push_record(remote, done, made)
-        return LandPublished("blocked", done.head)
     _fetch_bundle(git, where, done)
     changed = workflow_changes(git, done.head, done.new_head)
     if changed and not _allows_workflows(git, remote, done):
@@ -149,16 +154,9 @@ async def publish_land(
             f"false`: a workflow runs with this repository's secrets). Labeled `{BLOCKED}`: "
             "a person decides."
         )
-        body = (
-            gate(text, Policy()).text
-            + "\n\n"
-            + env.seal.marker("land", step="blocked", sha=done.head)
+        return await _blocked(
+            port, env, git, remote, done, text, f"fix round {done.round} changed workflows"
         )
-        made = _record(git, remote, done, blocked=f"fix round {done.round} changed workflows")
-        await port.create_comment(env.repo, pr, body)
-        await port.add_labels(env.repo, pr, [BLOCKED])
-        _push_record(remote, done, made)
-        return LandPublished("blocked", done.head)
     made = _record(git, remote, done)
     remote.push(done.new_head, f"refs/heads/{pull.head.ref}", expect=done.head)
     _push_record(remote, done, made)
