@@ -121,6 +121,8 @@ class GitHubHTTP:
         self.requests: list[tuple[str, str]] = []
         self.faults: list[Fault] = []
         self.tokens_minted = 0
+        # manifest flow codes -> what the conversion answers (an App GitHub made from it)
+        self.manifest_codes: dict[str, dict[str, Any]] = {}
         self.downloads: list[httpx.Request] = []  # requests to the log download host
 
     def inject(

@@ -539,6 +539,15 @@ async def _token(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request
     return 201, d.shaped("POST", "/app/installations/{installation_id}/access_tokens", ours)
 
 
+@route("POST", "/app-manifests/{code}/conversions")
+async def _conversion(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    """The manifest flow's exchange: a code GitHub gave once, for one hour."""
+    made = d.manifest_codes.pop(p["code"], None)
+    if made is None:
+        return 404, {"message": "Not Found"}
+    return 201, made
+
+
 @route("GET", "/app")
 async def _app(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
     if (refused := _jwt_refused(d, rq)) is not None:

@@ -1,0 +1,232 @@
+"""``magi app setup``: register the magi App on GitHub in one command (the manifest flow).
+
+A local page (127.0.0.1 only) holds one button: a form that posts the App's manifest
+(``magi/templates/app.yml`` as JSON, HTML-escaped into the form, so an apostrophe in the
+description no longer cuts it) to GitHub's new-App page, for your account or ``--org``.
+GitHub creates the App and redirects back to the page with a one-time ``code`` and the
+``state`` the form carried; the page exchanges the code (``POST
+/app-manifests/{code}/conversions``, no credential needed) and writes what comes back to a
+file only its owner may read: the receiver's environment (``GITHUB_APP_ID``,
+``GITHUB_APP_SLUG``, ``GITHUB_WEBHOOK_SECRET``, ``GITHUB_APP_PRIVATE_KEY_PATH``) and the two
+values the workflow's secrets take (``MAGI_APP_CLIENT_ID``, the key file for
+``MAGI_APP_PRIVATE_KEY``). Then it says what to do next and the command ends.
+https://docs.github.com/en/apps/sharing-github-apps/registering-a-github-app-from-a-manifest
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import os
+import secrets
+from dataclasses import dataclass, field
+from importlib.resources import files
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import quote
+
+import typer
+
+from magi.cli.app import app
+
+__all__ = ["Setup", "cli", "manifest", "read_manifest"]
+
+cli = typer.Typer(help="The magi GitHub App: register it (setup).", no_args_is_help=True)
+app.add_typer(cli, name="app")
+
+
+def read_manifest(text: str) -> dict[str, Any]:
+    """app.yml's flat YAML (scalars, one level of mappings, lists of scalars) as a dict."""
+    out: dict[str, Any] = {}
+    section = ""
+    for raw in text.splitlines():
+        line = raw.split(" #", 1)[0].rstrip() if not raw.lstrip().startswith("#") else ""
+        if not line.strip():
+            continue
+        if not line.startswith(" "):
+            key, _, value = line.partition(":")
+            section = key.strip()
+            out[section] = _scalar(value.strip()) if value.strip() else None
+            continue
+        item = line.strip()
+        if item.startswith("- "):
+            current = out.get(section)
+            out[section] = [*(current if isinstance(current, list) else []), _scalar(item[2:])]
+        else:
+            key, _, value = item.partition(":")
+            current = out.get(section)
+            out[section] = {**(current if isinstance(current, dict) else {})}
+            out[section][key.strip()] = _scalar(value.strip())
+    return out
+
+
+def _scalar(value: str) -> Any:
+    return {"true": True, "false": False}.get(value, value)
+
+
+def manifest(public_url: str | None, redirect_url: str) -> dict[str, Any]:
+    """The App's manifest: app.yml, with this receiver's address and this page's redirect.
+
+    Without ``--public-url`` the webhook is registered inactive (GitHub needs an address
+    it can reach); set it in the App's settings once the receiver is deployed."""
+    data = read_manifest(files("magi").joinpath("templates/app.yml").read_text(encoding="utf-8"))
+    data["redirect_url"] = redirect_url
+    if public_url:
+        base = public_url.rstrip("/")
+        data["url"] = base
+        data["hook_attributes"] = {"url": f"{base}/webhook", "active": True}
+    else:
+        data["hook_attributes"] = {"url": "https://example.invalid/webhook", "active": False}
+    return data
+
+
+def new_app_url(github_url: str, org: str | None, state: str) -> str:
+    base = github_url.rstrip("/")
+    where = f"/organizations/{quote(org)}/settings/apps/new" if org else "/settings/apps/new"
+    return f"{base}{where}?state={quote(state)}"
+
+
+def page(action: str, data: dict[str, Any]) -> str:
+    """The one-button page; the manifest is an attribute value, escaped whole."""
+    value = html.escape(json.dumps(data), quote=True)
+    return (
+        "<!doctype html><meta charset=utf-8><title>magi: register the GitHub App</title>"
+        "<h1>Register the magi GitHub App</h1>"
+        "<p>GitHub will show the App's name, permissions and events before it creates it.</p>"
+        f'<form action="{html.escape(action, quote=True)}" method="post">'
+        f'<input type="hidden" name="manifest" value="{value}">'
+        '<button type="submit" id="create">Create the App on GitHub</button></form>'
+    )
+
+
+@dataclass
+class Setup:
+    """One registration: the state it expects back, where it writes, what it learned."""
+
+    out: Path
+    api_url: str
+    github_url: str = "https://github.com"
+    org: str | None = None
+    public_url: str | None = None
+    state: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    transport: Any = None  # tests: the GitHub double
+    said: str = ""
+
+    def app(self, redirect_url: str) -> Any:
+        from starlette.applications import Starlette
+        from starlette.requests import Request
+        from starlette.responses import HTMLResponse
+        from starlette.routing import Route
+
+        async def start(request: Request) -> HTMLResponse:
+            action = new_app_url(self.github_url, self.org, self.state)
+            return HTMLResponse(page(action, manifest(self.public_url, redirect_url)))
+
+        async def back(request: Request) -> HTMLResponse:
+            code, state = request.query_params.get("code", ""), request.query_params.get("state")
+            if not code or not secrets.compare_digest(state or "", self.state):
+                return HTMLResponse("<p>This is not the answer to this page's form.</p>", 400)
+            try:
+                text = await self.exchange(code)
+            except (RuntimeError, OSError) as exc:
+                return HTMLResponse(f"<p>{html.escape(str(exc))}</p>", 502)
+            self.said = text
+            self.done.set()
+            return HTMLResponse(f"<pre>{html.escape(text)}</pre>")
+
+        return Starlette(routes=[Route("/", start), Route("/done", back)])
+
+    async def exchange(self, code: str) -> str:
+        """The conversion, then the credentials file; the words for what to do next."""
+        import httpx
+
+        url = f"{self.api_url.rstrip('/')}/app-manifests/{quote(code)}/conversions"
+        headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
+        async with httpx.AsyncClient(transport=self.transport, timeout=30) as client:
+            answer = await client.post(url, headers=headers)
+        if answer.status_code != 201:
+            raise RuntimeError(
+                f"GitHub answered {answer.status_code} to the conversion (the code lives one "
+                "hour and works once): run `magi app setup` again"
+            )
+        got = answer.json()
+        return self.write(got)
+
+    def write(self, got: dict[str, Any]) -> str:
+        key = self.out.with_suffix(".pem")
+        for path in (self.out, key):
+            if path.exists():
+                raise RuntimeError(f"{path} exists: magi does not overwrite credentials")
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        _private(key, str(got["pem"]))
+        lines = [
+            "# The magi App's credentials (magi app setup). Keep this file to yourself.",
+            f"GITHUB_APP_ID={got['id']}",
+            f"GITHUB_APP_SLUG={got['slug']}",
+            f"GITHUB_WEBHOOK_SECRET={got['webhook_secret']}",
+            f"GITHUB_APP_PRIVATE_KEY_PATH={key}",
+            f"# the workflow's secrets: MAGI_APP_CLIENT_ID, and MAGI_APP_PRIVATE_KEY = {key}",
+            f"MAGI_APP_CLIENT_ID={got['client_id']}",
+        ]
+        _private(self.out, "\n".join(lines) + "\n")
+        installs = got.get("html_url", "").rstrip("/") + "/installations/new"
+        return (
+            f"Created the GitHub App {got['slug']} (id {got['id']}).\n"
+            f"Wrote {self.out} and {key}, readable by you only.\n\n"
+            f"next: install it on your repository: {installs}\n"
+            "then: in the repository's settings, add the secrets MAGI_APP_CLIENT_ID (from "
+            f"{self.out}) and MAGI_APP_PRIVATE_KEY (the contents of {key})\n"
+            f"then: start the receiver with that environment (app/README.md), e.g. "
+            f"`set -a; . {self.out}; set +a; uvicorn magi.app:create_app --factory`\n"
+            "then: `magi init --github` in the repository, and a runner (docs/runner.md)"
+        )
+
+
+def _private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+@cli.command()
+def setup(
+    org: Annotated[
+        str | None, typer.Option("--org", help="Register it for an organization.")
+    ] = None,
+    public_url: Annotated[
+        str | None,
+        typer.Option("--public-url", help="Where the receiver will answer (https://...)."),
+    ] = None,
+    out: Annotated[
+        Path, typer.Option("--out", help="Where to write the credentials (and the .pem).")
+    ] = Path("magi-app.env"),
+    port: Annotated[int, typer.Option("--port", help="The local page's port (0: any).")] = 0,
+    github_url: Annotated[str, typer.Option("--github-url")] = "https://github.com",
+    api_url: Annotated[str, typer.Option("--api-url")] = "https://api.github.com",
+) -> None:
+    """Register the magi App on GitHub through a local page, and write its credentials."""
+    import socket
+
+    import uvicorn
+
+    target = out.resolve()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", port))
+    sock.listen(8)
+    here = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    job = Setup(target, api_url, github_url, org, public_url)
+    server = uvicorn.Server(
+        uvicorn.Config(job.app(f"{here}/done"), log_level="warning", access_log=False)
+    )
+
+    async def serve() -> None:
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        await job.done.wait()
+        server.should_exit = True
+        await task
+
+    typer.echo(f"open {here}/ in a browser and press the button (Ctrl-C to give up)")
+    asyncio.run(serve())
+    typer.echo(job.said)
