@@ -100,13 +100,12 @@ def create_app(
         try:
             login = await auth.app_login()
         except GitHubError as exc:
+            # With GITHUB_APP_SLUG the login is known: GET /app only checked the credentials.
+            hint = "" if settings.app_slug else "; set GITHUB_APP_SLUG to start without it"
             problem = (
                 exc.message
                 if exc.auth
-                else (
-                    f"GITHUB_API_URL {settings.api_url}: {exc.message} (GET /app, to learn the "
-                    "App's login; set GITHUB_APP_SLUG to start without it)"
-                )
+                else f"GITHUB_API_URL {settings.api_url}: {exc.message} (GET /app{hint})"
             )
             logging.getLogger("magi.app").error(problem)
             return problem
