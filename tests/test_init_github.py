@@ -122,3 +122,34 @@ def test_render_refuses_a_source_without_a_repository() -> None:
     with pytest.raises(ValueError, match="--source"):
         render_workflow(Source(None, SHA))
     assert parse_source(f"Acme/Magi.py@{SHA.upper()}").commit == SHA
+
+
+def test_the_agents_jobs_fall_back_to_the_repositorys_runner_labels(repo: Path) -> None:
+    """A dispatch that names no labels (Run workflow by hand, no App) still lands on the
+    runners the config names: they are rendered into every agents job, not hard-coded."""
+    (repo / "magi.toml").write_text('[github]\nrunner_labels = ["self-hosted", "gpu-box"]\n')
+    assert invoke(["init", "--github", "--source", f"acme/magi@{SHA}"]).exit_code == 0
+    flow = (repo / ".github" / "workflows" / "magi.yml").read_text()
+    fallbacks = re.findall(r"runs-on: \$\{\{ fromJSON\(inputs\.runner-labels \|\| '(.*)'\) \}\}", flow)
+    assert fallbacks == ['["self-hosted", "gpu-box"]'] * 3
+    assert "default: '[\"self-hosted\", \"gpu-box\"]'" in flow
+    assert '"magi"]' not in flow
+
+
+def test_runner_labels_that_could_leave_the_json_are_refused(repo: Path) -> None:
+    """A label is a runner label: a quote would end the expression's string."""
+    (repo / "magi.toml").write_text("[github]\nrunner_labels = [\"x') || 'y\"]\n")
+    res = invoke(["init", "--github", "--source", f"acme/magi@{SHA}"])
+    assert res.exit_code != 0
+    assert "runner_labels" in res.output
+    assert not (repo / ".github").exists()
+    assert not (repo / ".magi").exists()  # nothing written when the workflow cannot be
+
+
+def test_the_default_labels_are_the_configs_default() -> None:
+    """The template's fallback and the config's default are one pair of labels."""
+    from magi.config.model import Github
+    from magi.config.workflow import DEFAULT_LABELS
+
+    assert list(DEFAULT_LABELS) == Github().runner_labels
+    assert render_workflow(Source("acme/magi", SHA)).count(str(list(DEFAULT_LABELS)).replace("'", '"')) == 4

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from magi.cli.app import app, emit
-from magi.errors import StateError, UsageError
+from magi.errors import ConfigError, StateError, UsageError
 from magi.state.model import Run
 
 if TYPE_CHECKING:
@@ -34,7 +34,26 @@ def latest_run() -> Run | None:
     return None if run_id is None else store.load_run(run_id)
 
 
-def _pinned_workflow(given: str | None) -> tuple[str, str]:
+def _repo_runner_labels(root: Path, config_text: str | None) -> list[str]:
+    """``[github] runner_labels`` as the App reads it: the repository's layers alone, with
+    ``config_text`` as ``.magi/config.toml`` when init is about to write that."""
+    from magi.config.load import load_repo_texts
+
+    texts = {
+        name: (root / name).read_text(encoding="utf-8")
+        for name in (".magi/config.toml", "magi.toml")
+        if (root / name).is_file()
+    }
+    if config_text is not None:
+        texts[".magi/config.toml"] = config_text
+    layers = [(name, texts[name]) for name in (".magi/config.toml", "magi.toml") if name in texts]
+    try:
+        return list(load_repo_texts(layers).config.github.runner_labels)
+    except ConfigError as exc:
+        raise UsageError(f"the workflow takes its runner labels from the config: {exc}") from None
+
+
+def _pinned_workflow(given: str | None, labels: list[str]) -> tuple[str, str]:
     """The workflow to write and the pin it carries; a UsageError saying what to pass."""
     from magi.config.workflow import render_workflow
     from magi.source import installed_source, parse_source
@@ -55,7 +74,10 @@ def _pinned_workflow(given: str | None) -> tuple[str, str]:
                 "'magi-election[github] @ git+https://github.com/OWNER/REPO@SHA')"
             )
         src = found
-    return render_workflow(src), src.pin or ""
+    try:
+        return render_workflow(src, labels), src.pin or ""
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 @app.command()
@@ -84,17 +106,25 @@ def init(
     root = Git.discover(Path.cwd()).root
     target = root / ".magi" / "config.toml"
     flow = root / ".github" / "workflows" / "magi.yml"
-    pinned = _pinned_workflow(source) if github or source else None
-    if pinned is not None and flow.exists() and not force:
+    wants_flow = github or source is not None
+    if wants_flow and flow.exists() and not force:
         raise UsageError(f"{flow} already exists; pass --force to overwrite it")
     keep_config = github and target.exists() and not force
     if target.exists() and not force and not github:
         raise UsageError(f"{target} already exists; pass --force to overwrite it")
     written = []
+    starter = None
     if not keep_config:
         found = find_clis()
+        starter = starter_config([cli.kind for cli in found])
+    # Everything is checked before anything is written: a bad --source or config leaves the
+    # repository as it was.
+    pinned = None
+    if wants_flow:
+        pinned = _pinned_workflow(source, _repo_runner_labels(root, starter))
+    if starter is not None:
         target.parent.mkdir(exist_ok=True)
-        target.write_text(starter_config([cli.kind for cli in found]), encoding="utf-8")
+        target.write_text(starter, encoding="utf-8")
         typer.echo(f"wrote {target}")
         written.append(".magi/config.toml")
         if found:

@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from magi.config.council import CouncilConfig
 
+_RUNNER_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
 BUILTIN_KINDS = ("claude", "codex", "opencode", "gemini", "antigravity", "command")
 AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 DEFAULT_PROTECTED = [".github/workflows/", ".magi/", "magi.toml", "CODEOWNERS"]
@@ -231,7 +233,11 @@ class Github(_Strict):
 
     label: str = "magi"
     workflow: str = "magi.yml"
-    runner_labels: list[str] = Field(default_factory=lambda: ["self-hosted", "magi"])
+    runner_labels: list[str] = Field(
+        default_factory=lambda: ["self-hosted", "magi"],
+        min_length=1,
+        description="Labels of the runners the agents jobs run on (sent with every dispatch).",
+    )
     required_checks: list[str] = Field(
         default_factory=list,
         description="Check names the merge gate requires; empty: every check on the head.",
@@ -250,6 +256,16 @@ class Github(_Strict):
         description="Bots (e.g. `coderabbitai[bot]`) whose reviews a fix round takes up; "
         "other bots' reviews, like those of people without write access, spend nothing.",
     )
+
+    @field_validator("runner_labels")
+    @classmethod
+    def _labels(cls, labels: list[str]) -> list[str]:
+        bad = [label for label in labels if not _RUNNER_LABEL.fullmatch(label)]
+        if bad:
+            raise ValueError(
+                f"not runner labels: {bad} (letters, digits, '.', '_' and '-', up to 100)"
+            )
+        return labels
 
 
 class Budget(_Strict):

@@ -5,18 +5,31 @@ tree) names ``MAGI_SOURCE/magi@000...0`` where the action is used: no repository
 that name (a GitHub owner has no ``_``), so an unrendered copy fails loudly instead of
 running somebody else's code. Rendering replaces each with ``OWNER/REPO@SHA`` and says so
 in the header.
+
+The agents jobs run on ``inputs.runner-labels``, which the App fills from the repository's
+``[github] runner_labels``. A dispatch without it (a person's "Run workflow", a run no App
+started) falls back to the labels written here: rendering puts the repository's own
+``runner_labels`` there, so the config is the one place they are named.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Sequence
 from importlib.resources import files
 
 from magi.source import Source
 
-__all__ = ["PLACEHOLDER", "render_workflow", "template"]
+__all__ = ["DEFAULT_LABELS", "PLACEHOLDER", "render_workflow", "template"]
 
 PLACEHOLDER = "MAGI_SOURCE/magi@" + "0" * 40
+DEFAULT_LABELS = ("self-hosted", "magi")
+# The fallback of every agents job's runs-on, as the template writes it.
+_FALLBACK = "inputs.runner-labels || '" + json.dumps(list(DEFAULT_LABELS)) + "'"
+_DEFAULT_INPUT = "default: '" + json.dumps(list(DEFAULT_LABELS)) + "'"
+# What GitHub accepts as a runner label, and nothing that could leave the quoted JSON.
+_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _PIN_LINES = re.compile(r"^# PIN: .*\n", re.M)
 
 
@@ -25,12 +38,19 @@ def template() -> str:
     return files("magi").joinpath("templates/workflow.yml").read_text(encoding="utf-8")
 
 
-def render_workflow(source: Source) -> str:
-    """The template with every ``uses:`` of the magi action pinned to ``source``."""
+def render_workflow(source: Source, runner_labels: Sequence[str] = DEFAULT_LABELS) -> str:
+    """The template with every ``uses:`` of the magi action pinned to ``source``, and
+    ``runner_labels`` as the agents jobs' labels when a dispatch names none."""
     pin = source.pin
     if pin is None:
         raise ValueError("the source names no repository: pass --source OWNER/REPO@SHA")
+    bad = [label for label in runner_labels if not _LABEL.fullmatch(label)]
+    if not runner_labels or bad:
+        raise ValueError(f"[github] runner_labels: not runner labels: {bad or 'none given'}")
     text = template()
+    given = "'" + json.dumps(list(runner_labels)) + "'"
+    text = text.replace(_FALLBACK, "inputs.runner-labels || " + given)
+    text = text.replace(_DEFAULT_INPUT, "default: " + given)
     header = (
         f"# Written by `magi init --github`: every `uses:` of magi's action below is pinned to\n"
         f"# {pin} (the magi that wrote it). To move to another magi, run it again.\n"
