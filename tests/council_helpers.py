@@ -84,3 +84,14 @@ def run(
     if rec.verdict is None:
         run_council(Council(rec, asker, evidence=bodies))
     return rec, asker
+
+
+def shown(md: str) -> str:
+    """What a reader sees of a comment: GitHub's renderer, tags dropped, entities read."""
+    import html
+    import re
+
+    import cmarkgfm
+
+    rendered = cmarkgfm.github_flavored_markdown_to_html(md)
+    return html.unescape(re.sub(r"<[^>]+>", "", rendered))

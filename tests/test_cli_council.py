@@ -76,6 +76,18 @@ def test_json_output_and_show(here):
     assert json.loads(again.stdout)["verdict"] == "passed"
 
 
+def test_show_markdown_prints_the_comment_github_gets(here):
+    """`magi show --markdown` on a council: the matrix comment as posted, not the table."""
+    write_config(here, ["says:A", "says:A", "says:B"])
+    out = json.loads(council("--json", "A or B?").stdout)
+    shown = invoke(["show", "--markdown", out["id"]])
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.startswith("### magi council: passed")
+    assert "| Seat | Agent | Weight |" in shown.stdout
+    assert "`<magi home>/runs/" in shown.stdout  # where the record is, scrubbed
+    assert str(here / "home") not in shown.stdout  # a local path is not posted
+
+
 def test_no_consensus_exits_13(here):
     """Three seats that never move: exit 13."""
     write_config(here, ["says:A", "says:B", "says:C"])

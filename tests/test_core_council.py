@@ -55,7 +55,8 @@ def test_a_failed_seat_counts_zero_and_stays_in_the_total():
 
 
 def test_weights_decide_not_heads():
-    """A heavy pair passes; a light pair does not reach the threshold."""
+    """A heavy pair passes; a light pair does not reach the threshold, and loses to the one
+    seat that holds more weight than both."""
     panel = [
         PanelSeat("sage-1", "a", 60),
         PanelSeat("sage-2", "b", 20),
@@ -67,7 +68,8 @@ def test_weights_decide_not_heads():
         [["sage-1"], ["sage-2", "sage-3"]],
         threshold=0.5,
     )
-    assert light.passed is None
+    assert light.passed is not None
+    assert light.passed.seats == ("sage-1",)
     heavy = count(
         panel,
         {"sage-1": "x", "sage-2": "x", "sage-3": "y"},
@@ -78,14 +80,41 @@ def test_weights_decide_not_heads():
     assert heavy.passed.weight == 80
 
 
-def test_one_heavy_supporter_is_not_a_council():
-    """A single seat with most of the weight still needs a second supporter."""
+def test_the_weights_decide_a_heavy_seat_passes_alone():
+    """Seats weighted 80, 10, 10 (threshold 0.5): the 80 seat's position passes; a user who
+    weights a seat expects the weight to count (seed 002)."""
+    panel = [
+        PanelSeat("sage-1", "a", 80),
+        PanelSeat("sage-2", "b", 10),
+        PanelSeat("sage-3", "c", 10),
+    ]
+    positions = {"sage-1": "x", "sage-2": "y", "sage-3": "z"}
+    c = count_positions(panel, positions, [["sage-1"], ["sage-2"], ["sage-3"]], 0.5)
+    assert c.passed is not None
+    assert c.passed.seats == ("sage-1",)
+    assert "passed with 80 of 100" in c.reason
+
+
+def test_min_supporters_two_is_seed_001s_rule_on_top():
+    """A panel that sets min_supporters = 2: one model is not a council, however heavy."""
     panel = [PanelSeat("sage-1", "a", 90), PanelSeat("sage-2", "b", 5), PanelSeat("sage-3", "c", 5)]
-    c = count(
-        panel, {"sage-1": "x", "sage-2": "y", "sage-3": "z"}, [["sage-1"], ["sage-2"], ["sage-3"]]
-    )
+    positions = {"sage-1": "x", "sage-2": "y", "sage-3": "z"}
+    groups = [["sage-1"], ["sage-2"], ["sage-3"]]
+    c = count_positions(panel, positions, groups, 0.5, min_supporters=2)
     assert c.passed is None
-    assert "one supporter" in c.reason
+    assert "1 supporter(s)" in c.reason
+    assert "min_supporters" in c.reason
+
+
+def test_equal_weights_need_two_of_three_either_way():
+    """For three equal seats the threshold already asks two supporters: the rule is moot."""
+    panel = [PanelSeat(f"sage-{i}", str(i), 1) for i in (1, 2, 3)]
+    groups = [["sage-1"], ["sage-2"], ["sage-3"]]
+    for floor in (1, 2):
+        c = count_positions(
+            panel, {"sage-1": "x", "sage-2": "y", "sage-3": "z"}, groups, 0.5, floor
+        )
+        assert c.passed is None
 
 
 def test_a_tie_at_the_threshold_passes_nothing():

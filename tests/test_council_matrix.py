@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from council_helpers import config, record, run
+from council_helpers import config, record, run, shown
 from magi.council.matrix import build, to_json
 from magi.council.render import COMMENT_LIMIT, markdown, terminal
 from magi.testing.council_scripted import ScriptedAsker
@@ -65,7 +65,7 @@ def test_a_seat_that_could_not_answer_keeps_its_row():
     assert len(rows) == 4
     assert rows["sage-2"].status == "no answer (error)"
     assert rows["sage-3"].status == "no answer (invalid)"
-    md = markdown(rec)
+    md = shown(markdown(rec))
     assert "no answer (error)" in md
     assert "no answer (invalid)" in md
 
@@ -118,7 +118,7 @@ def test_markdown_fits_a_comment_however_long_the_answers():
 def test_the_audit_line_names_the_record():
     """The matrix ends with where the record (prompts, raw answers) is."""
     rec, _ = run(SPLIT)
-    assert "/data/runs/r/run.json" in markdown(rec, "/data/runs/r/run.json")
+    assert "/data/runs/r/run.json" in shown(markdown(rec, "/data/runs/r/run.json"))
 
 
 def test_terminal_rendering_holds_every_row():

@@ -140,7 +140,12 @@ def test_secrets_and_personal_data_are_redacted_before_any_prompt():
     for _seat, _node, prompt in asker.prompts:
         for secret in ("sk-proj", "ops@example.com", "hunter2", "10.1.2.3", "192.168.4.7"):
             assert secret not in prompt
-    assert rec.question.original == question  # the record keeps what was asked
+    # The record keeps what was asked, less the values it redacted (the finding:
+    # run.json kept the question whole).
+    stored = rec.model_dump_json()
+    for secret in ("sk-proj", "ops@example.com", "hunter2", "10.1.2.3", "192.168.4.7"):
+        assert secret not in stored
+    assert rec.question.original.startswith("Should we rotate [REDACTED:api_key]?")
 
 
 def test_evidence_reaches_every_seat_byte_for_byte_with_its_hash():

@@ -130,9 +130,11 @@ def test_the_agents_jobs_fall_back_to_the_repositorys_runner_labels(repo: Path) 
     (repo / "magi.toml").write_text('[github]\nrunner_labels = ["self-hosted", "gpu-box"]\n')
     assert invoke(["init", "--github", "--source", f"acme/magi@{SHA}"]).exit_code == 0
     flow = (repo / ".github" / "workflows" / "magi.yml").read_text()
-    fallbacks = re.findall(r"runs-on: \$\{\{ fromJSON\(inputs\.runner-labels \|\| '(.*)'\) \}\}", flow)
+    fallbacks = re.findall(
+        r"runs-on: \$\{\{ fromJSON\(inputs\.runner-labels \|\| '(.*)'\) \}\}", flow
+    )
     assert fallbacks == ['["self-hosted", "gpu-box"]'] * 3
-    assert "default: '[\"self-hosted\", \"gpu-box\"]'" in flow
+    assert 'default: \'["self-hosted", "gpu-box"]\'' in flow
     assert '"magi"]' not in flow
 
 
@@ -152,4 +154,7 @@ def test_the_default_labels_are_the_configs_default() -> None:
     from magi.config.workflow import DEFAULT_LABELS
 
     assert list(DEFAULT_LABELS) == Github().runner_labels
-    assert render_workflow(Source("acme/magi", SHA)).count(str(list(DEFAULT_LABELS)).replace("'", '"')) == 4
+    assert (
+        render_workflow(Source("acme/magi", SHA)).count(str(list(DEFAULT_LABELS)).replace("'", '"'))
+        == 4
+    )

@@ -24,6 +24,7 @@ from magi.core.commands import Verb
 from magi.core.council_surface import command_of, question_of, review_question, risk_of
 from magi.core.posting import Policy, gate_json
 from magi.council.asker import Asker
+from magi.council.render import posting_policy
 from magi.council.session import start
 from magi.state.council import CouncilRun
 from magi.state.store import Store
@@ -132,8 +133,8 @@ def convene(
 
 def policy_of(rec: CouncilRun, store: Store | None = None) -> Policy:
     """The posting policy of a council: agents may be named once its verdict exists."""
-    roots = [(str(store.home), "<magi home>")] if store is not None else []
-    return Policy(roster=rec.config.agents, revealed=rec.verdict is not None, roots=roots)
+    roots = ((str(store.home), "<magi home>"),) if store is not None else ()
+    return posting_policy(rec, roots)
 
 
 def write(rec: CouncilRun, store: Store, out: Path, inputs: Inputs) -> None:

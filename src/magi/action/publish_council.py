@@ -6,8 +6,11 @@ the comment or the check run elsewhere. The matrix (``magi.council.render.markdo
 ``magi.core.posting.gate`` (no agent named before the verdict, secrets, mentions, the
 65,536 limit) and magi's marker is added after it. The comment is found again by its marker
 (one per command comment), so publishing twice edits rather than repeats; the check run goes
-on the pull request's head (an issue gets the comment only): success when passed, failure
-when rejected (or when no verdict exists), neutral when inconclusive.
+on the pull request's head (an issue gets the comment only), its conclusion
+``core.council.check_conclusion``: success only when passed; action_required when the
+council decided nothing or approved with conditions (they are listed in the check's
+summary, and its details link is the matrix comment); failure when rejected, when no
+council sat or when no verdict exists. Neutral never: GitHub lets it pass a required check.
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from magi.action.env import ActionEnv
 from magi.action.errors import TamperedArtifact
 from magi.core.council import check_conclusion
 from magi.core.council_surface import CHECK_NAME, MARKER
-from magi.core.posting import LIMIT, Policy, gate
-from magi.council.render import markdown
+from magi.core.posting import LIMIT, Policy, gate, inert
+from magi.council.render import comment_text
 from magi.github.models import Comment
 from magi.github.port import GitHubPort
 from magi.state.council import CouncilRun
@@ -70,13 +73,24 @@ async def _upsert(port: GitHubPort, env: ActionEnv, inputs: Inputs, body: str) -
 
 
 async def _check(
-    port: GitHubPort, env: ActionEnv, head: str, conclusion: str, summary: str
+    port: GitHubPort,
+    env: ActionEnv,
+    head: str,
+    conclusion: str,
+    summary: str,
+    details: str | None,
 ) -> None:
     for c in await port.list_check_runs(env.repo, head):
         if c.name == CHECK_NAME:
-            if (c.status, c.conclusion) != ("completed", conclusion):
+            # Another review's comment is another details link (and maybe other conditions).
+            if (c.status, c.conclusion, c.details_url) != ("completed", conclusion, details):
                 await port.update_check_run(
-                    env.repo, c.id, status="completed", conclusion=conclusion, summary=summary
+                    env.repo,
+                    c.id,
+                    status="completed",
+                    conclusion=conclusion,
+                    summary=summary,
+                    details_url=details,
                 )
             return
     await port.create_check_run(
@@ -86,11 +100,37 @@ async def _check(
         status="completed",
         conclusion=conclusion,
         summary=summary,
+        details_url=details,
     )
 
 
+def conditions_of(rec: CouncilRun) -> list[str]:
+    """The conditions a conditional review must see met, for the check's summary."""
+    if rec.verdict != "conditional" or rec.review is None:
+        return []
+    return list(rec.review.conditions)
+
+
+def _summary(headline: str, conditions: list[str], policy: Policy) -> str:
+    text = headline
+    if conditions:
+        # A seat's words: one inert line each, as in the matrix.
+        listed = "\n".join(f"- {inert(c, 500)}" for c in conditions)
+        text += (
+            "\n\nNot passing until these conditions are met and a new `/magi review` "
+            f"passes without conditions:\n\n{listed}"
+        )
+    return gate(text, policy).text
+
+
 async def _post(
-    port: GitHubPort, env: ActionEnv, inputs: Inputs, text: str, policy: Policy, conclusion: str
+    port: GitHubPort,
+    env: ActionEnv,
+    inputs: Inputs,
+    text: str,
+    policy: Policy,
+    conclusion: str,
+    conditions: list[str] | None = None,
 ) -> Published:
     mark = env.seal.marker(MARKER, comment=inputs.comment, issue=inputs.issue)
     # The marker comes after the gate (which would escape it): leave room for it.
@@ -99,8 +139,11 @@ async def _post(
     posted = await _upsert(port, env, inputs, body)
     if inputs.head_sha is None:
         return Published(posted.id, None)
-    summary = gate(text.splitlines()[0].lstrip("# ") if text else "", policy).text
-    await _check(port, env, inputs.head_sha, conclusion, summary)
+    headline = text.splitlines()[0].lstrip("# ") if text else ""
+    summary = _summary(headline, conditions, policy)
+    # action_required points a person somewhere: the matrix comment, else the job's log.
+    details = posted.html_url or env.job_url or None
+    await _check(port, env, inputs.head_sha, conclusion, summary, details)
     return Published(posted.id, conclusion)
 
 
@@ -109,10 +152,10 @@ async def publish_council(
 ) -> Published:
     """Post the matrix once per command comment and set the check run on a PR's head."""
     conclusion = check_conclusion(rec.verdict) if rec.verdict is not None else "failure"
-    text = markdown(rec, env.job_url or "")
-    if rec.verdict is None:
-        text += f"\nThe council did not reach a verdict: {rec.reason or rec.status.value}.\n"
-    published = await _post(port, env, inputs, text, policy_of(rec), conclusion)
+    text = comment_text(rec, env.job_url or "")
+    published = await _post(
+        port, env, inputs, text, policy_of(rec), conclusion, conditions_of(rec)
+    )
     env.set_output("run-id", rec.id)
     env.set_output("status", rec.verdict or rec.status.value)
     return published

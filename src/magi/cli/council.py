@@ -32,23 +32,29 @@ def _store() -> Store:
     return Store(magi_home())
 
 
-def _print(store: Store, rec: CouncilRun, *, json_: bool) -> None:
+def _print(store: Store, rec: CouncilRun, *, json_: bool, markdown: bool = False) -> None:
     from magi.council.matrix import to_json
-    from magi.council.render import terminal
+    from magi.council.render import comment_text, posting_policy, terminal
     from magi.council.session import record_path
 
     path = record_path(store, rec)
     if json_:
         typer.echo(json.dumps(to_json(rec, path), indent=2, ensure_ascii=False))
+    elif markdown:
+        # What GitHub would get: the same text through the same posting gate.
+        from magi.core.posting import gate
+
+        policy = posting_policy(rec, ((str(store.home), "<magi home>"),))
+        typer.echo(gate(comment_text(rec, path), policy).text, nl=False)
     else:
         emit(terminal(rec, path))
 
 
-def show_council(store: Store, run_id: str, *, json_: bool) -> None:
-    """``magi show`` for a council record."""
+def show_council(store: Store, run_id: str, *, json_: bool, markdown: bool = False) -> None:
+    """``magi show`` for a council record (``--markdown``: the comment GitHub would get)."""
     from magi.state.council import load_council
 
-    _print(store, load_council(store, run_id), json_=json_)
+    _print(store, load_council(store, run_id), json_=json_, markdown=markdown)
 
 
 def latest_council() -> bool:
@@ -128,6 +134,7 @@ def council(
     """Put one question to a weighted, blind panel; code counts; the matrix shows who said what."""
     from magi.agents.base import CancelToken
     from magi.cli.progress import TerminalReporter
+    from magi.core.bounds import decode_task
     from magi.council.session import resume as resume_council
     from magi.council.session import start
     from magi.engine import interruptible
@@ -163,7 +170,11 @@ def council(
     if file is not None and question:
         raise UsageError("give the question as text or with --file, not both")
     if file is not None:
-        text, source = file.read_text(encoding="utf-8"), f"file:{file}"
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            raise UsageError(f"--file {file}: {exc.strerror or exc}") from None
+        text, source = decode_task(data, f"--file {file}"), f"file:{file}"
     elif question:
         text, source = " ".join(question), "cli"
     else:

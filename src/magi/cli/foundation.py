@@ -229,7 +229,9 @@ def show(
     markdown: Annotated[
         bool,
         typer.Option(
-            "--markdown", help="Print the GitHub comments a PR would carry (tally, transcripts)."
+            "--markdown",
+            help="Print the GitHub comments a PR would carry (tally, transcripts), or a "
+            "council's matrix comment.",
         ),
     ] = False,
 ) -> None:
@@ -247,7 +249,7 @@ def show(
     if is_council(store, run_id):
         from magi.cli.council import show_council
 
-        show_council(store, run_id, json_=json_)
+        show_council(store, run_id, json_=json_, markdown=markdown)
         return
     record = store.load_run(run_id)
     # A blocked or failed run still exits 0: this is a report, not the run itself.

@@ -72,7 +72,23 @@ class PanelConfig(_Strict):
 
     threshold: float = Field(0.5, gt=0, le=1, description="Share of the total weight to pass.")
     rounds: int = Field(1, ge=0, le=2, description="Debate rounds at most (one with two seats).")
+    min_supporters: int = Field(
+        1,
+        ge=1,
+        le=9,
+        description="Seats a passing position needs besides its weight (2: seed 001's rule, "
+        "no single seat passes a position however heavy).",
+    )
     seats: list[CouncilSeatConfig] = Field(min_length=2, max_length=9)
+
+    @model_validator(mode="after")
+    def _supporters_can_be_found(self) -> PanelConfig:
+        if self.min_supporters > len(self.seats):
+            raise ValueError(
+                f"min_supporters is {self.min_supporters} but the panel has "
+                f"{len(self.seats)} seats: no position could ever pass"
+            )
+        return self
 
 
 class CouncilConfig(_Strict):

@@ -50,11 +50,17 @@ def decode_task(data: bytes, where: str) -> str:
         ) from None
 
 
-def check_task(text: str, limit: int) -> None:
-    """A task over ``limit`` UTF-8 bytes is refused before anything is recorded or spent."""
+def check_task(text: str, limit: int, what: str = "task") -> None:
+    """A task (or a council's question) over ``limit`` UTF-8 bytes is refused before
+    anything is recorded or spent."""
     size = len(text.encode("utf-8"))
     if size > limit:
+        flag = (
+            "--task-max-bytes (or [graph] task_max_bytes)"
+            if what == "task"
+            else ("[graph] task_max_bytes")
+        )
         raise UsageError(
-            f"the task is {size} bytes, over the {limit}-byte cap; shorten it, or raise the cap "
-            "with --task-max-bytes (or [graph] task_max_bytes)"
+            f"the {what} is {size} bytes, over the {limit}-byte cap; shorten it, or raise the "
+            f"cap with {flag}"
         )

@@ -15,9 +15,13 @@ a merge: when unsure, positions are different (the cost is one debate round; the
 silently discards a disagreement).
 
 **Passing.** A position passes when its supporting weight is at least ``threshold`` x
-the total weight, it has at least two supporters (one model is not a council), and no
-other position carries as much weight (a tie passes nothing, it goes to debate). With
-equal weights and threshold 0.5 that is two of three; with two seats, 2-0.
+the total weight and strictly more than any other position's (a tie passes nothing, it
+goes to debate). The weights decide, and nothing else (seed 002): seats weighted 80, 10,
+10 with threshold 0.5 pass the 80 seat's position alone, because that is what weighting a
+seat 80 means. Seed 001's "two supporters" rule was written for three equal sages, where
+the threshold and "strictly more" already give the same answer (two of three); a panel
+that wants it on top of the weights sets ``min_supporters = 2``. One precondition stays:
+at least two seats' answers were counted, or no council spoke at all.
 
 **Debate.** Only when nothing passed: at most two debate rounds with three or more seats
 answering, one with two, never more than configured. Each recipient sees the others as
@@ -165,6 +169,7 @@ def count_positions(
     positions: Mapping[str, str],
     groups: Sequence[Sequence[str]],
     threshold: float,
+    min_supporters: int = 1,
 ) -> Count:
     """Count ``positions`` (seat -> text, answering seats only) grouped by seat into ``groups``."""
     weight = {s.seat: s.weight for s in panel}
@@ -183,8 +188,11 @@ def count_positions(
         reason = f"{len(answered)} seat(s) answered; a council needs two answers to count"
     elif not tallies or tallies[0].weight < need:
         reason = f"no position reached {_share(need, total)} of the weight"
-    elif len(tallies[0].seats) < 2:
-        reason = "the heaviest position has one supporter; one model is not a council"
+    elif len(tallies[0].seats) < min_supporters:
+        reason = (
+            f"the heaviest position has {len(tallies[0].seats)} supporter(s); the panel "
+            f"asks for {min_supporters} (min_supporters)"
+        )
     elif len(tallies) > 1 and tallies[1].weight == tallies[0].weight:
         reason = f"two positions tie at {tallies[0].weight} of {total}"
     else:

@@ -70,7 +70,7 @@ _LOCAL_ROOTS = (
     "Volumes",
 )
 _PATH = re.compile(
-    r"(?<![\w.~/:-])/(?:" + "|".join(_LOCAL_ROOTS) + r")(?:/[^\s'\"`<>()\[\]{},;|]*)?"
+    r"(?<![\w.~/:-])/(?:" + "|".join(_LOCAL_ROOTS) + r")(?![\w.-])(?:/[^\s'\"`<>()\[\]{},;|]*)?"
     r"|(?<![\w])[A-Za-z]:\\(?:Users|Windows|actions-runner|a)\\[^\s'\"`<>()\[\]{},;|]*"
 )
 # GitHub logins: alphanumerics and single hyphens; teams are org/team. An @ after a word

@@ -59,7 +59,13 @@ def _tally(c: Council, panel: list[PanelSeat], held: Held, round_no: int) -> boo
     items = [(label, held[by_label[label]][0]) for label in labels]
     groups, by_clerk = clerk_groups(c, round_no, items, "positions")
     seat_groups = [[by_label[label] for label in g] for g in groups]
-    count = count_positions(panel, {s: held[s][0] for s in seats}, seat_groups, c.rec.threshold)
+    count = count_positions(
+        panel,
+        {s: held[s][0] for s in seats},
+        seat_groups,
+        c.rec.threshold,
+        c.rec.min_supporters,
+    )
     tally = RoundTally(
         round=round_no,
         groups=[

@@ -19,6 +19,7 @@ from typing import Literal, TypeVar
 from pydantic import ValidationError
 
 from magi.core.answers import Answer
+from magi.core.council_clean import answer_cleaner
 from magi.core.council_prompts import Evidence, with_notes
 from magi.council.asker import Asker, Reply
 from magi.state.council import CouncilAnswer, CouncilRun
@@ -96,6 +97,30 @@ def _reuse(c: Council, phase: str, round_no: int, job: Job, shape: type[M]) -> R
         return None  # a record this magi cannot read back: ask again rather than guess
 
 
+def _cleaned(
+    c: Council, phase: str, round_no: int, job: Job, reply: Reply, shape: type[M]
+) -> Reply:
+    """``reply`` with its answer cleaned (``core.council_clean``), re-validated; what went
+    is recorded as kinds and counts, and said as an event."""
+    if reply.answer is None:
+        return reply
+    rec = c.rec
+    clean = answer_cleaner(rec.config.agents, rec.question.cleaned, rec.config.graph.text_max_chars)
+    data, found = clean(reply.answer.model_dump(mode="json"))
+    if not found:
+        return reply
+    where = f"answer:{job.seat}:{phase}" + (f":{round_no}" if round_no else "")
+    with c.lock:
+        rec.redactions += found.redactions(where)
+    what = [f"{r.count} {r.kind}" for r in found.redactions(where)] + found.notes
+    c.event(phase, f"{job.seat}: cleaned before it is relayed: {'; '.join(what)}", "warn")
+    context = {"labels": job.labels, "finding_ids": job.ids}
+    try:
+        return Reply(shape.model_validate(data, context=context), "ok")
+    except ValidationError as exc:
+        return Reply(None, "invalid", f"the answer no longer fits its shape once cleaned: {exc}")
+
+
 def _record(c: Council, phase: str, round_no: int, seat: str, reply: Reply) -> None:
     data = reply.answer.model_dump(mode="json") if reply.answer is not None else None
     entry = CouncilAnswer(
@@ -139,6 +164,7 @@ def ask_phase(
             labels=job.labels,
             ids=job.ids,
         )
+        reply = _cleaned(c, phase, round_no, job, reply, shape)
         _record(c, phase, round_no, job.seat, reply)
         return job.seat, reply
 

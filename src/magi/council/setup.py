@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from magi.config.model import Config
+from magi.core.bounds import MARK, cap_bytes, check_task
 from magi.core.council import PanelSeat, degrade, detect_language, seat_name
 from magi.core.council_prompts import Evidence
 from magi.core.packet import neutralise
@@ -95,9 +96,17 @@ def new_council(
     risk: str | None = None,
     language: str | None = None,
 ) -> tuple[CouncilRun, list[Evidence]]:
-    """A new council record (not yet stored) and the evidence exactly as seats will get it."""
+    """A new council record (not yet stored) and the evidence exactly as seats will get it.
+
+    The question is held to ``[graph] task_max_bytes`` as a competition's task is (over it
+    is refused before anything is recorded); each evidence body (a file, a PR's diff) is cut
+    at ``[graph] patch_max_bytes`` as a judge's patch is, the cut marked. The record keeps
+    the question as given but with its secrets redacted: a redacted value is stored nowhere.
+    """
+    check_task(question, config.graph.task_max_bytes, "question")
     cleaned, removed = clean_task(question)
     cleaned, found = redact_secrets(cleaned, "question", personal=True)
+    as_given = redact_secrets(question, "question", personal=True)[0]
     lang = language or config.council.language
     if lang == "auto":
         lang = detect_language(cleaned)
@@ -108,6 +117,9 @@ def new_council(
     for ev_name, ev_source, raw in evidence:
         body, hits = redact_secrets(raw, f"evidence:{ev_name}", personal=True)
         body = neutralise(body)
+        kept, over = cap_bytes(body, config.graph.patch_max_bytes)
+        if over:
+            body = kept + "\n" + MARK.format(n=len(body) - len(kept)) + "\n"
         redactions += hits
         bodies.append(Evidence(ev_name, body, _sha(body)))
         records.append(
@@ -131,11 +143,14 @@ def new_council(
         created_at=now,
         mode=mode,
         question=Task(
-            original=question, cleaned=cleaned, source=source, removed=removed, redactions=found
+            original=as_given, cleaned=cleaned, source=source, removed=removed, redactions=found
         ),
         language=lang,
         panel=name,
         threshold=threshold,
+        min_supporters=(
+            config.council.panels[name].min_supporters if name in config.council.panels else 1
+        ),
         rounds=rounds,
         risk=risk or config.council.risk,
         panel_seats=seats,

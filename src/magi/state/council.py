@@ -135,6 +135,7 @@ class CouncilRun(Record):
     language: str = "en"
     panel: str = "default"
     threshold: float = 0.5
+    min_supporters: int = 1  # the panel's; 1: the weights alone decide
     rounds: int = 1  # debate rounds at most, as configured
     risk: str = "medium"
     clerk: str | None = None  # the clerk's agent
