@@ -21,7 +21,13 @@ from magi.action.compete import refuse_tokens
 from magi.action.errors import ActionError
 from magi.config.model import Config
 from magi.core.commands import Verb
-from magi.core.council_surface import command_of, question_of, review_question, risk_of
+from magi.core.council_surface import (
+    command_of,
+    mode_of,
+    question_of,
+    review_question,
+    risk_of,
+)
 from magi.core.posting import Policy, gate_json
 from magi.council.asker import Asker
 from magi.council.render import posting_policy
@@ -59,6 +65,7 @@ class Inputs:
     risk: str | None
     diff: str | None  # a pull request's diff (review)
     head_sha: str | None  # a pull request's head: where the check run goes
+    mode: str = "decision"  # decision | research (/magi council --research) | review
 
 
 def _json(path: Path) -> Any:
@@ -96,7 +103,8 @@ def read_inputs(where: Path, *, issue: int, comment: int, command: str) -> Input
         question = question_of(body)
         if not question.strip():
             raise ActionError(f"comment {comment} asks no question after `/magi council`")
-    return Inputs(issue, comment, command, question, risk_of(found), diff, head)
+    mode = "review" if verb is Verb.REVIEW else mode_of(body)
+    return Inputs(issue, comment, command, question, risk_of(found), diff, head, mode)
 
 
 def convene(
@@ -118,7 +126,7 @@ def convene(
         store,
         question=inputs.question,
         source=f"issue:{inputs.issue}",
-        mode="review" if review else "decision",
+        mode=inputs.mode,
         config=config,
         missing=missing,
         evidence=evidence,

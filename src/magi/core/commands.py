@@ -37,7 +37,8 @@ HELP: dict[Verb, str] = {
     Verb.FOLD: "remove a finished run's candidate branches",
     Verb.STATUS: "reply with where the run is",
     Verb.STATS: "reply with the figures over the repository's run records",
-    Verb.COUNCIL: "`/magi council <question>`: put a question to the blind, weighted panel",
+    Verb.COUNCIL: "`/magi council <question>`: put a question to the blind, weighted panel "
+    "(`/magi council --research <question>`: findings, cross-checked)",
     Verb.REVIEW: "a review panel on this pull request's diff (`/magi review high`: the tier)",
 }
 

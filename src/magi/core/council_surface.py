@@ -3,6 +3,8 @@
 Pure: the App, the agents job and the publish job all read a command comment the same way.
 The question is the text after ``/magi council`` on its line, or, when that is empty, the
 rest of the comment below that line (a long question fits in a comment, not on one line).
+``/magi council --research ...`` asks for research mode (findings cross-checked, as
+``magi council --mode research``); the flag is not part of the question.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ __all__ = [
     "MARKER",
     "RISKS",
     "command_of",
+    "mode_of",
     "question_of",
     "review_question",
     "risk_of",
@@ -23,6 +26,7 @@ CHECK_NAME = "magi council"
 MARKER = "council"  # <!-- magi:council comment=<id> -->: one matrix per command comment
 RISKS = ("low", "medium", "high", "critical")
 QUESTION_MAX = 20_000  # characters of a question taken from a comment
+RESEARCH = "--research"
 
 
 def command_of(body: str, verb: Verb) -> Command | None:
@@ -35,8 +39,11 @@ def question_of(body: str) -> str:
     command = command_of(body, Verb.COUNCIL)
     if command is None:
         return ""
-    if command.args:
-        return " ".join(command.args)[:QUESTION_MAX]
+    args = list(command.args)
+    if args and args[0].lower() == RESEARCH:
+        args = args[1:]
+    if args:
+        return " ".join(args)[:QUESTION_MAX]
     lines = body.splitlines()
     for i, line in enumerate(lines):
         words = line.split()
@@ -47,6 +54,14 @@ def question_of(body: str) -> str:
         ):
             return "\n".join(lines[i + 1 :]).strip()[:QUESTION_MAX]
     return ""
+
+
+def mode_of(body: str) -> str:
+    """``research`` for ``/magi council --research ...``, else ``decision``."""
+    command = command_of(body, Verb.COUNCIL)
+    if command is not None and command.args and command.args[0].lower() == RESEARCH:
+        return "research"
+    return "decision"
 
 
 def risk_of(command: Command) -> str | None:

@@ -131,6 +131,9 @@ def run_decision(c: Council) -> None:
             _finish(c, "inconclusive", None, f"{len(held)} seat(s) answered debate {round_no}")
             return
         passed = _tally(c, panel, held, round_no)
+        # A council that lost seats in this round is held to the limit of what is left:
+        # two seats get one debate round, however many sat down.
+        limit = min(limit, debate_limit(len(held), rec.rounds))
     last = rec.tallies[-1]
     if last.passed is not None:
         _finish(c, "passed", last.groups[last.passed].text, last.reason)
