@@ -9,7 +9,8 @@ against a real agy. What is unverified, exactly:
 - that ``-p`` with no argument reads the prompt from stdin (magi sends it there, as for claude);
 - the output: one JSON object carrying ``conversation_id`` and the reply, whose key is
   unknown, so ``response``, ``result``, ``text`` and ``output`` are tried in that order;
-  a ``usage`` object with ``input_tokens``/``output_tokens`` is read if present;
+  a ``usage`` object with ``input_tokens``/``output_tokens`` is read if present (priced at
+  the configured ``model``: no model name in the output is known);
 - the report that ``agy -p`` prints nothing when stdout is not a TTY (then every turn fails
   here with a message saying so, rather than passing an empty reply on);
 - the quota signal: a non-zero exit whose output matches quota/rate limit/RESOURCE_EXHAUSTED/429.
@@ -27,6 +28,7 @@ from magi.agents.cli import Invocation, Parsed, executable, malformed, tail
 from magi.agents.events import Event, Int, Lenient, Str, document
 from magi.agents.live import LiveLine, Signals
 from magi.config.model import AgentConfig
+from magi.state.model import ModelTokens
 
 EXECUTABLE = "agy"
 VERSION_ARGV = ("agy", "--version")
@@ -44,6 +46,17 @@ SIGNALS = Signals(
 class AgyUsage(Event):
     input_tokens: Int = None
     output_tokens: Int = None
+
+    def usage(self, model: str | None) -> Usage:
+        """The output names no model (as far as is known): the configured one is priced."""
+        models: dict[str, ModelTokens] = {}
+        if model and (self.input_tokens is not None or self.output_tokens is not None):
+            models[model] = ModelTokens(
+                input=self.input_tokens or 0, output=self.output_tokens or 0
+            )
+        return Usage(
+            input_tokens=self.input_tokens, output_tokens=self.output_tokens, models=models
+        )
 
 
 class AgyOutput(Event):
@@ -108,5 +121,6 @@ class AntigravityAdapter:
             keys = ", ".join(REPLY_KEYS)
             return malformed("agy", f"the JSON object has none of {keys}", stdout)
         u = out.usage or AgyUsage()
-        usage = Usage(input_tokens=u.input_tokens, output_tokens=u.output_tokens)
-        return Parsed(TurnStatus.OK, text=reply, session_id=session_id, usage=usage)
+        return Parsed(
+            TurnStatus.OK, text=reply, session_id=session_id, usage=u.usage(self.cfg.model)
+        )

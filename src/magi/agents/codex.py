@@ -18,6 +18,7 @@ from magi.agents.cli import Invocation, Parsed, executable, no_events, tail
 from magi.agents.events import Event, Int, Lenient, Str, event, events
 from magi.agents.live import LiveLine, Signals
 from magi.config.model import AgentConfig
+from magi.state.model import ModelTokens
 
 EXECUTABLE = "codex"
 VERSION_ARGV = ("codex", "--version")
@@ -49,15 +50,31 @@ SIGNALS = Signals(
 
 
 class CodexUsage(Event):
+    """``turn.completed.usage`` (README §2(d)). As in OpenAI's API (upstream codex source;
+    UNVERIFIED for 0.171), ``input_tokens`` counts the cached ones too and ``output_tokens``
+    the reasoning ones, so the price split takes the cached out of input and adds nothing
+    to output. On a resumed thread the figures may be the thread's running total (README,
+    UNVERIFIED): an estimate from them errs high, which is the safe side of a cap."""
+
     input_tokens: Int = None
     cached_input_tokens: Int = None
     output_tokens: Int = None
 
-    def usage(self) -> Usage:
+    def usage(self, model: str | None) -> Usage:
+        models: dict[str, ModelTokens] = {}
+        if model and (self.input_tokens is not None or self.output_tokens is not None):
+            given, cached = self.input_tokens or 0, self.cached_input_tokens or 0
+            split = ModelTokens(
+                input=max(0, given - cached),
+                cached=min(cached, given),
+                output=self.output_tokens or 0,
+            )
+            models[model] = split
         return Usage(
             input_tokens=self.input_tokens,
             output_tokens=self.output_tokens,
             cached_tokens=self.cached_input_tokens,
+            models=models,
         )
 
 
@@ -148,7 +165,8 @@ class CodexAdapter:
                 reply = ev.item.text if ev.item.text is not None else reply
             elif ev.type == "turn.completed":
                 completed = True
-                usage = usage + (ev.usage.usage() if ev.usage else Usage())
+                # The events name no model: it is the one the agent's config passed (-m).
+                usage = usage + (ev.usage.usage(self.cfg.model) if ev.usage else Usage())
             elif (msg := ev.error_message()) is not None:
                 errors.append(msg)
         if completed and exit_code == 0 and reply is not None:

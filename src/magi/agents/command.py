@@ -14,7 +14,9 @@ The contract a command agent is written against:
   until another is reported);
 - exit 75 (EX_TEMPFAIL), or a failing exit with "rate limit" or "quota" on stderr, means the
   agent hit a quota: the seat is refunded rather than failed. Any other non-zero exit is an
-  error.
+  error;
+- a command reports no tokens and no cost: its turns' wall time is what ``[budget]
+  run_minutes`` counts.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from magi.agents.cli import Invocation, Parsed, executable, malformed, tail
 from magi.agents.events import Event, Int, Lenient, Str, document
 from magi.agents.live import LiveLine, Signals
 from magi.config.model import AgentConfig
+from magi.state.model import ModelTokens
 
 EXECUTABLE = "gemini"
 VERSION_ARGV = ("gemini", "--version")
@@ -52,14 +53,30 @@ _NOISE = re.compile(r"^(?:at |[{}\[\],]+$)")  # stack frames and the braces of p
 
 
 class GeminiTokens(Event):
-    input: Int = None  # excludes cached tokens (like claude's input_tokens); prompt includes
+    """``stats.models[<model>].tokens`` (README §4(d)): ``prompt`` counts every input token,
+    ``input`` the uncached ones (like claude's input_tokens), ``cached`` the rest; thinking
+    (``thoughts``) is counted apart from the answer (``candidates``) and is paid as output."""
+
+    input: Int = None
     prompt: Int = None
     candidates: Int = None
     cached: Int = None
+    thoughts: Int = None
 
-    def usage(self) -> Usage:
+    def usage(self, model: str) -> Usage:
         given = self.input if self.input is not None else self.prompt
-        return Usage(input_tokens=given, output_tokens=self.candidates, cached_tokens=self.cached)
+        models: dict[str, ModelTokens] = {}
+        if given is not None or self.candidates is not None:
+            cached = self.cached or 0
+            uncached = self.input if self.input is not None else max(0, (self.prompt or 0) - cached)
+            out = (self.candidates or 0) + (self.thoughts or 0)
+            models[model] = ModelTokens(input=uncached, cached=cached, output=out)
+        return Usage(
+            input_tokens=given,
+            output_tokens=self.candidates,
+            cached_tokens=self.cached,
+            models=models,
+        )
 
 
 class GeminiModelStats(Event):
@@ -70,10 +87,12 @@ class GeminiStats(Event):
     models: Annotated[dict[str, Annotated[GeminiModelStats | None, Lenient]] | None, Lenient] = None
 
     def usage(self) -> Usage:
+        """Summed over the models, and each model's kept under its own name: the stats are
+        per model because one turn may call several, and each has its own price."""
         total = Usage()
-        for model in (self.models or {}).values():
+        for name, model in (self.models or {}).items():
             if model is not None and model.tokens is not None:
-                total = total + model.tokens.usage()
+                total = total + model.tokens.usage(name)
         return total
 
 

@@ -268,11 +268,49 @@ class Github(_Strict):
         return labels
 
 
-class Budget(_Strict):
-    """Spending caps in US dollars, where an agent CLI reports its cost."""
+class Price(_Strict):
+    """What one model costs, in US dollars per million tokens (magi's estimate of a turn
+    whose CLI reports tokens but no cost: ``magi.core.pricing``)."""
 
-    run_usd: float | None = Field(None, gt=0)
-    day_usd: float | None = Field(None, gt=0)
+    input: float = Field(ge=0, allow_inf_nan=False, description="Uncached input tokens.")
+    output: float = Field(ge=0, allow_inf_nan=False, description="Output tokens (reasoning too).")
+    cached: float | None = Field(
+        None, ge=0, allow_inf_nan=False, description="Cached input tokens (default: input)."
+    )
+
+
+class Budget(_Strict):
+    """Spending caps: dollars (reported by a CLI, or estimated from its tokens), and the wall
+    minutes of seats whose CLIs report neither."""
+
+    run_usd: float | None = Field(None, gt=0, allow_inf_nan=False)
+    day_usd: float | None = Field(
+        None,
+        gt=0,
+        allow_inf_nan=False,
+        description="Today's (UTC) dollars: this machine's runs; on a runner, the "
+        "repository's run records.",
+    )
+    run_minutes: float | None = Field(
+        None,
+        gt=0,
+        allow_inf_nan=False,
+        description="Wall minutes of this run's turns that have no dollar figure (their CLI "
+        "reports no cost, and no tokens of a model with a price).",
+    )
+    prices: dict[str, Price] = Field(
+        default_factory=dict,
+        description="Per model name as the CLI reports it (or the agent's `model`): "
+        '[budget.prices."gpt-5-codex"] input/output/cached; over magi\'s defaults.',
+    )
+
+    @field_validator("prices")
+    @classmethod
+    def _model_names(cls, prices: dict[str, Price]) -> dict[str, Price]:
+        bad = [name for name in prices if not name.strip() or name != name.strip()]
+        if bad:
+            raise ValueError(f"not model names: {bad} (empty, or space around the name)")
+        return prices
 
 
 class Config(_Strict):

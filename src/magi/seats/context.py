@@ -5,13 +5,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Literal, Protocol
 
 from magi.agents.base import Agent, CancelToken
 from magi.config.load import machine_config_dir
 from magi.config.model import Config
+from magi.core.pricing import Spend
 from magi.jail import JailPaths
 from magi.state.model import Event, Record, RunStatus, Seat
 from magi.state.store import Store
@@ -41,6 +42,14 @@ class TurnGuard(Protocol):
 
     def before(self, sctx: SeatContext, seat: str, node: str) -> None: ...
     def after(self, sctx: SeatContext, seat: str, node: str) -> list[str]: ...
+
+
+class DaySpend(Protocol):
+    """Where ``[budget] day_usd`` reads what other runs spent on ``day`` (UTC), ``besides``
+    the run asking (``magi.seats.day_spend``: this machine's store, or on a runner the
+    repository's run records). Read once per process."""
+
+    def spent(self, sctx: SeatContext, day: date, *, besides: str) -> Spend: ...
 
 
 class Reporter(Protocol):
@@ -82,6 +91,7 @@ class SeatContext:
     lock: threading.RLock = field(default_factory=threading.RLock)
     cache: dict[str, object] = field(default_factory=dict)
     guard: TurnGuard | None = None
+    day_spend: DaySpend | None = None  # None: chosen by magi.seats.day_spend.source
 
     @property
     def run_dir(self) -> Path:

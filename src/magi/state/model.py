@@ -22,6 +22,9 @@ from magi.state.review import Gate, MergeRecord, OperatorFix, Review
 # Schema 7 also reads records written before `[github] trusted_bots` and `workflow_changes`
 # existed: a config without them trusted no bot and pushed no agent's workflow change
 # (GitHub refused those pushes then), which is what their defaults say.
+# It also reads records from before `Usage.models` and `[budget] run_minutes`/`prices`:
+# a turn without `models` named no model to price (its tokens stay unpriced, as they were),
+# and a budget without the new keys capped only the dollars CLIs reported, as it did.
 SCHEMA = 7
 
 
@@ -91,9 +94,33 @@ class Task(_Rec):
     redactions: list[Redaction] = Field(default_factory=list)
 
 
+class ModelTokens(BaseModel):
+    """One model's tokens in a turn, split the way a price applies to them: uncached input,
+    cached input, output (reasoning included), whatever the CLI's own counting."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: int = Field(0, ge=0)
+    cached: int = Field(0, ge=0)
+    output: int = Field(0, ge=0)
+
+    def __add__(self, other: ModelTokens) -> ModelTokens:
+        return ModelTokens(
+            input=self.input + other.input,
+            cached=self.cached + other.cached,
+            output=self.output + other.output,
+        )
+
+
 class Usage(BaseModel):
     """Tokens and cost of a turn, as far as its CLI reported them (None: never reported,
-    which must not read as zero). The one usage type: adapters build it, records keep it."""
+    which must not read as zero). The one usage type: adapters build it, records keep it.
+
+    ``cost_usd`` is only ever a CLI's own figure. ``models`` holds the same tokens by the
+    model that spent them, where the CLI (or the agent's configured ``model``) names it: what
+    ``magi.core.pricing`` turns into an *estimated* cost when no cost was reported. Empty in
+    records written before it existed: such a turn's tokens are simply not priced.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -101,16 +128,21 @@ class Usage(BaseModel):
     output_tokens: int | None = None
     cached_tokens: int | None = None
     cost_usd: float | None = None
+    models: dict[str, ModelTokens] = Field(default_factory=dict)
 
     def __add__(self, other: Usage) -> Usage:
         def add(a: float | None, b: float | None) -> float | None:
             return b if a is None else a if b is None else a + b
 
+        models = dict(self.models)
+        for name, tokens in other.models.items():
+            models[name] = models[name] + tokens if name in models else tokens
         return Usage(
             input_tokens=_int(add(self.input_tokens, other.input_tokens)),
             output_tokens=_int(add(self.output_tokens, other.output_tokens)),
             cached_tokens=_int(add(self.cached_tokens, other.cached_tokens)),
             cost_usd=add(self.cost_usd, other.cost_usd),
+            models=models,
         )
 
 

@@ -1,0 +1,140 @@
+"""day_usd on a runner sums the repository's run records (refs/magi/runs/*), not one store."""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from budget_helpers import NOW, RUN_ID, budget_config, seat_context
+from git_helpers import isolate, one_commit_repo, sh
+from magi.action.record_ref import Published, build_commit, record_ref
+from magi.config.model import Config
+from magi.git import Git
+from magi.seats import Stop, check_budget
+from magi.state.model import ModelTokens, Run, RunStatus, Task, Turn, Usage
+from magi.state.store import Store
+
+ON_A_RUNNER = {"GITHUB_ACTIONS": "true"}
+
+
+def _turn(usage: Usage, *, days_ago: int = 0) -> Turn:
+    return Turn(
+        seat="impl-A",
+        node="implement",
+        turn=1,
+        agent="x",
+        status="ok",
+        started_at=NOW - timedelta(days=days_ago),
+        duration_s=1.0,
+        usage=usage,
+    )
+
+
+def _record(run_id: str, *turns: Turn) -> Run:
+    return Run(
+        id=run_id,
+        created_at=NOW,
+        repo="/elsewhere",
+        base="main",
+        seed=1,
+        task=Task(original="t", cleaned="t"),
+        config=Config(),
+        turns=list(turns),
+    )
+
+
+def _publish(origin: Path, run: Run) -> None:
+    """What `magi action publish` leaves in the repository: a record commit under its ref."""
+    git = Git(origin)
+    text = run.model_dump_json(by_alias=True, indent=2) + "\n"
+    sha = build_commit(
+        git, run_json=text, artifacts={"x.md": "y"}, published=Published(), parent=None, message="m"
+    )
+    assert sha is not None
+    git.run("update-ref", record_ref(run.id), sha)
+
+
+@pytest.fixture
+def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """(the runner's checkout, the repository it was cloned from) with records published."""
+    isolate(monkeypatch, tmp_path / "user")
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    repo = one_commit_repo(tmp_path / "checkout", {"README": "x"})
+    sh(repo, "remote", "add", "origin", str(origin))
+    sh(repo, "push", "-q", "origin", "main")
+    # Another runner's run today: $1.25 reported, 400k tokens of gpt-5-codex (~$0.50).
+    codex = Usage(input_tokens=400_000, models={"gpt-5-codex": ModelTokens(input=400_000)})
+    _publish(origin, _record("20261129-090000-1111", _turn(Usage(cost_usd=1.25)), _turn(codex)))
+    # Begun yesterday: only its turn of today counts.
+    late = _record(
+        "20261128-230000-2222",
+        _turn(Usage(cost_usd=50.0), days_ago=1),
+        _turn(Usage(cost_usd=0.25)),
+    )
+    _publish(origin, late)
+    _publish(origin, _record("20261126-100000-3333", _turn(Usage(cost_usd=100.0))))  # long ago
+    _publish(origin, _record(RUN_ID, _turn(Usage(cost_usd=30.0))))  # this run's last publish
+    sh(origin, "update-ref", "refs/magi/runs/not-a-run", "refs/heads/main")
+    return repo, origin
+
+
+def test_on_a_runner_day_usd_sums_the_repositorys_records_of_today(
+    tmp_path: Path, checkout: tuple[Path, Path]
+) -> None:
+    """Other runners' runs count (each at its own prices); this run counts once, from itself."""
+    repo, _ = checkout
+    cfg = budget_config([], day_usd=2.0)
+    sctx = seat_context(tmp_path / "home", cfg, {}, repo=repo, environ=ON_A_RUNNER)
+    with pytest.raises(Stop) as held:
+        check_budget(sctx)
+    assert held.value.status is RunStatus.HELD
+    assert held.value.reason == (
+        "budget: ~$2.00 ($0.50 est.) spent today against the $2.00 daily cap"
+    )
+    assert sh(repo, "for-each-ref", "refs/magi/") == "", "nothing is fetched into the checkout"
+
+
+def test_off_a_runner_day_usd_counts_this_machines_store_only(
+    tmp_path: Path, checkout: tuple[Path, Path]
+) -> None:
+    """`magi run` keeps summing its own store: the repository's records are not read."""
+    repo, _ = checkout
+    cfg = budget_config([], day_usd=2.0)
+    sctx = seat_context(tmp_path / "home", cfg, {}, repo=repo, environ={})
+    check_budget(sctx)
+    assert not (tmp_path / "home" / "records.git").exists()
+
+
+def test_this_runners_own_copy_of_a_run_wins_over_its_published_one(
+    tmp_path: Path, checkout: tuple[Path, Path]
+) -> None:
+    """A run this runner holds is counted as its store has it (at least as new as the ref)."""
+    repo, _ = checkout
+    home = tmp_path / "home"
+    mine = _record("20261129-090000-1111", _turn(Usage(cost_usd=9.0)))
+    Store(home).create(mine)
+    cfg = budget_config([], day_usd=9.2)
+    sctx = seat_context(home, cfg, {}, repo=repo, environ=ON_A_RUNNER)
+    with pytest.raises(Stop, match=r"\$9\.25 spent today"):  # 9.00 here + 0.25 yesterday's
+        check_budget(sctx)
+
+
+def test_records_that_cannot_be_read_leave_a_warning_and_this_runners_count(
+    tmp_path: Path, checkout: tuple[Path, Path]
+) -> None:
+    """No access to the repository (a private one, no token): said, not a traceback."""
+    repo, _ = checkout
+    sh(repo, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    cfg = budget_config([], day_usd=2.0)
+    sctx = seat_context(tmp_path / "home", cfg, {}, repo=repo, environ=ON_A_RUNNER)
+    check_budget(sctx)
+    said = [e for e in sctx.record.events if e.node == "budget"]
+    assert [e.level for e in said] == ["warn"]
+    assert said[0].message.startswith(
+        "[budget] day_usd counts only this runner's runs today: the repository's run records "
+        "(refs/magi/runs/*) could not be read ("
+    )
