@@ -1,12 +1,31 @@
-"""Time and tokens: what each seat spent, summed over its turns, and the seconds per node."""
+"""Time and tokens: what each seat spent, summed over its turns, and the seconds per node.
+
+A seat's dollars are its CLIs' own figures plus, for turns that reported tokens but no cost,
+an estimate at the run's prices (``magi.core.pricing``); ``estimated_usd`` says how much of
+``cost_usd`` is estimated, so no renderer shows an estimate as a bill.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from magi.state.model import Run, Usage
+from magi.config.model import Price
+from magi.core.pricing import Spend, price_table, spend, usd
+from magi.state.model import Run, Turn, Usage
 
-USAGE_KEYS = ("input_tokens", "output_tokens", "cached_tokens", "cost_usd")
+USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cached_tokens",
+    "cost_usd",
+    "estimated_usd",
+    "unmetered_seconds",
+)
+ESTIMATE_NOTE = (
+    "~ estimated from tokens at [budget.prices] (or magi's defaults), not reported by the CLI; "
+    "- no cost and no priced tokens (that time counts toward [budget] run_minutes)"
+)
 
 
 @dataclass(frozen=True)
@@ -17,32 +36,47 @@ class UsageRow:
     input_tokens: int | None  # None: the CLI never reported it, which is not zero
     output_tokens: int | None
     cached_tokens: int | None
-    cost_usd: float | None
+    cost_usd: float | None  # reported plus estimated; None: no turn had a dollar figure
+    estimated_usd: float | None = None  # the part of cost_usd estimated from tokens
+    unmetered_seconds: float = 0.0  # seconds of turns with no dollar figure
+
+    @property
+    def cost(self) -> str:
+        """The dollars as shown: ``$0.42``, ``~$0.42 est.``, or ``-``."""
+        if self.cost_usd is None:
+            return "-"
+        return usd(self.cost_usd, self.estimated_usd or 0.0, places=4)
 
 
-def _row(seat: str, turns: int, seconds: float, usage: Usage) -> UsageRow:
+def _row(seat: str, turns: list[Turn], prices: Mapping[str, Price]) -> UsageRow:
+    usage = sum((t.usage for t in turns), Usage())
+    spent: Spend = spend(turns, prices)
     return UsageRow(
         seat=seat,
-        turns=turns,
-        seconds=round(seconds, 3),
+        turns=len(turns),
+        seconds=round(sum(t.duration_s for t in turns), 3),
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         cached_tokens=usage.cached_tokens,
-        cost_usd=usage.cost_usd,
+        cost_usd=round(spent.usd, 6) if spent.metered else None,
+        estimated_usd=round(spent.estimated_usd, 6) if spent.estimated_usd else None,
+        unmetered_seconds=round(spent.unmetered_s, 3),
     )
 
 
 def usage_rows(run: Run) -> tuple[UsageRow, ...]:
     """Tokens, cost, turns and seconds per seat (sorted), summed over its turns, then total."""
-    per: dict[str, tuple[int, float, Usage]] = {}
+    prices = price_table(run.config.budget.prices)
+    per: dict[str, list[Turn]] = {}
     for turn in run.turns:
-        n, secs, usage = per.get(turn.seat, (0, 0.0, Usage()))
-        per[turn.seat] = (n + 1, round(secs + turn.duration_s, 3), usage + turn.usage)
-    total = (0, 0.0, Usage())
-    for n, secs, usage in per.values():
-        total = (total[0] + n, round(total[1] + secs, 3), total[2] + usage)
-    rows = [_row(seat, *per[seat]) for seat in sorted(per)]
-    return (*rows, _row("total", *total))
+        per.setdefault(turn.seat, []).append(turn)
+    rows = [_row(seat, per[seat], prices) for seat in sorted(per)]
+    return (*rows, _row("total", list(run.turns), prices))
+
+
+def shows_estimates(rows: tuple[UsageRow, ...]) -> bool:
+    """Whether a cost table needs ``ESTIMATE_NOTE``: some figure is estimated or missing."""
+    return any(r.estimated_usd or r.cost_usd is None for r in rows)
 
 
 def node_times(run: Run) -> tuple[tuple[str, float | None], ...]:

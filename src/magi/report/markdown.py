@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from magi.report.costs import ESTIMATE_NOTE, shows_estimates
 from magi.report.failures import SeatView
 from magi.report.gfm import LIMIT, Safe, Section, fit, inline, quote
 from magi.report.review_md import review_sections
@@ -120,8 +121,9 @@ def _candidates(v: RunView) -> list[dict[str, object]]:
     return rows
 
 
-def _money(value: float | None) -> str:
-    return "-" if value is None else f"${value:.4f}"
+def _tildes(text: str) -> Safe:
+    """``text`` for a table cell, its ``~`` (estimates) never read as strikethrough."""
+    return Safe(inline(text).replace("~", "\\~"))
 
 
 def _count(value: int | None) -> str:
@@ -174,16 +176,18 @@ def review_comment(v: RunView, sections: Sequence[Section] = ()) -> Comment:
             "input": _count(u.input_tokens),
             "output": _count(u.output_tokens),
             "cached": _count(u.cached_tokens),
-            "cost": _money(u.cost_usd),
+            "cost": _tildes(u.cost),
         }
         for u in v.usage
         if len(v.usage) > 1
     ]
+    note = _tildes(ESTIMATE_NOTE) if usage and shows_estimates(v.usage) else None
     body = _ENV.get_template("review.md.j2").render(
         v=v,
         task=inline(v.task.strip().splitlines()[0] if v.task.strip() else "", 200),
         failed=v.failed_seats,
         usage=usage,
+        usage_note=note,
         sections=render_sections(sections),
     )
     return Comment("review", fit(body, where(v), LIMIT))

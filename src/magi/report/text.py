@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from magi.core.review_report import follow_up_lines, review_rows
+from magi.report.costs import ESTIMATE_NOTE, shows_estimates
 from magi.report.view import HIDDEN, CandidateView, RankingView, RunView, build
 from magi.state.model import Run
 
@@ -140,10 +141,8 @@ def _tally(v: RunView) -> list[RenderableType]:
     return _section("tally", rows)
 
 
-def _usage_cell(value: float | None, money: bool = False) -> str:
-    if value is None:
-        return "-"
-    return f"${value:.4f}" if money else f"{int(value):,}"
+def _usage_cell(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
 
 
 def _costs(v: RunView) -> list[RenderableType]:
@@ -155,9 +154,10 @@ def _costs(v: RunView) -> list[RenderableType]:
         table = _table("seat", "turns", "seconds", "in", "out", "cached", "cost")
         for u in v.usage:
             tokens = (_usage_cell(x) for x in (u.input_tokens, u.output_tokens, u.cached_tokens))
-            money = _usage_cell(u.cost_usd, money=True)
-            table.add_row(*cells(u.seat, str(u.turns), f"{u.seconds:.1f}", *tokens, money))
+            table.add_row(*cells(u.seat, str(u.turns), f"{u.seconds:.1f}", *tokens, u.cost))
         out += [_heading("time and tokens per seat"), table]
+        if shows_estimates(v.usage):
+            out.append(Text(ESTIMATE_NOTE, style="dim"))
     return out
 
 
