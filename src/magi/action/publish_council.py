@@ -140,7 +140,7 @@ async def _post(
     if inputs.head_sha is None:
         return Published(posted.id, None)
     headline = text.splitlines()[0].lstrip("# ") if text else ""
-    summary = _summary(headline, conditions, policy)
+    summary = _summary(headline, conditions or [], policy)
     # action_required points a person somewhere: the matrix comment, else the job's log.
     details = posted.html_url or env.job_url or None
     await _check(port, env, inputs.head_sha, conclusion, summary, details)
@@ -153,9 +153,7 @@ async def publish_council(
     """Post the matrix once per command comment and set the check run on a PR's head."""
     conclusion = check_conclusion(rec.verdict) if rec.verdict is not None else "failure"
     text = comment_text(rec, env.job_url or "")
-    published = await _post(
-        port, env, inputs, text, policy_of(rec), conclusion, conditions_of(rec)
-    )
+    published = await _post(port, env, inputs, text, policy_of(rec), conclusion, conditions_of(rec))
     env.set_output("run-id", rec.id)
     env.set_output("status", rec.verdict or rec.status.value)
     return published

@@ -361,8 +361,11 @@ class GitHubKitPort:
         status: str,
         conclusion: str | None = None,
         summary: str = "",
+        details_url: str | None = None,
     ) -> CheckRun:
         kw: dict[str, Any] = {"conclusion": conclusion} if conclusion else {}
+        if details_url:
+            kw["details_url"] = details_url
         data = await self._call(
             self.gh.rest.checks.async_create,
             repo.owner,
@@ -383,8 +386,11 @@ class GitHubKitPort:
         status: str,
         conclusion: str | None = None,
         summary: str = "",
+        details_url: str | None = None,
     ) -> CheckRun:
         kw: dict[str, Any] = {"conclusion": conclusion} if conclusion else {}
+        if details_url:
+            kw["details_url"] = details_url
         if summary:
             kw["output"] = {"title": "magi", "summary": summary}
         data = await self._call(

@@ -165,6 +165,7 @@ class CheckRun(_Model):
     conclusion: str | None = None
     head_sha: str = ""
     html_url: str | None = None
+    details_url: str | None = None
 
 
 class StatusContext(_Model):

@@ -169,6 +169,7 @@ class GitHubPort(Protocol):
         status: str,
         conclusion: str | None = None,
         summary: str = "",
+        details_url: str | None = None,  # where a person reads more (action_required needs it)
     ) -> CheckRun: ...
     async def update_check_run(
         self,
@@ -178,6 +179,7 @@ class GitHubPort(Protocol):
         status: str,
         conclusion: str | None = None,
         summary: str = "",
+        details_url: str | None = None,  # where a person reads more (action_required needs it)
     ) -> CheckRun: ...
     async def combined_status(self, repo: Repo, ref: str) -> CombinedStatus: ...
 

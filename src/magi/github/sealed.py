@@ -84,6 +84,7 @@ class SealedPort:
         status: str,
         conclusion: str | None = None,
         summary: str = "",
+        details_url: str | None = None,
     ) -> CheckRun:
         return await self.inner.create_check_run(
             repo,
@@ -92,6 +93,7 @@ class SealedPort:
             status=status,
             conclusion=conclusion,
             summary=self.body(summary),
+            details_url=details_url,
         )
 
     async def update_check_run(
@@ -102,9 +104,15 @@ class SealedPort:
         status: str,
         conclusion: str | None = None,
         summary: str = "",
+        details_url: str | None = None,
     ) -> CheckRun:
         return await self.inner.update_check_run(
-            repo, check_run_id, status=status, conclusion=conclusion, summary=self.body(summary)
+            repo,
+            check_run_id,
+            status=status,
+            conclusion=conclusion,
+            summary=self.body(summary),
+            details_url=details_url,
         )
 
 

@@ -36,7 +36,8 @@ __all__ = [
 ]
 
 Mode = Literal["decision", "research", "review"]
-Verdict = Literal["passed", "rejected", "no_consensus", "inconclusive", "no_council"]
+# "conditional": a review approved with conditions; it does not pass until they are met.
+Verdict = Literal["passed", "conditional", "rejected", "no_consensus", "inconclusive", "no_council"]
 
 
 class _Rec(BaseModel):
@@ -123,6 +124,10 @@ class ReviewRecord(_Rec):
     ignored_vetoes: list[str] = Field(default_factory=list)
     dissent: list[str] = Field(default_factory=list)
     reason: str = ""
+    # Both added later; an older record reads truly by these defaults: it allowed no
+    # CONDITIONAL vote, and it needed two readable votes at every tier.
+    conditions: list[str] = Field(default_factory=list)  # "sage-2: <condition>"
+    quorum: int = 2  # readable votes the tier needed
 
 
 class CouncilRun(Record):

@@ -375,9 +375,11 @@ class FakeGitHub:
     async def create_comment(self, repo: Repo, number: int, body: str) -> Comment:
         w = await self._enter("create_comment", repo, number=number, body=body)
         _fits(body)
+        cid = next(self._ids)
         comment = Comment(
-            id=next(self._ids),
+            id=cid,
             body=body,
+            html_url=f"https://github.com/{repo.full_name}/issues/{number}#issuecomment-{cid}",
             user=User(login=APP_LOGIN, type="Bot"),
             created_at=self.now,
             updated_at=self.now,
@@ -598,9 +600,24 @@ class FakeGitHub:
         status: str,
         conclusion: str | None = None,
         summary: str = "",
+        details_url: str | None = None,
     ) -> CheckRun:
-        w = await self._enter("create_check_run", repo, name=name, head_sha=head_sha)
-        run = CheckRun(id=next(self._ids), name=name, status=status, conclusion=conclusion)
+        w = await self._enter(
+            "create_check_run",
+            repo,
+            name=name,
+            head_sha=head_sha,
+            conclusion=conclusion,
+            summary=summary,
+            details_url=details_url,
+        )
+        run = CheckRun(
+            id=next(self._ids),
+            name=name,
+            status=status,
+            conclusion=conclusion,
+            details_url=details_url,
+        )
         w.checks.setdefault(head_sha, []).append(run.model_copy(update={"head_sha": head_sha}))
         return run
 
@@ -612,12 +629,24 @@ class FakeGitHub:
         status: str,
         conclusion: str | None = None,
         summary: str = "",
+        details_url: str | None = None,
     ) -> CheckRun:
-        w = await self._enter("update_check_run", repo, check_run_id=check_run_id, status=status)
+        w = await self._enter(
+            "update_check_run",
+            repo,
+            check_run_id=check_run_id,
+            status=status,
+            conclusion=conclusion,
+            summary=summary,
+            details_url=details_url,
+        )
         for runs in w.checks.values():
             for i, r in enumerate(runs):
                 if r.id == check_run_id:
-                    runs[i] = r.model_copy(update={"status": status, "conclusion": conclusion})
+                    update = {"status": status, "conclusion": conclusion}
+                    if details_url is not None:
+                        update["details_url"] = details_url
+                    runs[i] = r.model_copy(update=update)
                     return runs[i]
         raise GitHubError("check run not found", status=404)
 

@@ -412,7 +412,13 @@ async def _merge(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request
 
 
 def _check(c: Any) -> dict[str, Any]:
-    return {"id": c.id, "name": c.name, "status": c.status, "conclusion": c.conclusion}
+    return {
+        "id": c.id,
+        "name": c.name,
+        "status": c.status,
+        "conclusion": c.conclusion,
+        "details_url": c.details_url,
+    }
 
 
 @route("GET", C + "/commits/{ref}/check-runs")
@@ -434,6 +440,7 @@ async def _create_check(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.
         head_sha=b["head_sha"],
         status=b.get("status", "queued"),
         conclusion=b.get("conclusion"),
+        details_url=b.get("details_url"),
     )
     return 201, d.shaped("POST", C + "/check-runs", _check(c))
 
@@ -446,6 +453,7 @@ async def _update_check(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.
         int(p["check_run_id"]),
         status=b.get("status", "completed"),
         conclusion=b.get("conclusion"),
+        details_url=b.get("details_url"),
     )
     return 200, d.shaped("PATCH", C + "/check-runs/{check_run_id}", _check(c))
 
