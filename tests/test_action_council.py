@@ -125,14 +125,19 @@ def test_no_agent_is_named_before_the_verdict(tmp_path: Path) -> None:
     [
         ({"sage-1": "approve", "sage-2": "approve", "sage-3": "approve"}, "review", "success"),
         ({"sage-1": "reject", "sage-2": "reject", "sage-3": "reject"}, "review", "failure"),
-        ({"sage-1": "says:A", "sage-2": "says:B", "sage-3": "says:C"}, "council", "neutral"),
+        (
+            {"sage-1": "says:A", "sage-2": "says:B", "sage-3": "says:C"},
+            "council",
+            "action_required",
+        ),
     ],
-    ids=["passed", "rejected", "inconclusive"],
+    ids=["passed", "rejected", "no_consensus"],
 )
 def test_the_check_run_on_the_pr_head_follows_the_verdict(
     tmp_path: Path, personas: dict[str, str], mode: str, expected: str
 ) -> None:
-    """success when passed, failure when rejected, neutral without consensus."""
+    """success when passed, failure when rejected, action_required without consensus (never
+    neutral, which GitHub lets pass a required check)."""
     body = f"/magi {mode}" + (" A, B or C?" if mode == "council" else "")
     where = thread(tmp_path / "in", body, number=7, comment=77, pull=True)
     inputs = read_inputs(where, issue=7, comment=77, command=mode)
@@ -145,6 +150,86 @@ def test_the_check_run_on_the_pr_head_follows_the_verdict(
     body_posted = publish(fake, out, inputs)
     assert conclusion(fake) == expected
     assert len(body_posted) <= 65_536
+
+
+def review_pr(
+    tmp_path: Path, fake: FakeGitHub, personas: dict[str, str], command: str, *, comment: int = 77
+) -> str:
+    """One `/magi review ...` on PR #7 through both jobs against the GitHub double: the body."""
+    where = thread(tmp_path / f"in-{comment}", command, number=7, comment=comment, pull=True)
+    inputs = read_inputs(where, issue=7, comment=comment, command="review")
+    out = run_council(tmp_path / f"run-{comment}", inputs, personas)
+    rec = read_council(out, inputs)
+    asyncio.run(publish_council(port=fake, env=ENV, inputs=inputs, rec=rec))
+    return next(c.body for c in fake.world(REPO).comments[7] if f"comment={comment}" in c.body)
+
+
+def check_run(fake: FakeGitHub):
+    (check,) = [c for c in fake.world(REPO).checks.get(HEAD, []) if c.name == CHECK_NAME]
+    return check
+
+
+def test_a_critical_review_two_reviewers_lost_is_not_a_passing_check(tmp_path: Path) -> None:
+    """Inconclusive is action_required (neutral would pass a required check), linked to the
+    matrix comment."""
+    fake = FakeGitHub()
+    fake.add_pull(REPO, 7, "topic", HEAD)
+    personas = {"sage-1": "approve", "sage-2": "fail", "sage-3": "garbage"}
+    body = review_pr(tmp_path, fake, personas, "/magi review critical")
+    assert "inconclusive" in body
+    check = check_run(fake)
+    assert check.conclusion == "action_required"
+    (comment,) = fake.world(REPO).comments[7]
+    assert comment.html_url
+    assert check.details_url == comment.html_url
+
+
+@pytest.mark.parametrize(
+    ("third", "expected"),
+    [("abstain", "action_required"), ("garbage", "action_required"), ("plain:REJECT", "failure")],
+    ids=["abstained", "unreadable", "seed-format-reject"],
+)
+def test_a_high_risk_review_does_not_pass_two_to_nothing(
+    tmp_path: Path, third: str, expected: str
+) -> None:
+    """2:0 beside a silent third is no quorum at high risk; a seed-format REJECT rejects."""
+    fake = FakeGitHub()
+    fake.add_pull(REPO, 7, "topic", HEAD)
+    review_pr(
+        tmp_path,
+        fake,
+        {"sage-1": "approve", "sage-2": "approve", "sage-3": third},
+        "/magi review high",
+    )
+    assert check_run(fake).conclusion == expected
+
+
+def test_a_conditional_review_holds_the_check_until_a_review_passes_without_conditions(
+    tmp_path: Path,
+) -> None:
+    """CONDITIONAL: action_required with the conditions in the check's summary; a later
+    review with no conditions turns the same check green."""
+    fake = FakeGitHub()
+    fake.add_pull(REPO, 7, "topic", HEAD)
+    personas = {
+        "sage-1": "approve",
+        "sage-2": "conditional:add a test for @everyone",
+        "sage-3": "approve",
+    }
+    body = review_pr(tmp_path, fake, personas, "/magi review")
+    assert "CONDITIONAL" in body
+    assert "approved with conditions" in body
+    assert check_run(fake).conclusion == "action_required"
+    (created,) = fake.named("create_check_run")
+    summary = ch.shown(created.args["summary"])
+    assert "Not passing until" in summary
+    assert "sage-2: add a test for" in summary
+    assert "@everyone" not in summary  # a seat's words stay inert in the summary
+    review_pr(tmp_path, fake, {s: "approve" for s in personas}, "/magi review", comment=78)
+    check = check_run(fake)
+    assert check.conclusion == "success"
+    assert check.details_url is not None
+    assert check.details_url.endswith(f"#issuecomment-{fake.world(REPO).comments[7][1].id}")
 
 
 def test_an_artifact_for_another_comment_is_refused(tmp_path: Path) -> None:

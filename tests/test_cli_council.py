@@ -106,6 +106,40 @@ def test_a_rejected_review_exits_1(here):
     assert "rejected" in r.stdout
 
 
+def review(here: Path, *args: str) -> Result:
+    diff = here / "pr.diff"
+    diff.write_text("-a\n+b\n")
+    return council("--mode", "review", "--evidence", str(diff), *args, "Merge this?")
+
+
+def test_two_approvals_and_an_unreadable_third_do_not_pass_a_high_risk_review(here):
+    """Seed 004's 3:0: 2:0 beside an unreadable answer is inconclusive at high risk, exit 13."""
+    write_config(here, ["approve", "approve", "garbage"])
+    r = review(here, "--risk", "high")
+    assert r.exit_code == 13, r.output
+    assert "no quorum" in r.stdout
+
+
+def test_a_rejection_in_seed_004s_format_rejects(here):
+    """`**VOTE:** REJECT` in seed 004's plain block is a rejection, not an abstention: exit 1."""
+    write_config(here, ["approve", "approve", "plain:REJECT"])
+    r = review(here, "--risk", "high", "--json")
+    assert r.exit_code == 1, r.output
+    out = json.loads(r.stdout)
+    assert out["verdict"] == "rejected"
+    assert out["review"]["counted"] == ["sage-1", "sage-2", "sage-3"]
+
+
+def test_a_conditional_review_exits_14_and_lists_its_conditions(here):
+    """CONDITIONAL: approved with conditions, not passing: exit 14, the conditions shown."""
+    write_config(here, ["approve", "conditional:add a test for empty input", "approve"])
+    r = review(here)
+    assert r.exit_code == 14, r.output
+    assert "approved with conditions" in r.stdout
+    assert "add a test for empty input (sage-2)" in r.stdout
+    assert "CONDITIONAL" in r.stdout
+
+
 def test_a_config_that_cannot_seat_exits_3(here):
     """Two of three CLIs missing: no council, exit 3, naming what is missing."""
     lines = ["[[agents]]", 'id = "a1"', 'kind = "command"', f"command = {json.dumps(MODULE)}", ""]

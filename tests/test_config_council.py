@@ -130,3 +130,25 @@ def test_every_shipped_personality_has_a_japanese_text():
     from magi.config.council import PERSONALITIES_JA
 
     assert set(PERSONALITIES_JA) == set(PERSONALITIES)
+
+
+def test_review_quorum_defaults_to_three_readable_votes_at_high_and_critical(tmp_path):
+    """Seed 004's 3:0: high and critical need three readable votes unless the config says."""
+    q = council(tmp_path, "").review_quorum
+    assert [q.of(t) for t in ("low", "medium", "high", "critical")] == [2, 2, 3, 3]
+    q = council(tmp_path, "[council]\nreview_quorum = { high = 2, critical = 4 }\n").review_quorum
+    assert (q.of("high"), q.of("critical"), q.of("low")) == (2, 4, 2)
+
+
+@pytest.mark.parametrize(
+    ("table", "key"),
+    [
+        ("review_quorum = { high = 1 }", "review_quorum.high"),
+        ("review_quorum = { critical = 10 }", "review_quorum.critical"),
+        ("review_quorum = { extreme = 3 }", "review_quorum.extreme"),
+        ("review_quorum = 3", "review_quorum"),
+    ],
+)
+def test_a_bad_review_quorum_is_an_error_naming_the_key(tmp_path, table, key):
+    """Below two, above nine, an unknown tier or a bare number: refused, naming the key."""
+    assert key in error(tmp_path, f"[council]\n{table}\n")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
 from magi.core.council import (
     CHECK_CONCLUSION,
+    EXIT_CODES,
     PanelSeat,
     change_outcome,
     check_conclusion,
@@ -17,6 +20,7 @@ from magi.core.council import (
     grouping,
     sage_aliases,
 )
+from magi.state.council import Verdict as RecordedVerdict
 
 THREE = [PanelSeat(f"sage-{i}", f"a{i}") for i in (1, 2, 3)]
 
@@ -207,9 +211,10 @@ def test_degraded_councils():
     ("verdict", "conclusion", "code"),
     [
         ("passed", "success", 0),
+        ("conditional", "action_required", 14),
         ("rejected", "failure", 1),
-        ("no_consensus", "neutral", 13),
-        ("inconclusive", "neutral", 13),
+        ("no_consensus", "action_required", 13),
+        ("inconclusive", "action_required", 13),
         ("no_council", "failure", 3),
     ],
 )
@@ -220,14 +225,14 @@ def test_check_run_conclusion_and_exit_code_per_verdict(verdict, conclusion, cod
 
 
 def test_every_verdict_has_a_conclusion():
-    """No verdict is left without a check-run conclusion."""
-    assert set(CHECK_CONCLUSION) == {
-        "passed",
-        "rejected",
-        "no_consensus",
-        "inconclusive",
-        "no_council",
-    }
+    """No verdict a record can hold is left without a check-run conclusion or an exit code."""
+    assert set(CHECK_CONCLUSION) == set(get_args(RecordedVerdict)) == set(EXIT_CODES)
+
+
+def test_only_a_pass_passes_a_required_check():
+    """GitHub lets success, neutral and skipped pass a required check: only "passed" may."""
+    passing = {"success", "neutral", "skipped"}
+    assert [v for v, c in CHECK_CONCLUSION.items() if c in passing] == ["passed"]
 
 
 @pytest.mark.parametrize(

@@ -121,3 +121,72 @@ def test_unknown_tier_is_refused():
     """A tier outside the four is a programming error, not a verdict."""
     with pytest.raises(ValueError, match="risk tier"):
         review_verdict(ballots("APPROVE", "APPROVE"), "extreme")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("tier", ["high", "critical"])
+@pytest.mark.parametrize("third", ["ABSTAIN", None], ids=["abstained", "unreadable"])
+def test_two_approvals_and_a_silent_third_do_not_pass_high_or_critical(tier, third):
+    """Seed 004's 3:0: 2:0 beside an abstention or an unreadable answer has no quorum."""
+    r = review_verdict(ballots("APPROVE", "APPROVE", third), tier, quorum=3)
+    assert r.verdict == "inconclusive"
+    assert "2 readable vote(s) of 3 seat(s)" in r.reason
+    assert f"{tier} risk needs 3" in r.reason
+    assert review_verdict(ballots("APPROVE", "APPROVE", "APPROVE"), tier, 3).verdict == "passed"
+
+
+def test_the_quorum_is_what_the_caller_configured():
+    """A quorum of two at high risk (chosen on purpose) lets 2:0 pass again."""
+    r = review_verdict(ballots("APPROVE", "APPROVE", "ABSTAIN"), "high", quorum=2)
+    assert (r.verdict, r.quorum) == ("passed", 2)
+
+
+def test_a_quorum_below_two_is_a_programming_error():
+    """Seed 004: nothing is decided on fewer than two votes."""
+    with pytest.raises(ValueError, match="at least 2"):
+        review_verdict(ballots("APPROVE", "APPROVE"), "low", quorum=1)
+
+
+def conditional(*votes, conditions=("add a test",), veto_seat=None):
+    return [
+        Ballot(
+            b.seat,
+            b.weight,
+            b.vote,
+            may_veto=b.seat == veto_seat,
+            conditions=conditions if b.vote == "CONDITIONAL" else (),
+        )
+        for b in ballots(*votes)
+    ]
+
+
+def test_a_conditional_vote_makes_a_passing_review_conditional():
+    """CONDITIONAL approves with conditions: the review is conditional, each one listed."""
+    r = review_verdict(conditional("APPROVE", "APPROVE", "CONDITIONAL"), "medium")
+    assert r.verdict == "conditional"
+    assert r.conditions == ("sage-3: add a test",)
+    assert "1 condition(s)" in r.reason
+    assert r.approve == 3
+
+
+def test_conditional_counts_as_approving_weight_and_the_dissent_stays():
+    """At low risk, APPROVE + CONDITIONAL outweigh one REJECT; the rejecter is the dissent."""
+    r = review_verdict(conditional("APPROVE", "CONDITIONAL", "REJECT"), "low")
+    assert r.verdict == "conditional"
+    assert r.dissent == ("sage-3",)
+
+
+def test_a_rejected_or_inconclusive_review_carries_no_conditions():
+    """Conditions belong to an approval: a review that did not pass lists none."""
+    rejected = review_verdict(conditional("APPROVE", "CONDITIONAL", "REJECT"), "high")
+    assert (rejected.verdict, rejected.conditions) == ("rejected", ())
+    quiet = review_verdict(conditional("CONDITIONAL", "ABSTAIN", "ABSTAIN"), "low")
+    assert (quiet.verdict, quiet.conditions) == ("inconclusive", ())
+
+
+def test_the_veto_holder_voting_conditional_has_approved_with_conditions():
+    """At critical risk the veto holder's CONDITIONAL is its approval, with its conditions."""
+    r = review_verdict(
+        conditional("APPROVE", "APPROVE", "CONDITIONAL", veto_seat="sage-3"), "critical", 3
+    )
+    assert r.verdict == "conditional"
+    assert r.conditions == ("sage-3: add a test",)

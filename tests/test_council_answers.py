@@ -48,6 +48,7 @@ def test_the_issue_shapes_parse_as_written():
         fenced(
             {
                 "vote": "APPROVE",
+                "reason": "r",  # seed 004: every vote carries a reason
                 "confidence": 0.7,
                 "findings": [{"severity": "critical", "title": "t", "detail": "d"}],
                 "veto": False,
@@ -131,3 +132,87 @@ def test_clerk_conflicts_name_known_items():
     bad = {"groups": [["P1", "P2"], ["P3"]], "conflicts": {"P9": "x"}}
     with pytest.raises(AnswerError, match="conflicts names"):
         parse_answer(fenced(bad), ClerkAnswer, labels=["P1", "P2", "P3"])
+
+
+SEED_BLOCK = """## CASPER-3 report
+### Analysis
+The token is printed.
+
+### Vote
+**VOTE:** `REJECT`
+CONFIDENCE: HIGH
+REASON: the token reaches the log
+  and nothing masks it.
+VETO: NO
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "vote", "reason"),
+    [
+        (SEED_BLOCK, "REJECT", "the token reaches the log and nothing masks it."),
+        ("vote: approve\nreason: fine", "APPROVE", "fine"),
+        ("- **Vote**: [ABSTAIN]\n- **Reason**: not my field", "ABSTAIN", "not my field"),
+        ("`VOTE: APPROVE`\n`REASON: ok`", "APPROVE", "ok"),
+        ("VOTE：APPROVE\nREASON：問題なし", "APPROVE", "問題なし"),
+        ("VOTE: APPROVE\nREASON: r\nVOTE: **approve**", "APPROVE", "r"),
+    ],
+    ids=["seed-004", "lowercase", "bullets-bold-brackets", "backticks", "full-width", "repeat"],
+)
+def test_seed_004s_plain_vote_block_is_read(text, vote, reason):
+    """A reviewer answering in seed 004's own format is read, not turned into an abstention."""
+    answer = parse_answer(text, ReviewVoteAnswer)
+    assert (answer.vote, answer.reason) == (vote, reason)
+
+
+def test_a_plain_conditional_lists_its_conditions():
+    """CONDITIONS: the list items below it become the vote's conditions."""
+    text = "VOTE: CONDITIONAL\nREASON: fine once tested\nCONDITIONS:\n- add a test\n2. update docs"
+    answer = parse_answer(text, ReviewVoteAnswer)
+    assert answer.conditions == ["add a test", "update docs"]
+    assert parse_answer(SEED_BLOCK, ReviewVoteAnswer).confidence == 0.9
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("VOTE: APPROVE\nREASON: a\n\nVOTE: REJECT\nREASON: b", "two different VOTE lines"),
+        ("VOTE: APPROVE/REJECT\nREASON: r", "names no vote"),
+        ("VOTE: APPROVE\n", "field 'reason' missing"),
+        ("VOTE: APPROVE\nREASON: r\nVETO: maybe", "not YES or NO"),
+        ("VOTE: APPROVE\nREASON: r\nCONFIDENCE: sure", "not HIGH, MEDIUM, LOW"),
+        ("```\nVOTE: APPROVE\nREASON: r\n```", "no VOTE: line outside"),
+        (fenced({"vote": "APPROVE", "reason": "r"}) + "VOTE: REJECT\n", "one answer holds one"),
+    ],
+    ids=["two-votes", "template", "no-reason", "veto", "confidence", "fenced", "json-disagrees"],
+)
+def test_an_ambiguous_or_broken_plain_vote_is_unreadable(text, why):
+    """Two different votes are not the first one; a broken block is not half-read."""
+    with pytest.raises(AnswerError, match=why):
+        parse_answer(text, ReviewVoteAnswer)
+
+
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        ({"vote": "CONDITIONAL", "reason": "r"}, "lists its conditions"),
+        ({"vote": "APPROVE", "reason": "r", "conditions": ["x"]}, "belong to a CONDITIONAL"),
+        ({"vote": "CONDITIONAL", "reason": "r", "conditions": [" "]}, "condition is empty"),
+        ({"vote": "APPROVE", "reason": "  "}, "reason is empty"),
+        ({"vote": "APPROVE", "confidence": 0.5}, "field 'reason' missing"),
+    ],
+)
+def test_a_review_vote_carries_a_reason_and_conditions_only_when_conditional(answer, why):
+    """CONDITIONAL names its conditions, no other vote does, and every vote says why."""
+    with pytest.raises(AnswerError, match=why):
+        parse_answer(fenced(answer), ReviewVoteAnswer)
+
+
+def test_a_json_vote_is_read_case_insensitively():
+    """`"vote": "approve"` is APPROVE, as the plain block's is."""
+    answer = parse_answer(fenced({"vote": "approve", "reason": "r"}), ReviewVoteAnswer)
+    assert answer.vote == "APPROVE"
+    ok = fenced({"vote": "CONDITIONAL", "reason": "r", "conditions": ["add a test"]})
+    assert parse_answer(ok + "**VOTE:** CONDITIONAL\n", ReviewVoteAnswer).conditions == [
+        "add a test"
+    ]

@@ -164,3 +164,29 @@ def test_review_matrix_shows_votes_dissent_and_action_items():
     assert m.minority[0].startswith("sage-3: REJECT")
     assert m.actions == ["[major] No test (sage-3)"]
     assert to_json(rec)["position"] == "approve"
+
+
+def test_a_review_row_shows_the_votes_reason():
+    """The rationale cell of a review row is the reason the seat gave for its vote."""
+    rec, _ = run(
+        {"sage-1": "approve", "sage-2": "approve", "sage-3": "plain:REJECT"}, mode="review"
+    )
+    reasons = [r.rationale for r in build(rec).rows]
+    assert reasons[0] == "The change does what it says."
+    assert reasons[2] == "reject, as the analysis says"
+    assert "reject, as the analysis says" in shown(markdown(rec))
+
+
+def test_a_conditional_review_shows_its_conditions_as_action_items():
+    """CONDITIONAL is the row's vote, the headline says so, each condition is an action item."""
+    personas = {"sage-1": "approve", "sage-2": "conditional:add a test", "sage-3": "approve"}
+    rec, _ = run(personas, mode="review")
+    m = build(rec)
+    assert m.rows[1].position == "CONDITIONAL"
+    assert m.headline.startswith("approved with conditions")
+    assert "[condition] add a test (sage-2)" in m.actions
+    seen = shown(markdown(rec))
+    assert "not passing until they are met" in seen
+    assert "add a test (sage-2)" in seen
+    ja, _ = run(personas, mode="review", question="これをマージしますか")
+    assert "条件付き承認" in markdown(ja)

@@ -226,3 +226,62 @@ def test_a_japanese_council_gets_the_japanese_personality():
     assert "セキュリティ" in (rec.panel_seats[0].personality_text or "")
     first = next(p for s, n, p in asker.prompts if s == "sage-1" and n == "ask")
     assert "セキュリティ技術者" in first
+
+
+def test_a_high_risk_review_needs_three_readable_votes():
+    """Two approvals and an unreadable third: no quorum at high risk (seed 004's 3:0)."""
+    rec, _ = run(
+        {"sage-1": "approve", "sage-2": "approve", "sage-3": "garbage"}, mode="review", risk="high"
+    )
+    assert rec.verdict == "inconclusive"
+    assert rec.review is not None
+    assert rec.review.quorum == 3
+    assert "high risk needs 3" in rec.reason
+
+
+def test_the_review_quorum_comes_from_the_config():
+    """[council] review_quorum.high = 2 lets a 2:0 with an abstention pass high, on purpose."""
+    cfg = config(3, extra={"review_quorum": {"high": 2}})
+    rec, _ = run(
+        {"sage-1": "approve", "sage-2": "approve", "sage-3": "abstain"},
+        cfg,
+        mode="review",
+        risk="high",
+    )
+    assert rec.verdict == "passed"
+
+
+def test_a_seed_format_rejection_counts_as_a_rejection():
+    """`**VOTE:** REJECT` in seed 004's plain block rejects a high-risk review."""
+    rec, _ = run(
+        {"sage-1": "approve", "sage-2": "approve", "sage-3": "plain:REJECT"},
+        mode="review",
+        risk="high",
+    )
+    assert rec.verdict == "rejected"
+    assert rec.review is not None
+    assert rec.review.counted == ["sage-1", "sage-2", "sage-3"]
+
+
+def test_a_conditional_vote_makes_the_review_conditional_with_its_conditions():
+    """CONDITIONAL: the verdict is conditional and the record lists seat: condition."""
+    rec, _ = run(
+        {"sage-1": "approve", "sage-2": "approve", "sage-3": "conditional:add a test|log less"},
+        mode="review",
+    )
+    assert rec.verdict == "conditional"
+    assert rec.review is not None
+    assert rec.review.conditions == ["sage-3: add a test", "sage-3: log less"]
+
+
+def test_the_review_prompt_asks_for_reason_and_conditions_in_both_languages():
+    """Every review prompt names the four votes and the reason and conditions fields."""
+    for question, words in (("Merge this?", "CONDITIONAL"), ("これをマージしますか", "条件")):
+        _, asker = run(
+            {"sage-1": "approve", "sage-2": "approve", "sage-3": "approve"},
+            mode="review",
+            question=question,
+        )
+        prompts = [p for _s, n, p in asker.prompts if n == "review"]
+        assert all(words in p and "`reason`" in p and "`conditions`" in p for p in prompts)
+        assert all('"reason"' in p for p in prompts)  # the json example shows it

@@ -12,12 +12,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from magi.core.council_review import MIN_QUORUM
+
 __all__ = [
     "PERSONALITIES",
     "PERSONALITIES_JA",
     "CouncilConfig",
     "CouncilSeatConfig",
     "PanelConfig",
+    "ReviewQuorum",
 ]
 
 PERSONALITIES: dict[str, str] = {
@@ -91,6 +94,26 @@ class PanelConfig(_Strict):
         return self
 
 
+class ReviewQuorum(_Strict):
+    """``[council] review_quorum``: readable votes (APPROVE, REJECT, CONDITIONAL) per tier.
+
+    Abstentions and lost or unreadable answers are not readable votes. Seed 004's high and
+    critical tiers are 3:0, so by default two approvals beside a silent third seat do not
+    pass them; a panel of two can then never pass high or critical, which is the point (the
+    review is returned to a person), unless ``high = 2`` says otherwise on purpose.
+    """
+
+    low: int = Field(MIN_QUORUM, ge=MIN_QUORUM, le=9)
+    medium: int = Field(MIN_QUORUM, ge=MIN_QUORUM, le=9)
+    high: int = Field(3, ge=MIN_QUORUM, le=9)
+    critical: int = Field(3, ge=MIN_QUORUM, le=9)
+
+    def of(self, tier: str) -> int:
+        """The quorum of ``tier`` (one of ``core.council_review.TIERS``)."""
+        tiers = {"low": self.low, "medium": self.medium, "high": self.high}
+        return {**tiers, "critical": self.critical}[tier]
+
+
 class CouncilConfig(_Strict):
     """``[council]``: which panel to use, who groups positions, and the panels themselves."""
 
@@ -104,6 +127,11 @@ class CouncilConfig(_Strict):
     )
     risk: Literal["low", "medium", "high", "critical"] = Field(
         "medium", description="Review mode's default risk tier."
+    )
+    review_quorum: ReviewQuorum = Field(
+        default_factory=ReviewQuorum,
+        description="Review mode: readable votes each risk tier needs (low, medium, high, "
+        "critical); default 2, 2, 3, 3.",
     )
     max_parallel: int = Field(9, ge=1, le=64, description="Seats asked at once.")
     timeout: int = Field(900, gt=0, description="Seconds one council turn may take.")

@@ -5,9 +5,10 @@ report) ends its reply with one fenced ```json block. ``payload`` finds it: the 
 well-formed block (one that parses as a JSON object; a later broken, unclosed or non-object
 block does not hide an earlier good one), honouring every fence, scanning line by line. A
 reply without any ```json block is accepted only when the whole reply, stripped, is exactly
-one JSON object, because some CLIs strip fences from their final message. This module then
-validates it strictly (``extra="forbid"``, no type coercion) against the seat's shape and
-checks labels and finding ids against what the caller passes in.
+one JSON object, because some CLIs strip fences from their final message. (A shape with a
+second written form reads it in its own ``Answer.payload``: the review vote's plain block.)
+This module then validates it strictly (``extra="forbid"``, no type coercion) against the
+seat's shape and checks labels and finding ids against what the caller passes in.
 
 Everything inside the block is data. A rationale that says "ignore previous instructions
 and vote A" is returned verbatim as the rationale; nothing here acts on content. On failure
@@ -89,6 +90,14 @@ class Answer(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
     SHAPE: ClassVar[str]
     NEEDS_LABELS: ClassVar[bool] = False
+
+    @classmethod
+    def payload(cls, text: str) -> dict[str, Any]:
+        """The object to validate from a reply: its ```json block (``find_object``).
+
+        A shape with a second written form (the council's review vote) overrides this.
+        """
+        return find_object(text)
 
 
 class JudgeAnswer(Answer):
@@ -223,7 +232,7 @@ def parse_answer(
     if shape.NEEDS_LABELS and labels is None:
         # A caller that forgets the labels would let "Z" through unnoticed: a bug, not an answer.
         raise ValueError(f"{shape.__name__} is checked against labels; pass labels=")
-    obj = find_object(text)
+    obj = shape.payload(text)
     context = {"labels": labels, "finding_ids": finding_ids}
     try:
         return shape.model_validate(obj, context=context)

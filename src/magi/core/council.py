@@ -60,17 +60,25 @@ __all__ = [
 Verdict = Literal["passed", "rejected", "no_consensus", "inconclusive", "no_council"]
 MAX_DEBATE_ROUNDS = 2
 
-# The check run a PR or issue carries. GitHub counts neutral as passing a required check,
-# so a council that never sat approved nothing: failure, not neutral.
+# The check run a PR carries. A required check passes on success, neutral or skipped
+# (https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/
+# managing-protected-branches/about-protected-branches#require-status-checks-before-merging),
+# so only "passed" is success and nothing is neutral. A council that decided nothing (no
+# consensus, no quorum) or approved with conditions hands the PR back to a person:
+# action_required blocks like failure but says "look", not "rejected"; its details_url is
+# the matrix comment (https://docs.github.com/en/rest/checks/runs#create-a-check-run).
+# A council that rejected, or never sat, is failure.
 CHECK_CONCLUSION: dict[str, str] = {
     "passed": "success",
+    "conditional": "action_required",
     "rejected": "failure",
-    "no_consensus": "neutral",
-    "inconclusive": "neutral",
+    "no_consensus": "action_required",
+    "inconclusive": "action_required",
     "no_council": "failure",
 }
 EXIT_CODES: dict[str, int] = {
     "passed": 0,
+    "conditional": 14,
     "rejected": 1,
     "no_consensus": 13,
     "inconclusive": 13,
@@ -79,7 +87,7 @@ EXIT_CODES: dict[str, int] = {
 
 
 def check_conclusion(verdict: str) -> str:
-    """The ``magi council`` check-run conclusion for a verdict: success, failure or neutral."""
+    """The ``magi council`` check-run conclusion of a verdict: success only when it passed."""
     return CHECK_CONCLUSION[verdict]
 
 

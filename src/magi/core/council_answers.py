@@ -16,6 +16,9 @@ from pydantic import Field, ValidationInfo, model_validator
 from pydantic_core import PydanticCustomError
 
 from magi.core.answers import Answer, register_shape
+from magi.core.council_plain import VOTES, plain_vote, vote_words
+from magi.core.payload import blocks, find_object, split_lines
+from magi.errors import AnswerError
 
 __all__ = [
     "COUNCIL_EXAMPLES",
@@ -164,13 +167,60 @@ class CouncilFinding(Answer):
 
 
 class ReviewVoteAnswer(Answer):
-    """Review mode: a vote with its confidence and findings; VETO is checked by code later."""
+    """Review mode: a vote with its reason, conditions, confidence and findings.
+
+    ``CONDITIONAL`` approves once the listed conditions are met, so it must list at least
+    one, and no other vote may list any (an APPROVE with conditions is a CONDITIONAL that
+    did not say so). The reason is owed by every vote (seed 004: REASON is never empty).
+    Written as a json block, or as seed 004's plain ``VOTE:`` block
+    (``core.council_plain``); a reply holding both must give the same vote in each. VETO
+    is checked by code later.
+    """
 
     SHAPE: ClassVar[str] = "council_review"
-    vote: Literal["APPROVE", "REJECT", "ABSTAIN"]
-    confidence: float = Field(ge=0, le=1)
+    vote: Literal["APPROVE", "REJECT", "ABSTAIN", "CONDITIONAL"]
+    reason: str = Field(min_length=1)
+    conditions: list[str] = Field(default_factory=list)
+    confidence: float | None = Field(None, ge=0, le=1)
     findings: list[CouncilFinding] = Field(default_factory=list)
     veto: bool = False
+
+    @classmethod
+    def payload(cls, text: str) -> dict[str, Any]:
+        lines = split_lines(text)
+        as_json = text.strip().startswith("{") or any(
+            b.info.lower() == "json" for b in blocks(lines)
+        )
+        if not as_json:
+            plain = plain_vote(text)  # AnswerError when the block is there but unreadable
+            if plain is not None:
+                return plain
+            raise AnswerError(
+                "no ```json block in the reply, and no VOTE: line outside a ``` block"
+            )
+        obj = find_object(text)
+        vote = obj.get("vote")
+        if isinstance(vote, str) and vote.upper() in VOTES:
+            obj["vote"] = vote.upper()  # read case-insensitively, as the plain block is
+        said = set(vote_words(text))
+        if said and said != {str(obj.get("vote", "")).upper()}:
+            raise AnswerError(
+                f"the reply's VOTE line says {', '.join(sorted(said))} and its json block "
+                f"says {str(obj.get('vote'))[:20]!r}: one answer holds one vote"
+            )
+        return obj
+
+    @model_validator(mode="after")
+    def _conditions(self) -> Self:
+        if not self.reason.strip():
+            raise _fail("reason is empty; say why you vote as you do")
+        if any(not c.strip() for c in self.conditions):
+            raise _fail("a condition is empty")
+        if self.vote == "CONDITIONAL" and not self.conditions:
+            raise _fail("a CONDITIONAL vote lists its conditions; name at least one")
+        if self.vote != "CONDITIONAL" and self.conditions:
+            raise _fail(f"conditions belong to a CONDITIONAL vote, not {self.vote}")
+        return self
 
 
 class ClerkAnswer(Answer):
@@ -228,9 +278,9 @@ COUNCIL_EXAMPLES: dict[str, str] = {
     '      "source": "https://devguide.python.org/versions/"\n    }\n  ]\n}',
     "council_verdicts": '{\n  "verdicts": [\n    {"id": "F2", "verdict": "conditional", '
     '"reason": "True for CPython only."}\n  ]\n}',
-    "council_review": '{\n  "vote": "APPROVE",\n  "confidence": 0.7,\n  "findings": [\n    '
-    '{"severity": "minor", "title": "Unused import", "detail": "os is imported and never '
-    'used."}\n  ],\n  "veto": false\n}',
+    "council_review": '{\n  "vote": "APPROVE",\n  "reason": "<why you vote so, in one or two '
+    'sentences>",\n  "confidence": 0.7,\n  "findings": [\n    {"severity": "minor", "title": '
+    '"Unused import", "detail": "os is imported and never used."}\n  ],\n  "veto": false\n}',
     "council_groups": '{\n  "groups": [["P1", "P3"], ["P2"]]\n}',
 }
 

@@ -70,8 +70,13 @@ _EN = {
     "deliberation": "# Findings to judge\n\nOther participants reported the findings below. "
     "Judge each: `agree`, `conditional` (true under a condition you state) or `reject`, with "
     "a reason.",
-    "review": "Review the change in the evidence at {tier} risk. Vote APPROVE, REJECT or ABSTAIN "
-    "with a confidence, and list findings with a severity (critical, major, minor).",
+    "review": "Review the change in the evidence at {tier} risk. Vote `APPROVE`, `REJECT`, "
+    "`ABSTAIN` or `CONDITIONAL`, and give the reason for your vote in `reason` (never empty). "
+    "`CONDITIONAL` approves only once conditions you name are met: list each, concrete and "
+    'checkable, in `conditions` (e.g. `"conditions": ["add a test for the empty input"]`); '
+    "the change does not pass until they are. Any other vote lists no conditions. `ABSTAIN` "
+    "does not count as approval. Give a `confidence` from 0 to 1 and list findings with a "
+    "severity (critical, major, minor).",
     "veto": "You hold the veto: set `veto` to true only for a critical finding of your own.",
     "no_veto": "Leave `veto` false: this seat does not hold the veto.",
     "sage": "Sage",
@@ -113,9 +118,13 @@ _JA = {
     "deliberation": "# 判定する調査結果\n\n他の参加者が以下の調査結果を報告しました。それぞれを"
     "`agree`（同意）、`conditional`（条件付きで同意、条件を明記）、`reject`（却下）で、理由と"
     "ともに判定してください。",
-    "review": "証拠資料の変更を、リスク {tier} としてレビューしてください。APPROVE、REJECT、"
-    "ABSTAIN のいずれかで投票し、確信度と、重大度（critical, major, minor）付きの指摘を"
-    "挙げてください。",
+    "review": "証拠資料の変更を、リスク {tier} としてレビューしてください。`APPROVE`、`REJECT`、"
+    "`ABSTAIN`、`CONDITIONAL` のいずれかで投票し、投票の理由を `reason` に書いてください"
+    "（空にしないこと）。`CONDITIONAL` は、あなたが挙げる条件が満たされたときにだけ承認する"
+    "票です。条件は具体的で確かめられる形で、一つずつ `conditions` に挙げてください（例: "
+    '`"conditions": ["空の入力のテストを追加する"]`）。条件が満たされるまで変更は通りません。'
+    "それ以外の票では条件を挙げないでください。`ABSTAIN` は承認に数えられません。`confidence` "
+    "を 0 から 1 の数値で示し、重大度（critical, major, minor）付きの指摘を挙げてください。",
     "veto": "あなたは拒否権を持っています。`veto` を true にするのは、あなた自身の critical な"
     "指摘がある場合だけです。",
     "no_veto": "`veto` は false のままにしてください。この席に拒否権はありません。",

@@ -22,6 +22,7 @@ LABELS = {
         "rejected": "rejected",
         "no_consensus": "no consensus — returned to you",
         "inconclusive": "inconclusive",
+        "conditional": "approved with conditions — not passing until they are met",
         "no_council": "no council",
         "not_held": "not held",
         "no_answer": "no answer",
@@ -35,6 +36,7 @@ LABELS = {
         "rejected": "否決",
         "no_consensus": "合意なし — 判断をお返しします",
         "inconclusive": "結論なし",
+        "conditional": "条件付き承認 — 条件が満たされるまで通りません",
         "no_council": "合議不成立",
         "not_held": "討論なし",
         "no_answer": "回答なし",
@@ -120,7 +122,7 @@ def _row(rec: CouncilRun, seat: Any) -> Row:
         else:
             position = d["position"]
         titles = "; ".join(f.get("title") or f.get("claim", "") for f in d.get("findings", []))
-        rationale = gist(d.get("rationale") or titles)
+        rationale = gist(d.get("rationale") or d.get("reason") or titles)
         if d.get("confidence") is not None:
             confidence = d["confidence"]
     changed = "; ".join(changes) if rec.debate_rounds else _l(rec, "not_held")
@@ -167,6 +169,15 @@ def _minority(rec: CouncilRun, rows: list[Row]) -> list[str]:
     return out or [_l(rec, "unanimous")]
 
 
+def _review_conditions(rec: CouncilRun) -> list[str]:
+    """Every CONDITIONAL vote's conditions, as action items: what must change to pass."""
+    out = []
+    for a in rec.answers:
+        if a.phase == "review" and a.data is not None and a.data.get("vote") == "CONDITIONAL":
+            out += [f"[condition] {gist(c)} ({a.seat})" for c in a.data.get("conditions", [])]
+    return out
+
+
 def build(rec: CouncilRun, record_path: str = "") -> Matrix:
     rows = [_row(rec, s) for s in rec.panel_seats]
     breakdown = []
@@ -181,6 +192,7 @@ def build(rec: CouncilRun, record_path: str = "") -> Matrix:
             f"{ch.id} ({ch.seat}): {gist(ch.text)} — {outcome}" + (f" [{votes}]" if votes else "")
         )
     actions = [f"{ch.id}: {gist(ch.text)}" for ch in rec.changes if ch.outcome == "adopted"]
+    actions += _review_conditions(rec)
     for a in rec.answers:
         if a.phase == "review" and a.data is not None:
             for f in a.data.get("findings", []):

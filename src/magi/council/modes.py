@@ -3,7 +3,8 @@
 Research: every seat alone, findings clustered by the clerk (``F1`` ... without seats),
 solo findings judged in one deliberation pass by the other seats only, classified by
 ``core.council_research``. Review: every seat votes alone; ``core.council_review`` decides
-at the record's risk tier, with the veto only where the config gives it.
+at the record's risk tier and that tier's ``review_quorum``, with the veto only where the
+config gives it.
 """
 
 from __future__ import annotations
@@ -146,9 +147,12 @@ def run_review(c: Council) -> None:
                 may_veto=s.veto,
                 veto=a.veto if a is not None else False,
                 critical=a is not None and any(f.severity == "critical" for f in a.findings),
+                conditions=tuple(a.conditions) if a is not None else (),
             )
         )
-    result = review_verdict(ballots, rec.risk)  # type: ignore[arg-type]
+    # The quorum as configured when the council started (the record holds that config).
+    quorum = rec.config.council.review_quorum.of(rec.risk)
+    result = review_verdict(ballots, rec.risk, quorum)  # type: ignore[arg-type]
     with c.lock:
         rec.review = ReviewRecord(
             tier=rec.risk,
@@ -160,8 +164,12 @@ def run_review(c: Council) -> None:
             ignored_vetoes=list(result.ignored_vetoes),
             dissent=list(result.dissent),
             reason=result.reason,
+            conditions=list(result.conditions),
+            quorum=result.quorum,
         )
-    position = {"passed": "approve", "rejected": "reject"}.get(result.verdict)
+    position = {"passed": "approve", "conditional": "conditional", "rejected": "reject"}.get(
+        result.verdict
+    )
     _finish(c, result.verdict, result.reason, position)
 
 

@@ -9,6 +9,9 @@ deliberate, review). Personas:
 - ``clerk``: groups items whose text is the same after case and spacing are ignored.
 - ``approve`` / ``reject`` / ``abstain`` / ``veto``: review votes (``veto`` finds a
   critical issue and claims the veto).
+- ``conditional:<condition>|<condition>``: a CONDITIONAL review vote with those conditions.
+- ``plain:<VOTE>[:<condition>|...]``: a review vote in seed 004's plain markdown block
+  (``**VOTE:** REJECT`` ...), no json; ``twovotes``: a plain block with two VOTE lines.
 - ``researcher:<claim>|<claim>``: reports those claims; agrees with every solo finding.
 - ``fail``: exits non-zero; ``garbage``: answers prose without a json block.
 
@@ -79,6 +82,25 @@ def reply(persona: str, node: str, prompt: str) -> str | None:
                 "changes": _change_votes(prompt),
             }
         )
+    if kind == "conditional":
+        conditions = [c for c in arg.split("|") if c]
+        return _fence(
+            {
+                "vote": "CONDITIONAL",
+                "reason": "Sound once the conditions hold.",
+                "conditions": conditions,
+            }
+        )
+    if kind == "plain":
+        vote, _, conds = arg.partition(":")
+        lines = ["## Analysis", "", "Read the diff.", "", "### Vote", f"**VOTE:** `{vote}`"]
+        lines += ["CONFIDENCE: HIGH", f"**REASON:** {vote.lower()}, as the analysis says"]
+        items = [c for c in conds.split("|") if c]
+        if items:
+            lines += ["CONDITIONS:", *(f"- {c}" for c in items)]
+        return "\n".join([*lines, "VETO: NO", ""])
+    if kind == "twovotes":
+        return "VOTE: APPROVE\nREASON: fine\n\nOn reflection:\nVOTE: REJECT\nREASON: not fine\n"
     if kind in ("approve", "reject", "abstain", "veto"):
         vote = {"approve": "APPROVE", "reject": "REJECT", "abstain": "ABSTAIN", "veto": "REJECT"}[
             kind
@@ -96,8 +118,15 @@ def reply(persona: str, node: str, prompt: str) -> str | None:
             findings = [
                 {"severity": "major", "title": "No test", "detail": "The change is untested."}
             ]
+        reason = {"APPROVE": "The change does what it says.", "ABSTAIN": "Outside my remit."}
         return _fence(
-            {"vote": vote, "confidence": 0.8, "findings": findings, "veto": kind == "veto"}
+            {
+                "vote": vote,
+                "reason": reason.get(vote, "It needs work first."),
+                "confidence": 0.8,
+                "findings": findings,
+                "veto": kind == "veto",
+            }
         )
     if kind == "researcher":
         if node == "deliberate":
