@@ -156,7 +156,10 @@ def test_a_record_missing_its_labels_is_refused_before_anything_is_spent(env):
     with pytest.raises(Exception, match="labels"):
         engine.resume(Store(home), run.id, environ=dict(os.environ))
     assert len(calls(sd)) == before
-    engine.fold(Store(home), run.id, all_runs=False, environ=dict(os.environ))
+    (done,) = engine.fold(Store(home), run.id, all_runs=False, environ=dict(os.environ))
+    # Fold says what it kept and why, branch by branch (it said "0 branches" and no more).
+    assert sorted(k.split(":")[0] for k in done.kept) == sorted(c.branch for c in run.candidates)
+    assert all("can resume" in k and "--force" in k for k in done.kept)
     for c in run.candidates:
         kept = subprocess.run(
             ["git", "rev-parse", "--verify", c.branch], cwd=repo, capture_output=True

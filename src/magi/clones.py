@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from magi.checkout import discard
+from magi.core.failpoint import failpoint
 from magi.errors import RepoError
 from magi.git import Git
 
@@ -82,19 +83,36 @@ def make(git: Git, tree: Path, *, branch: str, start: str, hooks: Path | None = 
     return make_at(git, Path(tree), branch=branch, sha=sha, hooks=hooks)
 
 
+PARTIAL = ".partial"  # a clone being made: ``.<label>.partial`` beside where it goes
+
+
+def partial_of(tree: Path) -> Path:
+    """Where the clone for ``tree`` is made before it is renamed into place."""
+    return Path(tree).parent / f".{Path(tree).name}{PARTIAL}"
+
+
 def make_at(git: Git, tree: Path, *, branch: str, sha: str, hooks: Path | None = None) -> str:
-    """``make`` at a commit already named by its full sha (prep's base): no rev-parse."""
+    """``make`` at a commit already named by its full sha (prep's base): no rev-parse.
+
+    Kill-safe at every instant: the clone is made whole under a temporary name (git
+    directory, alternates, its branch, magi's hooks, the checkout) and only then renamed
+    into place, so whatever stands at ``tree`` is either an earlier whole clone or nothing
+    of this call; a partial one a kill left is removed by the next call or by fold.
+    """
     # The parent resolved, never the tree itself: a tree an agent replaced with a link is
     # unlinked, and whatever the link named is left alone.
     tree = Path(tree).parent.resolve() / Path(tree).name
-    if tree.exists() or tree.is_symlink():
-        discard(git, tree)
     tree.parent.mkdir(parents=True, exist_ok=True)
+    work = partial_of(tree)
+    if work.exists() or work.is_symlink():
+        discard(git, work)
     fmt = git.object_format()
-    git.run("init", "--quiet", "--template=", f"--object-format={fmt}", "-b", branch, str(tree))
-    gd = git_dir(tree)
+    git.run("init", "--quiet", "--template=", f"--object-format={fmt}", "-b", branch, str(work))
+    failpoint(f"clone:init:{tree.name}")
+    gd = git_dir(work)
     (gd / "objects" / "info").mkdir(parents=True, exist_ok=True)
     (gd / "objects" / "info" / "alternates").write_text(f"{objects(git)}\n")
+    failpoint(f"clone:alternates:{tree.name}")
     for name in _WATCHED_DIRS:
         (gd / name).mkdir(exist_ok=True)
     ref = gd / "refs" / "heads" / branch
@@ -103,7 +121,13 @@ def make_at(git: Git, tree: Path, *, branch: str, sha: str, hooks: Path | None =
     if hooks is not None:
         with (gd / "config").open("a") as f:
             f.write(f"[core]\n\thooksPath = {_quote(str(Path(hooks).resolve()))}\n")
-    git_of(git, tree).run("read-tree", "--reset", "-u", "HEAD", cwd=tree)
+    failpoint(f"clone:ref:{tree.name}")
+    git_of(git, work).run("read-tree", "--reset", "-u", "HEAD", cwd=work)
+    failpoint(f"clone:checkout:{tree.name}")
+    if tree.exists() or tree.is_symlink():
+        discard(git, tree)  # what stood there (an old clone being made again) goes last
+    work.rename(tree)
+    failpoint(f"clone:renamed:{tree.name}")
     return sha
 
 
@@ -131,6 +155,9 @@ def damage(tree: Path) -> str | None:
             return f"its git directory's {name} was replaced by a link"
     if not (gd / "HEAD").is_file():
         return "its git directory has no HEAD"
+    if not (gd / "objects" / "info" / "alternates").is_file() or not (gd / "index").is_file():
+        # Only a clone made before clones were renamed into place can be caught half made.
+        return "its clone was never finished (no alternates or no index)"
     return None
 
 

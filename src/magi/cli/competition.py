@@ -234,6 +234,8 @@ def fold(
             trees = sum(1 for r in done.removed if r.startswith("/"))
             branches = len(done.removed) - trees
             typer.echo(f"folded {done.run_id}: removed {trees} worktree(s), {branches} branch(es)")
+        for line in done.kept:
+            typer.echo(f"  kept {line}")
     if skipped:
         raise typer.Exit(1)
 

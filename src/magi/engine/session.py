@@ -153,6 +153,7 @@ class Folded:
     run_id: str
     removed: list[str] = field(default_factory=list)
     skipped: str | None = None  # why nothing was removed
+    kept: list[str] = field(default_factory=list)  # "<branch>: why it stays"
 
 
 def fold(
@@ -198,7 +199,8 @@ def fold(
             continue
         ctx = context_for(record, store=store, environ=environ, agents={})
         try:
-            out.append(Folded(run_id, removed=fold_all(ctx, force=force)))
+            removed, kept = fold_all(ctx, force=force)
+            out.append(Folded(run_id, removed=removed, kept=kept))
         finally:
             store.unlock(run_id)
     return out

@@ -42,40 +42,66 @@ def run(ctx: Context) -> None:
     ctx.save()
 
 
-def fold_all(ctx: Context, *, keep_winner_branch: bool = True, force: bool = False) -> list[str]:
-    """``magi fold <run>``: every worktree of the run, and the branches of all but the winner.
+def fold_all(
+    ctx: Context, *, keep_winner_branch: bool = True, force: bool = False
+) -> tuple[list[str], list[str]]:
+    """``magi fold <run>``: every worktree of the run, and the branches of all but the winner;
+    (what was removed, what was kept and why).
 
     The winner's branch is the product of the run; it stays unless asked otherwise. A run
     that can still resume needs every candidate branch, so those stay too unless ``force``
     (the record may be wrong, never the branches: fold never deletes what a record needs).
+    Every ``magi/<run>/*`` branch is accounted for, named by the record or not (a prep
+    killed before its first save leaves branches no record names), and everything under the
+    run's own folder of trees goes (a clone a kill left half made, under its temporary name).
     """
     r = ctx.run
     removed = remove_judge_worktrees(ctx)
     from magi.graph.review import remove_reviewer_worktrees
 
     removed += remove_reviewer_worktrees(ctx)
+    kept: list[str] = []
     winner = r.tally.winner if r.tally else None
     keep_all = r.status.resumable and not force
+    winner_branch = r.candidate(winner).branch if winner else None
     for c in r.candidates:
         if c.worktree:
             discard(ctx.git, Path(c.worktree))
             removed.append(c.worktree)
             c.worktree = None
-        if keep_all or (keep_winner_branch and c.label == winner):
-            continue
-        if not ctx.git.ref_exists(f"refs/heads/{c.branch}"):
+    for branch in sorted({*ctx.git.branches(f"magi/{r.id}/"), *(c.branch for c in r.candidates)}):
+        if not ctx.git.ref_exists(f"refs/heads/{branch}"):
             continue  # folded before: say only what this fold really removed
-        free_branch(ctx.git, c.branch)  # a stray worktree on it: "Cannot delete branch"
-        ctx.git.delete_branch(c.branch)
-        removed.append(c.branch)
+        if keep_winner_branch and branch == winner_branch:
+            kept.append(f"{branch}: the winner's branch, the product of the run")
+            continue
+        if keep_all:
+            kept.append(
+                f"{branch}: the run is {r.status.value} and can resume "
+                f"(`magi fold --force {r.id}` deletes it)"
+            )
+            continue
+        free_branch(ctx.git, branch)  # a stray worktree on it: "Cannot delete branch"
+        ctx.git.delete_branch(branch)
+        removed.append(branch)
     # What no record names: verification checkouts, a worktree a killed prep made.
     root = Path(r.worktree_root).parent if r.worktree_root else None
     for path in worktrees_of(ctx.git, r.id, [root] if root else []):
         discard(ctx.git, path)
         removed.append(str(path))
     run_root = Path(r.worktree_root) if r.worktree_root else None
-    if run_root is not None and run_root.is_dir() and not any(run_root.iterdir()):
-        run_root.rmdir()  # the run's own folder of worktrees, now empty
+    # Only a folder named for the run (as start made it): a record edited to name another
+    # directory has it left alone.
+    if (
+        run_root is not None
+        and run_root.name == r.id
+        and run_root.is_dir()
+        and not run_root.is_symlink()
+    ):
+        for leftover in sorted(run_root.iterdir()):  # the run's own folder: all of it is magi's
+            discard(ctx.git, leftover)
+            removed.append(str(leftover))
+        run_root.rmdir()
     r.folded = True
     ctx.save()
-    return removed
+    return removed, kept

@@ -66,6 +66,9 @@ def _make_worktrees(ctx: Context, *, fresh: bool) -> None:
 
     Each candidate's tree is a clone of its own (``magi.clones``). They are independent
     repositories, so they are made in parallel: no lock of the user's repository is taken.
+    A clone is renamed into place only when whole, and the record is saved as each one is,
+    so a kill at any instant leaves whole clones (recorded or not) and at most a partial one
+    under its temporary name, which the resume makes again and fold removes.
     """
     r = ctx.run
     root = ctx.worktree_root()
@@ -97,6 +100,7 @@ def _make_worktrees(ctx: Context, *, fresh: bool) -> None:
             ctx.event(NAME, f"candidate {c.label}: tree left by an earlier prep {how}")
         with ctx.lock:
             c.worktree = str(root / c.label)
+            ctx.save()  # the record says which clones are whole, each as it is made
 
     workers = max(1, min(ctx.config.graph.max_parallel, len(todo)))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prep") as pool:
