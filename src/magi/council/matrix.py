@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from magi.core.council_phrases import localize
 from magi.state.council import CouncilRun
 
 __all__ = ["Matrix", "Row", "build", "to_json"]
@@ -29,6 +30,10 @@ LABELS = {
         "not_seated": "not seated",
         "unanimous": "none: every answering seat holds the passed position",
         "lost": "lost the vote; recorded",
+        "split": "none: no position passed; every position is in the disagreement breakdown",
+        "clerk_failed": "the clerk gave no usable grouping ({phase}, round {n}: {status}); "
+        "every item was counted alone",
+        "judged": "{seat} {verdict}: {reason}",
         "open": "open: no further round to put it to",
     },
     "ja": {
@@ -43,6 +48,10 @@ LABELS = {
         "not_seated": "着席せず",
         "unanimous": "なし: 回答した全席が可決案を支持",
         "lost": "採決で敗れましたが記録します",
+        "split": "なし: 可決された立場はありません。すべての立場は対立点に記載しています",
+        "clerk_failed": "書記の分類が使えませんでした（{phase}、第{n}ラウンド: {status}）。"
+        "各項目を個別に数えました",
+        "judged": "{seat} {verdict}: {reason}",
         "open": "未決: 諮る次のラウンドがありません",
     },
 }
@@ -148,7 +157,7 @@ def _headline(rec: CouncilRun) -> str:
         answered = sum(len(x.seats) for x in t.groups)
         seats = f"{len(g.seats)} of {answered} seats"
         return f"{word} — {rec.position} ({seats}, weight {g.weight} of {t.total})"
-    return f"{word} — {rec.reason}" if rec.reason else word
+    return f"{word} — {localize(rec.language, rec.reason)}" if rec.reason else word
 
 
 def _minority(rec: CouncilRun, rows: list[Row]) -> list[str]:
@@ -160,7 +169,10 @@ def _minority(rec: CouncilRun, rows: list[Row]) -> list[str]:
     if rec.mode != "decision" or not rec.tallies:
         return []
     t = rec.tallies[-1]
-    top = t.groups[t.passed] if t.passed is not None else (t.groups[0] if t.groups else None)
+    if t.passed is None:
+        # Nobody lost a vote that nothing won: the positions are the breakdown.
+        return [_l(rec, "split")]
+    top = t.groups[t.passed]
     out = []
     for r in rows:
         if r.position is None or top is None or r.seat in top.seats:
@@ -201,6 +213,10 @@ def build(rec: CouncilRun, record_path: str = "") -> Matrix:
     notes = list(rec.notes)
     if rec.review is not None:
         notes += [f"veto ignored: {v}" for v in rec.review.ignored_vetoes]
+    for a in rec.answers:
+        if a.seat == "clerk" and a.status != "ok":
+            phase = a.phase.removeprefix("clerk-")
+            notes.append(_l(rec, "clerk_failed").format(phase=phase, n=a.round, status=a.status))
     for item in rec.research:
         claim = gist(item.claims[0]["claim"]) if item.claims else ""
         extra = f" — {item.note}" if item.note else ""
@@ -208,11 +224,18 @@ def build(rec: CouncilRun, record_path: str = "") -> Matrix:
         notes.append(
             f"{item.id} {item.outcome} ({len(item.supporters)} supporter(s)): {claim}{extra}"
         )
+        # The conditions and both sides of a split, as the judges gave them.
+        for seat, (verdict, *why) in item.verdicts.items():
+            if verdict != "agree" or item.outcome == "conditional":
+                reason = gist(why[0] if why else "", 300)
+                judged = _l(rec, "judged").format(seat=seat, verdict=verdict, reason=reason)
+                notes.append(f"{item.id} {judged}")
     audit = (
         f"record: {record_path} (every prompt and raw answer is under its artifacts/)"
         if record_path
         else ""
     )
+    notes = [localize(rec.language, n) for n in notes]
     return Matrix(
         _headline(rec), rows, _minority(rec, rows), breakdown, changes, actions, notes, audit
     )

@@ -1,0 +1,143 @@
+"""The smaller council findings, each as it was found: what the matrix says and when."""
+
+from __future__ import annotations
+
+import json
+
+import council_helpers as ch
+from magi.core.council_prompts import debate_prompt, position_prompt, research_prompt
+from magi.council.matrix import build
+from magi.council.modes import run_council
+from magi.council.render import markdown
+from magi.council.rounds import Council
+from magi.testing.council_scripted import ScriptedAsker
+
+
+def _fence(obj: object) -> str:
+    return "```json\n" + json.dumps(obj) + "\n```\n"
+
+
+def test_on_no_consensus_nobody_lost_the_vote() -> None:
+    """Nothing passed, so no seat is said to have lost; the breakdown holds the positions."""
+    rec, _ = ch.run({"sage-1": "says:A", "sage-2": "says:B", "sage-3": "says:C"})
+    assert rec.verdict == "no_consensus"
+    m = build(rec)
+    assert not any("lost the vote" in line for line in m.minority)
+    assert m.minority[0].startswith("none: no position passed")
+    assert len(m.breakdown) == 3
+
+
+def test_a_failed_clerk_is_said_in_the_matrix() -> None:
+    """A clerk that answered nothing usable: every position stood alone, and the notes say so."""
+    rec, bodies = ch.record(ch.config(3))
+    asker = ScriptedAsker({"sage-1": "says:A", "sage-2": "says:A", "sage-3": "says:B"})
+    asker.overrides[("clerk", "clerk-positions")] = None
+    run_council(Council(rec, asker, evidence=bodies))
+    notes = build(rec).notes
+    assert any("the clerk gave no usable grouping" in n for n in notes)
+    assert "the clerk gave no usable grouping" in ch.shown(markdown(rec))
+
+
+def test_a_conditional_finding_shows_its_conditions_and_a_split_both_sides() -> None:
+    """ "adopted on the conditions noted" comes with the conditions; a split with both sides."""
+    cfg = ch.config(3)
+    rec, bodies = ch.record(cfg, "What limits does the API have?", mode="research")
+    asker = ScriptedAsker(
+        {
+            "sage-1": "researcher:rate limit is 5000 per hour",
+            "sage-2": "researcher:pagination caps at 100",
+            "sage-3": "researcher:pagination caps at 100",
+        }
+    )
+    asker.overrides[("sage-2", "deliberate")] = _fence(
+        {"verdict": "conditional", "reason": "only for authenticated requests"}
+    )
+    asker.overrides[("sage-3", "deliberate")] = _fence(
+        {"verdict": "reject", "reason": "the docs say 1000 for Apps"}
+    )
+    run_council(Council(rec, asker, evidence=bodies))
+    notes = "\n".join(build(rec).notes)
+    assert "only for authenticated requests" in notes
+    assert "the docs say 1000 for Apps" in notes
+
+
+def test_round_one_says_nothing_of_other_participants() -> None:
+    """Seed 001: a sage answering alone is not told that others exist; debate is."""
+    for lang, word in (("en", "participant"), ("ja", "参加者")):
+        for prompt in (
+            position_prompt("Q?", [], None, lang),
+            research_prompt("Q?", [], None, lang),
+        ):
+            assert word not in prompt, (lang, prompt)
+        debate = debate_prompt(
+            "Q?",
+            round_no=1,
+            own=("A", "why"),
+            others=[("Sage A", "B", "because")],
+            changes=[],
+            personality=None,
+            lang=lang,
+        )
+        assert word in debate
+
+
+def test_a_council_reduced_to_two_in_debate_one_gets_no_second_round() -> None:
+    """Two seats get one debate round: a seat lost in debate 1 ends the debating there."""
+    rec, bodies = ch.record(ch.config(3, rounds=2))
+    asker = ScriptedAsker({"sage-1": "says:A", "sage-2": "says:B", "sage-3": "says:C"})
+    asker.overrides[("sage-3", "debate")] = None
+    run_council(Council(rec, asker, evidence=bodies))
+    assert rec.debate_rounds == 1
+    assert not [p for seat, node, p in asker.prompts if node == "debate" and "round 2" in p]
+
+
+def test_magi_council_research_on_github_runs_a_research_council(tmp_path) -> None:
+    """`/magi council --research ...`: research mode, the flag not part of the question."""
+    from magi.action.council import convene, read_inputs
+    from magi.core.council_surface import mode_of, question_of
+    from magi.state.store import Store
+
+    body = "/magi council --research What limits does the API have?"
+    assert mode_of(body) == "research"
+    assert question_of(body) == "What limits does the API have?"
+    assert mode_of("/magi council --research\nWhat limits?") == "research"
+    assert question_of("/magi council --research\nWhat limits?") == "What limits?"
+    assert question_of("/magi council --research") == ""  # the App refuses an empty one
+    assert mode_of("/magi council Is --research a flag?") == "decision"
+
+    where = tmp_path / "in"
+    where.mkdir()
+    url = "https://api.github.com/repos/o/r/issues/1"
+    (where / "comment.json").write_text(json.dumps({"id": 42, "issue_url": url, "body": body}))
+    (where / "issue.json").write_text(json.dumps({"number": 1, "title": "t"}))
+    inputs = read_inputs(where, issue=1, comment=42, command="council")
+    assert inputs.mode == "research"
+    personas = {f"sage-{i}": "researcher:5000 requests per hour" for i in (1, 2, 3)}
+    rec = convene(
+        cwd=tmp_path,
+        inputs=inputs,
+        store=Store(tmp_path / "home"),
+        out=tmp_path / "out",
+        config=ch.config(3),
+        environ={},
+        asker=ScriptedAsker(personas),
+    )
+    assert rec.mode == "research"
+    assert rec.research
+    assert rec.research[0].outcome == "adopted"
+
+
+def test_a_japanese_matrix_gives_magis_reasons_in_japanese() -> None:
+    """A Japanese question: the headline's reason and magi's notes are Japanese too."""
+    cfg = ch.config(2)
+    rec, bodies = ch.record(cfg, "設定ファイルの形式はどれにしますか？")
+    asker = ScriptedAsker({"sage-1": "says:TOML", "sage-2": "says:YAML"})
+    run_council(Council(rec, asker, evidence=bodies))
+    assert rec.language == "ja"
+    assert rec.verdict == "no_consensus"
+    m = build(rec)
+    assert "debate round" not in m.headline
+    assert "討論1ラウンドの後" in m.headline
+    assert all("two-seat council" not in n for n in m.notes)
+    assert "二席の合議" in "".join(m.notes)
+    assert "after 1 debate round(s)" in rec.reason  # the record keeps the stable English
