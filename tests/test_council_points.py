@@ -141,3 +141,87 @@ def test_a_japanese_matrix_gives_magis_reasons_in_japanese() -> None:
     assert all("two-seat council" not in n for n in m.notes)
     assert "二席の合議" in "".join(m.notes)
     assert "after 1 debate round(s)" in rec.reason  # the record keeps the stable English
+
+
+def test_tokens_and_cost_per_seat_and_for_the_council() -> None:
+    """Seed 002: the matrix and --json say what each seat and the whole council spent,
+    reported dollars apart from estimates, and "not reported" where a CLI said nothing."""
+    from datetime import UTC, datetime
+
+    from magi.council.matrix import to_json
+    from magi.state.model import Turn, Usage
+
+    rec, _ = ch.run({"sage-1": "says:A", "sage-2": "says:A", "sage-3": "says:B"})
+    at = datetime(2026, 12, 1, tzinfo=UTC)
+
+    def turn(seat: str, usage: Usage) -> Turn:
+        return Turn(
+            seat=seat,
+            node="ask",
+            turn=1,
+            agent="x",
+            status="ok",
+            started_at=at,
+            duration_s=2.0,
+            usage=usage,
+        )
+
+    rec.turns = [
+        turn("sage-1", Usage(input_tokens=1200, output_tokens=300, cost_usd=0.05)),
+        turn("sage-2", Usage(input_tokens=1000, output_tokens=100)),
+        turn("sage-3", Usage()),
+        turn("clerk", Usage(input_tokens=10, output_tokens=5, cost_usd=0.01)),
+    ]
+    m = build(rec)
+    assert m.usage[0] == "sage-1: 1 turn(s), 1,200 in / 300 out tokens, $0.0500"
+    assert m.usage[2] == "sage-3: 1 turn(s), tokens not reported, cost not reported"
+    assert m.usage[3].startswith("clerk:")
+    assert m.usage[-1].startswith("the council: 4 turn(s), 2,210 in / 405 out tokens, ")
+    out = to_json(rec)
+    total = out["usage"][-1]
+    assert total["seat"] == "total"
+    assert total["input_tokens"] == 2210
+    assert total["cost_usd"] >= 0.06
+    assert "Usage" in ch.shown(markdown(rec))
+
+
+def test_a_research_council_on_a_pull_request_sets_no_check(tmp_path) -> None:
+    """Research reports findings; it must not pass a required `magi council` check."""
+    import asyncio
+
+    from github_helpers import REPO, SEAL
+    from magi.action.council import convene, read_inputs
+    from magi.action.env import ActionEnv
+    from magi.action.publish_council import publish_council, read_council
+    from magi.state.store import Store
+    from magi.testing.github import APP_LOGIN, FakeGitHub
+
+    where = tmp_path / "in"
+    where.mkdir()
+    url = f"https://api.github.com/repos/{REPO.full_name}/issues/1"
+    body = "/magi council --research What does this change touch?"
+    (where / "comment.json").write_text(json.dumps({"id": 42, "issue_url": url, "body": body}))
+    (where / "issue.json").write_text(json.dumps({"number": 1, "title": "t"}))
+    pull = {"number": 1, "title": "x", "head": {"ref": "x", "sha": "c" * 40}}
+    (where / "pull.json").write_text(json.dumps(pull))
+    inputs = read_inputs(where, issue=1, comment=42, command="council")
+    personas = {f"sage-{i}": "researcher:it touches the cache" for i in (1, 2, 3)}
+    out = tmp_path / "out"
+    convene(
+        cwd=tmp_path,
+        inputs=inputs,
+        store=Store(tmp_path / "home"),
+        out=out,
+        config=ch.config(3),
+        environ={},
+        asker=ScriptedAsker(personas),
+    )
+    fake = FakeGitHub()
+    fake.add_pull(REPO, 1, "x", "c" * 40)
+    env = ActionEnv(repo=REPO, app_login=APP_LOGIN, run_id="9", marker_seal=SEAL)
+    done = asyncio.run(
+        publish_council(port=fake, env=env, inputs=inputs, rec=read_council(out, inputs))
+    )
+    assert done.conclusion is None
+    assert fake.named("create_check_run") == []
+    assert len(fake.comments_on(REPO, 1)) == 1

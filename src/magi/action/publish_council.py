@@ -153,6 +153,10 @@ async def publish_council(
     """Post the matrix once per command comment and set the check run on a PR's head."""
     conclusion = check_conclusion(rec.verdict) if rec.verdict is not None else "failure"
     text = comment_text(rec, env.job_url or "")
+    if rec.mode == "research":
+        # A research report decides nothing about the pull request: "passed" means only that
+        # two seats answered, so it must not turn a required `magi council` check green.
+        inputs = replace(inputs, head_sha=None)
     published = await _post(port, env, inputs, text, policy_of(rec), conclusion, conditions_of(rec))
     env.set_output("run-id", rec.id)
     env.set_output("status", rec.verdict or rec.status.value)

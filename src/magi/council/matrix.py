@@ -9,13 +9,15 @@ change with its outcome; action items; the audit line naming where the record is
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from magi.core.council_phrases import localize
+from magi.core.pricing import price_table, spend, usd
 from magi.state.council import CouncilRun
+from magi.state.model import Turn, Usage
 
-__all__ = ["Matrix", "Row", "build", "to_json"]
+__all__ = ["Matrix", "Row", "SeatUsage", "build", "to_json", "usage"]
 
 LABELS = {
     "en": {
@@ -35,6 +37,7 @@ LABELS = {
         "every item was counted alone",
         "judged": "{seat} {verdict}: {reason}",
         "open": "open: no further round to put it to",
+        "council": "the council",
     },
     "ja": {
         "passed": "可決",
@@ -53,6 +56,7 @@ LABELS = {
         "各項目を個別に数えました",
         "judged": "{seat} {verdict}: {reason}",
         "open": "未決: 諮る次のラウンドがありません",
+        "council": "合議全体",
     },
 }
 
@@ -89,6 +93,7 @@ class Matrix:
     actions: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     audit: str = ""
+    usage: list[str] = field(default_factory=list)  # tokens and dollars per seat, then total
 
 
 def _phases(rec: CouncilRun) -> list[tuple[str, int]]:
@@ -190,6 +195,53 @@ def _review_conditions(rec: CouncilRun) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class SeatUsage:
+    """What one seat (or the clerk, or the whole council: ``total``) spent."""
+
+    seat: str
+    turns: int
+    input_tokens: int | None  # None: never reported, which is not zero
+    output_tokens: int | None
+    cost_usd: float | None  # reported plus estimated; None: no turn had a dollar figure
+    estimated_usd: float  # the part of cost_usd estimated from tokens (magi.core.pricing)
+
+
+def usage(rec: CouncilRun) -> list[SeatUsage]:
+    """Per seat in panel order, the clerk, then ``total`` (seed 002: a council's cost)."""
+    prices = price_table(rec.config.budget.prices)
+    order = [s.seat for s in rec.panel_seats] + ["clerk"]
+    per: dict[str, list[Turn]] = {}
+    for t in rec.turns:
+        per.setdefault(t.seat, []).append(t)
+    seats = [s for s in order if s in per] + sorted(s for s in per if s not in order)
+
+    def one(seat: str, turns: list[Turn]) -> SeatUsage:
+        tokens = sum((t.usage for t in turns), Usage())
+        spent = spend(turns, prices)
+        return SeatUsage(
+            seat,
+            len(turns),
+            tokens.input_tokens,
+            tokens.output_tokens,
+            round(spent.usd, 6) if spent.metered else None,
+            round(spent.estimated_usd, 6),
+        )
+
+    return [one(s, per[s]) for s in seats] + [one("total", list(rec.turns))]
+
+
+def _usage_line(u: SeatUsage, total_word: str) -> str:
+    who = total_word if u.seat == "total" else u.seat
+    tokens = (
+        f"{u.input_tokens or 0:,} in / {u.output_tokens or 0:,} out tokens"
+        if u.input_tokens is not None or u.output_tokens is not None
+        else "tokens not reported"
+    )
+    cost = "cost not reported" if u.cost_usd is None else usd(u.cost_usd, u.estimated_usd, 4)
+    return f"{who}: {u.turns} turn(s), {tokens}, {cost}"
+
+
 def build(rec: CouncilRun, record_path: str = "") -> Matrix:
     rows = [_row(rec, s) for s in rec.panel_seats]
     breakdown = []
@@ -236,8 +288,17 @@ def build(rec: CouncilRun, record_path: str = "") -> Matrix:
         else ""
     )
     notes = [localize(rec.language, n) for n in notes]
+    spent = [_usage_line(u, _l(rec, "council")) for u in usage(rec)] if rec.turns else []
     return Matrix(
-        _headline(rec), rows, _minority(rec, rows), breakdown, changes, actions, notes, audit
+        _headline(rec),
+        rows,
+        _minority(rec, rows),
+        breakdown,
+        changes,
+        actions,
+        notes,
+        audit,
+        spent,
     )
 
 
@@ -276,5 +337,6 @@ def to_json(rec: CouncilRun, record_path: str = "") -> dict[str, Any]:
         "actions": m.actions,
         "notes": m.notes,
         "redactions": [r.model_dump(mode="json") for r in rec.redactions],
+        "usage": [asdict(u) for u in usage(rec)],
         "record": record_path,
     }

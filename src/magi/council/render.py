@@ -30,8 +30,15 @@ _HEAD = {
     "ja": ("席", "エージェント", "重み", "立場", "理由", "確信度", "討論"),
 }
 _SECTIONS = {
-    "en": ("Minority opinion", "Disagreement", "Suggested changes", "Action items", "Notes"),
-    "ja": ("少数意見", "対立点", "変更案", "対応項目", "注記"),
+    "en": (
+        "Minority opinion",
+        "Disagreement",
+        "Suggested changes",
+        "Action items",
+        "Notes",
+        "Usage",
+    ),
+    "ja": ("少数意見", "対立点", "変更案", "対応項目", "注記", "使用量"),
 }
 
 
@@ -58,7 +65,7 @@ def _plain(text: str) -> str:
 
 def _sections(m: Matrix, lang: str) -> list[tuple[str, list[str]]]:
     names = _SECTIONS.get(lang, _SECTIONS["en"])
-    items = [m.minority, m.breakdown, m.changes, m.actions or ["—"], m.notes]
+    items = [m.minority, m.breakdown, m.changes, m.actions or ["—"], m.notes, m.usage]
     return [(n, i) for n, i in zip(names, items, strict=True) if i or n == names[0]]
 
 
