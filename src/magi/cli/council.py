@@ -1,8 +1,8 @@
 """``magi council``: one question to a weighted, blind panel; the matrix; exit code by verdict.
 
 Exit codes: 0 passed, 1 rejected (or the council failed), 13 no consensus or
-inconclusive, 3 a config that cannot seat a council (no council), 130 interrupted (the
-record stays resumable with ``--resume``).
+inconclusive, 14 a review approved with conditions, 3 a config that cannot seat a council
+(no council), 130 interrupted (the record stays resumable with ``--resume``).
 """
 
 from __future__ import annotations

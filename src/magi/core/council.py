@@ -57,7 +57,7 @@ __all__ = [
     "seat_name",
 ]
 
-Verdict = Literal["passed", "rejected", "no_consensus", "inconclusive", "no_council"]
+Verdict = Literal["passed", "conditional", "rejected", "no_consensus", "inconclusive", "no_council"]
 MAX_DEBATE_ROUNDS = 2
 
 # The check run a PR carries. A required check passes on success, neutral or skipped
