@@ -225,3 +225,21 @@ def test_a_research_council_on_a_pull_request_sets_no_check(tmp_path) -> None:
     assert done.conclusion is None
     assert fake.named("create_check_run") == []
     assert len(fake.comments_on(REPO, 1)) == 1
+
+
+def test_a_japanese_review_gives_its_rule_in_japanese() -> None:
+    """The review's reason (figures, tier, rule) reads in Japanese; a seat's words do not
+    get translated even when they match one of magi's phrases."""
+    from magi.core.council_phrases import localize
+
+    rec, _ = ch.run(
+        {"sage-1": "approve", "sage-2": "approve", "sage-3": "approve"},
+        question="このプルリクエストをマージしてよいですか？",
+        mode="review",
+        risk="high",
+    )
+    assert rec.language == "ja"
+    headline = build(rec).headline
+    assert "unanimity" not in headline
+    assert "全会一致" in headline
+    assert localize("ja", "C1 adopted (2 supporter(s)): unanimity").endswith(": unanimity")

@@ -13,10 +13,14 @@ import re
 
 __all__ = ["localize"]
 
-_JA: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(f"^{pattern}$"), ja)
-    for pattern, ja in (
-        (r"(\S+) \((.+)\) cannot sit: (.+)", "{0}（{1}）は着席できません: {2}"),
+# (English pattern, Japanese, the groups that are magi's own words and are translated in
+# turn). Every other group is kept as written: it may be a seat's words ("unanimity" as a
+# finding's claim must not become 全会一致).
+_JA: tuple[tuple[re.Pattern[str], str, tuple[int, ...]], ...] = tuple(
+    (re.compile(f"^{entry[0]}$"), entry[1], tuple(entry[2]) if len(entry) > 2 else ())
+    for entry in (
+        (r"(\S+) \((.+)\) cannot sit: (.+)", "{0}（{1}）は着席できません: {2}", (2,)),
+        (r"`(.+)` is not on PATH", "`{0}` が PATH にありません"),
         (
             r"two-seat council: 2-0 passes; a split gets one debate round",
             "二席の合議: 2対0で可決、割れた場合の討論は1ラウンド",
@@ -78,15 +82,41 @@ _JA: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"(C\d+) rejected \((\d+) supporter\(s\)\): (.*)", "{0} 不採用（支持{1}席）: {2}"),
         (r"(C\d+) unverified \((\d+) supporter\(s\)\): (.*)", "{0} 未検証（支持{1}席）: {2}"),
         (r"veto ignored: (.*)", "無視された拒否権: {0}"),
+        # Review (core.council_review): the verdict, its figures, the tier's rule.
+        (
+            r"(passed|rejected|conditional) (\d+):(\d+)(?:, (\d+) with conditions)? "
+            r"\(weight (\d+):(\d+)\) at (low|medium|high|critical) risk \((.+)\)",
+            "{0} 承認{1}:却下{2}（条件付き{3}）重み {4}:{5}、リスク {6}（{7}）",
+            (0, 7),  # the verdict and the rule are magi's words too: translated in turn
+        ),
+        (r"approve weight above reject weight", "承認の重みが却下の重みを上回ること"),
+        (r"unanimity", "全会一致"),
+        (r"unanimity plus the veto holder's approval", "全会一致かつ拒否権を持つ席の承認"),
+        (r"vetoed by (.+) for a critical finding", "{0} が重大な指摘により拒否権を行使"),
+        (
+            r"no quorum: (\d+) readable vote\(s\) of (\d+) seat\(s\); (\w+) risk needs (\d+) "
+            r"\(abstentions and lost or unreadable answers do not count\)",
+            "定足数に達しません: {1}席中、読める票は{0}票。{2}リスクには{3}票が必要です"
+            "（棄権、失われた回答、読めない回答は数えません）",
+        ),
+        (
+            r"it passes once its (\d+) condition\(s\) are met and a new review says so",
+            "{0}件の条件が満たされ、新しいレビューがそう判断すれば通ります",
+        ),
+        (r"the veto holder (.+) did not approve", "拒否権を持つ {0} が承認していません"),
+        (r"passed", "可決"),
+        (r"rejected", "否決"),
+        (r"conditional", "条件付き承認"),
     )
 )
 
 
 def _one(text: str) -> str:
-    for pattern, ja in _JA:
+    for pattern, ja, ours in _JA:
         m = pattern.match(text)
         if m is not None:
-            return ja.format(*(_one(g) if g else g for g in m.groups()))
+            groups = [g or "0" for g in m.groups()]
+            return ja.format(*(_one(g) if i in ours else g for i, g in enumerate(groups)))
     return text
 
 
