@@ -106,7 +106,8 @@ def _placeholder(annotation: Any) -> str:
 
 
 def toml_value(value: object) -> str:
-    """A Python value as a TOML literal (strings, numbers, booleans, arrays of those)."""
+    """A Python value as a TOML literal (strings, numbers, booleans, arrays of those, and a
+    small model as an inline table)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
@@ -116,4 +117,7 @@ def toml_value(value: object) -> str:
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, BaseModel):  # a small table of its own: an inline table
+        items = value.model_dump().items()
+        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in items) + " }"
     raise TypeError(f"no TOML literal for {type(value).__name__}")
