@@ -5,7 +5,9 @@ cannot see (zero-width and bidi characters, Unicode tags, HTML comments that Mar
 hides) is exactly where an instruction to an agent would be smuggled, so it is removed
 and the removal is described. Secrets are replaced by ``[REDACTED:<kind>]`` because every
 prompt goes to a third-party model; a ``Redaction`` records the kind and count, never the
-secret.
+secret. The credential formats come from detect-secrets (``core.secrets_scan`` says why
+that scanner and how it is kept cheap); this module adds what it lacks: whole key blocks,
+newer token formats, passwords and tokens in assignments, and a council's personal data.
 """
 
 from __future__ import annotations
@@ -13,8 +15,16 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from functools import partial
 
+from magi.core.secrets_scan import (
+    Rule,
+    Span,
+    is_high_entropy,
+    redact_lines,
+    redact_text,
+    scanner_rules,
+    value_rule,
+)
 from magi.state.model import Redaction
 
 # Classes of removed characters, in the order they are reported.
@@ -98,63 +108,6 @@ def clean_task(text: str) -> tuple[str, list[str]]:
     return cleaned, notes
 
 
-_Rule = tuple[str, re.Pattern[str]]
-# Order matters: whole-token kinds first, so that "token = ghp_..." is reported as a
-# GitHub token; the generic assignment rule then sees a placeholder and leaves it alone.
-# Each pattern's group "s" is the secret; everything outside it is kept.
-_TOKEN_RULES: tuple[_Rule, ...] = (
-    (
-        "private_key",
-        re.compile(
-            r"(?P<s>-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
-            r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z))",
-            re.DOTALL,
-        ),
-    ),
-    ("github_token", re.compile(r"\b(?P<s>gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,})")),
-    ("slack_token", re.compile(r"\b(?P<s>xox[abposr]-[A-Za-z0-9-]{10,})")),
-    ("aws_access_key_id", re.compile(r"\b(?P<s>(?:AKIA|ASIA)[A-Z0-9]{16})\b")),
-    (
-        "aws_secret_access_key",
-        re.compile(
-            r"aws_secret_access_key[\"']?\s*[:=]\s*[\"']?(?P<s>[A-Za-z0-9/+=]{40})(?![\w/+=])",
-            re.IGNORECASE,
-        ),
-    ),
-    # sk-..., sk-proj-..., sk-ant-...; a digit is required so CSS-ish names do not match.
-    ("api_key", re.compile(r"\b(?P<s>sk-(?=[\w-]*\d)[\w-]{20,})")),
-    ("google_api_key", re.compile(r"\b(?P<s>AIza[\w-]{35})(?![\w-])")),
-    ("jwt", re.compile(r"\b(?P<s>eyJ[\w-]{5,}\.eyJ[\w-]{5,}\.[\w-]*)")),
-    (
-        "authorization",
-        re.compile(
-            r"authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token)\s+(?P<s>[\w.~+/=-]+)",
-            re.IGNORECASE,
-        ),
-    ),
-    # scheme://user:password@host: the user and host say where, only the password is secret.
-    ("connection_password", re.compile(r"\b[a-zA-Z][\w+.-]*://[^\s:/@]*:(?P<s>[^\s@/]+)@")),
-)
-
-# A key whose LAST word is a keyword: password_field and token_count are not secrets.
-_ASSIGNMENT = re.compile(
-    r"(?<![\w.-])(?P<q>[\"']?)(?P<key>[\w.-]*?"
-    r"(?P<word>password|passwd|secret|token|api[_-]?key|apikey|(?:secret|private|access)[_-]?key))"
-    r"(?![A-Za-z0-9_])(?P=q)(?P<sep>\s*(?:=>|:=|[:=](?![=:]))\s*)"
-    r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s\"'`,;()\[\]{}<>]+)[ \t]*(?:#.*)?$)",
-    re.IGNORECASE | re.MULTILINE,
-)
-
-
-def _assignment_kind(word: str) -> str:
-    word = word.lower().replace("-", "_")
-    if word in ("password", "passwd"):
-        return "password"
-    if word in ("api_key", "apikey", "token"):
-        return word.replace("apikey", "api_key")
-    return "secret"
-
-
 # Values that are not secrets: empty, templated, language keywords, type names.
 _LITERALS = {"none", "null", "nil", "true", "false", "undefined"}
 _TYPES = {"str", "string", "int", "bytes", "bool", "any", "optional", "required", "secretstr"}
@@ -167,6 +120,139 @@ def _is_placeholder(value: str) -> bool:
     return not value or value.casefold() in _NOT_SECRETS or bool(_PLACEHOLDER.match(value))
 
 
+# Secrets that span lines: a key block goes from its BEGIN line through its END (to the
+# end of the text when the END is missing). detect-secrets' private-key plugin flags
+# these BEGIN lines and the PuTTY header only, not what follows them.
+_BLOCKS: tuple[Rule, ...] = (
+    value_rule(
+        "private_key",
+        r"(?P<s>-{4,5} ?BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)? ?-{4,5}.*?"
+        r"(?:-{4,5} ?END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)? ?-{4,5}|\Z))",
+        ("private key",),
+        re.DOTALL,
+    ),
+    value_rule(
+        "private_key",
+        r"(?P<s>PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z))",
+        ("putty-user-key-file-",),
+        re.DOTALL,
+    ),
+)
+
+# magi's own patterns, after the scanner's, for formats it lacks or matches too narrowly.
+# Each pattern's group "s" is the secret; everything outside it is kept.
+_TOKEN_RULES: tuple[Rule, ...] = (
+    # Fine-grained PATs, and classic tokens of other lengths than the scanner's 36.
+    value_rule(
+        "github_token",
+        r"\b(?P<s>gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,})",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    # The scanner wants digits between the dashes; app-level (xapp-) tokens too.
+    value_rule(
+        "slack_token",
+        r"\b(?P<s>xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,})",
+        ("xox", "xapp-"),
+    ),
+    # sk-..., sk-proj-..., sk-ant-... (the scanner knows only OpenAI's older T3BlbkFJ keys);
+    # a digit is required so CSS-ish names do not match.
+    value_rule("api_key", r"\b(?P<s>sk-(?=[\w-]*\d)[\w-]{20,})", ("sk-",)),
+    value_rule("google_api_key", r"\b(?P<s>AIza[\w-]{35})(?![\w-])", ("aiza",)),
+    value_rule("jwt", r"\b(?P<s>eyJ[\w-]{5,}\.eyJ[\w-]{5,}\.[\w-]*)", ("eyj",)),
+    # The scanner finds npm tokens only in an .npmrc line.
+    value_rule("npm_token", r"\b(?P<s>npm_[A-Za-z0-9]{36})\b", ("npm_",)),
+    value_rule("huggingface_token", r"\b(?P<s>hf_[A-Za-z0-9]{34,})\b", ("hf_",)),
+    # The scanner knows live keys only.
+    value_rule("stripe_key", r"\b(?P<s>[rs]k_test_[0-9a-zA-Z]{24,})", ("k_test_",)),
+    value_rule(
+        "aws_secret_access_key",
+        r"aws_secret_access_key[\"']?\s*[:=]\s*[\"']?(?P<s>[A-Za-z0-9/+=]{40})(?![\w/+=])",
+        ("aws_secret_access_key",),
+        re.IGNORECASE,
+    ),
+    # The scanner wants exactly 88 characters and knows no Service Bus key or SAS token;
+    # GitHub's own log and artifact links are SAS URLs.
+    value_rule(
+        "azure_storage_key", r"\bAccountKey=(?P<s>[A-Za-z0-9+/]{20,}={0,2})", ("accountkey=",)
+    ),
+    value_rule(
+        "azure_shared_access_key",
+        r"\bSharedAccessKey=(?P<s>[A-Za-z0-9+/]{20,}={0,2})",
+        ("sharedaccesskey=",),
+    ),
+    value_rule("azure_sas_token", r"[?&]sig=(?P<s>[A-Za-z0-9%+/=]{20,})", ("sig=",)),
+    value_rule(
+        "authorization",
+        r"authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token)\s+(?P<s>[\w.~+/=-]+)",
+        ("authorization",),
+        re.IGNORECASE,
+    ),
+    # scheme://user:password@host: the user and host say where, only the password is secret
+    # (the scanner's pattern stops at a password with "!$&'()*+,;=" in it).
+    value_rule(
+        "connection_password",
+        r"\b[a-zA-Z][\w+.-]*://[^\s:/@]*:(?P<s>[^\s@/]+)@",
+        ("://",),
+        keep=_is_placeholder,  # postgres://app:${DB_PASSWORD}@db names no secret
+    ),
+)
+
+
+def _aws_secret(match: re.Match[str]) -> Span | None:
+    if not is_high_entropy(match.group("s")):
+        return None
+    line = match.string.lower()
+    aws = any(word in line for word in ("aws", "akia", "asia"))
+    return *match.span("s"), "aws_secret_access_key" if aws else "secret"
+
+
+# A bare 40-character base64 value (an AWS secret access key's shape), only on a line
+# that names AWS, an AWS key id or a secret: those words are the rule's triggers, so the
+# rule never sees another line. Only high entropy counts, which no hex SHA reaches.
+_AWS_SECRET = Rule(
+    re.compile(r"(?<![A-Za-z0-9+/])(?P<s>[A-Za-z0-9+/]{40})(?![A-Za-z0-9+/=])"),
+    _aws_secret,
+    ("aws", "akia", "asia", "secret"),
+)
+
+# A key whose LAST word is a keyword: password_field and token_count are not secrets.
+# An unquoted value ends at a space, so words after it ("password=hunter2 for prod") stay
+# and the value goes; one followed by "(" or "[" is code (load(path), os.environ[...]).
+_ASSIGNMENT = re.compile(
+    r"(?<![\w.-])(?P<q>[\"']?)(?P<key>[\w.-]*?"
+    r"(?P<word>password|passwd|passphrase|secret|token|api[_-]?key|apikey"
+    r"|(?:secret|private|access)[_-]?key))"
+    r"(?![A-Za-z0-9_])(?P=q)(?P<sep>\s*(?:=>|:=|[:=](?![=:]))\s*)"
+    r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'"
+    r"|(?P<bare>[^\s\"'`,;()\[\]{}<>]++)(?![(\[])(?P<end>[ \t\r]*(?:#.*)?$)?)",
+    re.IGNORECASE,
+)
+_ASSIGNMENT_TRIGGERS = (
+    "passw",
+    "passphrase",
+    "secret",
+    "token",
+    "apikey",
+    "api_key",
+    "api-key",
+    "privatekey",
+    "private_key",
+    "private-key",
+    "accesskey",
+    "access_key",
+    "access-key",
+)
+
+
+def _assignment_kind(word: str) -> str:
+    word = word.lower().replace("-", "_")
+    if word in ("password", "passwd", "passphrase"):
+        return "password"
+    if word in ("api_key", "apikey", "token"):
+        return word.replace("apikey", "api_key")
+    return "secret"
+
+
 def _bare_is_secret(match: re.Match[str]) -> bool:
     """Whether an unquoted value is a literal secret rather than code referring to one."""
     key, sep, value = match.group("key"), match.group("sep"), match.group("bare")
@@ -174,83 +260,91 @@ def _bare_is_secret(match: re.Match[str]) -> bool:
         return False
     if sep == "=" and key.isupper():  # PASSWORD=hunter in a .env file or a shell
         return True
+    if value.isdigit() and len(value) < 8:  # "token": 5, max_token = 4096: counts, not keys
+        return False
     if re.search(r"[^A-Za-z_.]", value):  # digits or symbols: not an identifier
         return True
-    # `password: changeme` is YAML; `token: Token` is an annotation and `"token": token`
-    # a dict entry, both code.
+    # `password: changeme` closing a line is YAML; `token: Token` is an annotation,
+    # `"token": token` a dict entry, `the token: it expires` prose.
     colon = sep.strip() == ":" and not match.group("q")
-    return colon and value[0].islower() and value.casefold() != key.casefold()
+    return (
+        colon
+        and match.group("end") is not None
+        and value[0].islower()
+        and value.casefold() != key.casefold()
+    )
 
+
+def _assignment(match: re.Match[str]) -> Span | None:
+    kind = _assignment_kind(match.group("word"))
+    for group in ("dq", "sq"):
+        value = match.group(group)
+        if value is not None:
+            return None if _is_placeholder(value) else (*match.span(group), kind)
+    return (*match.span("bare"), kind) if _bare_is_secret(match) else None
+
+
+_ASSIGNMENT_RULE = Rule(_ASSIGNMENT, _assignment, _ASSIGNMENT_TRIGGERS)
 
 # Kinds a council also removes (seed 004): a question put to several vendors at once
 # should not carry who asked or where things live. Off for competition prompts, where an
 # address in code is usually the point. Connection strings go whole, before the token
 # rules, so their passwords are not reported twice.
-_CONNECTION = re.compile(
-    r"\b(?P<s>(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|"
-    r"sqlserver|jdbc:[a-z0-9]+)://[^\s\"'`<>]+)",
-    re.IGNORECASE,
-)
-_ADO = re.compile(
-    r"(?P<s>\b(?:server|data source|host)\s*=[^;\n]+;(?:[^;\n]+;)*?[^;\n]*"
-    r"(?:password|pwd)\s*=[^;\n]*;?)",
-    re.IGNORECASE,
-)
-_PERSONAL_FIRST: tuple[_Rule, ...] = (
-    ("connection_string", _CONNECTION),
-    ("connection_string", _ADO),
-)
-_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
-_PERSONAL_LAST: tuple[_Rule, ...] = (
-    ("email", re.compile(r"(?P<s>\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,})\b")),
-    ("ip_address", re.compile(rf"(?<![\w.])(?P<s>(?:{_OCTET}\.){{3}}{_OCTET})(?!\w|\.\d)")),
-    (
-        "ip_address",
-        re.compile(
-            r"(?<![\w:])(?P<s>(?=[\w:]*\d)(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|"
-            r"(?=[\w:]*\d)(?:[0-9A-Fa-f]{1,4}:){1,7}:(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?)"
-            r"(?![\w:])"
-        ),
+_PERSONAL_FIRST: tuple[Rule, ...] = (
+    value_rule(
+        "connection_string",
+        r"\b(?P<s>(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql|"
+        r"sqlserver|jdbc:[a-z0-9]+)://[^\s\"'`<>]+)",
+        ("://",),
+        re.IGNORECASE,
+    ),
+    value_rule(
+        "connection_string",
+        r"(?P<s>\b(?:server|data source|host)\s*=[^;\n]+;(?:[^;\n]+;)*?[^;\n]*"
+        r"(?:password|pwd)\s*=[^;\n]*;?)",
+        ("password", "pwd"),
+        re.IGNORECASE,
     ),
 )
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 # Addresses that name no machine of anyone's: loopback and "any".
 _HARMLESS = frozenset({"127.0.0.1", "0.0.0.0", "::1", "::"})  # noqa: S104 - text, not a bind
+_PERSONAL_LAST: tuple[Rule, ...] = (
+    value_rule("email", r"(?P<s>\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,})\b", ("@",)),
+    value_rule(
+        "ip_address",
+        rf"(?<![\w.])(?P<s>(?:{_OCTET}\.){{3}}{_OCTET})(?!\w|\.\d)",
+        re.compile(r"\d\.\d"),  # five times cheaper to look for than the address
+        keep=_HARMLESS.__contains__,
+    ),
+    value_rule(
+        "ip_address",
+        r"(?<![\w:])(?P<s>(?=[\w:]*\d)(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|"
+        r"(?=[\w:]*\d)(?:[0-9A-Fa-f]{1,4}:){1,7}:(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?)"
+        r"(?![\w:])",
+        re.compile(r"::|:[0-9A-Fa-f]{1,4}:"),  # the compressed form has "::", the full ":h:"
+        keep=_HARMLESS.__contains__,
+    ),
+)
 
 
 def redact_secrets(text: str, where: str, *, personal: bool = False) -> tuple[str, list[Redaction]]:
     """``text`` with secrets replaced by ``[REDACTED:<kind>]``, and one record per kind.
 
-    ``personal`` also replaces email addresses, IP addresses and whole connection strings.
+    In order: key blocks; with ``personal``, whole connection strings; detect-secrets'
+    patterns; magi's own; keyword assignments; with ``personal``, email and IP addresses.
     """
     counts: Counter[str] = Counter()
-
-    def replace(kind: str, match: re.Match[str], group: str) -> str:
-        counts[kind] += 1
-        offset = match.start()
-        whole, start, end = match.group(0), match.start(group) - offset, match.end(group) - offset
-        return f"{whole[:start]}[REDACTED:{kind}]{whole[end:]}"
-
-    def token(kind: str, match: re.Match[str]) -> str:
-        if kind == "connection_password" and _is_placeholder(match.group("s")):
-            return match.group(0)  # postgres://app:${DB_PASSWORD}@db names no secret
-        if kind == "ip_address" and match.group("s") in _HARMLESS:
-            return match.group(0)
-        return replace(kind, match, "s")
-
-    def assignment(match: re.Match[str]) -> str:
-        kind = _assignment_kind(match.group("word"))
-        for group in ("dq", "sq"):
-            value = match.group(group)
-            if value is not None:
-                return match.group(0) if _is_placeholder(value) else replace(kind, match, group)
-        return replace(kind, match, "bare") if _bare_is_secret(match) else match.group(0)
-
-    first = _PERSONAL_FIRST if personal else ()
-    for kind, pattern in (*first, *_TOKEN_RULES):
-        text = pattern.sub(partial(token, kind), text)
-    text = _ASSIGNMENT.sub(assignment, text)
-    for kind, pattern in _PERSONAL_LAST if personal else ():
-        text = pattern.sub(partial(token, kind), text)
+    text = redact_text(text, _BLOCKS, counts)
+    rules = (
+        *(_PERSONAL_FIRST if personal else ()),
+        *scanner_rules(_is_placeholder),
+        *_TOKEN_RULES,
+        _AWS_SECRET,
+        _ASSIGNMENT_RULE,
+        *(_PERSONAL_LAST if personal else ()),
+    )
+    text = redact_lines(text, rules, counts)
     return text, [Redaction(where=where, kind=k, count=n) for k, n in counts.items()]
 
 
