@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from graph_helpers import COMMIT, FIX, calls, config, git_out, prompts, start
 from magi.core.blind import shuffle_labels
@@ -171,7 +172,8 @@ def test_protected_path_is_flagged_and_can_disqualify(env):
 
 
 def test_secrets_in_the_task_never_reach_an_agent(env):
-    """A token pasted into the task is redacted before any prompt; the record keeps the original."""
+    """A token pasted into the task is redacted before any prompt, and the record keeps the
+    task as given but for the token's value (kind and count only)."""
     repo, home, sd = env
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     run = start(
@@ -180,7 +182,9 @@ def test_secrets_in_the_task_never_reach_an_agent(env):
         config(sd, {"a1": "right"}, judges={}),
         task=f"fix textstats; deploy with {token}",
     )
-    assert token in run.task.original
+    assert token not in run.task.original
+    assert run.task.original.endswith("deploy with [REDACTED:github_token]")
+    assert token not in (Path(home) / "runs" / run.id / "run.json").read_text()
     assert token not in run.task.cleaned
     for text in prompts(home, run, "implement"):
         assert token not in text

@@ -1,7 +1,7 @@
 """kill -9 inside prep, at every instant of making a candidate's clone: resume, then fold.
 
 Each case is a real ``magi run`` that sends itself SIGKILL at one failpoint
-(``magi.core.failpoint``) while prep makes the clones in parallel, then ``magi run
+(``magi.failpoint``) while prep makes the clones in parallel, then ``magi run
 --resume`` to the same winner an unkilled run with the same seed and agents reaches, then
 ``magi fold`` leaving nothing of the run but the winner's branch.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from magi.core.failpoint import ENV
+from magi.failpoint import ENV
 from magi.state.model import RunStatus
 
 PERSONAS = {"a1": "right", "a2": "partial"}

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from magi.checkout import discard
-from magi.core.failpoint import failpoint
+from magi.failpoint import failpoint
 from magi.errors import RepoError
 from magi.git import Git
 

@@ -37,7 +37,8 @@ def create(
     seed: int | None = None,
     base: str | None = None,
 ) -> Run:
-    """Record a new run (nothing has been spent yet). The original task text is kept as given."""
+    """Record a new run (nothing has been spent yet). The original task text is kept as given,
+    but for the values of the secrets it redacted: those are stored nowhere."""
     check_task(task, config.graph.task_max_bytes)  # before anything is recorded or spent
     cleaned, removed = clean_task(task)
     cleaned, redactions = redact_secrets(cleaned, "task")
@@ -66,7 +67,8 @@ def create(
         base_sha=base_sha,
         seed=seed,
         task=Task(
-            original=task, cleaned=cleaned, source=source, removed=removed, redactions=redactions
+            original=redact_secrets(task, "task")[0],
+            cleaned=cleaned, source=source, removed=removed, redactions=redactions
         ),
         config=config,
         worktree_root=str(root / run_id),

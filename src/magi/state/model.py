@@ -87,7 +87,7 @@ class Redaction(_Rec):
 
 
 class Task(_Rec):
-    original: str  # exactly as given; never shown to an agent
+    original: str  # as given, less the values of redacted secrets; never shown to an agent
     cleaned: str  # invisible/bidi characters and HTML comments removed, secrets redacted
     source: str = "cli"  # "cli", "file:<path>", "issue:<n>"
     removed: list[str] = Field(default_factory=list)  # what cleaning removed, described
