@@ -88,8 +88,18 @@ def test_the_agents_job_holds_no_credential(job):
     assert perms
     assert [ln.split("#")[0].strip() for ln in perms.group(1).splitlines()] == ["contents: read"]
     assert "secrets." not in compete
-    assert "github.token" not in compete
-    assert "token:" not in compete
+    # The job's read token reaches one step of compete, the one that fetches the day's run
+    # records for [budget] day_usd (as actions/checkout uses it for the checkout): in that
+    # step's env alone, never in magi's step, never persisted.
+    uses = compete.count("github.token")
+    assert uses == (1 if job == "compete" else 0)
+    if uses:
+        step = compete[compete.index("- name: Today's run records") :]
+        step = step[: step.index("\n      - ")]
+        assert "GH_TOKEN: ${{ github.token }}" in step
+        assert "uses:" not in step
+        assert "git config" not in step and "--global" not in step
+    assert not re.search(r"^\s+token:", compete, re.M)  # no step is given a token input
     assert compete.count("persist-credentials: false") == compete.count("actions/checkout@")
 
 

@@ -138,3 +138,56 @@ def test_records_that_cannot_be_read_leave_a_warning_and_this_runners_count(
         "[budget] day_usd counts only this runner's runs today: the repository's run records "
         "(refs/magi/runs/*) could not be read ("
     )
+
+
+def test_a_private_repository_is_read_from_what_the_workflow_step_fetched(
+    tmp_path: Path, checkout: tuple[Path, Path]
+) -> None:
+    """No anonymous fetch (a private repository): the workflow's step before compete fetches
+    the day's records with the job's read token into a bare repository, and the budget reads
+    that. The step is run here as the workflow has it, against a file:// origin."""
+    import os
+    import re
+    import stat
+
+    import yaml
+
+    from magi.config.workflow import template
+
+    repo, origin = checkout
+    sh(repo, "remote", "set-url", "origin", str(tmp_path / "gone.git"))  # no anonymous read
+    steps = yaml.safe_load(template())["jobs"]["compete"]["steps"]
+    (step,) = [s for s in steps if "day_usd" in s.get("name", "")]
+    assert step["env"] == {"GH_TOKEN": "${{ github.token }}"}
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    day = NOW.strftime("%Y%m%d")
+    before = (NOW - timedelta(days=1)).strftime("%Y%m%d")
+    date = fake_bin / "date"  # the step asks `date` for today and yesterday (UTC)
+    date.write_text(f'#!/bin/sh\ncase "$*" in *yesterday*) echo {before};; *) echo {day};; esac\n')
+    date.chmod(date.stat().st_mode | stat.S_IEXEC)
+    temp = tmp_path / "runner-temp"
+    temp.mkdir()
+    env = {
+        **os.environ,
+        "PATH": f"{fake_bin}:{os.environ['PATH']}",
+        "RUNNER_TEMP": str(temp),
+        "GH_TOKEN": "ghs_notarealtoken",
+        "GITHUB_SERVER_URL": f"file://{origin.parent}",
+        "GITHUB_REPOSITORY": origin.name,
+    }
+    done = subprocess.run(["bash", "-c", step["run"]], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "::warning::" not in done.stdout
+    fetched = temp / "magi-records.git"
+    refs = sh(fetched, "for-each-ref", "--format=%(refname)", "refs/magi/runs/")
+    assert re.findall(r"\d{8}", refs)
+    assert all(d in (day, before) for d in re.findall(r"/(\d{8})-", refs))
+    cfg = budget_config([], day_usd=2.0)
+    on_runner = {**ON_A_RUNNER, "MAGI_RUN_RECORDS": str(fetched)}
+    sctx = seat_context(tmp_path / "home", cfg, {}, repo=repo, environ=on_runner)
+    with pytest.raises(Stop) as held:
+        check_budget(sctx)
+    assert held.value.reason == (
+        "budget: ~$2.00 ($0.50 est.) spent today against the $2.00 daily cap"
+    )

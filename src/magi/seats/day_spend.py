@@ -11,8 +11,10 @@ least as new as the published one.
 
 Only runs whose id (their start time) is of today or yesterday are read: a run resumed days
 after it began is not counted. Each run is priced with its own recorded ``[budget.prices]``.
-When the repository's records cannot be read (a private repository: the agents job holds no
-token), the run says so in a warning and counts this runner's runs alone.
+A private repository answers no anonymous fetch: there the workflow's step before compete
+fetches the day's records with the job's read token into a bare repository of its own
+(``MAGI_RUN_RECORDS``, the action's ``run-records`` input), which is read instead. When the
+records cannot be read at all, the run says so in a warning and counts this runner's alone.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from magi.state.store import RUN_ID, Store, parse_record
 __all__ = ["RUNS", "RepositorySpend", "StoreSpend", "record_spend", "source"]
 
 RUNS = "refs/magi/runs/"
+RECORDS_ENV = "MAGI_RUN_RECORDS"  # the action's run-records input
 SCRATCH = "records.git"  # under magi's home
 GIT_TIMEOUT = 120.0
 # No credential of the runner's user reaches this fetch: the agents job reads anonymously.
@@ -77,6 +80,10 @@ class RepositorySpend:
 
     checkout: Path
     remote: str = "origin"
+    # A local bare repository the workflow's step before compete filled with today's
+    # records using the job's read token (a private repository answers no anonymous
+    # fetch); read instead of the remote when given.
+    fetched: Path | None = None
 
     def spent(self, sctx: SeatContext, day: date, *, besides: str) -> Spend:
         runs: dict[str, Record] = {}
@@ -97,7 +104,11 @@ class RepositorySpend:
         return total
 
     def _published(self, store: Store, day: date, besides: str) -> dict[str, Record]:
-        url = Git(self.checkout).run("remote", "get-url", self.remote).strip()
+        url = (
+            str(self.fetched)
+            if self.fetched is not None
+            else Git(self.checkout).run("remote", "get-url", self.remote).strip()
+        )
         scratch = store.home / SCRATCH
         scratch.mkdir(parents=True, exist_ok=True)
         bare = Git(scratch)
@@ -134,5 +145,6 @@ def source(sctx: SeatContext) -> DaySpend:
         return sctx.day_spend
     repo = getattr(sctx.record, "repo", None)
     if sctx.environ.get("GITHUB_ACTIONS") == "true" and isinstance(repo, str):
-        return RepositorySpend(Path(repo))
+        fetched = sctx.environ.get(RECORDS_ENV)
+        return RepositorySpend(Path(repo), fetched=Path(fetched) if fetched else None)
     return StoreSpend()
