@@ -98,7 +98,8 @@ def test_the_agents_job_holds_no_credential(job):
         step = step[: step.index("\n      - ")]
         assert "GH_TOKEN: ${{ github.token }}" in step
         assert "uses:" not in step
-        assert "git config" not in step and "--global" not in step
+        assert "git config" not in step
+        assert "--global" not in step
     assert not re.search(r"^\s+token:", compete, re.M)  # no step is given a token input
     assert compete.count("persist-credentials: false") == compete.count("actions/checkout@")
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from magi.checkout import discard
-from magi.failpoint import failpoint
 from magi.errors import RepoError
+from magi.failpoint import failpoint
 from magi.git import Git
 
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # already a commit's name: no rev-parse

@@ -21,6 +21,7 @@ from pathlib import Path
 from magi import clones
 from magi.config.model import Config
 from magi.errors import ConfigError, RepoError
+from magi.failpoint import failpoint
 from magi.git import NEUTRAL_EMAIL, NEUTRAL_NAME
 from magi.graph import gate
 from magi.graph.context import Context, Stop
@@ -116,12 +117,42 @@ def _checked_out(ctx: Context, ref: str) -> str | None:
     return None
 
 
+def _landed(ctx: Context, tip: str) -> str | None:
+    """The squash commit this run already put on the base, if a kill came between landing
+    it and recording it (found by the run's own line in its message), else None."""
+    r, c = ctx.run, winner(ctx)
+    if not r.base_sha or tip == r.base_sha or not ctx.git.is_ancestor(r.base_sha, tip):
+        return None
+    mine = f"magi run {r.id} (candidate {c.label}, "
+    log = ctx.git.run("log", "--first-parent", "--format=%H%x00%B%x01", f"{r.base_sha}..{tip}")
+    for entry in log.split("\x01"):
+        sha, _, body = entry.strip("\n").partition("\x00")
+        if sha and mine in body:
+            return sha
+    return None
+
+
 def _local(ctx: Context) -> None:
     r = ctx.run
     ref = f"refs/heads/{r.base}"
     cwd = worktree(ctx)
     c = winner(ctx)
     tip = ctx.git.rev_parse(ref)
+    landed = _landed(ctx, tip)
+    if landed is not None:
+        # Killed after the fast-forward, before the record: landing it again would squash
+        # the same change twice. The record catches up with what the repository holds.
+        ctx.event(NAME, f"found the squash {landed[:12]} an interrupted merge left on {r.base}")
+        merged = MergeRecord(
+            mode="local",
+            result="merged",
+            commit=landed,
+            base=r.base,
+            base_moved=False,
+            at=ctx.clock(),
+        )
+        _record(ctx, merged)
+        raise Stop(RunStatus.MERGED, f"squashed onto {r.base} as {landed[:12]}")
     if c.head is not None and ctx.git.head(cwd) != c.head:
         _blocked(
             ctx,
@@ -163,6 +194,7 @@ def _local(ctx: Context) -> None:
             ctx.git.run("update-ref", ref, squash, tip)  # fails if the base moved meanwhile
     except RepoError as e:
         _blocked(ctx, f"{r.base} could not be fast-forwarded: {e}", moved=moved)
+    failpoint("merge:landed")  # the kill tests: landed on the base, not yet recorded
     _record(
         ctx,
         MergeRecord(

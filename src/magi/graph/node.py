@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from magi.failpoint import failpoint
 from magi.graph.context import Context
 from magi.seats import Cancelled, Stop
 from magi.state.model import NodeTiming, Run, RunStatus
@@ -78,6 +79,7 @@ def _node(ctx: Context, node: Node) -> None:
     prior = r.timings.get(name)
     ctx.reporter.node(name)
     ctx.save()
+    failpoint(f"node:{name}:begun")  # the kill tests: kill -9 right after a node began
     node.run(ctx)
     finished = ctx.clock()
     spent = (finished - started).total_seconds() + ((prior.seconds or 0.0) if prior else 0.0)
@@ -87,6 +89,7 @@ def _node(ctx: Context, node: Node) -> None:
         seconds=round(spent, 3),
     )
     ctx.save()
+    failpoint(f"node:{name}:saved")  # ... and right after it ended
 
 
 def _stages(ctx: Context, pipeline: Sequence[Stage]) -> None:

@@ -22,6 +22,7 @@ from magi.core.answers import Answer, parse_answer, reask_text
 from magi.core.sanitize import redact_secrets, strip_controls
 from magi.core.seating import failover_agent
 from magi.errors import AnswerError
+from magi.failpoint import failpoint
 from magi.seats.budget import check_budget
 from magi.seats.census import end_turn
 from magi.seats.context import SeatContext
@@ -152,6 +153,7 @@ def _record(
             )
         )
         sctx.save()
+    failpoint(f"turn:{req.seat}:{req.node}")  # the kill tests: a turn recorded, its node not yet
 
 
 def ask(
