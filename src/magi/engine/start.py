@@ -68,7 +68,10 @@ def create(
         seed=seed,
         task=Task(
             original=redact_secrets(task, "task")[0],
-            cleaned=cleaned, source=source, removed=removed, redactions=redactions
+            cleaned=cleaned,
+            source=source,
+            removed=removed,
+            redactions=redactions,
         ),
         config=config,
         worktree_root=str(root / run_id),
