@@ -187,7 +187,6 @@ def test_the_diagram_draws_a_loop_with_its_back_edge():
 @pytest.mark.parametrize(
     ("text", "key"),
     [
-        ("[notify]\ncommand = ['ntfy']\n", "notify.command"),
         ("[roles]\nplanner = 'a'\n[[agents]]\nid = 'a'\nkind = 'claude'\n", "roles.planner"),
     ],
 )

@@ -251,6 +251,43 @@ def publish(
         raise
     pr = f"PR #{result.pr}" if result.pr else "no PR"
     typer.echo(f"published run {artifact.run.id}: {pr}, {len(result.pushed)} branches")
+    _notify_published(git.root, env, artifact.run, result.pr, issue)
+
+
+def _notify_published(root: Path, env: ActionEnv, run: Run, pr: int | None, issue: int) -> None:
+    """``[notify] command`` for a run on a runner, told here rather than in the agents job.
+
+    The command is the checkout's own config (the default branch, what writers committed),
+    never the artifact's: the artifact comes from the job where agents ran, and a command
+    it named would run here, beside the App token. It gets no token in its environment;
+    a notifier that fails is a warning in the log, never a failed publish.
+    """
+    from magi.config.load import load_repo_texts
+    from magi.core.notify import event_of, summary_of
+    from magi.notify import send
+
+    layers = [
+        (name, (root / name).read_text(encoding="utf-8"))
+        for name in (".magi/config.toml", "magi.toml")
+        if (root / name).is_file()
+    ]
+    try:
+        command = load_repo_texts(layers).config.notify.command
+    except MagiError as e:
+        typer.echo(f"::warning::no notification: the repository's config does not load: {e}")
+        return
+    if not command:
+        return
+    where = f"{env.repo_url}/pull/{pr}" if pr else f"{env.repo_url}/issues/{issue}"
+    fields = {
+        "summary": summary_of(run.id, run.status.value, run.reason),
+        "run": run.id,
+        "url": where,
+        "event": event_of(run.status.value),
+    }
+    why = send(command, fields)
+    if why is not None:
+        typer.echo(f"::warning::{why}; the publish is not affected")
 
 
 InputDir = Annotated[

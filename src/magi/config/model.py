@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from magi.config.council import CouncilConfig
+from magi.core.notify import FIELDS, unknown_fields
 
 _RUNNER_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
@@ -29,7 +30,6 @@ MAX_TIMEOUT_S = 7 * 24 * 3600
 # because a key that is read by nothing is exactly the silent no-op this schema exists to
 # prevent. A feature removes its keys from here in the commit that makes them work.
 NOT_IMPLEMENTED: dict[str, str] = {
-    "notify.command": "run notifications",
     "roles.planner": "planning",
 }
 
@@ -223,9 +223,22 @@ class Prompts(_Strict):
 
 
 class Notify(_Strict):
-    """A command told when a run ends (an argv; nothing runs when empty)."""
+    """A command told when a run ends or is held (an argv; nothing runs when empty)."""
 
-    command: list[str] = Field(default_factory=list)
+    command: list[str] = Field(
+        default_factory=list,
+        description="argv run on a run's end, hold or stall; {summary} {run} {url} {event} "
+        "are put into its words, never into a shell.",
+    )
+
+    @field_validator("command")
+    @classmethod
+    def _fields_known(cls, command: list[str]) -> list[str]:
+        unknown = unknown_fields(command)
+        if unknown:
+            known = ", ".join("{" + f + "}" for f in FIELDS)
+            raise ValueError(f"unknown placeholder(s) {unknown}; magi fills {known}")
+        return command
 
 
 class Github(_Strict):

@@ -11,6 +11,7 @@ from pathlib import Path
 from magi import refs_guard
 from magi.agents.base import Agent, CancelToken
 from magi.config.model import Config
+from magi.core.notify import event_of, summary_of
 from magi.engine.signals import interruptible
 from magi.engine.start import (
     context_for,
@@ -27,6 +28,7 @@ from magi.git import Git
 from magi.graph import PIPELINE, REVIEW_PIPELINE, Context, Stage
 from magi.graph.fold import fold_all, remove_judge_worktrees
 from magi.graph.tally import compute
+from magi.notify import send
 from magi.salvage import discard_run
 from magi.seats import Cancelled, Reporter, SilentReporter
 from magi.seats.census import end_leftovers
@@ -57,9 +59,33 @@ def _drive(ctx: Context, pipeline: Sequence[Stage]) -> Outcome:
             # judge again makes it anew): failed runs once kept every judge's worktree.
             remove_judge_worktrees(ctx)
             end_leftovers(ctx)  # however the drive ended, no process of the run outlives it
+            notify(ctx)
             # A long-lived process (the App's worker) drives many runs: give this one up.
             ctx.store.unlock(ctx.run.id)
     return Outcome(ctx.run)
+
+
+def notify(ctx: Context) -> None:
+    """``[notify] command``, told how the run ended; a failing notifier is recorded, ignored.
+
+    Not in a runner's agents job (``GITHUB_ACTIONS``): the publish job tells it there, with
+    the pull request's address, and an agents job is no place to run a program of the
+    config's beside the agents.
+    """
+    command = ctx.config.notify.command
+    if not command or ctx.environ.get("GITHUB_ACTIONS") == "true":
+        return
+    r = ctx.run
+    fields = {
+        "summary": summary_of(r.id, r.status.value, r.reason),
+        "run": r.id,
+        "url": ctx.environ.get("MAGI_WEB_URL", ""),
+        "event": event_of(r.status.value),
+    }
+    why = send(command, fields, ctx.environ)
+    if why is not None:
+        ctx.event("notify", f"{why}; the run is not affected", "warn")
+        ctx.save()
 
 
 def start(
