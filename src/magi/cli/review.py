@@ -82,9 +82,17 @@ def stats(
     as_markdown: Annotated[
         bool, typer.Option("--markdown", help="The figures as GitHub markdown (`/magi stats`).")
     ] = False,
+    settle_days: Annotated[
+        int,
+        typer.Option(
+            "--settle-days",
+            min=0,
+            help="Days a merged winner must have stayed on its base to count as staying merged.",
+        ),
+    ] = 7,
 ) -> None:
     """Relative figures over every stored run that was tallied; each says how many runs it
-    rests on."""
+    rests on, and whether winners stayed merged (read from each repository's base)."""
     from magi.core import stats as figures
     from magi.errors import MagiError
     from magi.report.view import revealed
@@ -99,7 +107,11 @@ def stats(
             continue  # `magi list` reports unreadable records; stats count what can be read
     # The figures name agents: a run not tallied yet must not say who sits in it.
     shown = [r for r in runs if revealed(r)]
-    s = figures.compute(shown)
+    from datetime import UTC, datetime
+
+    from magi.engine.afterlife import read_fates
+
+    s = figures.compute(shown, read_fates(shown, now=datetime.now(UTC), settle_days=settle_days))
     s.hidden = len(runs) - len(shown)
     if as_json:
         typer.echo(json.dumps(figures.as_json(s), indent=2, sort_keys=True))

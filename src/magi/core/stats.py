@@ -23,14 +23,18 @@ they left out. ``render`` is the terminal's text, ``markdown`` the same figures 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from magi.core.afterlife import Fate
 from magi.core.review import adopted_ids, unique_findings
 from magi.state.model import Run
 
-__all__ = ["Ratio", "Stats", "as_json", "compute", "markdown", "render"]
+__all__ = ["FLOOR", "Ratio", "Stats", "as_json", "compute", "markdown", "merged_runs", "render"]
+
+# Below this many runs a rate of a winner's afterlife says nothing: it is shown as "too few".
+FLOOR = 3
 
 
 @dataclass
@@ -56,8 +60,10 @@ class Ratio:
             "runs": len(self.runs),
         }
 
-    def text(self) -> str:
+    def text(self, floor: int = 0) -> str:
         pct = "n/a" if self.value is None else f"{self.value * 100:.0f}%"
+        if self.total and len(self.runs) < floor:
+            pct = "too few runs"
         noun = "run" if len(self.runs) == 1 else "runs"
         return f"{pct} ({self.count}/{self.total}, {len(self.runs)} {noun})"
 
@@ -81,6 +87,13 @@ class Stats:
         default_factory=lambda: defaultdict(_table)
     )
     same_vendor: defaultdict[str, Ratio] = field(default_factory=_table)
+    # Afterlife (core.afterlife), per implementer agent: its wins that merged; of those
+    # settled, the ones that stayed; of those merged, the ones whose issue needed another run.
+    merged: defaultdict[str, Ratio] = field(default_factory=_table)
+    stayed: defaultdict[str, Ratio] = field(default_factory=_table)
+    follow_up: defaultdict[str, Ratio] = field(default_factory=_table)
+    # Per judge agent: of its votes for a winner that merged and settled, those that stayed.
+    judge_stayed: defaultdict[str, Ratio] = field(default_factory=_table)
 
 
 def _kinds(run: Run) -> dict[str, str]:
@@ -134,12 +147,60 @@ def _judging(s: Stats, run: Run) -> None:
             s.same_vendor[agent].add(run.id, mine == theirs)
 
 
-def compute(runs: Sequence[Run]) -> Stats:
+def _afterlife(s: Stats, run: Run, afterlife: Mapping[str, tuple[Fate | None, bool]]) -> None:
+    winner = run.tally.winner if run.tally else None
+    if winner is None:
+        return
+    agent = run.agent_of(run.candidate(winner).seat) or winner
+    found = afterlife.get(run.id)
+    s.merged[agent].add(run.id, found is not None)
+    if found is None:
+        return
+    where, follow = found
+    s.follow_up[agent].add(run.id, follow)
+    if where is None or where == "settling":
+        return  # merged, but its base's history is not read here, or it landed too lately
+    s.stayed[agent].add(run.id, where == "stayed")
+    judges = {j.seat: run.agent_of(j.seat) or j.seat for j in run.judges}
+    for v in run.votes:
+        if v.status == "ok" and v.vote == winner and v.seat in judges:
+            s.judge_stayed[judges[v.seat]].add(run.id, where == "stayed")
+
+
+def merged_runs(runs: Sequence[Run]) -> dict[str, tuple[Fate | None, bool]]:
+    """From the records alone: each run whose winner merged (locally or by its PR), its fate
+    unknown (None: that needs the base's history), and whether its issue needed another
+    run, started after the merge."""
+    starts: dict[str, list[Any]] = defaultdict(list)
+    for r in runs:
+        starts[r.task.source].append(r.created_at)
+    out: dict[str, tuple[Fate | None, bool]] = {}
+    for r in runs:
+        m = r.merge
+        if m is None or m.result != "merged":
+            continue
+        at = m.at
+        follow = (
+            r.task.source.startswith("issue:")
+            and at is not None
+            and any(t > at for t in starts[r.task.source])
+        )
+        out[r.id] = (None, follow)
+    return out
+
+
+def compute(
+    runs: Sequence[Run], afterlife: Mapping[str, tuple[Fate | None, bool]] | None = None
+) -> Stats:
+    """The figures over ``runs``. ``afterlife``: run id -> (fate, needed a follow-up) for
+    each run whose winner merged (fate None where the base's history is not read); a run
+    not in it did not merge. Default: ``merged_runs`` of the records alone."""
     s = Stats(runs=len(runs))
     for run in runs:
         _implementation(s, run)
         _review(s, run)
         _judging(s, run)
+        _afterlife(s, run, merged_runs(runs) if afterlife is None else afterlife)
     return s
 
 
@@ -168,6 +229,13 @@ def as_json(s: Stats) -> dict[str, Any]:
         "judging": {
             "vote_by_slot": {a: _map(s.slots[a]) for a in sorted(s.slots)},
             "same_vendor_vote": _map(s.same_vendor),
+            "picked_winner_stayed_merged": _map(s.judge_stayed),
+        },
+        "afterlife": {
+            "merged": _map(s.merged),
+            "stayed_merged": _map(s.stayed),
+            "needed_follow_up": _map(s.follow_up),
+            "floor": FLOOR,
         },
     }
 
@@ -179,9 +247,9 @@ def render(s: Stats) -> str:
         lines.append(_hidden(s.hidden))
     lines.append("")
 
-    def table(title: str, rows: dict[str, Ratio]) -> None:
+    def table(title: str, rows: dict[str, Ratio], floor: int = 0) -> None:
         lines.append(title)
-        lines.extend(f"  {k:<16} {rows[k].text()}" for k in sorted(rows))
+        lines.extend(f"  {k:<16} {rows[k].text(floor)}" for k in sorted(rows))
         if not rows:
             lines.append("  (no data)")
 
@@ -203,7 +271,18 @@ def render(s: Stats) -> str:
     if not s.slots:
         lines.append("  (no data)")
     table("judge voted for its own vendor (kind)", s.same_vendor)
+    for title, rows in _afterlife_tables(s):
+        table(title, rows, FLOOR)
     return "\n".join(lines) + "\n"
+
+
+def _afterlife_tables(s: Stats) -> list[tuple[str, dict[str, Ratio]]]:
+    return [
+        ("do winners stay merged? winner merged (merged / wins)", s.merged),
+        ("stayed merged (stayed / settled merges)", s.stayed),
+        ("issue needed another run (follow-ups / merges)", s.follow_up),
+        ("judge's pick stayed merged (per judge)", s.judge_stayed),
+    ]
 
 
 def _hidden(n: int) -> str:
@@ -218,9 +297,9 @@ def markdown(s: Stats, *, where: str = "stored") -> str:
     if s.hidden:
         lines.append(f"_{_hidden(s.hidden)}_")
 
-    def table(title: str, rows: dict[str, Ratio]) -> None:
+    def table(title: str, rows: dict[str, Ratio], floor: int = 0) -> None:
         lines.extend(["", f"**{title}**"])
-        lines.extend(f"- `{k}`: {rows[k].text()}" for k in sorted(rows))
+        lines.extend(f"- `{k}`: {rows[k].text(floor)}" for k in sorted(rows))
         if not rows:
             lines.append("- (no data)")
 
@@ -246,4 +325,6 @@ def markdown(s: Stats, *, where: str = "stored") -> str:
     if not s.slots:
         lines.append("- (no data)")
     table("judge voted for its own vendor (kind)", s.same_vendor)
+    for title, rows in _afterlife_tables(s):
+        table(title, rows, FLOOR)
     return "\n".join(lines) + "\n"
