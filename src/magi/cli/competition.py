@@ -24,6 +24,7 @@ RUN_EXIT: dict[RunStatus, int] = {
     RunStatus.BLOCKED: 10,
     RunStatus.STALLED: 11,
     RunStatus.HELD: 12,
+    RunStatus.PARKED: 15,
 }
 # (Ctrl-C, SIGTERM and SIGHUP leave the run `interrupted`; magi exits 128 + the signal.)
 
@@ -104,6 +105,14 @@ def run(
             "--task-max-bytes", min=1, help="Allow a longer task ([graph] task_max_bytes)."
         ),
     ] = None,
+    park: Annotated[
+        bool,
+        typer.Option(
+            "--park",
+            help="A SIGTERM parks the run at its next node boundary (the seats that are out "
+            "finish their turn) instead of ending them; a second signal ends them.",
+        ),
+    ] = False,
 ) -> None:
     """Hold a competition on the task: implement, verify, judge blind, deliberate, vote, tally."""
     from magi import engine
@@ -128,6 +137,7 @@ def run(
                 reporter=reporter,
                 config_path=explicit,
                 retry_failed=retry_failed,
+                park_on_sigterm=park,
             )
         else:
             if retry_failed:
@@ -152,10 +162,37 @@ def run(
                 reporter=reporter,
                 seed=seed,
                 base=base,
+                park_on_sigterm=park,
             )
     finally:
         reporter.close()
     _finish(outcome.run, outcome.signal_exit)
+
+
+@app.command()
+def park(
+    ref: Annotated[str, typer.Argument(help="Run id or unique prefix of a running run.")],
+) -> None:
+    """Park a running run at its next node boundary: the seats that are out finish their
+    turn and are kept; `magi run --resume RUN` carries it on. Spends nothing."""
+    from magi.errors import StateError
+    from magi.state.lock import RunLockedError
+    from magi.state.store import Store, magi_home
+
+    store = Store(magi_home())
+    run_id = store.resolve(ref)
+    try:
+        store.lock(run_id)
+    except RunLockedError:
+        store.request_park(run_id, "magi park")
+        typer.echo(
+            f"run {run_id} parks at its next node boundary (the seats that are out finish "
+            f"their turn); then  magi run --resume {run_id}"
+        )
+        return
+    store.unlock(run_id)
+    status = store.load_run(run_id).status.value
+    raise StateError(f"run {run_id} is not running ({status}): there is nothing to park")
 
 
 @app.command()

@@ -18,15 +18,15 @@ __all__ = ["EVENTS", "FIELDS", "SUMMARY_MAX", "argv", "event_of", "summary_of", 
 
 FIELDS = ("summary", "run", "url", "event")
 # What a notification is sent for: a run ended, was held (budget, attempts), stalled (a
-# quota), or was interrupted. Asking and parking join these when they land.
-EVENTS = ("ended", "held", "stalled", "interrupted")
+# quota), parked (`magi park`) or was interrupted. Asking joins these when it lands.
+EVENTS = ("ended", "held", "stalled", "parked", "interrupted")
 SUMMARY_MAX = 300
 _FIELD = re.compile(r"\{([a-z_]+)\}")
 
 
 def event_of(status: str) -> str:
     """The ``{event}`` of a run that stopped with ``status`` (a ``RunStatus`` value)."""
-    return status if status in ("held", "stalled", "interrupted") else "ended"
+    return status if status in ("held", "stalled", "parked", "interrupted") else "ended"
 
 
 def summary_of(run_id: str, status: str, reason: str | None) -> str:

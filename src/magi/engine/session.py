@@ -46,10 +46,12 @@ class Outcome:
     signal_exit: int | None = None
 
 
-def _drive(ctx: Context, pipeline: Sequence[Stage]) -> Outcome:
+def _drive(ctx: Context, pipeline: Sequence[Stage], *, park_on_sigterm: bool = False) -> Outcome:
     # Agents a killed magi left running would write into the same worktrees: first they go.
     end_leftovers(ctx)
-    with interruptible(ctx.cancel, ctx.reporter, ctx.run.id) as caught:
+    ctx.store.clear_park(ctx.run.id)  # a request for an earlier drive is not for this one
+    park = (lambda why: ctx.store.request_park(ctx.run.id, why)) if park_on_sigterm else None
+    with interruptible(ctx.cancel, ctx.reporter, ctx.run.id, park=park) as caught:
         try:
             drive(ctx, pipeline)
         except Cancelled:
@@ -104,8 +106,11 @@ def start(
     agents: Mapping[str, Agent] | None = None,
     pipeline: Sequence[Stage] = PIPELINE,
     cancel: CancelToken | None = None,
+    park_on_sigterm: bool = False,
 ) -> Outcome:
-    """Create a run of ``task`` and drive it through ``pipeline``; ``cancel`` is its token."""
+    """Create a run of ``task`` and drive it through ``pipeline``; ``cancel`` is its token.
+    ``park_on_sigterm``: a first SIGTERM parks the run at its next node boundary instead of
+    ending the seats that are out (a second one ends them)."""
     reporter = reporter or SilentReporter()
     run = create(
         task=task,
@@ -122,7 +127,7 @@ def start(
     ctx = context_for(
         run, store=store, environ=environ, agents=agents, reporter=reporter, cancel=cancel
     )
-    return _drive(ctx, pipeline)
+    return _drive(ctx, pipeline, park_on_sigterm=park_on_sigterm)
 
 
 def resume(
@@ -136,6 +141,7 @@ def resume(
     pipeline: Sequence[Stage] = PIPELINE,
     cancel: CancelToken | None = None,
     retry_failed: bool = False,
+    park_on_sigterm: bool = False,
 ) -> Outcome:
     """Carry a stopped run on from its record; finished seats are not asked again
     (``retry_failed``: seats that ended in error or timeout are, and a failed run goes on)."""
@@ -157,7 +163,7 @@ def resume(
         run, store=store, environ=environ, agents=agents, reporter=reporter, cancel=cancel
     )
     ctx.event("run", f"resumed from {run.status.value}")
-    return _drive(ctx, pipeline)
+    return _drive(ctx, pipeline, park_on_sigterm=park_on_sigterm)
 
 
 def moved_heads(run: Run) -> list[str]:

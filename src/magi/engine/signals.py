@@ -49,8 +49,22 @@ class Caught:
 
 
 @contextlib.contextmanager
-def interruptible(cancel: CancelToken, reporter: Reporter, run_id: str) -> Iterator[Caught]:
+def interruptible(
+    cancel: CancelToken,
+    reporter: Reporter,
+    run_id: str,
+    *,
+    park: Callable[[str], None] | None = None,
+) -> Iterator[Caught]:
+    """Signals cancel the run's token (the agents end, the run is left ``interrupted``).
+
+    ``park``: a first SIGTERM asks the run to park at its next node boundary instead (the
+    seats that are out finish their turn and are kept); any later signal cancels as usual.
+    """
     caught = Caught()
+    # SIGTERMs seen by the handler, and whether the watcher has asked for the park: the
+    # first SIGTERM under ``park`` parks, any later signal cancels as usual.
+    parking = {"seen": 0, "asked": 0}
     if threading.current_thread() is not threading.main_thread():
         yield caught  # signals only reach the main thread (e.g. the test runner's)
         return
@@ -58,6 +72,9 @@ def interruptible(cancel: CancelToken, reporter: Reporter, run_id: str) -> Itera
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
         # Main thread, at any bytecode: no lock, no I/O (the watcher does the work).
+        if park is not None and signum == signal.SIGTERM and not parking["seen"]:
+            parking["seen"] = 1
+            return  # parking: the next signal, whichever, gets the usual treatment
         for s, handler in previous.items():
             signal.signal(s, handler)
         if caught.signum is None:
@@ -66,6 +83,15 @@ def interruptible(cancel: CancelToken, reporter: Reporter, run_id: str) -> Itera
     def on_wakeup(signum: int) -> None:
         # The watcher thread: free to wait for the locks the main thread may hold.
         if signum not in HANDLED:
+            return
+        if park is not None and signum == signal.SIGTERM and not parking["asked"]:
+            parking["asked"] = 1
+            reporter.note(
+                "SIGTERM: parking at the next node boundary (the seats that are out finish "
+                "their turn); a second signal ends them now",
+                "warn",
+            )
+            park("SIGTERM under --park")
             return
         if caught.signum is None:
             caught.signum = signum

@@ -71,7 +71,21 @@ def mermaid(pipeline: Sequence[Stage]) -> str:
     return "\n".join(lines)
 
 
+def _park_here(ctx: Context, node: Node) -> None:
+    """A park asked for (``magi park``, SIGTERM under ``--park``) stops the run here, between
+    nodes: every seat that was out has finished its turn and is kept."""
+    why = ctx.store.park_request(ctx.run.id)
+    if why is None:
+        return
+    ctx.store.clear_park(ctx.run.id)
+    raise Stop(
+        RunStatus.PARKED,
+        f"parked before {node.NAME} ({why}); magi run --resume {ctx.run.id} carries it on",
+    )
+
+
 def _node(ctx: Context, node: Node) -> None:
+    _park_here(ctx, node)
     r = ctx.run
     name = node.NAME
     r.status = node.STATUS

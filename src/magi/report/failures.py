@@ -22,6 +22,7 @@ _STOPS = frozenset(
         RunStatus.FAILED,
         RunStatus.STALLED,
         RunStatus.HELD,
+        RunStatus.PARKED,
         RunStatus.BLOCKED,
         RunStatus.INTERRUPTED,
     }

@@ -58,6 +58,8 @@ def ending(run: Run) -> str:
         return f"Stalled on provider quota: {reason} Comment `/magi retry` once limits reset."
     if s is RunStatus.HELD:
         return f"Held by a budget cap: {reason} Raise `[budget]` and `/magi retry`."
+    if s is RunStatus.PARKED:
+        return f"Parked: {reason} No attempt was spent; `/magi retry` carries it on."
     if s is RunStatus.BLOCKED:
         return f"Blocked: {reason} The pull request stays a draft until this is resolved."
     if s is RunStatus.FAILED:

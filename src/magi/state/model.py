@@ -52,6 +52,7 @@ class RunStatus(enum.StrEnum):
     VERIFIED_NOOP = "verified_noop"  # every candidate showed, with evidence, nothing is needed
     STALLED = "stalled"  # the panel collapsed on quota: resumable, refunded
     HELD = "held"  # a budget cap stopped it before a seat would start: resumable
+    PARKED = "parked"  # stopped at a node boundary on request (`magi park`): resumable
     BLOCKED = "blocked"  # needs a person (review loop out of rounds, protected path, ...)
     FAILED = "failed"
     MERGED = "merged"

@@ -30,6 +30,7 @@ from magi.state.model import RECORD_KINDS, SCHEMA, Record, Run
 __all__ = ["RUN_ID", "Store", "magi_home", "new_run_id", "parse_record"]
 
 RUN_ID = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{4}")
+PARK = "park"  # a request to park the run at its next node boundary
 RECORD = "run.json"
 ARTIFACTS = "artifacts"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -193,6 +194,24 @@ class Store:
 
     def unlock(self, run_id: str) -> None:
         runlock.release(self.run_dir(run_id))
+
+    # A park request is a file in the run's directory: another process (``magi park``) or
+    # the run's own signal watcher writes it, the run reads it at each node boundary.
+    def request_park(self, run_id: str, why: str) -> None:
+        d = self.run_dir(run_id)
+        if not d.is_dir():
+            raise StateError(f"no run {run_id}", path=d)
+        _write_atomic(d / PARK, why.strip() + "\n")
+
+    def park_request(self, run_id: str) -> str | None:
+        """Why a park was asked for, or None."""
+        try:
+            return (self.run_dir(run_id) / PARK).read_text(encoding="utf-8").strip() or "asked"
+        except OSError:
+            return None
+
+    def clear_park(self, run_id: str) -> None:
+        (self.run_dir(run_id) / PARK).unlink(missing_ok=True)
 
     def save(self, run: Record) -> None:
         """Write ``run.json`` atomically; the run must have been created."""

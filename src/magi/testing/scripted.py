@@ -14,7 +14,8 @@ carry a review/fix mode after a "+" (see ``scripted_review``).
 For tests, with MAGI_SCRIPTED_DIR set (through the agent's ``env``): every invocation is
 logged to ``calls.jsonl`` there; ``hang-once:<persona>`` hangs on its first call (until
 killed) and acts as <persona> afterwards; ``quota-until-unlock:<persona>`` reports a rate
-limit until a file named ``unlock`` exists there; ``quota-at-<node>:<persona>`` and
+limit until a file named ``unlock`` exists there; ``wait-for-unlock:<persona>`` writes
+``waiting-<seat>`` and waits for that file, then acts; ``quota-at-<node>:<persona>`` and
 ``crash-at-<node>:<persona>`` do so (a rate limit, or a plain failing exit) at that node only.
 
 Hostile modifiers (they chain: ``escape:hang-at-vote:evidence``): ``hang-at-<node>:<p>``
@@ -218,6 +219,12 @@ def _modifiers(persona: str, d: Path) -> str:
         return _modifiers(rest, d)
     if mod == "quota-until-unlock":
         return _modifiers(rest, d) if (d / "unlock").exists() else "quota"
+    if mod == "wait-for-unlock":
+        # A seat still out: it says so (``waiting-<seat>``), then works once ``unlock`` exists.
+        (d / f"waiting-{seat}").write_text(str(os.getpid()))
+        while not (d / "unlock").exists():
+            time.sleep(0.05)  # the agent's own pace, not a test's synchronisation
+        return _modifiers(rest, d)
     for kind in ("quota", "crash"):
         if mod.startswith(f"{kind}-at-"):
             locked = node == mod.removeprefix(f"{kind}-at-") and not (d / "unlock").exists()
