@@ -203,8 +203,18 @@ def setup(
         Path, typer.Option("--out", help="Where to write the credentials (and the .pem).")
     ] = Path("magi-app.env"),
     port: Annotated[int, typer.Option("--port", help="The local page's port (0: any).")] = 0,
-    github_url: Annotated[str, typer.Option("--github-url")] = "https://github.com",
-    api_url: Annotated[str, typer.Option("--api-url")] = "https://api.github.com",
+    github_url: Annotated[
+        str,
+        typer.Option(
+            "--github-url", help="GitHub's web address (GitHub Enterprise Server: https://HOST)."
+        ),
+    ] = "https://github.com",
+    api_url: Annotated[
+        str,
+        typer.Option(
+            "--api-url", help="GitHub's API (GitHub Enterprise Server: https://HOST/api/v3)."
+        ),
+    ] = "https://api.github.com",
 ) -> None:
     """Register the magi App on GitHub through a local page, and write its credentials."""
     import socket
