@@ -95,3 +95,49 @@ def shown(md: str) -> str:
 
     rendered = cmarkgfm.github_flavored_markdown_to_html(md)
     return html.unescape(re.sub(r"<[^>]+>", "", rendered))
+
+
+def on_github(tmp_path, body: str, asker, *, head: str | None = None, seats: int = 3):
+    """``/magi council`` as the Action runs it: the task job's files for comment 42 on #1
+    (a pull request with ``head``, else an issue), then the council job. (inputs, artifact
+    directory, record)."""
+    import json
+
+    from github_helpers import REPO
+    from magi.action.council import convene, read_inputs
+    from magi.state.store import Store
+
+    where = tmp_path / "in"
+    where.mkdir()
+    url = f"https://api.github.com/repos/{REPO.full_name}/issues/1"
+    (where / "comment.json").write_text(json.dumps({"id": 42, "issue_url": url, "body": body}))
+    (where / "issue.json").write_text(json.dumps({"number": 1, "title": "t"}))
+    if head is not None:
+        pull = {"number": 1, "title": "x", "head": {"ref": "x", "sha": head}}
+        (where / "pull.json").write_text(json.dumps(pull))
+    inputs = read_inputs(where, issue=1, comment=42, command="council")
+    out = tmp_path / "out"
+    rec = convene(
+        cwd=tmp_path,
+        inputs=inputs,
+        store=Store(tmp_path / "home"),
+        out=out,
+        config=config(seats),
+        environ={},
+        asker=asker,
+    )
+    return inputs, out, rec
+
+
+def publish_on(fake, inputs, out):
+    """The publish-council job against the GitHub double; what it published."""
+    import asyncio
+
+    from github_helpers import REPO, SEAL
+    from magi.action.env import ActionEnv
+    from magi.action.publish_council import publish_council, read_council
+    from magi.testing.github import APP_LOGIN
+
+    env = ActionEnv(repo=REPO, app_login=APP_LOGIN, run_id="9", marker_seal=SEAL)
+    rec = read_council(out, inputs)
+    return asyncio.run(publish_council(port=fake, env=env, inputs=inputs, rec=rec))

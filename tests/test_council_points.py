@@ -93,9 +93,7 @@ def test_a_council_reduced_to_two_in_debate_one_gets_no_second_round() -> None:
 
 def test_magi_council_research_on_github_runs_a_research_council(tmp_path) -> None:
     """`/magi council --research ...`: research mode, the flag not part of the question."""
-    from magi.action.council import convene, read_inputs
     from magi.core.council_surface import mode_of, question_of
-    from magi.state.store import Store
 
     body = "/magi council --research What limits does the API have?"
     assert mode_of(body) == "research"
@@ -104,24 +102,9 @@ def test_magi_council_research_on_github_runs_a_research_council(tmp_path) -> No
     assert question_of("/magi council --research\nWhat limits?") == "What limits?"
     assert question_of("/magi council --research") == ""  # the App refuses an empty one
     assert mode_of("/magi council Is --research a flag?") == "decision"
-
-    where = tmp_path / "in"
-    where.mkdir()
-    url = "https://api.github.com/repos/o/r/issues/1"
-    (where / "comment.json").write_text(json.dumps({"id": 42, "issue_url": url, "body": body}))
-    (where / "issue.json").write_text(json.dumps({"number": 1, "title": "t"}))
-    inputs = read_inputs(where, issue=1, comment=42, command="council")
-    assert inputs.mode == "research"
     personas = {f"sage-{i}": "researcher:5000 requests per hour" for i in (1, 2, 3)}
-    rec = convene(
-        cwd=tmp_path,
-        inputs=inputs,
-        store=Store(tmp_path / "home"),
-        out=tmp_path / "out",
-        config=ch.config(3),
-        environ={},
-        asker=ScriptedAsker(personas),
-    )
+    inputs, _, rec = ch.on_github(tmp_path, body, ScriptedAsker(personas))
+    assert inputs.mode == "research"
     assert rec.mode == "research"
     assert rec.research
     assert rec.research[0].outcome == "adopted"
@@ -187,41 +170,15 @@ def test_tokens_and_cost_per_seat_and_for_the_council() -> None:
 
 def test_a_research_council_on_a_pull_request_sets_no_check(tmp_path) -> None:
     """Research reports findings; it must not pass a required `magi council` check."""
-    import asyncio
+    from github_helpers import REPO
+    from magi.testing.github import FakeGitHub
 
-    from github_helpers import REPO, SEAL
-    from magi.action.council import convene, read_inputs
-    from magi.action.env import ActionEnv
-    from magi.action.publish_council import publish_council, read_council
-    from magi.state.store import Store
-    from magi.testing.github import APP_LOGIN, FakeGitHub
-
-    where = tmp_path / "in"
-    where.mkdir()
-    url = f"https://api.github.com/repos/{REPO.full_name}/issues/1"
-    body = "/magi council --research What does this change touch?"
-    (where / "comment.json").write_text(json.dumps({"id": 42, "issue_url": url, "body": body}))
-    (where / "issue.json").write_text(json.dumps({"number": 1, "title": "t"}))
-    pull = {"number": 1, "title": "x", "head": {"ref": "x", "sha": "c" * 40}}
-    (where / "pull.json").write_text(json.dumps(pull))
-    inputs = read_inputs(where, issue=1, comment=42, command="council")
     personas = {f"sage-{i}": "researcher:it touches the cache" for i in (1, 2, 3)}
-    out = tmp_path / "out"
-    convene(
-        cwd=tmp_path,
-        inputs=inputs,
-        store=Store(tmp_path / "home"),
-        out=out,
-        config=ch.config(3),
-        environ={},
-        asker=ScriptedAsker(personas),
-    )
+    body = "/magi council --research What does this change touch?"
+    inputs, out, _ = ch.on_github(tmp_path, body, ScriptedAsker(personas), head="c" * 40)
     fake = FakeGitHub()
     fake.add_pull(REPO, 1, "x", "c" * 40)
-    env = ActionEnv(repo=REPO, app_login=APP_LOGIN, run_id="9", marker_seal=SEAL)
-    done = asyncio.run(
-        publish_council(port=fake, env=env, inputs=inputs, rec=read_council(out, inputs))
-    )
+    done = ch.publish_on(fake, inputs, out)
     assert done.conclusion is None
     assert fake.named("create_check_run") == []
     assert len(fake.comments_on(REPO, 1)) == 1

@@ -8,7 +8,6 @@ still be there as magi wrote them.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -17,15 +16,11 @@ import pytest
 
 import council_helpers as ch
 from github_helpers import REPO, SEAL
-from magi.action.council import convene, read_inputs
-from magi.action.env import ActionEnv
-from magi.action.publish_council import publish_council, read_council
 from magi.council.modes import run_council
 from magi.council.render import markdown, terminal
 from magi.council.rounds import Council
-from magi.state.store import Store
 from magi.testing.council_scripted import ScriptedAsker
-from magi.testing.github import APP_LOGIN, FakeGitHub
+from magi.testing.github import FakeGitHub
 
 HOSTILE = [
     "TOML\n<!--",
@@ -91,27 +86,9 @@ def test_a_seat_cannot_hide_the_matrix_in_the_cli_markdown(hostile: str) -> None
 @pytest.mark.parametrize("hostile", HOSTILE[:4])
 def test_a_seat_cannot_hide_the_matrix_on_github(tmp_path: Path, hostile: str) -> None:
     """Through the Action: the council job, then publish-council, then GitHub's renderer."""
-    where = tmp_path / "in"
-    where.mkdir()
-    url = f"https://api.github.com/repos/{REPO.full_name}/issues/1"
-    (where / "comment.json").write_text(
-        json.dumps({"id": 42, "issue_url": url, "body": "/magi council TOML or YAML?"})
-    )
-    (where / "issue.json").write_text(json.dumps({"number": 1, "title": "t"}))
-    inputs = read_inputs(where, issue=1, comment=42, command="council")
-    out = tmp_path / "artifact"
-    convene(
-        cwd=tmp_path,
-        inputs=inputs,
-        store=Store(tmp_path / "home"),
-        out=out,
-        config=ch.config(3),
-        environ={},
-        asker=_asker(hostile),
-    )
+    inputs, out, _ = ch.on_github(tmp_path, "/magi council TOML or YAML?", _asker(hostile))
     fake = FakeGitHub()
-    env = ActionEnv(repo=REPO, app_login=APP_LOGIN, run_id="99", marker_seal=SEAL)
-    asyncio.run(publish_council(port=fake, env=env, inputs=inputs, rec=read_council(out, inputs)))
+    ch.publish_on(fake, inputs, out)
     (body,) = fake.comments_on(REPO, 1)
     html = _html(body)
     assert html.count("<h3>") == 1

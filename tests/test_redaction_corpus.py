@@ -386,44 +386,22 @@ def test_the_scanner_opens_no_socket_reads_no_file_and_leaves_warnings_alone():
 def test_the_corpus_through_a_whole_council_reaches_no_seat_record_or_comment(tmp_path):
     """End to end: the corpus as the question and as a seat's answer, through the Action's
     council path. No value reaches a seat's prompt, the stored record or the posted comment."""
-    import asyncio
-
     import council_helpers as ch
-    from github_helpers import REPO, SEAL
-    from magi.action.council import convene, read_inputs
-    from magi.action.env import ActionEnv
-    from magi.action.publish_council import publish_council, read_council
-    from magi.state.store import Store
+    from github_helpers import REPO
     from magi.testing.council_scripted import ScriptedAsker
-    from magi.testing.github import APP_LOGIN, FakeGitHub
+    from magi.testing.github import FakeGitHub
 
     corpus = "\n".join(s[2] for s in TEXTS)
     values = [s[3] for s in TEXTS]
-    where = tmp_path / "in"
-    where.mkdir()
-    url = f"https://api.github.com/repos/{REPO.full_name}/issues/1"
-    body = "/magi council\nWhich of these should we rotate first?\n" + corpus
-    (where / "comment.json").write_text(json.dumps({"id": 42, "issue_url": url, "body": body}))
-    (where / "issue.json").write_text(json.dumps({"number": 1, "title": "t"}))
-    inputs = read_inputs(where, issue=1, comment=42, command="council")
     asker = ScriptedAsker({"sage-1": "says:A", "sage-2": "says:A", "sage-3": "says:B"})
     answer = {"position": "B", "rationale": "they leaked:\n" + corpus, "confidence": 0.5}
     asker.overrides[("sage-3", "ask")] = "```json\n" + json.dumps(answer) + "\n```\n"
-    home, out = tmp_path / "home", tmp_path / "out"
-    rec = convene(
-        cwd=tmp_path,
-        inputs=inputs,
-        store=Store(home),
-        out=out,
-        config=ch.config(3),
-        environ={},
-        asker=asker,
-    )
+    body = "/magi council\nWhich of these should we rotate first?\n" + corpus
+    inputs, out, rec = ch.on_github(tmp_path, body, asker)
     fake = FakeGitHub()
-    env = ActionEnv(repo=REPO, app_login=APP_LOGIN, run_id="9", marker_seal=SEAL)
-    asyncio.run(publish_council(port=fake, env=env, inputs=inputs, rec=read_council(out, inputs)))
+    ch.publish_on(fake, inputs, out)
     (comment,) = fake.comments_on(REPO, 1)
-    stored = "".join(p.read_text() for p in home.rglob("*.json"))
+    stored = "".join(p.read_text() for p in (tmp_path / "home").rglob("*.json"))
     artifact = (out / "council.json").read_text()
     for where_, text in (
         ("a seat's prompt", "\n".join(p for _, _, p in asker.prompts)),
