@@ -141,3 +141,25 @@ def test_review_of_a_branch_checked_out_by_the_user_fixes_it_in_place(tmp_path, 
     assert (mine / ".git").is_file()  # still the user's linked worktree
     assert git_out(repo, "rev-parse", "feature").strip() == fix.head_after
     assert git_out(mine, "rev-parse", "HEAD").strip() == fix.head_after
+
+
+def test_fold_of_a_review_run_never_touches_the_users_checkout(tmp_path, monkeypatch):
+    """`magi review` works in the user's own tree (here the repository root, the branch being
+    checked out): `magi fold` removes what magi made and leaves that tree and its branch."""
+    from graph_helpers import git_out
+    from magi.state.store import Store
+
+    repo = setup(tmp_path, monkeypatch, "clean", 2)
+    git_out(repo, "checkout", "-q", "feature")
+    git_out(repo, "checkout", "main", "--", "magi.toml")
+    git_out(repo, "-c", "user.name=d", "-c", "user.email=d@x", "commit", "-qm", "cfg")
+    invoke(["review", "--base", "main"])
+    store = Store(tmp_path / "home")
+    run = store.load_run(store.latest() or "")
+    assert run.candidates[0].worktree is not None
+    folded = invoke(["fold", run.id])
+    assert folded.exit_code == 0, folded.output
+    assert (repo / ".git").is_dir(), "fold deleted the user's repository"
+    assert (repo / "magi.toml").is_file()
+    assert git_out(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "feature"
+    assert git_out(repo, "branch", "--list", "feature").strip()

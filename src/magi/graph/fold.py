@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from magi.checkout import discard
+from magi.clones import made_by_magi
 from magi.graph.context import Context
 from magi.graph.guard import pin_heads
 from magi.salvage import free_branch, worktrees_of
@@ -33,13 +34,20 @@ def run(ctx: Context) -> None:
     remove_judge_worktrees(ctx)
     winner = r.tally.winner if r.tally else None
     for c in r.candidates:
-        if c.label != winner and c.worktree:
+        if c.label != winner and c.worktree and _ours(ctx, c.worktree):
             discard(ctx.git, Path(c.worktree))
             c.worktree = None
     r.folded = True
     if winner:
         r.reason = f"candidate {winner} won; branch {r.candidate(winner).branch}"
     ctx.save()
+
+
+def _ours(ctx: Context, tree: str) -> bool:
+    """A tree magi made under the run's own folder: the only kind a fold removes. The user's
+    checkout a `magi review` worked in (often the repository root itself) is never one."""
+    root = ctx.run.worktree_root
+    return root is not None and made_by_magi(Path(tree), Path(root))
 
 
 def fold_all(
@@ -65,11 +73,15 @@ def fold_all(
     keep_all = r.status.resumable and not force
     winner_branch = r.candidate(winner).branch if winner else None
     for c in r.candidates:
-        if c.worktree:
+        if c.worktree and _ours(ctx, c.worktree):
             discard(ctx.git, Path(c.worktree))
             removed.append(c.worktree)
             c.worktree = None
-    for branch in sorted({*ctx.git.branches(f"magi/{r.id}/"), *(c.branch for c in r.candidates)}):
+    # Only branches under the run's own prefix: a `magi review` candidate is the user's own
+    # branch, which no fold deletes.
+    prefix = f"magi/{r.id}/"
+    named = {c.branch for c in r.candidates if c.branch.startswith(prefix)}
+    for branch in sorted({*ctx.git.branches(prefix), *named}):
         if not ctx.git.ref_exists(f"refs/heads/{branch}"):
             continue  # folded before: say only what this fold really removed
         if keep_winner_branch and branch == winner_branch:
