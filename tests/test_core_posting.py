@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from magi.config.model import AgentConfig
@@ -181,3 +183,21 @@ def test_gate_drops_invisible_characters() -> None:
     assert "\u202e" not in out.text
     assert "\x1b" not in out.text
     assert "invisible characters removed" in " ".join(out.notes)
+
+
+def test_a_record_stored_before_the_tally_names_no_model_in_its_keys():
+    """Usage keyed by model name: the key names the author as surely as a value would."""
+    from magi.config.model import AgentConfig
+    from magi.core.posting import Policy, gate_json
+    from magi.state.model import ModelTokens, Usage
+
+    roster = [
+        AgentConfig(id="g1", kind="gemini", model="gemini-2.5-pro"),
+        AgentConfig(id="c1", kind="codex", model="gpt-5-codex"),
+    ]
+    usage = Usage(models={"gemini-2.5-pro": ModelTokens(input=10, output=5)})
+    turn = {"seat": "impl-A", "agent": "g1", "usage": usage.model_dump(mode="json")}
+    hidden = json.dumps(gate_json({"turns": [turn]}, Policy(roster=roster, revealed=False)))
+    assert "gemini" not in hidden
+    shown = json.dumps(gate_json({"turns": [turn]}, Policy(roster=roster, revealed=True)))
+    assert "gemini-2.5-pro" in shown

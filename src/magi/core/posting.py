@@ -284,11 +284,19 @@ def _aliased(text: str, names: dict[str, str]) -> str:
 
 
 def gate_json(value: Any, policy: Policy, where: str = "record") -> Any:
-    """Every string in a JSON value gated (keys kept, no size cut): a record to store."""
+    """Every string in a JSON value gated (no size cut): a record to store. Before the
+    tally, keys that name an author (a model's name keying its tokens) are hidden too."""
     unlimited = Policy(
         roster=policy.roster, revealed=policy.revealed, roots=policy.roots, limit=1 << 62
     )
     names = {} if policy.revealed else aliases(policy.roster)
+
+    def key(k: Any) -> Any:
+        # Keys can name authors too (usage by model name): hidden like values until the
+        # tally; two that become one keep the last (the detail returns once revealed).
+        if policy.revealed or not isinstance(k, str):
+            return k
+        return hide_identities(_aliased(k, names), policy.roster)[0]
 
     def walk(v: Any) -> Any:
         if isinstance(v, str):
@@ -296,7 +304,7 @@ def gate_json(value: Any, policy: Policy, where: str = "record") -> Any:
         if isinstance(v, list):
             return [walk(x) for x in v]
         if isinstance(v, dict):
-            return {k: walk(x) for k, x in v.items()}
+            return {key(k): walk(x) for k, x in v.items()}
         return v
 
     return walk(value)
