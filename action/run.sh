@@ -68,6 +68,18 @@ case "$MAGI_ACTION_COMMAND" in
     [ -n "${MAGI_PERMISSION:-}" ] && args+=(--permission "$MAGI_PERMISSION")
     [ -n "${MAGI_ISSUE_FILE:-}" ] && args+=(--comments-file "$MAGI_ISSUE_FILE")
     ;;
+  notify)
+    # A notifier can read its parent's /proc/<pid>/environ: this step holds nothing secret.
+    if [ -n "${MAGI_GITHUB_TOKEN:-}" ] || [ -n "${MAGI_MARKER_KEY:-}" ]; then
+      echo "::error::notify runs the repository's notifier: it must not be given a token or app-key" >&2
+      exit 2
+    fi
+    unset MAGI_GITHUB_TOKEN MAGI_MARKER_KEY
+    args+=(--issue "${MAGI_ISSUE:?issue is required}")
+    [ -n "${MAGI_RUN:-}" ] && args+=(--run "$MAGI_RUN")
+    [ -n "${MAGI_ARTIFACT_DIR:-}" ] && args+=(--artifact-dir "$MAGI_ARTIFACT_DIR")
+    [ -n "${MAGI_PR:-}" ] && args+=(--pr "$MAGI_PR")
+    ;;
   publish)
     if [ -z "${MAGI_GITHUB_TOKEN:-}" ]; then
       echo "::error::publish needs an App installation token (input token)" >&2

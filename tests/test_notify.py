@@ -15,10 +15,13 @@ from magi.core.notify import argv
 from magi.errors import ConfigError
 from magi.notify import send
 
+# A notifier that records its argv (after the file it writes to) and which secret-looking
+# names its environment holds. It is given the file as an argument: the environment a
+# notifier gets is an allowlist.
 RECORDER = (
     "import json, os, sys; "
-    "open(os.environ['NOTIFY_OUT'], 'a').write(json.dumps({'argv': sys.argv[1:], "
-    "'env': sorted(k for k in os.environ if 'TOKEN' in k)}) + '\\n')"
+    "open(sys.argv[1], 'a').write(json.dumps({'argv': sys.argv[2:], "
+    "'env': sorted(k for k in os.environ if 'TOKEN' in k or 'KEY' in k)}) + '\\n')"
 )
 
 
@@ -56,8 +59,8 @@ def test_a_failing_or_missing_notifier_says_why_and_raises_nothing(tmp_path: Pat
 
 def test_the_notifier_gets_no_token(tmp_path: Path) -> None:
     out = tmp_path / "n.jsonl"
-    env = {**os.environ, "NOTIFY_OUT": str(out), "GITHUB_TOKEN": "x", "MAGI_GITHUB_TOKEN": "y"}
-    assert send([sys.executable, "-c", RECORDER, "{run}"], {"run": "r"}, env) is None
+    env = {**os.environ, "GITHUB_TOKEN": "x", "MAGI_GITHUB_TOKEN": "y"}
+    assert send([sys.executable, "-c", RECORDER, str(out), "{run}"], {"run": "r"}, env) is None
     (seen,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert seen == {"argv": ["r"], "env": []}
 
@@ -72,16 +75,20 @@ def test_a_run_that_ends_tells_the_notifier_and_a_broken_one_is_recorded(env, tm
         update={
             "notify": cfg.notify.model_copy(
                 update={
-                    "command": [sys.executable, "-c", RECORDER, "{event}", "{run}", "{summary}"]
+                    "command": [
+                        sys.executable,
+                        "-c",
+                        RECORDER,
+                        str(out),
+                        "{event}",
+                        "{run}",
+                        "{summary}",
+                    ]
                 }
             )
         }
     )
-    os.environ["NOTIFY_OUT"] = str(out)
-    try:
-        run = start(repo, home, told)
-    finally:
-        del os.environ["NOTIFY_OUT"]
+    run = start(repo, home, told)
     (seen,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert seen["argv"][:2] == ["ended", run.id]
     assert seen["argv"][2].startswith(f"magi run {run.id} {run.status.value}")
@@ -93,30 +100,69 @@ def test_a_run_that_ends_tells_the_notifier_and_a_broken_one_is_recorded(env, tm
     assert any(e.node == "notify" and "not on PATH" in e.message for e in again.events)
 
 
-def test_on_a_runner_publish_tells_the_repositorys_notifier_never_the_artifacts(tmp_path):
-    """The agents job tells nobody (a config command beside agents); publish does, with the
-    checkout's own command and the PR's address, never a command the artifact names."""
-    from types import SimpleNamespace
+def test_on_a_runner_the_notify_step_tells_the_repositorys_notifier_never_the_artifacts(
+    env, tmp_path, monkeypatch
+):
+    """The agents job tells nobody; `magi action notify`, a step of its own after publish
+    holding no token and no key, runs the checkout's own command with the PR's address,
+    never a command the artifact names."""
+    from graph_helpers import PIPELINE
+    from magi.action.artifact import write_artifact
+    from magi.state.store import Store
+    from magi.testing.cli import invoke
 
-    from magi.action.cli import _notify_published
-
-    out = tmp_path / "n.jsonl"
-    (tmp_path / "magi.toml").write_text(
-        "[notify]\ncommand = "
-        + json.dumps([sys.executable, "-c", RECORDER, "{event}", "{url}"])
-        + "\n"
+    repo, home, sd = env
+    out = tmp_path / "told.jsonl"
+    planted = tmp_path / "planted.jsonl"
+    cfg = config(sd, {"a1": "right"}, judges={})
+    run = start(repo, home, cfg, pipeline=PIPELINE[:1])
+    # What the agents job's record says: a command planted where agents ran.
+    bad = [sys.executable, "-c", RECORDER, str(planted), "{run}"]
+    planted_cfg = run.config.model_copy(
+        update={"notify": run.config.notify.model_copy(update={"command": bad})}
     )
-    hostile = SimpleNamespace(
-        id="20261201-000000-abcd", reason=None, status=SimpleNamespace(value="held")
+    run = run.model_copy(update={"config": planted_cfg})
+    artifact = tmp_path / "artifact"
+    write_artifact(run, Store(home), artifact, {}, 3)
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    good = [sys.executable, "-c", RECORDER, str(out), "{event}", "{url}"]
+    (checkout / "magi.toml").write_text("[notify]\ncommand = " + json.dumps(good) + "\n")
+    monkeypatch.chdir(checkout)
+    env_ = {
+        "GITHUB_REPOSITORY": "o/r",
+        "GITHUB_SERVER_URL": "https://github.com",
+        "MAGI_GITHUB_TOKEN": None,
+    }
+    done = invoke(
+        ["action", "notify", "--issue", "3", "--artifact-dir", str(artifact), "--pr", "7"],
+        env=env_,
     )
-    env = SimpleNamespace(repo_url="https://github.com/o/r")
-    os.environ["NOTIFY_OUT"] = str(out)
-    try:
-        _notify_published(tmp_path, env, hostile, 7, 3)  # type: ignore[arg-type]
-    finally:
-        del os.environ["NOTIFY_OUT"]
+    assert done.exit_code == 0, done.output
     (seen,) = [json.loads(line) for line in out.read_text().splitlines()]
-    assert seen["argv"] == ["held", "https://github.com/o/r/pull/7"]
+    assert seen["argv"] == ["ended", "https://github.com/o/r/pull/7"]
+    assert not planted.exists()
+
+
+def test_the_notify_step_refuses_a_token_or_a_key():
+    """run.sh: the step that runs the repository's notifier is given nothing secret."""
+    script = (Path(__file__).parents[1] / "action" / "run.sh").read_text()
+    block = script[script.index("  notify)") : script.index("  publish)")]
+    assert "MAGI_GITHUB_TOKEN" in block
+    assert "MAGI_MARKER_KEY" in block
+    assert "exit 2" in block
+
+
+def test_a_notifier_gets_no_providers_key(tmp_path: Path) -> None:
+    """An allowlist, not a denylist: a provider's key magi holds never reaches it."""
+    out = tmp_path / "n.jsonl"
+    env = {**os.environ, "OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "y", "GH_TOKEN": "z"}
+    assert send([sys.executable, "-c", RECORDER, str(out)], {}, env) is None
+    assert json.loads(out.read_text())["env"] == []
+
+
+def test_a_nul_in_the_command_is_a_reason_not_a_crash() -> None:
+    assert "could not start" in (send(["a\x00b"], {}) or "")
 
 
 def test_the_agents_job_tells_no_notifier(env, tmp_path):
@@ -131,7 +177,7 @@ def test_the_agents_job_tells_no_notifier(env, tmp_path):
     repo, home, sd = env
     out = tmp_path / "n.jsonl"
     cfg = config(sd, {"a1": "right"}, judges={})
-    command = [sys.executable, "-c", RECORDER]
+    command = [sys.executable, "-c", RECORDER, str(out)]
     told = cfg.model_copy(update={"notify": cfg.notify.model_copy(update={"command": command})})
     done = engine.start(
         task="fix textstats",
@@ -139,7 +185,7 @@ def test_the_agents_job_tells_no_notifier(env, tmp_path):
         config=told,
         git=Git.discover(repo),
         store=Store(home),
-        environ={**os.environ, "GITHUB_ACTIONS": "true", "NOTIFY_OUT": str(out)},
+        environ={**os.environ, "GITHUB_ACTIONS": "true"},
         now=NOW,
         rng=random.Random(1),
         pipeline=[],

@@ -1,8 +1,9 @@
 """Running ``[notify] command``: out of band, never in the way (seed 000).
 
 The argv comes from ``magi.core.notify``; the command runs with no shell, no stdin, a short
-timeout, and an environment without a credential (a notifier is the user's program, but
-the job it runs in may hold a token it has no business with). A notifier that fails, hangs
+timeout, and an environment of a few allowed names (``_KEPT``): no token and no provider's
+key. On a runner it runs in a step of its own that holds neither token nor key, because a
+program can read its parent's ``/proc/<pid>/environ``. A notifier that fails, hangs
 or is missing is reported back as one line and otherwise ignored: a broken webhook is not a
 reason to throw away an implementation.
 """
@@ -18,17 +19,30 @@ from magi.core.notify import argv
 __all__ = ["TIMEOUT_S", "send"]
 
 TIMEOUT_S = 30.0
-# Never handed to a notifier: the tokens and keys a magi process may hold.
-_WITHHELD = ("GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "MAGI_GITHUB_TOKEN")
-_WITHHELD_PREFIXES = ("MAGI_MARKER_KEY", "ACTIONS_", "GITHUB_APP_", "INPUT_")
+# What a notifier is given of magi's environment: enough to find programs, its home and
+# locale, and a desktop session (notify-send, a terminal bell); never a token or a
+# provider's key, whatever else magi holds.
+_KEPT = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "LANG",
+        "TERM",
+        "TMPDIR",
+        "TZ",
+        "DISPLAY",
+        "WAYLAND_DISPLAY",
+        "DBUS_SESSION_BUS_ADDRESS",
+        "MAGI_WEB_URL",
+    }
+)
 
 
 def _env(environ: Mapping[str, str]) -> dict[str, str]:
-    return {
-        k: v
-        for k, v in environ.items()
-        if k not in _WITHHELD and not k.startswith(_WITHHELD_PREFIXES)
-    }
+    return {k: v for k, v in environ.items() if k in _KEPT or k.startswith(("LC_", "XDG_"))}
 
 
 def send(
@@ -51,8 +65,8 @@ def send(
         return f"the notifier {args[0]!r} is not on PATH"
     except subprocess.TimeoutExpired:
         return f"the notifier {args[0]!r} did not finish within {TIMEOUT_S:.0f} s"
-    except OSError as e:
-        return f"the notifier {args[0]!r} could not start: {e.strerror or e}"
+    except (OSError, ValueError) as e:  # ValueError: a NUL in an argument
+        return f"the notifier {args[0]!r} could not start: {getattr(e, 'strerror', None) or e}"
     if done.returncode != 0:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
         tail = f": {said[-1][:200]}" if said else ""

@@ -251,39 +251,54 @@ def publish(
         raise
     pr = f"PR #{result.pr}" if result.pr else "no PR"
     typer.echo(f"published run {artifact.run.id}: {pr}, {len(result.pushed)} branches")
-    _notify_published(git.root, env, artifact.run, result.pr, issue)
 
 
-def _notify_published(root: Path, env: ActionEnv, run: Run, pr: int | None, issue: int) -> None:
-    """``[notify] command`` for a run on a runner, told here rather than in the agents job.
+@app.command()
+def notify(
+    issue: Issue,
+    run: Annotated[str | None, typer.Option("--run", help="The run id compete reported.")] = None,
+    artifact_dir: ArtifactDir = None,
+    pr: Annotated[int | None, typer.Option("--pr", help="The PR publish opened, if any.")] = None,
+) -> None:
+    """``[notify] command`` for a run on a runner: a step of its own after publish.
 
+    Its own step because a notifier can read its parent's ``/proc/<pid>/environ``: this
+    process holds no token and no key (``run.sh`` refuses them), where publish holds both.
     The command is the checkout's own config (the default branch, what writers committed),
-    never the artifact's: the artifact comes from the job where agents ran, and a command
-    it named would run here, beside the App token. It gets no token in its environment;
-    a notifier that fails is a warning in the log, never a failed publish.
+    never the artifact's: the artifact comes from the job where agents ran. A notifier that
+    fails is a warning in the log, never a failed job.
     """
+    from magi.action.artifact import read_artifact
+    from magi.action.env import ActionEnv
     from magi.config.load import load_repo_texts
     from magi.core.notify import event_of, summary_of
     from magi.notify import send
 
-    layers = [
-        (name, (root / name).read_text(encoding="utf-8"))
-        for name in (".magi/config.toml", "magi.toml")
-        if (root / name).is_file()
-    ]
+    env = ActionEnv.from_environ(os.environ)
+    root = Path.cwd()
     try:
+        layers = [
+            (name, (root / name).read_text(encoding="utf-8"))
+            for name in (".magi/config.toml", "magi.toml")
+            if (root / name).is_file()
+        ]
         command = load_repo_texts(layers).config.notify.command
-    except MagiError as e:
+    except (MagiError, OSError, UnicodeDecodeError) as e:
         typer.echo(f"::warning::no notification: the repository's config does not load: {e}")
         return
     if not command:
         return
+    try:
+        record = read_artifact(_artifact_dir(artifact_dir), run or None).run
+    except MagiError as e:
+        typer.echo(f"::warning::no notification: {e.message}")
+        return
     where = f"{env.repo_url}/pull/{pr}" if pr else f"{env.repo_url}/issues/{issue}"
     fields = {
-        "summary": summary_of(run.id, run.status.value, run.reason),
-        "run": run.id,
+        "summary": summary_of(record.id, record.status.value, record.reason),
+        "run": record.id,
         "url": where,
-        "event": event_of(run.status.value),
+        "event": event_of(record.status.value),
     }
     why = send(command, fields)
     if why is not None:
