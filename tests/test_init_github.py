@@ -158,3 +158,16 @@ def test_the_default_labels_are_the_configs_default() -> None:
         render_workflow(Source("acme/magi", SHA)).count(str(list(DEFAULT_LABELS)).replace("'", '"'))
         == 4
     )
+
+
+def test_init_github_force_rewrites_the_workflow_and_keeps_the_config(repo: Path) -> None:
+    """What docs/runner.md says to do after changing runner_labels: the config stays, the
+    workflow takes its labels."""
+    assert invoke(["init", "--github", "--source", f"acme/magi@{SHA}"]).exit_code == 0
+    config = repo / ".magi" / "config.toml"
+    config.write_text('[github]\nrunner_labels = ["self-hosted", "linux-big"]\n')
+    again = invoke(["init", "--github", "--force", "--source", f"acme/magi@{SHA}"])
+    assert again.exit_code == 0, again.output
+    assert "linux-big" in config.read_text()
+    flow = (repo / ".github" / "workflows" / "magi.yml").read_text()
+    assert '["self-hosted", "linux-big"]' in flow

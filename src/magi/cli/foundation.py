@@ -82,7 +82,13 @@ def _pinned_workflow(given: str | None, labels: list[str]) -> tuple[str, str]:
 
 @app.command()
 def init(
-    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Overwrite an existing file (with --github: the workflow; the config is kept).",
+        ),
+    ] = False,
     github: Annotated[
         bool,
         typer.Option(
@@ -109,7 +115,9 @@ def init(
     wants_flow = github or source is not None
     if wants_flow and flow.exists() and not force:
         raise UsageError(f"{flow} already exists; pass --force to overwrite it")
-    keep_config = github and target.exists() and not force
+    # --github writes the workflow for the config there is: an existing config is kept, even
+    # with --force (which then overwrites the workflow alone); `magi init --force` remakes it.
+    keep_config = wants_flow and target.exists()
     if target.exists() and not force and not github:
         raise UsageError(f"{target} already exists; pass --force to overwrite it")
     written = []
