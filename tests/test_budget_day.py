@@ -163,9 +163,10 @@ def test_a_private_repository_is_read_from_what_the_workflow_step_fetched(
     fake_bin.mkdir()
     day = NOW.strftime("%Y%m%d")
     before = (NOW - timedelta(days=1)).strftime("%Y%m%d")
-    date = fake_bin / "date"  # the step asks `date` for today and yesterday (UTC)
-    date.write_text(f'#!/bin/sh\ncase "$*" in *yesterday*) echo {before};; *) echo {day};; esac\n')
-    date.chmod(date.stat().st_mode | stat.S_IEXEC)
+    # The step asks the runner's Python for today and yesterday (UTC): the test's own days.
+    clock = fake_bin / "python3"
+    clock.write_text(f"#!/bin/sh\necho {day} {before}\n")
+    clock.chmod(clock.stat().st_mode | stat.S_IEXEC)
     temp = tmp_path / "runner-temp"
     temp.mkdir()
     env = {
