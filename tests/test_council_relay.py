@@ -116,3 +116,34 @@ def test_a_missing_question_file_is_a_usage_error(tmp_path: Path, monkeypatch) -
     assert res.exit_code == 2, res.output
     assert "missing.md" in res.output
     assert "Traceback" not in res.output
+
+
+def test_a_secret_split_by_an_invisible_character_is_stored_nowhere() -> None:
+    """`ghp_…<ZWSP>…`: redacted once the character is gone, and so the question as given
+    must not be kept whole either; evidence is cleaned of it before the scanner reads it."""
+    token = "ghp_" + "A1b2C3d4E5" + "\u200b" + "f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    joined = token.replace("\u200b", "")
+    rec, bodies = ch.record(
+        ch.config(3), f"Rotate {token} now?", evidence=[("d", "x.diff", f"+key = {token}\n")]
+    )
+    stored = rec.model_dump_json()
+    assert joined not in stored
+    assert token not in stored
+    assert "\\u200b" not in stored.split('"removed"')[0]
+    (body,) = bodies
+    assert joined not in body.body
+    assert token not in body.body
+
+
+def test_the_competition_keeps_no_split_secret_in_its_original() -> None:
+    from magi.core.sanitize import clean_task, redact_secrets, stored_original
+
+    token = "ghp_" + "A1b2C3d4E5" + "\u200b" + "f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    task = f"deploy with {token}"
+    cleaned, _ = clean_task(task)
+    cleaned, found = redact_secrets(cleaned, "task")
+    kept = stored_original(task, cleaned, sum(r.count for r in found), "task")
+    assert "f6G7h8I9j0K1l2M3n4O5p6Q7r8" not in kept
+    assert kept == cleaned
+    plain = stored_original("no secret\u200b here", "no secret here", 0, "task")
+    assert plain == "no secret\u200b here"  # nothing hidden behind it: kept as given

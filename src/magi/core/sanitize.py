@@ -358,3 +358,14 @@ def strip_controls(text: str) -> str:
     packet would cut a prompt short in some CLIs or repaint a judge's terminal.
     """
     return _CONTROLS.sub("", text)
+
+
+def stored_original(text: str, cleaned_redacted: str, found: int, where: str, **kw: bool) -> str:
+    """What a record may keep of the text as given: it with its secrets redacted, unless a
+    secret only showed once invisible characters were gone (``ghp_<ZWSP>...``), in which
+    case the raw text would still hold it whole: then the cleaned, redacted text is kept (the
+    removed characters are already listed in the record)."""
+    as_given, hits = redact_secrets(text, where, **kw)
+    if sum(r.count for r in hits) < found:
+        return cleaned_redacted
+    return as_given

@@ -19,7 +19,8 @@ from magi.core.bounds import MARK, cap_bytes, check_task
 from magi.core.council import PanelSeat, degrade, detect_language, seat_name
 from magi.core.council_prompts import Evidence
 from magi.core.packet import neutralise
-from magi.core.sanitize import clean_task, redact_secrets
+from magi.core.posting import invisible
+from magi.core.sanitize import clean_task, redact_secrets, stored_original
 from magi.errors import ConfigError, StateError
 from magi.state.council import CouncilRun, CouncilSeat, EvidenceRecord
 from magi.state.model import RunStatus, Task
@@ -106,7 +107,8 @@ def new_council(
     check_task(question, config.graph.task_max_bytes, "question")
     cleaned, removed = clean_task(question)
     cleaned, found = redact_secrets(cleaned, "question", personal=True)
-    as_given = redact_secrets(question, "question", personal=True)[0]
+    total = sum(r.count for r in found)
+    as_given = stored_original(question, cleaned, total, "question", personal=True)
     lang = language or config.council.language
     if lang == "auto":
         lang = detect_language(cleaned)
@@ -115,7 +117,9 @@ def new_council(
     bodies: list[Evidence] = []
     records: list[EvidenceRecord] = []
     for ev_name, ev_source, raw in evidence:
-        body, hits = redact_secrets(raw, f"evidence:{ev_name}", personal=True)
+        # Invisible characters go first (they could split a secret past the scanner); the
+        # rest of the evidence is kept byte for byte, HTML comments included (a diff of HTML).
+        body, hits = redact_secrets(invisible(raw)[0], f"evidence:{ev_name}", personal=True)
         body = neutralise(body)
         kept, over = cap_bytes(body, config.graph.patch_max_bytes)
         if over:

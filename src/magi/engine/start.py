@@ -12,7 +12,7 @@ from magi.agents.registry import build_agent
 from magi.config.load import load_config
 from magi.config.model import Config
 from magi.core.bounds import check_task
-from magi.core.sanitize import clean_task, redact_secrets
+from magi.core.sanitize import clean_task, redact_secrets, stored_original
 from magi.core.seating import assign_seats
 from magi.errors import MagiError, UsageError
 from magi.git import Git
@@ -67,7 +67,7 @@ def create(
         base_sha=base_sha,
         seed=seed,
         task=Task(
-            original=redact_secrets(task, "task")[0],
+            original=stored_original(task, cleaned, sum(r.count for r in redactions), "task"),
             cleaned=cleaned,
             source=source,
             removed=removed,
