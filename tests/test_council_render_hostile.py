@@ -129,3 +129,22 @@ def test_a_passed_position_cannot_hide_what_follows_its_headline(hostile: str) -
     assert "<pre>" not in html
     assert "Minority opinion" in html
     assert "<sub>record:" in html
+
+
+@pytest.mark.parametrize(
+    "hostile", ["[/bold] closes nothing", "[link=https://evil.example]x[/link]"]
+)
+def test_the_terminal_reads_a_seats_words_as_text_never_as_markup(hostile: str) -> None:
+    """rich parses markup in plain strings: a cell must be Text, or `[/bold]` is a traceback
+    and `[link=...]` a hyperlink of the seat's choosing."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    rec, bodies = ch.record(ch.config(3))
+    run_council(Council(rec, _asker(hostile), evidence=bodies))
+    buf = StringIO()
+    Console(file=buf, width=300, color_system="truecolor", force_terminal=True).print(terminal(rec))
+    out = buf.getvalue()
+    assert "\x1b]8;" not in out  # no OSC 8 hyperlink
+    assert "[/bold]" in out or "link=" in out

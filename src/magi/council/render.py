@@ -114,7 +114,7 @@ def terminal(rec: CouncilRun, record_path: str = "") -> RenderableType:
     for h in _HEAD.get(rec.language, _HEAD["en"]):
         table.add_column(h, overflow="fold")
     for r in m.rows:
-        table.add_row(*(_plain(c) for c in _cells(r)))
+        table.add_row(*(Text(_plain(c)) for c in _cells(r)))  # a seat's words: never markup
     parts: list[RenderableType] = [
         Text(f"magi council: {_plain(m.headline)}", style=style),
         Text(_plain(gist(rec.question.cleaned, 300)), style="italic"),
