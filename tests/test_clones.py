@@ -226,3 +226,14 @@ def test_a_git_dir_that_defers_to_another_is_damage(git: Git, clone: Path, tmp_p
     (clone / ".git" / "config").unlink()
     (clone / ".git" / "config").symlink_to(evil / "config")
     assert clones.damage(clone) == "its git directory's config was replaced by a link"
+
+
+def test_a_clone_without_its_index_is_no_damage_but_is_not_adopted(git: Git, clone: Path) -> None:
+    """An agent that ran `rm .git/index` (a usual mend for a broken one) damaged nothing of
+    its work: a handback takes it. Prep adopts only a whole clone, and remakes this one."""
+    (clone / ".git" / "index").unlink()
+    assert clones.damage(clone) is None
+    assert clones.on_branch(clone, BRANCH)
+    assert not clones.sound(clone, BRANCH)
+    (clone / ".git" / "objects" / "info" / "alternates").unlink()
+    assert clones.damage(clone) is None

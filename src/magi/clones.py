@@ -155,9 +155,6 @@ def damage(tree: Path) -> str | None:
             return f"its git directory's {name} was replaced by a link"
     if not (gd / "HEAD").is_file():
         return "its git directory has no HEAD"
-    if not (gd / "objects" / "info" / "alternates").is_file() or not (gd / "index").is_file():
-        # Only a clone made before clones were renamed into place can be caught half made.
-        return "its clone was never finished (no alternates or no index)"
     return None
 
 
@@ -169,9 +166,18 @@ def on_branch(tree: Path, branch: str) -> bool:
     return head == f"ref: refs/heads/{branch}"
 
 
+def whole(tree: Path) -> bool:
+    """A clone that was finished: it borrows the user's objects and was checked out. Only a
+    clone made before clones were renamed into place can be caught without either; a clone
+    an agent worked in may lack its index (``rm .git/index`` mends a broken one), which is
+    no damage to its work, so this is asked of adoption alone, never of a handback."""
+    gd = git_dir(tree)
+    return (gd / "objects" / "info" / "alternates").is_file() and (gd / "index").is_file()
+
+
 def sound(tree: Path, branch: str) -> bool:
-    """A clone prep may adopt as it is: undamaged, and on ``branch``."""
-    return damage(tree) is None and on_branch(tree, branch)
+    """A clone prep may adopt as it is: undamaged, whole, and on ``branch``."""
+    return damage(tree) is None and whole(tree) and on_branch(tree, branch)
 
 
 def adopt_or_make(git: Git, tree: Path, *, branch: str, base: str, hooks: Path | None) -> str:
