@@ -67,16 +67,21 @@ def test_fates_from_a_real_history(tmp_path: Path) -> None:
     git(repo, "revert", "--no-edit", undone)  # "This reverts commit <sha>."
     fresh = squash(repo, "fresh", "r3")
     followed = squash(repo, "followed", "r4")
+    git(repo, "checkout", "-q", "-b", "side")
+    rewritten = squash(repo, "rewritten", "r5")  # a commit the base no longer holds
+    git(repo, "checkout", "-q", "main")
     runs = [
         run_of("20261101-000000-0001", repo, kept, 20),
         run_of("20261101-000000-0002", repo, undone, 20),
         run_of("20261101-000000-0003", repo, fresh, 1),
         run_of("20261101-000000-0004", repo, followed, 15, source="issue:5"),
-        run_of("20261101-000000-0005", repo, "f" * 40, 15),  # rewritten away
+        run_of("20261101-000000-0005", repo, rewritten, 15),  # rewritten away
+        run_of("20261101-000000-0007", repo, "f" * 40, 15),  # merged on GitHub, not fetched
         # the follow-up on issue 5, started after #4 landed (its own merge never happened)
         base(
             "20261101-000000-0006",
             {"impl-A": "sonnet", "impl-B": "opus"},
+            repo=str(repo),
             created_at=AT - timedelta(days=10),
             task=Task(original="t", cleaned="t", source="issue:5"),
             candidates=[cand("A"), cand("B")],
@@ -92,12 +97,17 @@ def test_fates_from_a_real_history(tmp_path: Path) -> None:
         "20261101-000000-0003": ("settling", False),
         "20261101-000000-0004": ("stayed", True),
         "20261101-000000-0005": ("gone", False),
+        "20261101-000000-0007": (None, False),  # not known here: not counted as gone
     }
     s = compute(runs, got)
     out = as_json(s)["afterlife"]
-    assert out["merged"]["opus"] == {"value": 1.0, "count": 5, "total": 5, "runs": 5}
+    assert out["merged"]["opus"] == {"value": 1.0, "count": 6, "total": 6, "runs": 6}
     assert out["merged"]["sonnet"]["count"] == 0  # its one win never merged
     assert out["stayed_merged"]["opus"]["count"] == 2  # of 4 settled: one reverted, one gone
+    # the same issue number in another repository is another issue: no follow-up there
+    other = run_of("20261101-000000-0009", repo, kept, 20, source="issue:5")
+    other = other.model_copy(update={"repo": str(tmp_path / "elsewhere")})
+    assert read_fates([other, runs[-1]], now=AT, settle_days=7)[other.id] == (None, False)
     assert out["stayed_merged"]["opus"]["total"] == 4
     assert out["needed_follow_up"]["opus"]["count"] == 1
     judged = as_json(s)["judging"]["picked_winner_stayed_merged"]
@@ -119,7 +129,23 @@ def test_a_rate_on_too_few_runs_says_so() -> None:
     assert r.text(FLOOR).startswith("too few runs (2/2")
 
 
-def test_a_revert_by_subject_counts_too() -> None:
-    h = history([Commit("b" * 40, 'Revert "add kept"\n\nreasons')])
-    assert h.reverts("c" * 40, "add kept")
-    assert not h.reverts("c" * 40, "add other")
+def test_a_revert_counts_only_after_the_squash() -> None:
+    """By sha or by subject, newest first: a revert older than the squash reverts something
+    else that had the same subject."""
+    squash_sha, older, newer = "c" * 40, "d" * 40, "b" * 40
+    h = history(
+        [
+            Commit(newer, 'Revert "add kept"\n\nreasons'),
+            Commit(squash_sha, "add kept\n\nmagi run r1 (candidate A, b/A)"),
+            Commit(older, 'Revert "add other"\n\nThis reverts commit ' + "e" * 40 + "."),
+        ]
+    )
+    assert h.reverts(squash_sha, "add kept")
+    assert not h.reverts(squash_sha, "add other")
+    h2 = history(
+        [
+            Commit(squash_sha, "add kept"),
+            Commit(older, 'Revert "add kept"\n\nThis reverts commit ' + squash_sha[:12] + "."),
+        ]
+    )
+    assert not h2.reverts(squash_sha, "add kept")

@@ -39,28 +39,40 @@ class Commit:
 
 @dataclass(frozen=True)
 class History:
-    """The base branch's first-parent history: which commits are on it, which are reverted."""
+    """The base branch's first-parent history, newest first: where each commit stands, and
+    what each later commit reverts (a revert counts only when it came after the squash)."""
 
-    on_base: frozenset[str]
-    reverted_sha: frozenset[str]  # full or abbreviated shas named by "This reverts commit"
-    reverted_subject: frozenset[str]
+    order: Mapping[str, int]  # sha -> position, 0 the newest
+    reverted_sha: Sequence[tuple[int, str]]  # (position of the revert, sha it names)
+    reverted_subject: Sequence[tuple[int, str]]  # (position of the revert, subject it names)
+
+    @property
+    def on_base(self) -> frozenset[str]:
+        return frozenset(self.order)
 
     def reverts(self, sha: str, subject: str) -> bool:
-        if subject in self.reverted_subject:
+        at = self.order.get(sha)
+        if at is None:
+            return False
+        newer = [(i, s) for i, s in self.reverted_sha if i < at]
+        if any(sha.startswith(short) for _, short in newer):
             return True
-        return any(sha.startswith(short) for short in self.reverted_sha)
+        return any(i < at and s == subject for i, s in self.reverted_subject)
 
 
 def history(commits: Iterable[Commit]) -> History:
-    on, shas, subjects = set(), set(), set()
-    for c in commits:
-        on.add(c.sha)
-        shas.update(_REVERTS.findall(c.message))
+    """``commits`` newest first, as ``git log --first-parent`` gives them."""
+    order: dict[str, int] = {}
+    shas: list[tuple[int, str]] = []
+    subjects: list[tuple[int, str]] = []
+    for i, c in enumerate(commits):
+        order[c.sha] = i
+        shas += [(i, named) for named in _REVERTS.findall(c.message)]
         first = c.message.splitlines()[0] if c.message else ""
         m = _REVERT_SUBJECT.match(first)
         if m:
-            subjects.add(m.group(1))
-    return History(frozenset(on), frozenset(shas), frozenset(subjects))
+            subjects.append((i, m.group(1)))
+    return History(order, tuple(shas), tuple(subjects))
 
 
 @dataclass(frozen=True)
@@ -79,12 +91,17 @@ def fates(
     now: datetime,
     settle_days: int,
     later_runs: Mapping[str, Sequence[datetime]] | None = None,
-) -> dict[str, tuple[Fate, bool]]:
-    """(fate, needed a follow-up) per run id. ``later_runs``: run start times by source."""
-    out: dict[str, tuple[Fate, bool]] = {}
+    unknown: Iterable[str] = (),
+) -> dict[str, tuple[Fate | None, bool]]:
+    """(fate, needed a follow-up) per run id. ``later_runs``: run start times by source (of
+    one repository); ``unknown``: squash commits this repository does not have at all (a PR
+    merged on GitHub and not fetched yet), whose fate is None: not known, not "gone"."""
+    missing = set(unknown)
+    out: dict[str, tuple[Fate | None, bool]] = {}
     for x in landed:
+        fate: Fate | None
         if x.commit not in base.on_base:
-            fate: Fate = "gone"
+            fate = None if x.commit in missing else "gone"
         elif base.reverts(x.commit, x.subject):
             fate = "reverted"
         elif now - x.at < timedelta(days=settle_days):

@@ -171,9 +171,9 @@ def merged_runs(runs: Sequence[Run]) -> dict[str, tuple[Fate | None, bool]]:
     """From the records alone: each run whose winner merged (locally or by its PR), its fate
     unknown (None: that needs the base's history), and whether its issue needed another
     run, started after the merge."""
-    starts: dict[str, list[Any]] = defaultdict(list)
+    starts: dict[tuple[str, str], list[Any]] = defaultdict(list)  # by (repository, source)
     for r in runs:
-        starts[r.task.source].append(r.created_at)
+        starts[(r.repo, r.task.source)].append(r.created_at)
     out: dict[str, tuple[Fate | None, bool]] = {}
     for r in runs:
         m = r.merge
@@ -183,7 +183,7 @@ def merged_runs(runs: Sequence[Run]) -> dict[str, tuple[Fate | None, bool]]:
         follow = (
             r.task.source.startswith("issue:")
             and at is not None
-            and any(t > at for t in starts[r.task.source])
+            and any(t > at for t in starts[(r.repo, r.task.source)])
         )
         out[r.id] = (None, follow)
     return out

@@ -31,9 +31,12 @@ def read_fates(
 ) -> dict[str, tuple[Fate | None, bool]]:
     """Each run whose winner merged: its fate on its base and whether its issue needed
     another run (fate None where the repository, the base or the commit cannot be read)."""
-    later: defaultdict[str, list[datetime]] = defaultdict(list)
+    # Follow-ups within one repository: `issue:5` of two repositories are two issues.
+    later: defaultdict[str, defaultdict[str, list[datetime]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     for r in runs:
-        later[r.task.source].append(r.created_at)
+        later[r.repo][r.task.source].append(r.created_at)
     groups: defaultdict[tuple[str, str], list[Run]] = defaultdict(list)
     for r in runs:
         m = r.merge
@@ -41,8 +44,9 @@ def read_fates(
             groups[(r.repo, m.base)].append(r)
     out: dict[str, tuple[Fate | None, bool]] = dict(merged_runs(runs))
     for (repo, base), merged in groups.items():
+        git = Git(Path(repo))
         try:
-            commits = _log(Git(Path(repo)), base)
+            commits = _log(git, base)
         except (MagiError, OSError):
             continue  # the records' own word stands: merged, fate unknown
         subjects = {c.sha: c.message.splitlines()[0] if c.message else "" for c in commits}
@@ -57,7 +61,21 @@ def read_fates(
             for r in merged
             if r.merge is not None and r.merge.commit and r.merge.at
         ]
+        known = {c.sha for c in commits}
+        unknown = [
+            x.commit
+            for x in landed
+            if x.commit not in known
+            and git.run("cat-file", "-t", x.commit, check=False).strip() != "commit"
+        ]
         out.update(
-            fates(landed, history(commits), now=now, settle_days=settle_days, later_runs=later)
+            fates(
+                landed,
+                history(commits),
+                now=now,
+                settle_days=settle_days,
+                later_runs=later[repo],
+                unknown=unknown,
+            )
         )
     return out
