@@ -33,11 +33,11 @@ def _turn(usage: Usage, *, days_ago: int = 0) -> Turn:
     )
 
 
-def _record(run_id: str, *turns: Turn) -> Run:
+def _record(run_id: str, *turns: Turn, repo: str = "/elsewhere") -> Run:
     return Run(
         id=run_id,
         created_at=NOW,
-        repo="/elsewhere",
+        repo=repo,
         base="main",
         seed=1,
         task=Task(original="t", cleaned="t"),
@@ -115,8 +115,10 @@ def test_this_runners_own_copy_of_a_run_wins_over_its_published_one(
     """A run this runner holds is counted as its store has it (at least as new as the ref)."""
     repo, _ = checkout
     home = tmp_path / "home"
-    mine = _record("20261129-090000-1111", _turn(Usage(cost_usd=9.0)))
+    mine = _record("20261129-090000-1111", _turn(Usage(cost_usd=9.0)), repo=str(repo))
     Store(home).create(mine)
+    # Another repository's run on the same (shared) runner: not this repository's spend.
+    Store(home).create(_record("20261129-100000-5555", _turn(Usage(cost_usd=50.0))))
     cfg = budget_config([], day_usd=9.2)
     sctx = seat_context(home, cfg, {}, repo=repo, environ=ON_A_RUNNER)
     with pytest.raises(Stop, match=r"\$9\.25 spent today"):  # 9.00 here + 0.25 yesterday's

@@ -62,6 +62,11 @@ def _stored(store: Store, day: date, besides: str) -> Iterator[Record]:
             continue  # an unreadable record is reported by `magi list`, not by a budget check
 
 
+def _repo_of(record: Record) -> Path | None:
+    repo = getattr(record, "repo", None)
+    return Path(repo).resolve() if isinstance(repo, str) and repo else None
+
+
 @dataclass(frozen=True)
 class StoreSpend:
     """The runs in this machine's store."""
@@ -97,7 +102,11 @@ class RepositorySpend:
                 f"records ({RUNS}*) could not be read ({why})",
                 "warn",
             )
-        runs.update({r.id: r for r in _stored(sctx.store, day, besides)})
+        # This runner's own copies, of this repository only: a runner shared by an
+        # organization's repositories holds the runs of all of them.
+        here = self.checkout.resolve()
+        mine = [r for r in _stored(sctx.store, day, besides) if _repo_of(r) == here]
+        runs.update({r.id: r for r in mine})
         total = Spend()
         for record in runs.values():
             total += record_spend(record, day)
