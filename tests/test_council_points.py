@@ -199,4 +199,16 @@ def test_a_japanese_review_gives_its_rule_in_japanese() -> None:
     headline = build(rec).headline
     assert "unanimity" not in headline
     assert "全会一致" in headline
-    assert localize("ja", "C1 adopted (2 supporter(s)): unanimity").endswith(": unanimity")
+    assert localize("ja", "C1 adopted (2 supporter(s))") == "C1 採用（支持2席）"
+
+
+def test_a_japanese_research_matrix_never_translates_a_seats_claim() -> None:
+    """A claim reading like magi's words ("use X — rejected") stays the seat's words."""
+    cfg = ch.config(3)
+    rec, bodies = ch.record(cfg, "このAPIの制限は何ですか？", mode="research")
+    claim = "use X — rejected; unanimity"
+    personas = {f"sage-{i}": f"researcher:{claim}" for i in (1, 2, 3)}
+    run_council(Council(rec, ScriptedAsker(personas), evidence=bodies))
+    assert rec.language == "ja"
+    (note,) = [n for n in build(rec).notes if n.startswith("C1")]
+    assert note == f"C1 採用（支持3席）: {claim}"

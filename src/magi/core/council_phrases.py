@@ -3,8 +3,10 @@
 The record keeps magi's reasons and notes in English, one stable form that tests, tools and
 ``--json`` read. The matrix a person reads follows the question's language (seed 001: a
 Japanese question gets a Japanese matrix), so each sentence code writes has its Japanese
-form here, found by the English pattern; a sentence with no entry (a seat's own words, a
-newer reason) is shown as it is. Reasons joined with "; " are translated part by part.
+form here, found by the English pattern; a sentence with no entry (a newer reason) is shown
+as it is. Reasons joined with "; " are translated part by part. Only magi's own sentences
+are passed here, before a seat's or the clerk's words join them: those are never
+translated, even when they read like one of magi's phrases.
 """
 
 from __future__ import annotations
@@ -74,13 +76,10 @@ _JA: tuple[tuple[re.Pattern[str], str, tuple[int, ...]], ...] = tuple(
             r"no judge answered; the finding stands unverified",
             "判定した席がなく、この知見は未検証です",
         ),
-        (r"(C\d+) adopted \((\d+) supporter\(s\)\): (.*)", "{0} 採用（支持{1}席）: {2}"),
-        (
-            r"(C\d+) conditional \((\d+) supporter\(s\)\): (.*)",
-            "{0} 条件付き採用（支持{1}席）: {2}",
-        ),
-        (r"(C\d+) rejected \((\d+) supporter\(s\)\): (.*)", "{0} 不採用（支持{1}席）: {2}"),
-        (r"(C\d+) unverified \((\d+) supporter\(s\)\): (.*)", "{0} 未検証（支持{1}席）: {2}"),
+        (r"(C\d+) adopted \((\d+) supporter\(s\)\)", "{0} 採用（支持{1}席）"),
+        (r"(C\d+) conditional \((\d+) supporter\(s\)\)", "{0} 条件付き採用（支持{1}席）"),
+        (r"(C\d+) rejected \((\d+) supporter\(s\)\)", "{0} 不採用（支持{1}席）"),
+        (r"(C\d+) unverified \((\d+) supporter\(s\)\)", "{0} 未検証（支持{1}席）"),
         (r"veto ignored: (.*)", "無視された拒否権: {0}"),
         # Review (core.council_review): the verdict, its figures, the tier's rule.
         (
@@ -124,9 +123,6 @@ def localize(language: str, text: str) -> str:
     """``text`` (magi's English) in ``language``; unknown sentences are kept as written."""
     if language != "ja" or not text:
         return text
-    head, sep, tail = text.partition(" — ")
-    if sep:  # "C1 conditional (...): claim — adopted on the conditions noted"
-        return f"{localize(language, head)}{sep}{localize(language, tail)}"
     whole = _one(text)
     if whole != text:
         return whole

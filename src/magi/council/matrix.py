@@ -262,20 +262,22 @@ def build(rec: CouncilRun, record_path: str = "") -> Matrix:
             for f in a.data.get("findings", []):
                 if f["severity"] in ("critical", "major"):
                     actions.append(f"[{f['severity']}] {f['title']} ({a.seat})")
-    notes = list(rec.notes)
+    # magi's sentences are put in the question's language one by one, before any words of
+    # a seat or the clerk join them: those are never translated.
+    lang = rec.language
+    notes = [localize(lang, n) for n in rec.notes]
     if rec.review is not None:
-        notes += [f"veto ignored: {v}" for v in rec.review.ignored_vetoes]
+        notes += [localize(lang, f"veto ignored: {v}") for v in rec.review.ignored_vetoes]
     for a in rec.answers:
         if a.seat == "clerk" and a.status != "ok":
             phase = a.phase.removeprefix("clerk-")
             notes.append(_l(rec, "clerk_failed").format(phase=phase, n=a.round, status=a.status))
     for item in rec.research:
         claim = gist(item.claims[0]["claim"]) if item.claims else ""
-        extra = f" — {item.note}" if item.note else ""
+        head = localize(lang, f"{item.id} {item.outcome} ({len(item.supporters)} supporter(s))")
+        extra = f" — {localize(lang, item.note)}" if item.note else ""
         extra += f" (conflict: {item.conflict})" if item.conflict else ""
-        notes.append(
-            f"{item.id} {item.outcome} ({len(item.supporters)} supporter(s)): {claim}{extra}"
-        )
+        notes.append(f"{head}: {claim}{extra}")
         # The conditions and both sides of a split, as the judges gave them.
         for seat, (verdict, *why) in item.verdicts.items():
             if verdict != "agree" or item.outcome == "conditional":
@@ -287,7 +289,6 @@ def build(rec: CouncilRun, record_path: str = "") -> Matrix:
         if record_path
         else ""
     )
-    notes = [localize(rec.language, n) for n in notes]
     spent = [_usage_line(u, _l(rec, "council")) for u in usage(rec)] if rec.turns else []
     return Matrix(
         _headline(rec),
