@@ -193,3 +193,8 @@ def test_the_agents_job_tells_no_notifier(env, tmp_path):
     assert done.run.id
     assert not out.exists()
     assert not [e for e in done.run.events if e.node == "notify"]
+
+
+def test_a_nul_in_the_configured_command_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="NUL"):
+        load_config_text('[notify]\ncommand = ["ntfy", "a\\u0000b"]\n')

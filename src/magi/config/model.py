@@ -234,6 +234,8 @@ class Notify(_Strict):
     @field_validator("command")
     @classmethod
     def _fields_known(cls, command: list[str]) -> list[str]:
+        if any("\x00" in word for word in command):
+            raise ValueError("a NUL character cannot be part of a command's argument")
         unknown = unknown_fields(command)
         if unknown:
             known = ", ".join("{" + f + "}" for f in FIELDS)
