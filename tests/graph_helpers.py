@@ -220,11 +220,11 @@ class LiveRun:
         self.store = Store(self.home)
         self._procs: list[subprocess.Popen[str]] = []
 
-    def start(self, *, seed: int | None = 3) -> subprocess.Popen[str]:
-        """``magi run`` of the task, its output (stdout and stderr) on one pipe."""
+    def start(self, *extra: str, seed: int | None = 3) -> subprocess.Popen[str]:
+        """``magi run`` of the task (with ``extra`` options), stdout and stderr on one pipe."""
         seeded = ["--seed", str(seed)] if seed is not None else []
         proc = subprocess.Popen(
-            [*MAGI, "run", "--config", str(self.cfg), *seeded, "fix textstats"],
+            [*MAGI, "run", "--config", str(self.cfg), *seeded, *extra, "fix textstats"],
             cwd=self.repo,
             env=self.env,
             stdout=subprocess.PIPE,

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import signal
-import subprocess
 
 import pytest
 
-from graph_helpers import MAGI, LiveRun, seat_calls, wait_for
+from graph_helpers import LiveRun, seat_calls, wait_for
 from magi.state.model import RunStatus
 
 PERSONAS = {"a1": "right", "a2": "wait-for-unlock:partial"}
@@ -23,20 +22,6 @@ def live(tmp_path):
 
 def _waiting(live) -> None:
     wait_for(lambda: bool(list(live.sd.glob("waiting-*"))), "a seat still out")
-
-
-def _start(live, *extra: str) -> subprocess.Popen[str]:
-    proc = subprocess.Popen(
-        [*MAGI, "run", "--config", str(live.cfg), "--seed", "3", *extra, "fix textstats"],
-        cwd=live.repo,
-        env=live.env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    live._procs.append(proc)
-    return proc
 
 
 def _parked_then_resumed(live, proc) -> None:
@@ -57,7 +42,7 @@ def _parked_then_resumed(live, proc) -> None:
 
 
 def test_magi_park_stops_a_run_at_its_next_boundary(live):
-    proc = _start(live)
+    proc = live.start()
     _waiting(live)
     run_id = live.run_id()
     parked = live.magi("park", run_id)
@@ -67,7 +52,7 @@ def test_magi_park_stops_a_run_at_its_next_boundary(live):
 
 
 def test_sigterm_under_park_parks_instead_of_ending_the_seats(live):
-    proc = _start(live, "--park")
+    proc = live.start("--park")
     _waiting(live)
     proc.send_signal(signal.SIGTERM)
     wait_for(lambda: live.store.park_request(live.run_id()) is not None, "the park request")
@@ -75,7 +60,7 @@ def test_sigterm_under_park_parks_instead_of_ending_the_seats(live):
 
 
 def test_parking_a_run_that_is_not_running_says_so(live):
-    proc = _start(live)
+    proc = live.start()
     _waiting(live)
     (live.sd / "unlock").write_text("")
     live.ended(proc, "the run")

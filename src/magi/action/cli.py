@@ -270,19 +270,14 @@ def notify(
     """
     from magi.action.artifact import read_artifact
     from magi.action.env import ActionEnv
-    from magi.config.load import load_repo_texts
+    from magi.config.load import load_repo_dir
     from magi.core.notify import event_of, summary_of
     from magi.notify import send
 
     env = ActionEnv.from_environ(os.environ)
     root = Path.cwd()
     try:
-        layers = [
-            (name, (root / name).read_text(encoding="utf-8"))
-            for name in (".magi/config.toml", "magi.toml")
-            if (root / name).is_file()
-        ]
-        command = load_repo_texts(layers).config.notify.command
+        command = load_repo_dir(root).config.notify.command
     except (MagiError, OSError, UnicodeDecodeError) as e:
         typer.echo(f"::warning::no notification: the repository's config does not load: {e}")
         return

@@ -37,18 +37,11 @@ def latest_run() -> Run | None:
 def _repo_runner_labels(root: Path, config_text: str | None) -> list[str]:
     """``[github] runner_labels`` as the App reads it: the repository's layers alone, with
     ``config_text`` as ``.magi/config.toml`` when init is about to write that."""
-    from magi.config.load import load_repo_texts
+    from magi.config.load import load_repo_dir
 
-    texts = {
-        name: (root / name).read_text(encoding="utf-8")
-        for name in (".magi/config.toml", "magi.toml")
-        if (root / name).is_file()
-    }
-    if config_text is not None:
-        texts[".magi/config.toml"] = config_text
-    layers = [(name, texts[name]) for name in (".magi/config.toml", "magi.toml") if name in texts]
+    given = {".magi/config.toml": config_text} if config_text is not None else None
     try:
-        return list(load_repo_texts(layers).config.github.runner_labels)
+        return list(load_repo_dir(root, given).config.github.runner_labels)
     except ConfigError as exc:
         raise UsageError(f"the workflow takes its runner labels from the config: {exc}") from None
 

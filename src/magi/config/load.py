@@ -142,6 +142,18 @@ def load_config_text(text: str, name: str = ".magi/config.toml") -> ResolvedConf
     return load_repo_texts([(name, text)])
 
 
+# The repository's own layers, lowest first (the App reads them from the default branch).
+REPO_LAYERS = (".magi/config.toml", "magi.toml")
+
+
+def load_repo_dir(root: Path, overrides: Mapping[str, str] | None = None) -> ResolvedConfig:
+    """``load_repo_texts`` of the layers in a checkout at ``root``; ``overrides`` gives a
+    layer's text in place of its file (``magi init`` before it writes the file)."""
+    texts = {n: (root / n).read_text(encoding="utf-8") for n in REPO_LAYERS if (root / n).is_file()}
+    texts.update(overrides or {})
+    return load_repo_texts([(n, texts[n]) for n in REPO_LAYERS if n in texts])
+
+
 def load_repo_texts(layers: Sequence[tuple[str, str]]) -> ResolvedConfig:
     """The repository's layers, lowest first (``.magi/config.toml`` then ``magi.toml``), as
     the App reads them from the default branch: merged and validated as ``load_config``

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from magi.config.council import CouncilConfig
 from magi.core.notify import FIELDS, unknown_fields
 
-_RUNNER_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+RUNNER_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 BUILTIN_KINDS = ("claude", "codex", "opencode", "gemini", "antigravity", "command")
 AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
@@ -275,7 +275,7 @@ class Github(_Strict):
     @field_validator("runner_labels")
     @classmethod
     def _labels(cls, labels: list[str]) -> list[str]:
-        bad = [label for label in labels if not _RUNNER_LABEL.fullmatch(label)]
+        bad = [label for label in labels if not RUNNER_LABEL.fullmatch(label)]
         if bad:
             raise ValueError(
                 f"not runner labels: {bad} (letters, digits, '.', '_' and '-', up to 100)"

@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from importlib.resources import files
 
+from magi.config.model import RUNNER_LABEL  # nothing that could leave the quoted JSON
 from magi.source import Source
 
 __all__ = ["DEFAULT_LABELS", "PLACEHOLDER", "render_workflow", "template"]
@@ -28,8 +29,6 @@ DEFAULT_LABELS = ("self-hosted", "magi")
 # The fallback of every agents job's runs-on, as the template writes it.
 _FALLBACK = "inputs.runner-labels || '" + json.dumps(list(DEFAULT_LABELS)) + "'"
 _DEFAULT_INPUT = "default: '" + json.dumps(list(DEFAULT_LABELS)) + "'"
-# What GitHub accepts as a runner label, and nothing that could leave the quoted JSON.
-_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _PIN_LINES = re.compile(r"^# PIN: .*\n", re.M)
 
 
@@ -44,7 +43,7 @@ def render_workflow(source: Source, runner_labels: Sequence[str] = DEFAULT_LABEL
     pin = source.pin
     if pin is None:
         raise ValueError("the source names no repository: pass --source OWNER/REPO@SHA")
-    bad = [label for label in runner_labels if not _LABEL.fullmatch(label)]
+    bad = [label for label in runner_labels if not RUNNER_LABEL.fullmatch(label)]
     if not runner_labels or bad:
         raise ValueError(f"[github] runner_labels: not runner labels: {bad or 'none given'}")
     text = template()

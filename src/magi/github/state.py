@@ -11,7 +11,7 @@ import json
 import logging
 import re
 
-from magi.config import load_repo_texts
+from magi.config.load import REPO_LAYERS, load_repo_texts
 from magi.config.model import Config
 from magi.core import markers
 from magi.core.markers import Seal
@@ -33,8 +33,7 @@ _log = logging.getLogger("magi.github")
 # The only namespaces magi ever deletes in: its candidate branches and its own refs.
 _OURS = ("refs/heads/magi/", "refs/magi/")
 
-CONFIG_PATH = ".magi/config.toml"
-REPO_LAYERS = (CONFIG_PATH, "magi.toml")  # lowest first, as magi.config.load merges them
+CONFIG_PATH = REPO_LAYERS[0]
 
 
 def dispatch_inputs(config: Config, **inputs: str) -> dict[str, str]:
