@@ -12,6 +12,14 @@ Three holes of issue 7 live here, each a question asked of a working tree:
 * A worktree deleted under a running seat was "rescued" by committing the deletion of the
   whole repository. ``damage`` says why a worktree cannot be committed from (missing or
   replaced ``.git`` file, no longer registered, HEAD off its branch).
+
+A full checkout is the dearest git work a run does (on a 2,000-file repository, 0.7 s of
+system time each on the bench machine), so magi's own detached worktrees -- verification,
+judges, reviewers, e2e and gate checks -- are *spares*: one a node is done with is moved
+aside (``release``), and the next node that needs a tree resets it to its head (``lease``):
+``checkout -f``, ``clean -ffdx``, then proof that it now holds exactly that head and
+nothing else, or it is removed and a fresh one made. A run makes as many of these trees as
+it uses at once (three for three judges), not one per use.
 """
 
 from __future__ import annotations
@@ -42,19 +50,119 @@ def dirty(git: Git, worktree: Path) -> list[str]:
 
 
 @contextlib.contextmanager
-def clean_worktree(git: Git, head: str, path: Path) -> Iterator[Path]:
-    """A fresh detached worktree of ``head`` at ``path``, removed afterwards.
+def clean_worktree(
+    git: Git, head: str, path: Path, *, spares: Path | None = None
+) -> Iterator[Path]:
+    """A clean detached worktree of ``head`` at ``path``, given back afterwards.
 
-    Whatever a killed run left at ``path`` goes first, so this is safe to call again.
+    Whatever a killed run left at ``path`` goes first, so this is safe to call again. With
+    ``spares`` the tree is leased from them and released to them; without, made and removed.
     """
     path = Path(path)
     discard(git, path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    git.worktree_add(path, start=head)
+    if spares is None:
+        git.worktree_add(path, start=head)
+    else:
+        lease(git, head, path, spares=spares)
     try:
         yield path
     finally:
+        if spares is None:
+            discard(git, path)
+        else:
+            release(git, path, spares=spares)
+
+
+SPARES = ".spare"  # under a run's folder of trees
+
+# What git itself keeps in a linked worktree's admin dir after add, checkout and clean.
+_ADMIN = frozenset({"HEAD", "ORIG_HEAD", "commondir", "gitdir", "index", "logs"})
+
+
+def lease(git: Git, head: str, path: Path, *, spares: Path) -> None:
+    """Make ``path`` a clean detached worktree of ``head``: a spare reset, else a fresh one.
+
+    The spare is reset where it lies and moved only once it is proven clean, so a kill at
+    any instant leaves either a spare (reset again at the next lease) or a clean ``path``.
+    """
+    path = Path(path)
+    for spare in sorted(spares.iterdir()) if spares.is_dir() else []:
+        if reset_to(git, spare, head):
+            try:
+                git.run("worktree", "move", str(spare), str(path.resolve()))
+                return
+            except RepoError:
+                pass
+        discard(git, spare)
+    git.worktree_add(path, start=head)
+
+
+def release(git: Git, path: Path, *, spares: Path) -> None:
+    """Keep ``path``, a worktree magi made, as a spare for the next lease (removed if it cannot)."""
+    path = Path(path)
+    if not path.exists():
+        git.run("worktree", "prune")
+        return
+    spares.mkdir(parents=True, exist_ok=True)
+    n = 0
+    while (spares / str(n)).exists() or (spares / str(n)).is_symlink():
+        n += 1
+    try:
+        git.run("worktree", "move", str(path.resolve()), str((spares / str(n)).resolve()))
+    except RepoError:
         discard(git, path)
+
+
+def drop_spares(git: Git, spares: Path) -> list[str]:
+    """Remove every spare (the run needs no more trees); the paths removed."""
+    if not spares.is_dir() or spares.is_symlink():
+        return []
+    removed = []
+    for spare in sorted(spares.iterdir()):
+        discard(git, spare)
+        removed.append(str(spare))
+    spares.rmdir()
+    return removed
+
+
+def reset_to(git: Git, tree: Path, head: str) -> bool:
+    """Make ``tree`` hold exactly ``head``; False unless that is then shown to be so.
+
+    Whoever used the tree last (a check command, a judge) may have changed files, added
+    ignored ones, nested a repository, or written into its admin dir: after the reset,
+    ``git status`` (ignored files included) must list nothing, HEAD must be ``head``, and
+    the admin dir must hold only what git itself writes there.
+    """
+    tree = Path(tree)
+    dotgit = tree / ".git"
+    if not head or head.startswith("-"):  # read as an option otherwise
+        return False
+    if tree.is_symlink() or not tree.is_dir() or dotgit.is_symlink() or not dotgit.is_file():
+        return False
+    try:
+        admin = Path(git.run("rev-parse", "--absolute-git-dir", cwd=tree).strip())
+        if (
+            admin.parent != git.common_dir().resolve() / "worktrees"
+            or not {e.name for e in admin.iterdir()} <= _ADMIN
+        ):
+            return False
+        pin = ["-c", "core.sparseCheckout=false"]
+        git.run(*pin, "checkout", "-q", "-f", "--detach", head, cwd=tree)
+        git.run(*pin, "clean", "-q", "-ffdx", cwd=tree)
+        left = git.run(
+            *pin,
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--ignored=matching",
+            "--ignore-submodules=none",
+            cwd=tree,
+        )
+        return not left and git.head(tree) == head
+    except (RepoError, OSError):
+        return False
 
 
 def discard(git: Git, path: Path) -> None:

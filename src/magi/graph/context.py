@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from magi.checkout import SPARES
 from magi.clones import git_dir, is_clone, objects
 from magi.core.seating import Seating
 from magi.git import Git
@@ -67,6 +68,10 @@ class Context(SeatContext):
         root = self.run.worktree_root
         assert root is not None, "create_run sets it"  # noqa: S101 - invariant of every record
         return Path(root)
+
+    def spares(self) -> Path:
+        """Where magi's own detached trees wait between uses (``magi.checkout.lease``)."""
+        return self.worktree_root() / SPARES
 
 
 def _admin_dir(worktree: Path) -> Path | None:

@@ -46,7 +46,9 @@ def check(ctx: Context, head: str) -> E2eResult:
     ctx.reporter.seat("e2e", "running")
     started = ctx.clock()
     # A fresh checkout of the head: nothing a seat left uncommitted in the tree is run.
-    with clean_worktree(ctx.git, at_head, ctx.worktree_root() / "check-e2e") as clean:
+    with clean_worktree(
+        ctx.git, at_head, ctx.worktree_root() / "check-e2e", spares=ctx.spares()
+    ) as clean:
         v = run_checks(
             commands,
             cwd=clean,

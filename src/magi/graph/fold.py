@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from magi.checkout import discard
+from magi.checkout import discard, drop_spares, release
 from magi.clones import made_by_magi
 from magi.graph.context import Context
 from magi.graph.guard import pin_heads
@@ -15,13 +15,17 @@ NAME = "fold"
 STATUS = RunStatus.FOLDING
 
 
-def remove_judge_worktrees(ctx: Context) -> list[str]:
-    """Every judge's worktree that still exists; the paths removed."""
+def remove_judge_worktrees(ctx: Context, *, keep: bool = False) -> list[str]:
+    """Every judge's worktree that still exists; the paths removed. With ``keep`` they
+    become spares for the review loop's trees."""
     removed = []
     root = Path(ctx.run.worktree_root) if ctx.run.worktree_root else None
     for j in ctx.run.judges:
         if root is not None and (root / j.seat).exists():
-            ctx.git.worktree_remove(root / j.seat)
+            if keep:
+                release(ctx.git, root / j.seat, spares=ctx.spares())
+            else:
+                ctx.git.worktree_remove(root / j.seat)
             removed.append(str(root / j.seat))
     return removed
 
@@ -31,7 +35,7 @@ def run(ctx: Context) -> None:
     if r.folded:
         return
     pin_heads(ctx, NAME)  # the branch the report names holds what was judged
-    remove_judge_worktrees(ctx)
+    remove_judge_worktrees(ctx, keep=True)
     winner = r.tally.winner if r.tally else None
     for c in r.candidates:
         if c.label != winner and c.worktree and _ours(ctx, c.worktree):
@@ -68,6 +72,7 @@ def fold_all(
     from magi.graph.review import remove_reviewer_worktrees
 
     removed += remove_reviewer_worktrees(ctx)
+    removed += drop_spares(ctx.git, ctx.spares())
     kept: list[str] = []
     winner = r.tally.winner if r.tally else None
     keep_all = r.status.resumable and not force

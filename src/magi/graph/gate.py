@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from magi.checkout import clean_worktree
+from magi.checkout import clean_worktree, drop_spares
 from magi.graph.context import Context, Stop
 from magi.graph.fix import conclude
 from magi.graph.review import remove_reviewer_worktrees
@@ -29,11 +29,12 @@ def run(ctx: Context) -> None:
         conclude(ctx)  # a loop stopped early (or resumed mid-way) is decided here, not skipped
         if rv.outcome not in ("clean", "skipped"):
             raise Stop(RunStatus.BLOCKED, "review: the loop has not ended clean")
-    remove_reviewer_worktrees(ctx)
+    remove_reviewer_worktrees(ctx, keep=True)
     head = ctx.git.head(worktree(ctx))
     g = ctx.run.gate
     if g is None or not g.ran or g.head != head:
         g = check(ctx, head)
+    drop_spares(ctx.git, ctx.spares())  # no node after the gate needs a tree of its own
     if not g.passed:
         last = g.results[-1] if g.results else None
         what = f"`{last.command}` exited {last.exit_code}" if last else "failed"
@@ -48,7 +49,9 @@ def check(ctx: Context, head: str) -> Gate:
 
     They run in a fresh detached checkout of ``head``, never in the winner's own tree.
     """
-    with clean_worktree(ctx.git, head, ctx.worktree_root() / "check-gate") as cwd:
+    with clean_worktree(
+        ctx.git, head, ctx.worktree_root() / "check-gate", spares=ctx.spares()
+    ) as cwd:
         return _check(ctx, head, cwd)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from magi.checkout import lease
 from magi.core.answers import JudgeAnswer
 from magi.core.bounds import cap
 from magi.graph.context import Context, Stop, seat_order
@@ -25,7 +26,7 @@ def ensure_judge_worktree(ctx: Context, seat: str) -> Path:
     path = judge_worktree(ctx, seat)
     if not path.exists():
         ctx.git.run("worktree", "prune")
-        ctx.git.worktree_add(path, start=ctx.run.base_sha or ctx.run.base, branch=None)
+        lease(ctx.git, ctx.run.base_sha or ctx.run.base, path, spares=ctx.spares())
     return path
 
 
@@ -46,7 +47,7 @@ def run(ctx: Context) -> None:
         return
     pin_branches(ctx)
     all_packets(ctx)  # the leak scan runs (and may stop the run) before any judge is asked
-    for j in todo:  # git worktree add takes repository locks: one at a time, before the wave
+    for j in todo:  # a checkout takes repository locks: one at a time, before the wave
         ensure_judge_worktree(ctx, j.seat)
     guard = GuardSnapshot.take(ctx.git, [])
     with ThreadPoolExecutor(

@@ -15,6 +15,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from magi.checkout import discard, lease, release, reset_to
 from magi.core.answers import ReviewAnswer
 from magi.core.blind import strip_trailers
 from magi.core.review import decide, number_findings, reviewer_agents
@@ -35,21 +36,23 @@ STATUS = RunStatus.REVIEWING
 def reviewer_worktree(ctx: Context, seat: str, head: str) -> Path:
     """``<root>/<seat>``, detached at ``head``, clean."""
     path = ctx.worktree_root() / seat
-    if not path.is_dir():
-        ctx.git.run("worktree", "prune")
-        ctx.git.worktree_add(path, start=head, branch=None)
+    if path.is_dir() and reset_to(ctx.git, path, head):
         return path
-    ctx.git.run("checkout", "-q", "-f", "--detach", head, cwd=path)
-    ctx.git.run("clean", "-q", "-fdx", cwd=path)
+    discard(ctx.git, path)  # a tree that cannot be shown clean is made again
+    lease(ctx.git, head, path, spares=ctx.spares())
     return path
 
 
-def remove_reviewer_worktrees(ctx: Context) -> list[str]:
-    """Reviewer checkouts go once the loop has ended (and with ``magi fold``)."""
+def remove_reviewer_worktrees(ctx: Context, *, keep: bool = False) -> list[str]:
+    """Reviewer checkouts go once the loop has ended (and with ``magi fold``); with ``keep``
+    they become spares for the checks that follow."""
     root = ctx.worktree_root()
     removed = []
     for path in sorted(root.glob("review-*")) if root.is_dir() else []:
-        ctx.git.worktree_remove(path)
+        if keep:
+            release(ctx.git, path, spares=ctx.spares())
+        else:
+            ctx.git.worktree_remove(path)
         removed.append(str(path))
     return removed
 

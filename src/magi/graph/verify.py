@@ -35,7 +35,12 @@ def run(ctx: Context) -> None:
     with contextlib.ExitStack() as stack:
         clean = {
             c.label: stack.enter_context(
-                clean_worktree(ctx.git, c.head or "", ctx.worktree_root() / f"verify-{c.label}")
+                clean_worktree(
+                    ctx.git,
+                    c.head or "",
+                    ctx.worktree_root() / f"verify-{c.label}",
+                    spares=ctx.spares(),
+                )
             )
             for c in todo
         }
