@@ -93,3 +93,29 @@ def test_damage_names_an_unregistered_worktree(repo: Path, wt: Path, tmp_path: P
     git.worktree_remove(wt)
     keep.rename(wt)
     assert "no longer registered" in (damage(git, wt, BRANCH) or "")
+
+
+@pytest.mark.parametrize("state", ["clean", "dirty", "renamed", "detached", "unborn"])
+def test_main_status_in_one_call_reads_as_the_three_calls_did(
+    repo: Path, tmp_path: Path, state: str
+) -> None:
+    """HEAD (the branch, or the sha when detached) and the entries, from one v2 status."""
+    git = Git(repo)
+    if state == "dirty":
+        (repo / "check.sh").write_text("exit 1\n")
+        (repo / "new file.txt").write_text("x")
+    elif state == "renamed":
+        sh(repo, "mv", "check.sh", "run me.sh")
+    elif state == "detached":
+        sh(repo, "checkout", "-q", "--detach")
+    elif state == "unborn":
+        sh(repo, "checkout", "-q", "--orphan", "fresh")
+        sh(repo, "rm", "-q", "-r", "--cached", ".")
+    on = git.run("symbolic-ref", "-q", "HEAD", check=False).strip()
+    sha = git.run("rev-parse", "-q", "--verify", "HEAD", check=False).strip()
+    status = MainStatus.take(git)
+    assert status.head == (on or sha)
+    if state == "renamed":  # v1 -z listed the old path as an entry of its own
+        assert status.entries == {"R  run me.sh"}
+    else:
+        assert status.entries == frozenset(dirty(git, repo))

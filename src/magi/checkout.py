@@ -188,9 +188,46 @@ class MainStatus:
 
     @classmethod
     def take(cls, git: Git) -> MainStatus:
-        on = git.run("symbolic-ref", "-q", "HEAD", check=False).strip()
-        sha = git.run("rev-parse", "-q", "--verify", "HEAD", check=False).strip()
-        return cls(head=on or sha, entries=frozenset(dirty(git, git.root)))
+        """One ``git status --porcelain=v2 --branch``: HEAD and the entries together (it is
+        taken after every seat turn)."""
+        out = git.run(
+            "status",
+            "--porcelain=v2",
+            "--branch",
+            "-z",
+            "--untracked-files=all",
+            "--ignore-submodules=none",
+            cwd=git.root,
+        )
+        return cls.parse(out)
+
+    @classmethod
+    def parse(cls, out: str) -> MainStatus:
+        """``status --porcelain=v2 --branch -z``: ``head`` is ``refs/heads/<branch>`` when on
+        a branch (born or not), else the detached sha; entries read ``XY path`` as v1's do."""
+        oid = branch = ""
+        entries: set[str] = set()
+        fields = out.split("\0")
+        i = 0
+        while i < len(fields):
+            f = fields[i]
+            i += 1
+            if f.startswith("# branch.oid "):
+                oid = f.removeprefix("# branch.oid ")
+            elif f.startswith("# branch.head "):
+                branch = f.removeprefix("# branch.head ")
+            elif f[:2] in ("1 ", "u "):
+                parts = f.split(" ", 10 if f[0] == "u" else 8)
+                entries.add(f"{parts[1].replace('.', ' ')} {parts[-1]}")
+            elif f.startswith("2 "):
+                parts = f.split(" ", 9)
+                entries.add(f"{parts[1].replace('.', ' ')} {parts[-1]}")
+                i += 1  # the path it was renamed or copied from
+            elif f[:2] in ("? ", "! "):
+                entries.add(f"{f[0] * 2} {f[2:]}")
+        on_branch = branch and branch != "(detached)"
+        head = f"refs/heads/{branch}" if on_branch else ("" if oid == "(initial)" else oid)
+        return cls(head=head, entries=frozenset(entries))
 
     def changes(self, now: MainStatus) -> list[str]:
         """What differs in ``now``, one line each (empty: nothing)."""

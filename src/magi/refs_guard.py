@@ -51,6 +51,14 @@ def restore(git: Git, snapshot: RefSnapshot, *, allowed: Collection[str] = ()) -
     Returns one line per ref changed (empty: nothing was). Allowed refs keep whatever value
     they have now, even when ``packed-refs`` had to be restored from under them.
     """
+    return restore_reading(git, snapshot, allowed=allowed)[0]
+
+
+def restore_reading(
+    git: Git, snapshot: RefSnapshot, *, allowed: Collection[str] = ()
+) -> tuple[list[str], dict[str, str]]:
+    """``restore``, and every ref's value once it is done: one ``for-each-ref`` serves
+    both the restore and a ``pin`` after it (``pin(..., now=)``)."""
     violations: list[str] = []
     packed_now = _read_packed(git)
     now: dict[str, str] | None
@@ -76,16 +84,30 @@ def restore(git: Git, snapshot: RefSnapshot, *, allowed: Collection[str] = ()) -
         fixes[ref] = before
         violations.append(_describe(ref, before, after))
     _apply(git, fixes)
-    return violations
+    after_all = {r: v for r, v in now.items() if r not in fixes}
+    after_all.update({r: v for r, v in fixes.items() if v is not None})
+    return violations, after_all
 
 
-def pin(git: Git, heads: Mapping[str, str], *, fix: bool = True) -> list[str]:
-    """Each branch (short name) at its recorded sha; the ones that moved, put back if ``fix``."""
+def pin(
+    git: Git,
+    heads: Mapping[str, str],
+    *,
+    fix: bool = True,
+    now: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Each branch (short name) at its recorded sha; the ones that moved, put back if ``fix``.
+
+    ``now``: every ref's value as just read (``restore_reading``), instead of one
+    ``rev-parse`` per branch. A branch turned into a symbolic ref has moved either way.
+    """
     moved: list[str] = []
     fixes: dict[str, str | None] = {}
+    if now is None and heads:
+        now = _read_refs(git)
     for branch, sha in sorted(heads.items()):
         ref = f"refs/heads/{branch}"
-        res = git.run("rev-parse", "--verify", "--quiet", ref, check=False).strip()
+        res = (now or {}).get(ref, "")
         if res == sha:
             continue
         where = f"moved to {res[:12]}" if res else "deleted"

@@ -65,7 +65,8 @@ class CompetitionGuard:
             if ctx.cache.get("guard.node") != node:
                 ctx.cache["guard.node"] = node
                 ctx.cache["guard.refs"] = refs_guard.take(ctx.git)
-                ctx.cache.setdefault("guard.main", MainStatus.take(ctx.git))
+                if "guard.main" not in ctx.cache:
+                    ctx.cache["guard.main"] = MainStatus.take(ctx.git)
 
     def after(self, sctx: SeatContext, seat: str, node: str) -> list[str]:
         ctx = _competition(sctx)
@@ -79,12 +80,13 @@ class CompetitionGuard:
             if not isinstance(snap, refs_guard.RefSnapshot):
                 return []
             own = {f"refs/heads/{c.branch}" for c in ctx.run.candidates}
-            found = refs_guard.restore(ctx.git, snap, allowed=own)
+            found, refs = refs_guard.restore_reading(ctx.git, snap, allowed=own)
             # The fixer commits on the winner's branch after the tally: that head moves.
             winner = _winner(ctx)
             # Only the fix turn may move the winner's branch; fix records the new head.
             skip = winner.seat if winner is not None and node == "fix" else None
-            found += [f"candidate {m}" for m in refs_guard.pin(ctx.git, _heads(ctx, skip=skip))]
+            moved = refs_guard.pin(ctx.git, _heads(ctx, skip=skip), now=refs)
+            found += [f"candidate {m}" for m in moved]
             found = qualify(found, others)
             if found:
                 rec = ctx.run.seats.get(seat)
