@@ -5,12 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from graph_helpers import COMMIT, FIX, calls, git_out, prompts, start
 from graph_helpers import config as jailed_config
 from magi import engine
 from magi.agents import census
-from magi.config.model import Config
+from magi.config.model import Config, Sandbox
 from magi.core.blind import shuffle_labels
+from magi.jail import decide
 from magi.state.model import RunStatus
 from magi.state.store import Store
 
@@ -115,14 +118,34 @@ def test_a_worktree_deleted_under_its_seat_is_never_rescued_as_work(env):
     assert git_out(repo, "rev-parse", bad.branch).strip() == run.base_sha
 
 
-def test_a_descendant_that_escaped_with_setsid_is_ended_with_its_turn(env):
-    """No agent of the run outlives the run: the escapee is found by its marker and ended."""
+@pytest.mark.parametrize(
+    "mode",
+    [
+        "off",
+        pytest.param(
+            "bwrap",
+            marks=pytest.mark.skipif(
+                not decide(Sandbox()).jailed, reason="bubblewrap is not usable here"
+            ),
+        ),
+    ],
+)
+def test_a_descendant_that_escaped_with_setsid_is_ended_with_its_turn(env, mode):
+    """No agent of the run outlives the run. Unjailed, the escapee is found by its marker and
+    ended; jailed, its pid namespace dies with the turn (the marker scan is skipped)."""
     repo, home, sd = env
-    run = start(repo, home, config(sd, {"a1": "escape:right"}, judges={}))
+    cfg = jailed_config(
+        sd, {"a1": "escape:right"}, judges={}, sandbox={"mode": mode}, graph={"review_rounds": 0}
+    )
+    run = start(repo, home, cfg)
     assert run.status is RunStatus.READY, run.reason
+    assert run.jail is not None
+    assert run.jail.mode == mode
     [pidfile] = list(sd.glob("escaped-*"))
-    pid = int(pidfile.read_text())
-    assert not census.alive(pid, None), "the escaped descendant is still running"
+    if mode == "off":  # in the jail the pid it wrote is its namespace's, not the host's
+        pid = int(pidfile.read_text())
+        assert not census.alive(pid, None), "the escaped descendant is still running"
+    # It carries the run's marker either way: no live process of the host still does.
     assert census.marked(run.id, run_dir=str(Store(home).run_dir(run.id))) == []
     assert Store(home).load_run(run.id).processes == []
 

@@ -110,3 +110,26 @@ def test_a_spec_keeps_only_existing_paths_and_creates_the_cli_state_dir(tmp_path
     assert spec.hide == (str(home.resolve()),)
     assert (home / ".codex").is_dir()
     assert str((home / ".codex").resolve()) in spec.write
+
+
+def test_paths_for_the_jail_are_resolved_through_links_and_missing_ones_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What bwrap mounts: the real path behind each link, once; nothing that is not there."""
+    from magi import jail
+
+    real = tmp_path / "real"
+    (real / "sub").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(real)
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    asked = [
+        tmp_path / "link" / "sub",
+        "~/real",
+        real / "sub",
+        tmp_path / "missing",
+        tmp_path / "dangling",
+    ]
+    assert jail._real(asked) == [str(real / "sub"), str(real)]
+    monkeypatch.setattr(jail, "_FD_LINKS", False)  # the portable way gives the same
+    assert jail._real(asked) == [str(real / "sub"), str(real)]

@@ -150,13 +150,36 @@ def decide(
 
 
 def _real(paths: Iterable[Path | str]) -> list[str]:
-    """Resolved and existing (bwrap cannot mount on a path that is not there)."""
+    """Resolved and existing (bwrap cannot mount on a path that is not there).
+
+    Some twenty-five paths per seat turn: the kernel resolves each in one ``open(O_PATH)``
+    and ``/proc/self/fd`` names the result, where ``Path.resolve`` stats every component.
+    """
     out = []
     for p in paths:
-        path = Path(p).expanduser().resolve()
-        if path.exists():
-            out.append(str(path))
+        real = _resolved(os.path.expanduser(os.fspath(p)))
+        if real is not None:
+            out.append(real)
     return list(dict.fromkeys(out))
+
+
+def _resolved(path: str) -> str | None:
+    """``path`` with every symlink followed, or None when nothing is there."""
+    if not _FD_LINKS:
+        found = Path(path).resolve()
+        return str(found) if found.exists() else None
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    finally:
+        os.close(fd)
+
+
+# Linux names an open file's path under /proc/self/fd; bwrap is Linux-only anyway.
+_FD_LINKS = hasattr(os, "O_PATH") and os.path.isdir("/proc/self/fd")
 
 
 def own_install() -> list[Path]:

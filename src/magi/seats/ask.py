@@ -190,7 +190,7 @@ def ask(
         result = sctx.agents[opened.agent].run_turn(opened.request)
     finally:
         # Whatever the turn left behind goes, even when it was cut off by cancellation.
-        end_turn(sctx, seat, opened.request.turn, since)
+        end_turn(sctx, seat, opened.request.turn, since, jailed=opened.request.jail is not None)
         if sctx.guard is not None:
             sctx.guard.after(sctx, seat, node)
     sctx.check_cancelled()  # a seat killed by cancellation gave no answer: it stays pending

@@ -2,7 +2,8 @@
 
 ``RecordingToken`` is the run's cancel token that also writes each process it is handed
 (pid, group, session, start time, seat and turn, read from the process itself) into
-``Record.processes`` and takes it out when the process is done, saving each time. So a
+``Record.processes`` (saved at once) and takes it out when the process is done (saved with
+the turn that follows). So a
 magi killed -9 leaves a record that names every agent it left running; ``end_leftovers``
 is what a resume (and the end of every drive) runs first: it ends each recorded process
 that is still the same process, and everything still carrying the run's marker.
@@ -63,9 +64,10 @@ class RecordingToken(CancelToken):
         sctx = self._sctx
         if sctx is None:
             return
+        # Not saved on its own: the turn's record is saved next, and a kill before that
+        # leaves a process the resume finds dead (its start time no longer matches).
         with sctx.lock:
             sctx.record.processes = [p for p in sctx.record.processes if p.pid != pgid]
-            sctx.save()
 
 
 def end_leftovers(sctx: SeatContext) -> list[int]:
@@ -93,8 +95,18 @@ def end_leftovers(sctx: SeatContext) -> list[int]:
     return ended
 
 
-def end_turn(sctx: SeatContext, seat: str, turn: int, since: int = 0) -> list[int]:
-    """At the end of a turn (begun at ``since`` ticks): its escaped descendants are ended."""
+def end_turn(
+    sctx: SeatContext, seat: str, turn: int, since: int = 0, *, jailed: bool = False
+) -> list[int]:
+    """At the end of a turn (begun at ``since`` ticks): its escaped descendants are ended.
+
+    A jailed turn has none to find: it ran in a pid namespace of its own (``bwrap
+    --unshare-pid``), and when the namespace's first process exits the kernel kills every
+    other one in it, ``setsid`` or not. The /proc scan (every process's environment, once
+    per turn) is for unjailed turns.
+    """
+    if jailed:
+        return []
     live = sctx.cancel.live() if isinstance(sctx.cancel, RecordingToken) else set()
     ended = census.sweep_turn(
         sctx.record.id, seat, turn, live=live, run_dir=str(sctx.run_dir), since=since

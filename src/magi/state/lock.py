@@ -116,13 +116,14 @@ def check(run_dir: Path) -> None:
     key = Path(run_dir).resolve()
     with _guard:
         have = _held.get(key)
-    if have is not None and not have.still_held():
+    if have is None:
+        acquire(key)
+    elif not have.still_held():
         raise StateError(
             "the run's lock file was replaced under this process; another process may own the "
             "run now, so this one stops writing it",
             path=key,
         )
-    acquire(key)
 
 
 def release(run_dir: Path) -> None:
