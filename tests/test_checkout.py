@@ -119,3 +119,25 @@ def test_main_status_in_one_call_reads_as_the_three_calls_did(
         assert status.entries == {"R  run me.sh"}
     else:
         assert status.entries == frozenset(dirty(git, repo))
+
+
+@pytest.mark.parametrize("rm", ["system", "missing"])
+def test_a_removed_tree_takes_nothing_a_link_in_it_points_at(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rm: str
+) -> None:
+    """rm -rf in a child (rmtree without rm): the tree goes, what its links name stays."""
+    from magi import checkout
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine\n")
+    tree = tmp_path / "tree"
+    (tree / "a" / "b").mkdir(parents=True)
+    (tree / "a" / "b" / "f.txt").write_text("x")
+    (tree / "to-outside").symlink_to(outside)
+    (tree / "a" / "file-link").symlink_to(outside / "keep.txt")
+    if rm == "missing":
+        monkeypatch.setattr(checkout.shutil, "which", lambda *a, **k: None)
+    checkout.remove_tree(tree)
+    assert not tree.exists()
+    assert (outside / "keep.txt").read_text() == "mine\n"
