@@ -153,3 +153,17 @@ def test_a_run_makes_as_many_trees_as_it_uses_at_once(env, monkeypatch) -> None:
     root = Path(run.worktree_root or "")
     left = sorted(p.name for p in root.iterdir()) if root.is_dir() else []
     assert ".spare" not in left and not [n for n in left if n.startswith(("judge", "review"))]
+
+
+def test_a_spare_is_reused_for_a_head_named_by_its_branch(repo: Path, tmp_path: Path) -> None:
+    """A base recorded as a name (no sha yet) still reuses the spare, detached at its commit."""
+    git = Git(repo)
+    main, nxt = heads(repo)
+    spares = tmp_path / "trees" / ".spare"
+    with clean_worktree(git, main, tmp_path / "trees" / "verify-A", spares=spares):
+        pass
+    (spare,) = spares.iterdir()
+    ino = os.stat(spare / ".git").st_ino
+    lease(git, "next", tmp_path / "trees" / "judge-1", spares=spares)
+    assert os.stat(tmp_path / "trees" / "judge-1" / ".git").st_ino == ino
+    assert git.head(tmp_path / "trees" / "judge-1") == nxt

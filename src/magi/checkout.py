@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -92,12 +93,26 @@ def lease(git: Git, head: str, path: Path, *, spares: Path) -> None:
     for spare in sorted(spares.iterdir()) if spares.is_dir() else []:
         if reset_to(git, spare, head):
             try:
-                git.run("worktree", "move", str(spare), str(path.resolve()))
+                _registered(git, "move", str(spare), str(path.resolve()))
                 return
             except RepoError:
                 pass
         discard(git, spare)
-    git.worktree_add(path, start=head)
+    try:
+        git.worktree_add(path, start=head)
+    except RepoError:
+        git.run("worktree", "prune")  # a registration a killed run left at ``path``
+        git.worktree_add(path, start=head)
+
+
+def _registered(git: Git, *args: str) -> None:
+    """``git worktree <args>``, once more after a prune when a stale registration (a tree a
+    kill left deleted but registered) stands in the way."""
+    try:
+        git.run("worktree", *args)
+    except RepoError:
+        git.run("worktree", "prune")
+        git.run("worktree", *args)
 
 
 def release(git: Git, path: Path, *, spares: Path) -> None:
@@ -111,7 +126,7 @@ def release(git: Git, path: Path, *, spares: Path) -> None:
     while (spares / str(n)).exists() or (spares / str(n)).is_symlink():
         n += 1
     try:
-        git.run("worktree", "move", str(path.resolve()), str((spares / str(n)).resolve()))
+        _registered(git, "move", str(path.resolve()), str((spares / str(n)).resolve()))
     except RepoError:
         discard(git, path)
 
@@ -120,11 +135,9 @@ def drop_spares(git: Git, spares: Path) -> list[str]:
     """Remove every spare (the run needs no more trees); the paths removed."""
     if not spares.is_dir() or spares.is_symlink():
         return []
-    removed = []
-    for spare in sorted(spares.iterdir()):
-        discard(git, spare)
-        removed.append(str(spare))
-    spares.rmdir()
+    removed = [str(s) for s in sorted(spares.iterdir())]
+    remove_tree(spares)  # every one is magi's: no registration to ask about first
+    git.run("worktree", "prune")
     return removed
 
 
@@ -143,7 +156,10 @@ def reset_to(git: Git, tree: Path, head: str) -> bool:
     if tree.is_symlink() or not tree.is_dir() or dotgit.is_symlink() or not dotgit.is_file():
         return False
     try:
-        admin = Path(git.run("rev-parse", "--absolute-git-dir", cwd=tree).strip())
+        named = dotgit.read_text(encoding="utf-8", errors="replace").strip()
+        if not named.startswith("gitdir:"):
+            return False
+        admin = (tree / named.removeprefix("gitdir:").strip()).resolve()
         if (
             admin.parent != git.common_dir().resolve() / "worktrees"
             or not {e.name for e in admin.iterdir()} <= _ADMIN
@@ -152,17 +168,21 @@ def reset_to(git: Git, tree: Path, head: str) -> bool:
         pin = ["-c", "core.sparseCheckout=false"]
         git.run(*pin, "checkout", "-q", "-f", "--detach", head, cwd=tree)
         git.run(*pin, "clean", "-q", "-ffdx", cwd=tree)
-        left = git.run(
+        out = git.run(
             *pin,
             "status",
-            "--porcelain=v1",
+            "--porcelain=v2",
+            "--branch",
             "-z",
             "--untracked-files=all",
             "--ignored=matching",
             "--ignore-submodules=none",
             cwd=tree,
         )
-        return not left and git.head(tree) == head
+        fields = [f for f in out.split("\0") if f]
+        sha = head if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", head) else git.rev_parse(head)
+        # Detached at ``head``, and not one entry: nothing changed, untracked or ignored.
+        return fields == [f"# branch.oid {sha}", "# branch.head (detached)"]
     except (RepoError, OSError):
         return False
 
@@ -170,6 +190,10 @@ def reset_to(git: Git, tree: Path, head: str) -> bool:
 def discard(git: Git, path: Path) -> None:
     """Remove a worktree (registered or a leftover directory) and its registration."""
     path = Path(path)
+    dotgit = path / ".git"
+    if dotgit.is_dir() and not dotgit.is_symlink() and not path.is_symlink():
+        remove_tree(path)  # a candidate's clone (a git dir of its own): git lists no such tree
+        return
     there = path.exists() or path.is_symlink()
     # A registration whose directory is gone is what prune removes, below.
     if there and path.resolve() in {w.resolve() for w in git.worktrees()}:

@@ -25,7 +25,6 @@ def judge_worktree(ctx: Context, seat: str) -> Path:
 def ensure_judge_worktree(ctx: Context, seat: str) -> Path:
     path = judge_worktree(ctx, seat)
     if not path.exists():
-        ctx.git.run("worktree", "prune")
         lease(ctx.git, ctx.run.base_sha or ctx.run.base, path, spares=ctx.spares())
     return path
 
