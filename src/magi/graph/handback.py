@@ -117,8 +117,11 @@ def hand_back(
     fetched = clones.fetch_back(ctx.git, tree, branch=branch, base=base, fallback=since)
     out.own += fetched.violations
     out.scrubbed = scrub_branch(ctx.git, base=since, branch=branch)
-    out.head = ctx.git.rev_parse(ref)
-    clones.sync(ctx.git, tree, branch, out.head)
+    if fetched.violations or out.scrubbed:  # the repository's branch is not the clone's now
+        out.head = ctx.git.rev_parse(ref)
+        clones.sync(ctx.git, tree, branch, out.head)
+    else:
+        out.head = fetched.head  # fetched from the clone's branch, which is its HEAD
     return out
 
 

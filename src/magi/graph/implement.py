@@ -12,7 +12,7 @@ from magi.core.prompts import implement_prompt
 from magi.graph import test_scan
 from magi.graph.context import Context, Stop
 from magi.graph.handback import clear_stale_locks, hand_back, watch
-from magi.graph.prep import hooks_dir
+from magi.graph.prep import FRESH, hooks_dir
 from magi.seats import RETRYABLE, ask_with_failover
 from magi.state.model import Candidate, RunStatus
 from magi.worktree_guard import GuardSnapshot
@@ -73,7 +73,13 @@ def _one(ctx: Context, c: Candidate, repo: GuardSnapshot) -> None:
     assert c.worktree is not None  # noqa: S101 - prep made it; only fold clears it
     tree = Path(c.worktree)
     base = ctx.run.base_sha or ctx.run.base
-    _reset(ctx, tree, c.branch)
+    with ctx.lock:
+        fresh = ctx.cache.get(FRESH)
+        untouched = isinstance(fresh, set) and tree in fresh
+        if untouched:
+            fresh.discard(tree)
+    if not untouched:  # a clone prep just made in this process is at the base, clean
+        _reset(ctx, tree, c.branch)
     prompt = implement_prompt(
         ctx.run.task.cleaned, prompts=ctx.config.prompts, language=ctx.config.graph.language
     )

@@ -13,6 +13,7 @@ from magi.seats import ensure_seat
 from magi.state.model import Candidate, JudgeSeat, RunStatus
 
 NAME = "prep"
+FRESH = "prep.fresh"  # ctx.cache: the clones this process made and no seat has used yet
 STATUS = RunStatus.PREPARING
 
 
@@ -92,6 +93,8 @@ def _make_worktrees(ctx: Context, *, fresh: bool) -> None:
             # The common case: nothing there, and no branch of a new run exists yet.
             make_at(ctx.git, tree, branch=c.branch, sha=r.base_sha, hooks=hooks)
             how = "created"
+            with ctx.lock:  # untouched: the implement turn that follows needs no reset
+                ctx.cache.setdefault(FRESH, set()).add(tree)
         else:
             # A prep killed at any point left the clone made, half made or not at all:
             # adopt a sound one, make the rest again (never "'…/B' already exists").
