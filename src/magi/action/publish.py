@@ -36,6 +36,7 @@ from magi.action.render import Links, comments, ending, pr_body, tracking
 from magi.action.workflow_guard import workflow_changes
 from magi.core import markers
 from magi.core.posting import Policy, code, gate
+from magi.failpoint import failpoint
 from magi.git import Git
 from magi.github.port import GitHubPort
 from magi.report import revealed
@@ -122,6 +123,7 @@ async def publish(
                     expect=published.branches.get(branch),
                 )
             result.pushed[branch] = heads[label]
+    failpoint("publish:pushed")  # the kill tests: branches on GitHub, no pull request yet
 
     links = Links(
         repo_url=env.repo_url,
@@ -153,6 +155,7 @@ async def publish(
             body = job.post(text, "comment", part=part, run=run.id)
             await job.upsert_comment(pr.number, body, "comment", part=part, run=run.id)
         await check_run(job, run, head)
+        failpoint("publish:pr")  # ... the pull request and its comments, no tracking or record
 
     # The issue: attempts, the ending's label, the tracking comment.
     thread = await port.list_comments(env.repo, issue)
