@@ -198,7 +198,7 @@ for L in A B C; do (
 # implement: each agent in its clone; its work committed and fetched into the repository
 for L in A B C; do (
   cd "$root/$L"
-  MAGI_LABEL=$L MAGI_SEAT=implementer-$L MAGI_NODE=implement sh -c "$impl" > /dev/null
+  MAGI_LABEL=$L MAGI_SEAT=implementer-$L MAGI_NODE=implement sh -c "$impl" > /dev/null 2>&1
   git add -A && git commit -q -m work
   git -C "$repo" fetch -q --no-tags "$root/$L/.git" "+refs/heads/b$L:refs/heads/$prefix/$L"
 ) & done; wait
@@ -210,7 +210,7 @@ done > "$root/packets"
 # judges: a detached worktree each; judge and vote at once, deliberation in turn
 for j in 1 2 3; do git -C "$repo" worktree add -q --detach "$root/j$j" "$base"; done
 ask() {
-  (cd "$root/j$1" && MAGI_SEAT=$2 MAGI_NODE=$3 sh -c "$judge" < "$root/packets" > /dev/null)
+  (cd "$root/j$1" && MAGI_SEAT=$2 MAGI_NODE=$3 sh -c "$judge" < "$root/packets" > /dev/null 2>&1)
 }
 for j in 1 2 3; do ask $j judge-$j judge & done; wait
 for j in 1 2 3; do ask $j judge-$j deliberate; done

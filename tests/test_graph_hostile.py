@@ -105,6 +105,44 @@ def test_a_file_written_into_the_users_checkout_is_reported_loudly_and_left(env)
     assert any("YOUR CHECKOUT" in m and "dropped.txt" in m for m in errors)
 
 
+def test_the_users_checkout_is_looked_at_once_a_wave_and_a_change_named_against_every_seat(
+    env, monkeypatch
+):
+    """Two implementers at once, one writes into the user's checkout: one ``git status`` for
+    the wave, and the error names both seats (which of them did it, no status can tell)."""
+    from magi.checkout import MainStatus
+
+    repo, home, sd = env
+    taken: list[int] = []
+    take = MainStatus.take.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[MainStatus], git: Any) -> MainStatus:
+        taken.append(1)
+        return take(cls, git)
+
+    monkeypatch.setattr(MainStatus, "take", classmethod(counted))
+    # a1 waits for ``unlock``; a2 writes into the checkout once a1 is out, then unlocks it:
+    # both turns are running when the file appears, whatever the machine's pace.
+    drop = (
+        f'sh:until ls "{sd}"/waiting-* >/dev/null 2>&1; do sleep 0.05; done; '
+        f'echo pwned > "{repo}/dropped.txt"; touch "{sd}/unlock"; {FIX} && {COMMIT}m fix'
+    )
+    cfg = config(sd, {"a1": "wait-for-unlock:right", "a2": drop}, judges={"j1": "evidence"})
+    run = start(repo, home, cfg)
+    errors = [e.message for e in run.events if e.level == "error"]
+    (error,) = [m for m in errors if "YOUR CHECKOUT" in m]
+    assert "dropped.txt" in error
+    seats = sorted(c.seat for c in run.candidates)
+    named = error.split("during the turns of ")[1].split(" (")[0]
+    assert sorted(named.split(", ")) == seats
+    for seat in seats:
+        assert any("the user's checkout changed" in v for v in run.seats[seat].violations)
+    # Once at the start, then once per wave (each node here is one), not once per turn.
+    waves = {t.node for t in run.turns}
+    assert len(run.turns) > len(waves)
+    assert len(taken) == 1 + len(waves), (len(taken), [t.node for t in run.turns])
+
+
 def test_a_worktree_deleted_under_its_seat_is_never_rescued_as_work(env):
     """rm -rf of the worktree: no commit deleting the repository, the seat marked sabotaged."""
     repo, home, sd = env

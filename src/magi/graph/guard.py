@@ -7,7 +7,9 @@ checkout; after every turn it
   there; their recorded heads are checked below instead);
 * puts every candidate branch whose head is recorded back on that head (a judge with
   ``MAGI_ALLOW_WRITE=0`` moved every branch during the vote to a commit nobody judged);
-* compares the user's checkout with the snapshot and reports any change loudly, never
+* once no other seat's turn is running (the end of a wave: one ``git status`` of the user's
+  checkout per wave, not per turn), compares the user's checkout with the snapshot and
+  reports any change loudly against every seat that worked since the last look, never
   reverting it (the user may be working there), then takes the new state as the baseline.
 
 What it found is appended to the seat's ``violations`` and logged as a warning (an error,
@@ -62,6 +64,10 @@ class CompetitionGuard:
             live = ctx.cache["guard.live"]
             assert isinstance(live, set)  # noqa: S101 - set just above
             live.add(seat)
+            worked = ctx.cache.setdefault("guard.worked", [])
+            assert isinstance(worked, list)  # noqa: S101 - set just above
+            if seat not in worked:
+                worked.append(seat)
             if ctx.cache.get("guard.node") != node:
                 ctx.cache["guard.node"] = node
                 ctx.cache["guard.refs"] = refs_guard.take(ctx.git)
@@ -95,24 +101,37 @@ class CompetitionGuard:
                 ctx.save()
             main = ctx.cache.get("guard.main")
             changed: list[str] = []
-            if isinstance(main, MainStatus):
+            suspects: list[str] = []
+            if isinstance(main, MainStatus) and not others:  # the wave's last turn ended
                 now = MainStatus.take(ctx.git)
                 changed = main.changes(now)
                 ctx.cache["guard.main"] = now
+                worked = ctx.cache.pop("guard.worked", [seat])
+                suspects = list(worked) if isinstance(worked, list) else [seat]
         if found:
             ctx.event(node, f"{seat}: refs changed and restored: " + "; ".join(found), "warn")
         if changed:
             line = "; ".join(changed)
+            during = (
+                f"{suspects[0]}'s turn"
+                if len(suspects) == 1
+                else "the turns of " + ", ".join(suspects)
+            )
             ctx.event(
                 node,
-                f"YOUR CHECKOUT {ctx.git.root} CHANGED during {seat}'s turn (left as it is, "
+                f"YOUR CHECKOUT {ctx.git.root} CHANGED during {during} (left as it is, "
                 f"check it): {line}",
                 "error",
             )
             with ctx.lock:
-                rec = ctx.run.seats.get(seat)
-                if rec is not None:
-                    rec.violations = [*rec.violations, f"the user's checkout changed: {line}"]
+                for who in suspects:
+                    rec = ctx.run.seats.get(who)
+                    if rec is not None:
+                        also = [s for s in suspects if s != who]
+                        why = f"the user's checkout changed: {line}"
+                        if also:
+                            why += f" (while {', '.join(also)} also worked)"
+                        rec.violations = [*rec.violations, why]
                 ctx.save()
         return found + changed
 
