@@ -172,7 +172,7 @@ def toml_config(sd: Path, personas: dict[str, str], judges: dict[str, str]) -> s
     """The magi.toml of scripted implementers ``personas`` and ``judges``, unjailed."""
     lines = []
     for aid, persona in {**personas, **judges}.items():
-        cmd = json.dumps([*SCRIPTED, persona])
+        cmd = json.dumps(_command(persona))
         lines += [
             "[[agents]]",
             f'id = "{aid}"',

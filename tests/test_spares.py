@@ -56,7 +56,8 @@ def test_a_released_tree_is_reset_to_the_next_head_with_nothing_of_its_last_user
     (first / "planted.py").write_text("print('x')\n")
     sh(first, "init", "-q", "nested")
     release(git, first, spares=spares)
-    assert not first.exists() and len(list(spares.iterdir())) == 1
+    assert not first.exists()
+    assert len(list(spares.iterdir())) == 1
 
     second = tmp_path / "trees" / "judge-1"
     lease(git, nxt, second, spares=spares)
@@ -147,12 +148,15 @@ def test_a_run_makes_as_many_trees_as_it_uses_at_once(env, monkeypatch) -> None:
     monkeypatch.setattr(Git, "worktree_add", counted)
     run = start(repo, home, config(sd, {"a1": "right", "a2": "partial", "a3": "wrong"}))
     assert run.status is RunStatus.READY, run.reason
-    assert run.review is not None and run.review.rounds, "the review loop ran"
-    assert run.gate is not None and run.gate.ran
+    assert run.review is not None
+    assert run.review.rounds, "the review loop ran"
+    assert run.gate is not None
+    assert run.gate.ran
     assert len(made) == 3, [p.name for p in made]
     root = Path(run.worktree_root or "")
     left = sorted(p.name for p in root.iterdir()) if root.is_dir() else []
-    assert ".spare" not in left and not [n for n in left if n.startswith(("judge", "review"))]
+    assert ".spare" not in left
+    assert not [n for n in left if n.startswith(("judge", "review"))]
 
 
 def test_a_spare_is_reused_for_a_head_named_by_its_branch(repo: Path, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ them to the pure policy in ``magi.core.jail``.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -182,6 +183,14 @@ def _resolved(path: str) -> str | None:
 _FD_LINKS = hasattr(os, "O_PATH") and os.path.isdir("/proc/self/fd")
 
 
+@functools.cache
+def _own_install() -> tuple[Path, ...]:
+    import magi
+
+    package = Path(magi.__file__).resolve().parent.parent
+    return tuple(dict.fromkeys([Path(sys.prefix).resolve(), package]))
+
+
 def own_install() -> list[Path]:
     """magi's own interpreter environment and package tree, read-only in every jail.
 
@@ -189,10 +198,7 @@ def own_install() -> list[Path]:
     made in a temp dir) would leave a command agent run as ``python -m ...``, or a script
     whose shebang names magi's interpreter, with nothing to start: nothing here is secret.
     """
-    import magi
-
-    package = Path(magi.__file__).resolve().parent.parent
-    return list(dict.fromkeys([Path(sys.prefix).resolve(), package]))
+    return list(_own_install())  # the interpreter and the package do not move under a run
 
 
 def seat_spec(

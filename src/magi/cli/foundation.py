@@ -193,6 +193,7 @@ def _summary(store: Store, run_id: str) -> dict[str, Any]:
         "winner": run.tally.winner if run.tally else None,
         "created_at": run.created_at.isoformat(),
         "task": first_line(run.task.cleaned, 200),
+        "waiting_on": [q.id for q in run.questions if q.status == "open"],
     }
 
 
@@ -217,6 +218,8 @@ def list_runs(json_: JsonFlag = False) -> None:
     for row in rows:
         created = (row["created_at"] or "")[:16].replace("T", " ")
         task = row.get("error") or first_line(row["task"], 50)
+        if row.get("waiting_on"):
+            task = f"WAITING ON YOU: magi answer {row['waiting_on'][0]} · {task}"
         table.add_row(*cells(row["id"], row["status"], row["winner"] or "-", created, task))
     emit(table)
 

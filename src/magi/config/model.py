@@ -243,6 +243,17 @@ class Notify(_Strict):
         return command
 
 
+class Ask(_Strict):
+    """Agents asking a person mid-turn (``magi ask``)."""
+
+    max_per_run: int = Field(
+        3,
+        ge=0,
+        description="questions a run may ask (a reply on a thread is not a new one); past it "
+        "magi ask answers at once: decide yourself and say so in your summary.",
+    )
+
+
 class Github(_Strict):
     """How the GitHub App and the Actions runner find magi's work."""
 
@@ -339,6 +350,7 @@ class Config(_Strict):
     merge: Merge = Field(default_factory=Merge)
     prompts: Prompts = Field(default_factory=Prompts)
     notify: Notify = Field(default_factory=Notify)
+    ask: Ask = Field(default_factory=Ask)
     github: Github = Field(default_factory=Github)
     budget: Budget = Field(default_factory=Budget)
     council: CouncilConfig = Field(default_factory=CouncilConfig)

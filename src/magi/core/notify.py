@@ -18,8 +18,8 @@ __all__ = ["EVENTS", "FIELDS", "SUMMARY_MAX", "argv", "event_of", "summary_of", 
 
 FIELDS = ("summary", "run", "url", "event")
 # What a notification is sent for: a run ended, was held (budget, attempts), stalled (a
-# quota), parked (`magi park`) or was interrupted. Asking joins these when it lands.
-EVENTS = ("ended", "held", "stalled", "parked", "interrupted")
+# quota), parked (`magi park`) or was interrupted, or an agent asked (`magi ask`).
+EVENTS = ("ended", "held", "stalled", "parked", "interrupted", "asked")
 SUMMARY_MAX = 300
 _FIELD = re.compile(r"\{([a-z_]+)\}")
 

@@ -76,7 +76,7 @@ def _one(ctx: Context, c: Candidate, repo: GuardSnapshot) -> None:
     with ctx.lock:
         fresh = ctx.cache.get(FRESH)
         untouched = isinstance(fresh, set) and tree in fresh
-        if untouched:
+        if isinstance(fresh, set):
             fresh.discard(tree)
     if not untouched:  # a clone prep just made in this process is at the base, clean
         _reset(ctx, tree, c.branch)

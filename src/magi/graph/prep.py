@@ -94,7 +94,9 @@ def _make_worktrees(ctx: Context, *, fresh: bool) -> None:
             make_at(ctx.git, tree, branch=c.branch, sha=r.base_sha, hooks=hooks)
             how = "created"
             with ctx.lock:  # untouched: the implement turn that follows needs no reset
-                ctx.cache.setdefault(FRESH, set()).add(tree)
+                untouched = ctx.cache.setdefault(FRESH, set())
+                assert isinstance(untouched, set)  # noqa: S101 - only prep sets it
+                untouched.add(tree)
         else:
             # A prep killed at any point left the clone made, half made or not at all:
             # adopt a sound one, make the rest again (never "'…/B' already exists").

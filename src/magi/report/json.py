@@ -78,7 +78,8 @@ def view_json(view: RunView) -> dict[str, Any]:
 def report_json(run: Run) -> dict[str, Any]:
     """The report as a JSON-ready dict, for ``--json``."""
     # review, operator_fixes, gate, merge_record, follow_ups: the winner's road
-    return {**view_json(build(run)), **review_json(run)}
+    questions = [q.model_dump(mode="json") for q in run.questions]
+    return {**view_json(build(run)), **review_json(run), "questions": questions}
 
 
 def seat_usage(run: Run) -> dict[str, dict[str, Any]]:

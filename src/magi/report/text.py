@@ -211,4 +211,26 @@ def render(run: Run) -> RenderableType:
     if follow := follow_up_lines(run):
         parts += [_heading("follow-ups (minor findings nobody adopted)")]
         parts += [Text(line) for line in follow]
+    if run.questions:
+        parts += [_heading("questions (magi ask)")]
+        parts += [Text(line) for line in question_lines(run)]
     return Group(*parts)
+
+
+def question_lines(run: Run) -> list[str]:
+    """One line per question turn: who asked, what, and how it was answered (or not yet)."""
+    from magi.core.asking import where
+
+    lines = []
+    for q in run.questions:
+        for i, t in enumerate(q.turns, start=1):
+            thread = f" (reply {i})" if i > 1 else ""
+            if t.how is None:
+                got = f"waiting on you: magi answer {q.id} ..." if q.status == "open" else q.status
+            else:
+                got = f"{t.how}: {t.answer}"
+            choices = f" [{' / '.join(t.choices)}]" if t.choices else ""
+            lines.append(
+                f"{q.id}{thread}  {where(q.node, q.label, q.seat)}: {t.summary}{choices} -> {got}"
+            )
+    return lines

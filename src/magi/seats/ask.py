@@ -9,6 +9,8 @@ steps, each under the record's lock: open it (budget, redaction, prompt artifact
 
 from __future__ import annotations
 
+import shlex
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -23,6 +25,7 @@ from magi.core.sanitize import redact_secrets, strip_controls
 from magi.core.seating import failover_agent
 from magi.errors import AnswerError
 from magi.failpoint import failpoint
+from magi.seats.asking import Listening
 from magi.seats.budget import check_budget
 from magi.seats.census import end_turn
 from magi.seats.context import SeatContext
@@ -100,6 +103,7 @@ def _open(
         agent = record.agent
         state_dir = sctx.run_dir / "seats" / seat
         state_dir.mkdir(parents=True, exist_ok=True)
+        _shim(state_dir)
     request = TurnRequest(
         seat=seat,
         prompt=prompt,
@@ -120,6 +124,20 @@ def _open(
         state_dir=state_dir,
     )
     return _Opened(agent, request, stem, prompt_rel)
+
+
+def _shim(state_dir: Path) -> None:
+    """``magi`` on the seat's PATH (``<state>/bin``, in its jail too): ``magi ask`` is how an
+    agent asks a person instead of guessing. It runs this interpreter, never a ``magi``
+    found on PATH (another install, or one an agent put there)."""
+    shim = state_dir / "bin" / "magi"
+    text = f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m magi "$@"\n'
+    if shim.is_file() and not shim.is_symlink() and shim.read_text() == text:
+        return
+    shim.parent.mkdir(exist_ok=True)
+    shim.unlink(missing_ok=True)
+    shim.write_text(text)
+    shim.chmod(0o755)
 
 
 def _record(
@@ -186,9 +204,14 @@ def ask(
     started = sctx.clock()
     t0 = time.monotonic()
     since = now_ticks()
+    req = opened.request
+    state = req.state_dir or sctx.run_dir / "seats" / seat
+    asks = Listening(sctx, seat=seat, node=node, turn=req.turn, label=label, state=state)
+    asks.start()
     try:
         result = sctx.agents[opened.agent].run_turn(opened.request)
     finally:
+        asks.stop()
         # Whatever the turn left behind goes, even when it was cut off by cancellation.
         end_turn(sctx, seat, opened.request.turn, since, jailed=opened.request.jail is not None)
         if sctx.guard is not None:

@@ -25,6 +25,7 @@ from magi.state.review import Gate, MergeRecord, OperatorFix, Review
 # It also reads records from before `Usage.models` and `[budget] run_minutes`/`prices`:
 # a turn without `models` named no model to price (its tokens stay unpriced, as they were),
 # and a budget without the new keys capped only the dollars CLIs reported, as it did.
+# And records from before `questions` (magi ask): a run that could not ask asked nothing.
 SCHEMA = 7
 
 
@@ -339,6 +340,33 @@ class Process(_Rec):
     turn: int = 0
 
 
+class QuestionTurn(_Rec):
+    """One turn of a question thread: what the agent asked, and the answer it got."""
+
+    summary: str
+    choices: list[str] = Field(default_factory=list)
+    asked_at: datetime
+    # The chosen choice, a person's words (``--say``: the agent may reply on the thread),
+    # or magi's "decide yourself" (past ``[ask] max_per_run``, or nobody can answer).
+    how: Literal["choice", "say", "decide"] | None = None
+    answer: str | None = None
+    answered_at: datetime | None = None
+
+
+class Question(_Rec):
+    """An agent's question to a person (``magi ask``), attributed to its seat, never an agent.
+
+    ``open`` while the seat waits; ``unanswered`` when its turn ended before an answer."""
+
+    id: str
+    seat: str
+    node: str
+    turn: int
+    label: str = ""
+    status: Literal["open", "answered", "unanswered"] = "open"
+    turns: list[QuestionTurn] = Field(default_factory=list)
+
+
 class Record(_Rec):
     """What every kind of run holds: identity, status, the config it runs with, and the
     record of seats (conversations, turns, redactions, events, timings) that ``magi.seats``
@@ -359,6 +387,7 @@ class Record(_Rec):
     events: list[Event] = Field(default_factory=list)
     jail: Jail | None = None  # None: recorded before magi had a jail (schema < 3)
     processes: list[Process] = Field(default_factory=list)  # live now (magi.seats.census)
+    questions: list[Question] = Field(default_factory=list)  # magi ask, in the order asked
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
 
