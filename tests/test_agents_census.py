@@ -200,3 +200,38 @@ def test_a_process_that_will_not_die_is_left_after_the_wait_not_waited_for_forev
         census.reap_group(leader.pid)
         leader.wait()
         leader.stdout.close()  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("contained", [False, True])
+def test_a_turn_process_is_recorded_before_it_runs_unless_its_jail_dies_with_magi(contained):
+    """The record names a live agent so a resume after kill -9 can end it; a jailed one
+    (its own pid namespace, ended by the kernel with magi) is not saved for nothing."""
+    import threading
+    import types
+
+    from magi.agents import process
+    from magi.seats.census import RecordingToken
+
+    seen: list[int] = []
+
+    class Ctx:
+        lock = threading.RLock()
+        record = types.SimpleNamespace(processes=[])
+
+        def save(self) -> None:
+            seen.append(len(self.record.processes))
+
+    token = RecordingToken()
+    token.attach(Ctx())  # type: ignore[arg-type]
+    res = process.run(
+        ["sh", "-c", "exit 0"],
+        cwd=None,
+        stdin=None,
+        env={"PATH": os.environ["PATH"]},
+        timeout=30,
+        output_max_bytes=1000,
+        cancel=token,
+        contained=contained,
+    )
+    assert res.exit_code == 0
+    assert seen == ([] if contained else [1]), "saved with the process in it, before it ran"

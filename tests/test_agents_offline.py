@@ -104,8 +104,8 @@ def test_cancel_kills_a_running_turn_and_any_started_after(tmp_path: Path) -> No
     started = threading.Event()
     token_register = token.register
 
-    def register(pgid: int) -> None:
-        token_register(pgid)
+    def register(pgid: int, *, contained: bool = False) -> None:
+        token_register(pgid, contained=contained)
         started.set()
 
     token.register = register  # type: ignore[method-assign]

@@ -58,7 +58,9 @@ class CancelToken:
             for pgid in list(self._groups):
                 _killpg(pgid)
 
-    def register(self, pgid: int) -> None:
+    def register(self, pgid: int, *, contained: bool = False) -> None:
+        """``pgid`` is ended by a cancel. ``contained``: it runs in a pid namespace that dies
+        with magi (a jailed turn), so nothing of it can outlive a killed magi."""
         with self._lock:
             self._groups.add(pgid)
             if self._event.is_set():

@@ -176,6 +176,7 @@ class CliAgent:
             cancel=request.cancel,
             on_output=listener.line,
             give_up=listener.give_up,
+            contained=request.jail is not None,
         )
         if res.start_error is not None:
             return TurnResult(

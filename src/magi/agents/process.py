@@ -188,13 +188,15 @@ def run(
     on_output: Callable[[str], None] | None = None,
     give_up: Callable[[], str | None] | None = None,
     poll_s: float = 0.5,
+    contained: bool = False,
 ) -> ProcessResult:
     """Run ``argv`` to completion, ``timeout`` or ``cancel``; never raises for a failed process.
 
     ``on_output`` gets each line of stdout and stderr as it comes (trimmed, scrubbed of
     escape and control characters), on the reader threads. ``give_up`` is asked every
     ``poll_s`` seconds; a reason from it ends the process as a timeout would, and is kept
-    in ``ProcessResult.gave_up``.
+    in ``ProcessResult.gave_up``. ``contained``: ``argv`` is a jail with a pid namespace of
+    its own that dies with this process (the census need not record it).
     """
     token = cancel or DEFAULT_CANCEL
     started = time.monotonic()
@@ -235,7 +237,7 @@ def run(
         exited.set()
 
     threading.Thread(target=watch, daemon=True).start()
-    token.register(proc.pid)
+    token.register(proc.pid, contained=contained)
     gave_up: str | None = None
     try:
         gave_up, timed_out = _wait(exited, started + timeout, give_up, poll_s)

@@ -3,7 +3,8 @@
 ``RecordingToken`` is the run's cancel token that also writes each process it is handed
 (pid, group, session, start time, seat and turn, read from the process itself) into
 ``Record.processes`` (saved at once) and takes it out when the process is done (saved with
-the turn that follows). So a
+the turn that follows). A jailed turn's process is not recorded: its pid namespace dies
+with magi (``bwrap --unshare-pid --die-with-parent``), so nothing of it outlives a kill. So a
 magi killed -9 leaves a record that names every agent it left running; ``end_leftovers``
 is what a resume (and the end of every drive) runs first: it ends each recorded process
 that is still the same process, and everything still carrying the run's marker.
@@ -35,12 +36,15 @@ class RecordingToken(CancelToken):
         with self._mine_lock:
             return set(self._mine)
 
-    def register(self, pgid: int) -> None:
+    def register(self, pgid: int, *, contained: bool = False) -> None:
         with self._mine_lock:
             self._mine.add(pgid)
-        super().register(pgid)
+        super().register(pgid, contained=contained)
         sctx = self._sctx
-        if sctx is None:
+        if sctx is None or contained:
+            # A jailed turn (bwrap --unshare-pid --die-with-parent): if magi is killed, the
+            # kernel ends the jail and everything in it, so no resume has it to end and the
+            # record is not rewritten before every turn only to say so.
             return
         info = census.stat(pgid)
         env = census.environ(pgid)
