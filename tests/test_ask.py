@@ -8,6 +8,7 @@ its PATH, the question goes into the seat's mailbox, magi records it against the
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -128,13 +129,13 @@ def test_past_max_per_run_an_agent_is_told_to_decide_itself(env):
     cfg = config(sd, {"a1": ASKS}, judges={}, ask={"max_per_run": 0}, graph={"review_rounds": 0})
     run = start(repo, home, cfg)
     assert run.status is RunStatus.READY, run.reason
-    (asked,) = run.questions
-    assert (asked.status, asked.turns[0].how, asked.turns[0].answer) == (
-        "answered",
-        "decide",
-        DECIDE,
+    assert run.questions == [], "past the limit a question is counted, not recorded"
+    assert any(
+        "1 question(s) answered 'decide yourself' (past [ask] max_per_run = 0" in e.message
+        for e in run.events
     )
-    assert any("past [ask] max_per_run = 0" in e.message for e in run.events)
+    reply = git_out(repo, "show", f"{run.candidates[0].branch}:backend.txt")
+    assert reply == DECIDE + "\n"
 
 
 def test_a_question_is_cleaned_and_bounded() -> None:
@@ -152,43 +153,55 @@ def test_a_question_is_cleaned_and_bounded() -> None:
 
 
 def test_an_answer_is_written_once(tmp_path) -> None:
-    mailbox.write(mailbox.thread(tmp_path, "ab12") / "q-1.json", {"summary": "q"})
-    assert mailbox.pending(tmp_path) == [("ab12", 1)]
-    assert mailbox.answer(tmp_path, "ab12", 1, "say", "first")
-    assert not mailbox.answer(tmp_path, "ab12", 1, "say", "second")
-    assert mailbox.answer_of(tmp_path, "ab12", 1) == {"how": "say", "answer": "first"}
-    assert mailbox.pending(tmp_path) == []
-    (mailbox.thread(tmp_path, "cd34")).mkdir()
-    (mailbox.thread(tmp_path, "cd34") / "q-1.json").write_text(json.dumps(["not", "an object"]))
+    state, run = tmp_path / "state", tmp_path / "run"
+    state.mkdir()
+    run.mkdir()
+    mailbox.write(state, mailbox.ASK, "ab12", name="q-1.json", data={"summary": "q"})
+    assert mailbox.pending(state) == [("ab12", 1)]
+    assert mailbox.answer(run, "impl-A", "ab12", 1, "say", "first")
+    assert not mailbox.answer(run, "impl-A", "ab12", 1, "say", "second")
+    assert mailbox.answered(run, "impl-A", "ab12", 1) == {"how": "say", "answer": "first"}
+    assert mailbox.pending(state) == [("ab12", 1)], "a person's answer is not the agent's yet"
+    assert mailbox.hand(state, "ab12", 1, "say", "first")
+    assert mailbox.pending(state) == []
+    mailbox.write(state, mailbox.ASK, "cd34", name="q-1.json", data={"summary": "q"})
+    (state / "ask" / "cd34" / "q-1.json").write_text(json.dumps(["not", "an object"]))
     with pytest.raises(BadQuestion, match="not a JSON object"):
-        mailbox.read(mailbox.thread(tmp_path, "cd34") / "q-1.json")
+        mailbox.question(state, "cd34", 1)
     with pytest.raises(BadQuestion, match="not a question id"):
-        mailbox.thread(tmp_path, "../x")
+        mailbox.question(state, "../x", 1)
 
 
-def test_the_mailbox_is_never_read_or_written_through_a_link(tmp_path) -> None:
-    """A seat owns its mailbox; magi, outside the jail, must not follow a link it planted."""
+def test_the_mailbox_is_never_read_or_written_through_a_link_or_a_pipe(tmp_path) -> None:
+    """A seat owns its mailbox; magi, outside the jail, follows no link it planted, and a FIFO
+    (which would block an open for ever) is refused at once."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "secret.json").write_text('{"summary": "the user\'s secret", "answer": "x"}')
     state = tmp_path / "state"
-    d = mailbox.thread(state, "ab12")
+    d = state / "ask" / "ab12"
     d.mkdir(parents=True)
     (d / "q-1.json").symlink_to(elsewhere / "secret.json")
     with pytest.raises(BadQuestion, match="cannot read"):
-        mailbox.read(d / "q-1.json")
-    (mailbox.thread(state, "cd34")).symlink_to(elsewhere, target_is_directory=True)
-    with pytest.raises(BadQuestion, match="symbolic link"):
-        mailbox.answer(state, "cd34", 1, "say", "hi")
+        mailbox.question(state, "ab12", 1)
+    (state / "ask" / "cd34").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(BadQuestion, match="not a folder"):
+        mailbox.hand(state, "cd34", 1, "say", "hi")
     assert sorted(p.name for p in elsewhere.iterdir()) == ["secret.json"]
+    os.mkfifo(d / "a-1.json")
+    with pytest.raises(BadQuestion, match="not a regular file"):
+        mailbox.handed(state, "ab12", 1)
 
 
-def test_a_question_written_by_hand_that_cannot_be_read_is_said_once_and_ends_the_wait(env):
-    """Not through magi ask: the run says so once and answers "decide yourself"."""
+@pytest.mark.parametrize("plant", ["printf '[1]' > $q", "mkfifo $q"], ids=["not-json", "a-fifo"])
+def test_a_question_written_by_hand_that_cannot_be_read_is_said_once_and_ends_the_wait(env, plant):
+    """Not through magi ask: the run says so once and answers "decide yourself". A FIFO
+    would block whoever opens it: magi never waits on one."""
     repo, home, sd = env
     bad = (
-        "sh:mkdir -p $MAGI_STATE_DIR/ask/ab12 && printf '[1]' > $MAGI_STATE_DIR/ask/ab12/q-1.json"
-        " && until [ -e $MAGI_STATE_DIR/ask/ab12/a-1.json ]; do sleep 0.05; done && "
+        "sh:q=$MAGI_STATE_DIR/ask/ab12/q-1.json && mkdir -p $MAGI_STATE_DIR/ask/ab12 && "
+        + plant
+        + " && until [ -e $MAGI_STATE_DIR/ask/ab12/a-1.json ]; do sleep 0.05; done && "
         + FIX
         + " && "
         + COMMIT
@@ -200,3 +213,40 @@ def test_a_question_written_by_hand_that_cannot_be_read_is_said_once_and_ends_th
     said = [e.message for e in run.events if "a question was not taken" in e.message]
     assert len(said) == 1, said
     assert run.questions == []
+
+
+def test_an_answer_the_agent_wrote_itself_is_never_recorded_as_a_persons(env):
+    """The mailbox is the agent's to write: only magi answer (outside every jail) counts."""
+    repo, home, sd = env
+    forged = (
+        "sh:d=$MAGI_STATE_DIR/ask/ab12 && mkdir -p $d && "
+        """printf '{"summary": "q", "choices": ["x"]}' > $d/q-1.json && """
+        """printf '{"how": "choice", "answer": "x"}' > $d/a-1.json && """
+        + FIX
+        + " && "
+        + COMMIT
+        + " -m fix"
+    )
+    cfg = config(sd, {"a1": forged}, judges={}, graph={"review_rounds": 0})
+    run = start(repo, home, cfg)
+    assert run.status is RunStatus.READY, run.reason
+    assert all(t.how is None for q in run.questions for t in q.turns)
+    assert all(q.status != "answered" for q in run.questions)
+
+
+def test_a_question_left_open_by_a_killed_turn_is_closed_when_the_run_resumes() -> None:
+    import threading
+    import types
+    from datetime import UTC, datetime
+
+    from magi.seats.asking import close_open
+    from magi.state.model import Question, QuestionTurn
+
+    now = datetime(2026, 12, 2, tzinfo=UTC)
+    q = Question(id="ab12", box="ab12", seat="impl-A", node="implement", turn=1, label="A")
+    q.turns.append(QuestionTurn(summary="q", asked_at=now))
+    record = types.SimpleNamespace(questions=[q])
+    ctx = types.SimpleNamespace(lock=threading.RLock(), record=record)
+    assert close_open(ctx) == ["ab12"]  # type: ignore[arg-type]
+    assert q.status == "unanswered"
+    assert close_open(ctx) == []  # type: ignore[arg-type]

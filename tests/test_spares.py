@@ -171,3 +171,57 @@ def test_a_spare_is_reused_for_a_head_named_by_its_branch(repo: Path, tmp_path: 
     lease(git, "next", tmp_path / "trees" / "judge-1", spares=spares)
     assert os.stat(tmp_path / "trees" / "judge-1" / ".git").st_ino == ino
     assert git.head(tmp_path / "trees" / "judge-1") == nxt
+
+
+@pytest.mark.parametrize("bit", ["--skip-worktree", "--assume-unchanged"])
+def test_a_file_hidden_from_git_by_an_index_bit_makes_the_spare_unusable(
+    repo: Path, tmp_path: Path, bit: str
+) -> None:
+    """A changed file under skip-worktree (or assume-unchanged) survives checkout -f and is
+    invisible to status: the spare is not taken for clean."""
+    git = Git(repo)
+    main, nxt = heads(repo)
+    spares = tmp_path / "trees" / ".spare"
+    tree = tmp_path / "trees" / "verify-A"
+    lease(git, main, tree, spares=spares)
+    sh(tree, "update-index", bit, "a.txt")
+    (tree / "a.txt").write_text("EVIL\n")
+    release(git, tree, spares=spares)
+    (spare,) = spares.iterdir()
+    assert not reset_to(git, spare, main)
+    again = tmp_path / "trees" / "check-gate"
+    lease(git, main, again, spares=spares)
+    assert (again / "a.txt").read_text() == "one\n"
+
+
+def test_a_spare_whose_commondir_names_another_repository_is_removed(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Its config and attributes (a smudge filter) would do the checkout otherwise."""
+    git = Git(repo)
+    main, _ = heads(repo)
+    other = one_commit_repo(tmp_path / "other", {"x": "y\n"})
+    spares = tmp_path / "trees" / ".spare"
+    tree = tmp_path / "trees" / "verify-A"
+    lease(git, main, tree, spares=spares)
+    admin = Path(git.run("rev-parse", "--absolute-git-dir", cwd=tree).strip())
+    (admin / "commondir").write_text(f"{other / '.git'}\n")
+    release(git, tree, spares=spares)
+    (spare,) = spares.iterdir()
+    assert not reset_to(git, spare, main)
+
+
+def test_a_link_where_a_released_tree_stood_is_removed_not_followed(
+    repo: Path, tmp_path: Path
+) -> None:
+    git = Git(repo)
+    main, _ = heads(repo)
+    own = tmp_path / "users-own"
+    git.worktree_add(own, start=main)
+    link = tmp_path / "trees" / "judge-1"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(own)
+    release(git, link, spares=tmp_path / "trees" / ".spare")
+    assert not link.exists()
+    assert (own / "a.txt").read_text() == "one\n"
+    assert not (tmp_path / "trees" / ".spare").exists()

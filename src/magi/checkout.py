@@ -29,6 +29,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,13 +84,20 @@ SPARES = ".spare"  # under a run's folder of trees
 _ADMIN = frozenset({"HEAD", "ORIG_HEAD", "commondir", "gitdir", "index", "logs"})
 
 
+_SPARES = threading.RLock()  # reviewers lease from worker threads: one spare, one taker
+
+
 def lease(git: Git, head: str, path: Path, *, spares: Path) -> None:
     """Make ``path`` a clean detached worktree of ``head``: a spare reset, else a fresh one.
 
     The spare is reset where it lies and moved only once it is proven clean, so a kill at
     any instant leaves either a spare (reset again at the next lease) or a clean ``path``.
     """
-    path = Path(path)
+    with _SPARES:
+        _lease(git, head, Path(path), spares)
+
+
+def _lease(git: Git, head: str, path: Path, spares: Path) -> None:
     for spare in sorted(spares.iterdir()) if spares.is_dir() else []:
         if reset_to(git, spare, head):
             try:
@@ -117,7 +125,15 @@ def _registered(git: Git, *args: str) -> None:
 
 def release(git: Git, path: Path, *, spares: Path) -> None:
     """Keep ``path``, a worktree magi made, as a spare for the next lease (removed if it cannot)."""
-    path = Path(path)
+    with _SPARES:
+        _release(git, Path(path), spares)
+
+
+def _release(git: Git, path: Path, spares: Path) -> None:
+    if path.is_symlink():  # a link planted where the tree was: never what it points at
+        path.unlink()
+        git.run("worktree", "prune")
+        return
     if not path.exists():
         git.run("worktree", "prune")
         return
@@ -145,9 +161,12 @@ def reset_to(git: Git, tree: Path, head: str) -> bool:
     """Make ``tree`` hold exactly ``head``; False unless that is then shown to be so.
 
     Whoever used the tree last (a check command, a judge) may have changed files, added
-    ignored ones, nested a repository, or written into its admin dir: after the reset,
-    ``git status`` (ignored files included) must list nothing, HEAD must be ``head``, and
-    the admin dir must hold only what git itself writes there.
+    ignored ones, nested a repository, or written into its admin dir: its ``commondir`` and
+    ``gitdir`` must name this repository and this tree, the admin dir must hold only what
+    git itself writes there, and after the reset ``git status`` (ignored files included)
+    must list nothing, HEAD must be ``head``, and no index entry may carry a bit that makes
+    git skip a file (``skip-worktree``, ``assume-unchanged``: a file changed under either
+    is invisible to checkout and status alike).
     """
     tree = Path(tree)
     dotgit = tree / ".git"
@@ -160,12 +179,15 @@ def reset_to(git: Git, tree: Path, head: str) -> bool:
         if not named.startswith("gitdir:"):
             return False
         admin = (tree / named.removeprefix("gitdir:").strip()).resolve()
-        if (
-            admin.parent != git.common_dir().resolve() / "worktrees"
-            or not {e.name for e in admin.iterdir()} <= _ADMIN
-        ):
+        common = git.common_dir().resolve()
+        if admin.parent != common / "worktrees" or not {e.name for e in admin.iterdir()} <= _ADMIN:
             return False
-        pin = ["-c", "core.sparseCheckout=false"]
+        # Another repository's config and attributes (a smudge filter) would do the checkout.
+        shared = (admin / (admin / "commondir").read_text().strip()).resolve()
+        back = Path((admin / "gitdir").read_text().strip())
+        if shared != common or back.resolve() != dotgit.resolve():
+            return False
+        pin = ["-c", "core.sparseCheckout=false", "-c", "status.showStash=false"]
         git.run(*pin, "checkout", "-q", "-f", "--detach", head, cwd=tree)
         git.run(*pin, "clean", "-q", "-ffdx", cwd=tree)
         out = git.run(
@@ -182,8 +204,11 @@ def reset_to(git: Git, tree: Path, head: str) -> bool:
         fields = [f for f in out.split("\0") if f]
         sha = head if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", head) else git.rev_parse(head)
         # Detached at ``head``, and not one entry: nothing changed, untracked or ignored.
-        return fields == [f"# branch.oid {sha}", "# branch.head (detached)"]
-    except (RepoError, OSError):
+        if fields != [f"# branch.oid {sha}", "# branch.head (detached)"]:
+            return False
+        tags = git.run("ls-files", "-v", "-z", cwd=tree)
+        return all(e.startswith("H ") for e in tags.split("\0") if e)  # H: cached, nothing else
+    except (RepoError, OSError, UnicodeDecodeError):
         return False
 
 
@@ -238,11 +263,15 @@ class MainStatus:
     @classmethod
     def take(cls, git: Git) -> MainStatus:
         """One ``git status --porcelain=v2 --branch``: HEAD and the entries together (it is
-        taken after every seat turn)."""
+        taken after every wave of seat turns). No ahead/behind count: it is not used, and it
+        walks the history against the upstream."""
         out = git.run(
+            "-c",
+            "status.showStash=false",
             "status",
             "--porcelain=v2",
             "--branch",
+            "--no-ahead-behind",
             "-z",
             "--untracked-files=all",
             "--ignore-submodules=none",

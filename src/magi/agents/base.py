@@ -112,6 +112,7 @@ class TurnRequest:
     on_output: Callable[[str], None] | None = None
     unreachable_after: float | None = 120.0
     jail: JailSpec | None = None  # the process runs inside it (bubblewrap); None: unjailed
+    path: tuple[Path, ...] = ()  # put first on the process's PATH (magi's own ``magi``)
     state_dir: Path | None = None  # the seat's own scratch, kept across its turns
 
 

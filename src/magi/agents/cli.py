@@ -156,9 +156,8 @@ class CliAgent:
         except AgentError as e:
             return TurnResult(TurnStatus.ERROR, error=str(e))
         env = process.child_env(request.environ, self.cfg, {**turn_vars(request), **inv.extra_env})
-        if request.state_dir is not None and (request.state_dir / "bin").is_dir():
-            # magi's own commands first (``magi ask``): the seat's shim, not a magi on PATH.
-            env["PATH"] = os.pathsep.join([str(request.state_dir / "bin"), env.get("PATH", "")])
+        if request.path:  # magi's own ``magi`` first (``magi ask``), not a magi on PATH
+            env["PATH"] = os.pathsep.join([*map(str, request.path), env.get("PATH", "")])
         listener = _Listener(self.adapter, request)
         argv = inv.argv
         if request.jail is not None:

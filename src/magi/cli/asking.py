@@ -56,26 +56,28 @@ def ask(
     try:
         asked = clean(summary, list(choice or []))
         if thread is not None:
-            qid = thread
-            n = mailbox.turns(where, qid)
+            box = mailbox.check_id(thread)
+            n = mailbox.turns(where, box)
             if n == 0:
-                raise BadQuestion(f"no question {qid} in this seat's mailbox: ask a new one")
-            if mailbox.answer_of(where, qid, n) is None:
-                raise BadQuestion(f"question {qid} is still waiting for its answer")
+                raise BadQuestion(f"no question {box} in this seat's mailbox: ask a new one")
+            if mailbox.handed(where, box, n) is None:
+                raise BadQuestion(f"question {box} is still waiting for its answer")
             n += 1
         else:
-            qid, n = mailbox.new_id(where), 1
-        d = mailbox.thread(where, qid)
-        mailbox.write(d / f"q-{n}.json", {"summary": asked.summary, "choices": list(asked.choices)})
+            box, n = mailbox.new_id(), 1
+            while mailbox.turns(where, box):
+                box = mailbox.new_id()
+        body = {"summary": asked.summary, "choices": list(asked.choices)}
+        mailbox.write(where, mailbox.ASK, box, name=f"q-{n}.json", data=body)
+        typer.echo(
+            f"magi: question {box} asked; waiting for an answer (words back may need a "
+            f"reply: magi ask --thread {box} --summary ...)",
+            err=True,
+        )
+        while (got := mailbox.handed(where, box, n)) is None:
+            time.sleep(WAIT_S)  # a person's pace: the turn's own timeout bounds the wait
     except BadQuestion as e:
         raise UsageError(str(e)) from None
-    typer.echo(
-        f"magi: question {qid} asked; waiting for an answer (words back may need a reply: "
-        f"magi ask --thread {qid} --summary ...)",
-        err=True,
-    )
-    while (got := mailbox.answer_of(where, qid, n)) is None:
-        time.sleep(WAIT_S)  # a person's pace: the turn's own timeout bounds the wait
     typer.echo(str(got.get("answer", "")))
 
 
@@ -88,6 +90,9 @@ def answer(
     say: Annotated[
         str | None, typer.Option("--say", help="Answer in words (the agent may reply).")
     ] = None,
+    run: Annotated[
+        str | None, typer.Option("--run", help="The run, when an id is open in several.")
+    ] = None,
 ) -> None:
     """What agents are waiting to hear from you; with an id, answer it."""
     from magi.core.asking import BadQuestion, match, said, where
@@ -95,7 +100,7 @@ def answer(
     from magi.state.store import Store, magi_home
 
     store = Store(magi_home())
-    waiting = _waiting(store)
+    waiting = _waiting(store, store.resolve(run) if run else None)
     if question is None:
         if not waiting:
             typer.echo("no agent is waiting on you")
@@ -112,30 +117,45 @@ def answer(
         raise StateError(f"no open question {question}: `magi answer` lists them")
     if len(found) > 1:
         runs = ", ".join(r for r, _ in found)
-        raise UsageError(f"question {question} is open in several runs ({runs})")
+        raise UsageError(f"question {question} is open in several runs ({runs}): add --run")
     run_id, q = found[0]
     if (choice is None) == (say is None):
         raise UsageError('answer with one of its choices, or with --say "..." (not both)')
     last = q.turns[-1]
     try:
-        how, text = (
-            ("choice", match(choice, tuple(last.choices))) if choice else ("say", said(say or ""))
-        )
+        if choice is not None:
+            how, text = "choice", match(choice, tuple(last.choices))
+        else:
+            how, text = "say", said(say or "")
+        given = mailbox.answer(store.run_dir(run_id), q.seat, q.box, len(q.turns), how, text)
     except BadQuestion as e:
         raise UsageError(str(e)) from None
-    state = store.run_dir(run_id) / "seats" / q.seat
-    if not mailbox.answer(state, q.id, len(q.turns), how, text):
+    if not given:
         raise StateError(f"question {q.id} was answered already")
     typer.echo(f"answered {q.id} ({where(q.node, q.label, q.seat)}): {text}")
 
 
-def _waiting(store: Store) -> list[tuple[str, Question]]:
-    """(run id, question) of every open question, newest run first."""
+def _waiting(store: Store, only: str | None) -> list[tuple[str, Question]]:
+    """(run id, question) of every open question of a live run, newest run first.
+
+    A run no process holds cannot hear an answer (killed, or ended): its questions are not
+    offered; its resume records them unanswered.
+    """
+    from magi.state.lock import RunLockedError
+
     out: list[tuple[str, Question]] = []
-    for run_id in store.list_ids():
+    for run_id in [only] if only else store.list_ids():
         try:
             record = store.load(run_id)
         except StateError:
             continue  # one unreadable record hides no other run's question
-        out += [(run_id, q) for q in record.questions if q.status == "open"]
+        open_ = [q for q in record.questions if q.status == "open"]
+        if not open_:
+            continue
+        try:
+            store.lock(run_id)
+        except RunLockedError:
+            out += [(run_id, q) for q in open_]  # held: the run is live
+        else:
+            store.unlock(run_id)
     return out

@@ -14,6 +14,7 @@ from magi.graph.context import Context, Stop
 from magi.graph.handback import clear_stale_locks, hand_back, watch
 from magi.graph.prep import FRESH, hooks_dir
 from magi.seats import RETRYABLE, ask_with_failover
+from magi.seats.jailing import decision
 from magi.state.model import Candidate, RunStatus
 from magi.worktree_guard import GuardSnapshot
 
@@ -78,7 +79,9 @@ def _one(ctx: Context, c: Candidate, repo: GuardSnapshot) -> None:
         untouched = isinstance(fresh, set) and tree in fresh
         if isinstance(fresh, set):
             fresh.discard(tree)
-    if not untouched:  # a clone prep just made in this process is at the base, clean
+    # A clone prep just made in this process is at the base, clean, unless an unjailed seat
+    # of the wave (which can reach every clone) got to it first: then it is reset as ever.
+    if not (untouched and decision(ctx).jailed):
         _reset(ctx, tree, c.branch)
     prompt = implement_prompt(
         ctx.run.task.cleaned, prompts=ctx.config.prompts, language=ctx.config.graph.language

@@ -103,7 +103,7 @@ def _open(
         agent = record.agent
         state_dir = sctx.run_dir / "seats" / seat
         state_dir.mkdir(parents=True, exist_ok=True)
-        _shim(state_dir)
+        bin_dir = _shim(sctx.run_dir)
     request = TurnRequest(
         seat=seat,
         prompt=prompt,
@@ -122,22 +122,26 @@ def _open(
         unreachable_after=sctx.config.graph.unreachable_after or None,
         jail=seat_jail(sctx, agent, cwd, allow_write, state_dir),
         state_dir=state_dir,
+        path=(bin_dir,),
     )
     return _Opened(agent, request, stem, prompt_rel)
 
 
-def _shim(state_dir: Path) -> None:
-    """``magi`` on the seat's PATH (``<state>/bin``, in its jail too): ``magi ask`` is how an
-    agent asks a person instead of guessing. It runs this interpreter, never a ``magi``
-    found on PATH (another install, or one an agent put there)."""
-    shim = state_dir / "bin" / "magi"
+def _shim(run_dir: Path) -> Path:
+    """The folder of ``magi`` for the seats' PATH (``<run>/bin``, shown read-only in every
+    jail, where no seat can write): ``magi ask`` is how an agent asks a person instead of
+    guessing. It runs this interpreter, never a ``magi`` found on PATH."""
+    bin_dir = run_dir / "bin"
+    shim = bin_dir / "magi"
     text = f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m magi "$@"\n'
-    if shim.is_file() and not shim.is_symlink() and shim.read_text() == text:
-        return
-    shim.parent.mkdir(exist_ok=True)
-    shim.unlink(missing_ok=True)
-    shim.write_text(text)
-    shim.chmod(0o755)
+    if not (shim.is_file() and not shim.is_symlink() and shim.read_text() == text):
+        bin_dir.mkdir(exist_ok=True)
+        tmp = bin_dir / ".magi.tmp"
+        tmp.unlink(missing_ok=True)
+        tmp.write_text(text)
+        tmp.chmod(0o755)
+        tmp.replace(shim)
+    return bin_dir
 
 
 def _record(
@@ -211,7 +215,7 @@ def ask(
     try:
         result = sctx.agents[opened.agent].run_turn(opened.request)
     finally:
-        asks.stop()
+        asks.stop()  # never raises: the turn's ending below always runs
         # Whatever the turn left behind goes, even when it was cut off by cancellation.
         end_turn(sctx, seat, opened.request.turn, since, jailed=opened.request.jail is not None)
         if sctx.guard is not None:

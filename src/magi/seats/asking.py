@@ -3,20 +3,22 @@
 While a seat's turn runs, ``Listening`` looks into its mailbox (``magi.seats.mailbox``)
 every ``POLL_S``. A new question is cleaned (one line, capped, secrets redacted), recorded
 in ``Record.questions`` against the seat, the node and the candidate's label, saved, and
-told to ``[notify] command``; the agent's ``magi ask`` then waits for ``magi answer``. A
-question past ``[ask] max_per_run``, or one asked where nobody can answer (a runner's
-agents job, until parking on a question exists), is answered at once with ``DECIDE``. An
-answer is recorded as it lands; a question still open when the turn ends is recorded
-``unanswered``.
+told to ``[notify] command``; the agent's ``magi ask`` then waits. A person's answer
+(``magi answer``, written where no seat can write) is recorded and handed to the agent. A
+question past ``[ask] max_per_run``, one asked where nobody can answer (a runner's agents
+job, until parking on a question exists), or one magi cannot read, is answered at once with
+``DECIDE`` and counted, not recorded one by one. A question still open when the turn ends
+is recorded ``unanswered``. Nothing here may stop the turn's own ending: a failure is said
+once in the record and the listening goes on.
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from pathlib import Path
+from typing import Literal
 
-from magi.core.asking import DECIDE, BadQuestion, clean, where
+from magi.core.asking import DECIDE, BadQuestion, clean, said, where
 from magi.core.sanitize import redact_secrets
 from magi.notify import send
 from magi.seats import mailbox
@@ -24,6 +26,7 @@ from magi.seats.context import SeatContext, utcnow
 from magi.state.model import Question, QuestionTurn
 
 POLL_S = 0.25  # how soon a question is recorded, and an answer seen
+JOIN_S = 5.0  # the listener's last look, at most; the turn's ending never waits longer
 
 
 class Listening:
@@ -35,90 +38,102 @@ class Listening:
         self.sctx, self.seat, self.node, self.turn, self.label = sctx, seat, node, turn, label
         self.state = state
         self._stop = threading.Event()
-        self._refused: set[tuple[str, int]] = set()
         self._thread = threading.Thread(target=self._loop, name=f"ask-{seat}", daemon=True)
+        self._seen: set[tuple[str, int]] = set()  # (box, turn) taken, decided or refused
+        self._said: set[str] = set()  # what went wrong, said once each
+        self.decided = 0  # questions answered "decide yourself" without a record of their own
 
     def start(self) -> Listening:
         self._thread.start()
         return self
 
     def stop(self) -> None:
+        """The last look; open questions become ``unanswered``. Never raises."""
         self._stop.set()
-        self._thread.join()
-        self.sweep()
+        self._thread.join(JOIN_S)
+        self._look()
         with self.sctx.lock:
             left = [q for q in self._mine() if q.status == "open"]
             for q in left:
                 q.status = "unanswered"
+        notes = []
         if left:
-            self.sctx.event(
-                self.node,
-                f"{self.seat}: its turn ended with question(s) {', '.join(q.id for q in left)} "
-                "unanswered",
-                "warn",
+            notes.append(
+                f"its turn ended with question(s) {', '.join(q.id for q in left)} unanswered"
             )
+        if self.decided:
+            notes.append(f"{self.decided} question(s) answered 'decide yourself' ({self._why()})")
+        if notes:
+            self.sctx.event(self.node, f"{self.seat}: " + "; ".join(notes), "warn")
             self.sctx.save()
+
+    def _why(self) -> str:
+        limit = self.sctx.config.ask.max_per_run
+        if self.sctx.environ.get("GITHUB_ACTIONS") == "true":
+            return "nobody can answer mid-turn on a runner yet"
+        return f"past [ask] max_per_run = {limit}, or not readable"
 
     def _loop(self) -> None:
         while not self._stop.wait(POLL_S):
+            self._look()
+
+    def _look(self) -> None:
+        try:
             self.sweep()
+        except Exception as e:  # said in the record: the turn ends as it would
+            self._once(f"the mailbox could not be read: {type(e).__name__}: {e}")
+
+    def _once(self, what: str) -> None:
+        if what in self._said or len(self._said) > 5:
+            return
+        self._said.add(what)
+        self.sctx.event(self.node, f"{self.seat}: {what}", "warn")
+        self.sctx.save()
 
     def _mine(self) -> list[Question]:
         return [q for q in self.sctx.record.questions if q.seat == self.seat]
 
     def sweep(self) -> None:
-        """Record what is new in the mailbox: questions, and answers to recorded ones."""
-        try:
-            self._answers()
-            waiting = mailbox.pending(self.state)
-        except BadQuestion as e:
-            self._refuse(("", 0), e)
-            return
-        for qid, n in waiting:
-            if (qid, n) in self._refused:
+        """Record what is new: answers to recorded questions, then new questions."""
+        self._answers()
+        for box, n in mailbox.pending(self.state):
+            if (box, n) in self._seen:
                 continue
+            self._seen.add((box, n))
             try:
-                self._asked(qid, n)
+                self._asked(box, n)
             except BadQuestion as e:
-                self._refuse((qid, n), e)
-
-    def _refuse(self, key: tuple[str, int], why: BadQuestion) -> None:
-        """Said once, not at every look; a question that could not be taken is answered
-        "decide yourself", so the agent's wait ends."""
-        if key in self._refused:
-            return
-        self._refused.add(key)
-        self.sctx.event(self.node, f"{self.seat}: a question was not taken: {why}", "warn")
-        self.sctx.save()
-        if key[0]:
-            with contextlib.suppress(BadQuestion, OSError):
-                mailbox.answer(self.state, key[0], key[1], "decide", DECIDE)
+                self._decide(box, n)
+                self._once(f"a question was not taken: {e}")
 
     def _answers(self) -> None:
-        changed = False
         with self.sctx.lock:
-            for q in self._mine():
-                last = q.turns[-1] if q.turns else None
-                if last is None or last.how is not None:
+            waiting = [(q, len(q.turns)) for q in self._mine() if q.status == "open"]
+        for q, n in waiting:
+            got = mailbox.answered(self.sctx.run_dir, self.seat, q.box, n)  # outside the lock
+            if got is None:
+                continue
+            how: Literal["choice", "say"] = "choice" if got.get("how") == "choice" else "say"
+            try:
+                text = said(str(got.get("answer", "")))
+            except BadQuestion:
+                continue  # magi answer writes no empty answer; one by hand is not taken
+            with self.sctx.lock:
+                last = q.turns[n - 1]
+                if last.how is not None:
                     continue
-                got = mailbox.answer_of(self.state, q.id, len(q.turns))
-                if got is None:
-                    continue
-                last.how = got.get("how") if got.get("how") in ("choice", "say") else "decide"
-                last.answer = str(got.get("answer", ""))
-                last.answered_at = utcnow()
+                last.how, last.answer, last.answered_at = how, text, utcnow()
                 q.status = "answered"
-                changed = True
-        if changed:
+            mailbox.hand(self.state, q.box, n, how, text)
             self.sctx.save()
 
-    def _asked(self, qid: str, n: int) -> None:
+    def _decide(self, box: str, n: int) -> None:
+        self.decided += 1
+        mailbox.hand(self.state, box, n, "decide", DECIDE)
+
+    def _asked(self, box: str, n: int) -> None:
         sctx = self.sctx
-        with sctx.lock:
-            known = next((q for q in sctx.record.questions if q.id == qid), None)
-            if known is not None and (known.seat != self.seat or len(known.turns) >= n):
-                return  # recorded already (or another seat's id: never this seat's)
-        data = mailbox.read(mailbox.thread(self.state, qid) / f"q-{n}.json") or {}
+        data = mailbox.question(self.state, box, n) or {}
         raw_choices = data.get("choices", [])
         choices = [str(c) for c in raw_choices] if isinstance(raw_choices, list) else []
         asked = clean(str(data.get("summary", "")), choices)
@@ -128,49 +143,55 @@ class Listening:
             text, more = redact_secrets(c, f"question:{self.seat}")
             kept.append(text)
             found += more
-        step = QuestionTurn(summary=summary, choices=kept, asked_at=utcnow())
         with sctx.lock:
-            sctx.record.redactions.extend(found)
-            threads = len({q.id for q in sctx.record.questions})
-            if known is None:
-                known = Question(
-                    id=qid, seat=self.seat, node=self.node, turn=self.turn, label=self.label
-                )
-                sctx.record.questions.append(known)
-                threads += 1
-            known.turns.append(step)
-            known.status = "open"
-            limit = sctx.config.ask.max_per_run
-            on_runner = sctx.environ.get("GITHUB_ACTIONS") == "true"
-            decide = threads > limit or on_runner
-        who = where(self.node, self.label, self.seat)
+            mine = next((q for q in self._mine() if q.box == box), None)
+            if mine is None:
+                limit = sctx.config.ask.max_per_run
+                over = len(sctx.record.questions) >= limit
+                if over or sctx.environ.get("GITHUB_ACTIONS") == "true":
+                    decide = True
+                else:
+                    decide = False
+                    taken = {q.id for q in sctx.record.questions}
+                    qid = box if box not in taken else next(_free(taken))
+                    mine = Question(
+                        id=qid,
+                        box=box,
+                        seat=self.seat,
+                        node=self.node,
+                        turn=self.turn,
+                        label=self.label,
+                    )
+                    sctx.record.questions.append(mine)
+            else:
+                decide = False
+            if not decide:
+                assert mine is not None  # noqa: S101 - made just above when new
+                if len(mine.turns) >= n:
+                    return  # recorded already
+                sctx.record.redactions.extend(found)
+                mine.turns.append(QuestionTurn(summary=summary, choices=kept, asked_at=utcnow()))
+                mine.status = "open"
         if decide:
-            why = (
-                "nobody can answer mid-turn on a runner yet"
-                if on_runner
-                else f"past [ask] max_per_run = {limit}"
-            )
-            mailbox.answer(self.state, qid, n, "decide", DECIDE)
-            sctx.event(self.node, f"{who} asked ({qid}): {summary}; answered: decide ({why})")
-            sctx.save()
-            self._answers()
+            self._decide(box, n)
             return
+        assert mine is not None  # noqa: S101 - set above on this path
+        who = where(self.node, self.label, self.seat)
+        offered = f" [{' / '.join(kept)}]" if kept else ""
         sctx.event(
             self.node,
-            f"{who} asks ({qid}): {summary}"
-            + (f" [{' / '.join(kept)}]" if kept else "")
-            + f"; answer with: magi answer {qid} ...",
+            f"{who} asks ({mine.id}): {summary}{offered}; answer with: magi answer {mine.id} ...",
             "warn",
         )
         sctx.save()
-        self._notify(qid, who, summary)
+        self._notify(mine.id, who, summary)
 
     def _notify(self, qid: str, who: str, summary: str) -> None:
         command = self.sctx.config.notify.command
         if not command:
             return
         fields = {
-            "summary": f"{who} asks: {summary}",
+            "summary": f"{who} asks ({qid}): {summary}",
             "run": self.sctx.record.id,
             "url": self.sctx.environ.get("MAGI_WEB_URL", ""),
             "event": "asked",
@@ -179,3 +200,20 @@ class Listening:
         if why is not None:
             self.sctx.event("notify", f"{why}; the run is not affected", "warn")
             self.sctx.save()
+
+
+def _free(taken: set[str]):  # type: ignore[no-untyped-def]
+    while True:
+        qid = mailbox.new_id()
+        if qid not in taken:
+            yield qid
+
+
+def close_open(sctx: SeatContext) -> list[str]:
+    """At the start of a drive (a resume): a question open in the record was asked by a turn
+    that is gone; it is ``unanswered`` now. The ids closed."""
+    with sctx.lock:
+        left = [q for q in sctx.record.questions if q.status == "open"]
+        for q in left:
+            q.status = "unanswered"
+    return [q.id for q in left]

@@ -82,6 +82,11 @@ def end_leftovers(sctx: SeatContext) -> list[int]:
         for p in rec.processes
         if census.alive(p.pid, p.start)
     ]
+    from magi.seats.asking import close_open
+
+    if closed := close_open(sctx):
+        sctx.event("run", f"question(s) {', '.join(closed)} left open by an ended turn: unanswered")
+        sctx.save()
     marked = census.marked(rec.id, run_dir=str(sctx.run_dir))
     found += [f for f in marked if f.pid not in {x.pid for x in found}]
     ended = census.end(found)

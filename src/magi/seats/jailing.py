@@ -57,6 +57,6 @@ def seat_jail(
         hide=paths.hide,
         environ=sctx.environ,
         git_dirs=paths.git_dirs,
-        read=paths.read,
+        read=(*paths.read, sctx.run_dir / "bin"),  # magi's own `magi` (magi ask)
         state=[*sctx.config.sandbox.state, *([state_dir] if state_dir else [])],
     )

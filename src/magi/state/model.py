@@ -358,7 +358,8 @@ class Question(_Rec):
 
     ``open`` while the seat waits; ``unanswered`` when its turn ended before an answer."""
 
-    id: str
+    id: str  # what a person answers (unique in the run)
+    box: str  # its folder in the seat's mailbox (what the agent's ``magi ask`` named)
     seat: str
     node: str
     turn: int
