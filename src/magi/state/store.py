@@ -85,6 +85,26 @@ def _write_atomic(path: Path, text: str) -> None:
             Path(tmp).unlink(missing_ok=True)
 
 
+def _write_durable(path: Path, text: str) -> None:
+    """``text`` at ``path``, on disk, without the beside-then-rename of ``_write_atomic``.
+
+    For an artifact: it is written before anything names it (a turn's record is saved after
+    its artifacts), and a kill mid-write leaves a file no record names, which the re-asked
+    turn writes again under the same name. A link planted there is replaced, not followed.
+    """
+    try:
+        if path.is_symlink():
+            path.unlink()
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        _fsync_dir(path.parent)
+    except OSError as exc:
+        raise StateError(f"cannot write: {exc.strerror or exc}", path=path) from exc
+
+
 def _field_path(loc: tuple[int | str, ...]) -> str:
     out = ""
     for part in loc:
@@ -297,7 +317,7 @@ class Store:
         safe = _sanitize(name)
         target = d / ARTIFACTS
         target.mkdir(exist_ok=True)
-        _write_atomic(target / safe, text)
+        _write_durable(target / safe, text)
         return f"{ARTIFACTS}/{safe}"
 
     def read_artifact(self, run_id: str, rel: str) -> str:
