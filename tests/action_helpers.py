@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -199,3 +200,14 @@ def make_world(
     github = FakeGitHub()
     github.add_issue(REPO, ISSUE, TITLE, ISSUE_BODY)
     return World(tmp, repo, tmp / "remote.git", scripted, github)
+
+
+def competed_world(tmp: Path) -> tuple[World, str]:
+    """A world competed once (``magi action compete`` as its own process): it and the run id."""
+    world = make_world(tmp)
+    res = world.compete()
+    assert res.returncode == 0, res.stdout + res.stderr
+    out = (world.tmp / "runner-temp-compete" / "output").read_text()
+    found = re.search(r"^run-id=(\S+)$", out, re.M)
+    assert found, out
+    return world, found.group(1)

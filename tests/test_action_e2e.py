@@ -9,7 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from action_helpers import IMPLEMENTERS, ISSUE, JUDGES, REPO, TITLE, TOKEN, World, make_world
+from action_helpers import (
+    IMPLEMENTERS,
+    ISSUE,
+    JUDGES,
+    REPO,
+    TITLE,
+    TOKEN,
+    World,
+    competed_world,
+    make_world,
+)
 from github_helpers import SEAL
 from magi.config.model import Sandbox
 from magi.core.posting import LIMIT
@@ -23,13 +33,7 @@ NAMES = (*IMPLEMENTERS, *JUDGES)
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory: pytest.TempPathFactory) -> tuple[World, str]:
     """One competition, competed once for the whole module (it is the slow part)."""
-    world = make_world(tmp_path_factory.mktemp("action"))
-    res = world.compete()
-    assert res.returncode == 0, res.stdout + res.stderr
-    out = (world.tmp / "runner-temp-compete" / "output").read_text()
-    run_id = re.search(r"^run-id=(\S+)$", out, re.M)
-    assert run_id, out
-    return world, run_id.group(1)
+    return competed_world(tmp_path_factory.mktemp("action"))
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 import uvicorn
 
-from action_helpers import ISSUE, REPO, TITLE, TOKEN, World, make_world
+from action_helpers import ISSUE, REPO, TITLE, TOKEN, World, competed_world
 from magi.testing.github import FakeGitHub
 from magi.testing.github_http import GitHubHTTP, asgi
 
@@ -78,13 +78,7 @@ def publish_process(world: World, run_id: str, api: str, point: str) -> int:
 
 @pytest.fixture(scope="module")
 def competed(tmp_path_factory: pytest.TempPathFactory) -> tuple[World, str]:
-    world = make_world(tmp_path_factory.mktemp("publish-kill"))
-    res = world.compete()
-    assert res.returncode == 0, res.stdout + res.stderr
-    out = (world.tmp / "runner-temp-compete" / "output").read_text()
-    found = re.search(r"^run-id=(\S+)$", out, re.M)
-    assert found, out
-    return world, found.group(1)
+    return competed_world(tmp_path_factory.mktemp("publish-kill"))
 
 
 @pytest.mark.parametrize("point", ["publish:pushed", "publish:pr"])

@@ -180,7 +180,7 @@ def test_a_file_hidden_from_git_by_an_index_bit_makes_the_spare_unusable(
     """A changed file under skip-worktree (or assume-unchanged) survives checkout -f and is
     invisible to status: the spare is not taken for clean."""
     git = Git(repo)
-    main, nxt = heads(repo)
+    main, _ = heads(repo)
     spares = tmp_path / "trees" / ".spare"
     tree = tmp_path / "trees" / "verify-A"
     lease(git, main, tree, spares=spares)
