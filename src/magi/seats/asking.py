@@ -145,17 +145,13 @@ class Listening:
             found += more
         with sctx.lock:
             mine = next((q for q in self._mine() if q.box == box), None)
-            if mine is None:
-                limit = sctx.config.ask.max_per_run
-                over = len(sctx.record.questions) >= limit
+            if mine is None:  # a new thread: within the run's bound, and someone to answer it?
+                over = len(sctx.record.questions) >= sctx.config.ask.max_per_run
                 if over or sctx.environ.get("GITHUB_ACTIONS") == "true":
-                    decide = True
+                    mine = None
                 else:
-                    decide = False
-                    taken = {q.id for q in sctx.record.questions}
-                    qid = box if box not in taken else next(_free(taken))
                     mine = Question(
-                        id=qid,
+                        id=_unused_id(box, {q.id for q in sctx.record.questions}),
                         box=box,
                         seat=self.seat,
                         node=self.node,
@@ -163,19 +159,15 @@ class Listening:
                         label=self.label,
                     )
                     sctx.record.questions.append(mine)
-            else:
-                decide = False
-            if not decide:
-                assert mine is not None  # noqa: S101 - made just above when new
-                if len(mine.turns) >= n:
-                    return  # recorded already
+            elif len(mine.turns) >= n:
+                return  # recorded already
+            if mine is not None:
                 sctx.record.redactions.extend(found)
                 mine.turns.append(QuestionTurn(summary=summary, choices=kept, asked_at=utcnow()))
                 mine.status = "open"
-        if decide:
+        if mine is None:
             self._decide(box, n)
             return
-        assert mine is not None  # noqa: S101 - set above on this path
         who = where(self.node, self.label, self.seat)
         offered = f" [{' / '.join(kept)}]" if kept else ""
         sctx.event(
@@ -202,11 +194,12 @@ class Listening:
             self.sctx.save()
 
 
-def _free(taken: set[str]):  # type: ignore[no-untyped-def]
-    while True:
+def _unused_id(box: str, taken: set[str]) -> str:
+    """The mailbox's own id, unless another seat's question holds it in this run."""
+    qid = box
+    while qid in taken:
         qid = mailbox.new_id()
-        if qid not in taken:
-            yield qid
+    return qid
 
 
 def close_open(sctx: SeatContext) -> list[str]:

@@ -35,15 +35,6 @@ _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
-def root(state_dir: Path) -> Path:
-    return Path(state_dir) / ASK
-
-
-def answers_dir(run_dir: Path, seat: str) -> Path:
-    """A person's answers for ``seat``: under the run, where no seat can write."""
-    return Path(run_dir) / ANSWERS / seat
-
-
 def new_id() -> str:
     return secrets.token_hex(2)
 
