@@ -19,8 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from magi.agents.base import TurnRequest, TurnResult, TurnStatus
-from magi.config.model import Config
 from magi.council.session import start
+from magi.model.config import Config
 from magi.state.store import Store
 from magi.testing.council_scripted import reply
 

@@ -46,11 +46,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from magi import engine
-from magi.config.model import Config
 from magi.demo import commit
 from magi.git import Git
 from magi.graph import prep
-from magi.state.model import Run, RunStatus
+from magi.model.config import Config
+from magi.model.run import Run, RunStatus
 from magi.state.store import Store
 
 REPS = 3

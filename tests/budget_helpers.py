@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from magi.agents.base import Agent
-from magi.config.model import Config
+from magi.model.config import Config
+from magi.model.run import Run, Task
 from magi.seats import SeatContext, ensure_seat
 from magi.seats.context import DaySpend
-from magi.state.model import Run, Task
 from magi.state.store import Store
 
 NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)

@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from magi.config.model import Config
 from magi.council.modes import run_council
 from magi.council.rounds import Council
 from magi.council.setup import new_council
+from magi.model.config import Config
 from magi.state.council import CouncilRun
 from magi.testing.council_scripted import ScriptedAsker
 

@@ -18,12 +18,12 @@ from typing import Any
 from magi import engine
 from magi.agents import census
 from magi.agents.base import Agent
-from magi.config.model import Config
 from magi.demo import make_repo
 from magi.demo.repo import E2E, TASK
 from magi.git import Git
 from magi.graph import PIPELINE, Stage
-from magi.state.model import Run
+from magi.model.config import Config
+from magi.model.run import Run
 from magi.state.store import Store
 
 SCRIPTED = [sys.executable, "-m", "magi.testing.scripted"]

@@ -17,8 +17,8 @@ from magi.action.errors import ActionError
 from magi.action.posts import FOLLOW_UP, Poster, follow_ups
 from magi.action.remote import Remote
 from magi.core.posting import Policy
-from magi.state.model import Run
-from magi.state.review import FindingRecord, FixReport, Rejected, Review, ReviewRound
+from magi.model.review import FindingRecord, FixReport, Rejected, Review, ReviewRound
+from magi.model.run import Run
 from magi.testing.github import FakeGitHub
 
 

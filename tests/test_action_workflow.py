@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from magi.config.model import Github
+from magi.model.config import Github
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = (ROOT / "workflows" / "magi.yml").read_text()

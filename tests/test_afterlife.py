@@ -9,8 +9,8 @@ from pathlib import Path
 from magi.core.afterlife import Commit, fates, history
 from magi.core.stats import FLOOR, as_json, compute, render
 from magi.engine.afterlife import read_fates
-from magi.state.model import JudgeSeat, Task, Vote
-from magi.state.review import MergeRecord
+from magi.model.review import MergeRecord
+from magi.model.run import JudgeSeat, Task, Vote
 from test_core_stats import AT, base, cand, tally
 
 IDENT = ["-c", "user.name=t", "-c", "user.email=t@t"]

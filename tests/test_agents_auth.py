@@ -10,7 +10,7 @@ import pytest
 from magi.agents import auth, kinds
 from magi.agents.hookspecs import AuthStatus
 from magi.agents.process import child_env
-from magi.config.model import AgentConfig
+from magi.model.config import AgentConfig
 from magi.testing.standins import write_standin
 
 PATH = {"PATH": os.environ["PATH"]}

@@ -11,7 +11,7 @@ from magi.agents.gemini import SIGNALS as GEMINI
 from magi.agents.live import Lines, LiveLine, Signals, SignalWatch, scrub
 from magi.agents.opencode import SIGNALS as OPENCODE
 from magi.agents.opencode import OpencodeAdapter
-from magi.config.model import AgentConfig
+from magi.model.config import AgentConfig
 
 
 class Clock:

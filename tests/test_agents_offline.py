@@ -11,7 +11,7 @@ import pytest
 
 from magi.agents import CancelToken, TurnRequest, TurnStatus, build_agent
 from magi.agents.process import run
-from magi.config.model import AgentConfig
+from magi.model.config import AgentConfig
 from magi.testing.standins import process_gone, write_standin
 
 

@@ -14,7 +14,7 @@ from magi.agents.codex import CodexAdapter
 from magi.agents.command import CommandAdapter
 from magi.agents.gemini import PROMPT_TAIL, GeminiAdapter
 from magi.agents.opencode import OpencodeAdapter
-from magi.config.model import AgentConfig
+from magi.model.config import AgentConfig
 
 REQ = TurnRequest(seat="judge-1", prompt="judge", cwd=Path("/w"), allow_write=False, timeout=90.5)
 

@@ -14,7 +14,7 @@ from magi.agents.claude import ClaudeAdapter
 from magi.agents.cli import CliAgent
 from magi.agents.command import CommandAdapter
 from magi.agents.process import run
-from magi.config.model import AgentConfig
+from magi.model.config import AgentConfig
 from magi.testing.standins import StandIn, process_gone, write_standin
 
 

@@ -26,8 +26,8 @@ from magi.agents import (
 )
 from magi.agents import builtin as builtin_module
 from magi.agents.discover import parse_version
-from magi.config.model import BUILTIN_KINDS, AgentConfig
 from magi.errors import AgentError
+from magi.model.config import BUILTIN_KINDS, AgentConfig
 
 
 class EchoAgent:

@@ -12,7 +12,7 @@ import pytest
 
 from magi.agents import TurnRequest, TurnStatus, Usage, build_agent
 from magi.agents.gemini import PROMPT_TAIL
-from magi.config.model import AgentConfig
+from magi.model.config import AgentConfig
 from magi.testing.standins import KINDS, StandIn, write_standin
 
 PROMPT = "Implement the thing.\nWith a second line."

@@ -10,8 +10,8 @@ from github_helpers import NOW, REPO, SEAL, deliver, make_app, store_record, wor
 from magi.core import markers
 from magi.github import records
 from magi.github.models import GitRef, Repo
-from magi.state.model import Run, RunStatus
-from magi.state.review import MergeRecord
+from magi.model.review import MergeRecord
+from magi.model.run import Run, RunStatus
 from magi.testing.github import FakeGitHub, branch_repo
 from test_app_landing import pull_event
 from test_app_records import run, text

@@ -15,7 +15,7 @@ from magi.core import stats as figures
 from magi.errors import StateError
 from magi.github import records
 from magi.github.port import GitHubError
-from magi.state.model import Run, RunStatus, Seat
+from magi.model.run import Run, RunStatus, Seat
 from magi.testing.cli import invoke
 from magi.testing.github import FakeGitHub
 

@@ -13,11 +13,11 @@ import os
 import pytest
 
 from graph_helpers import COMMIT, FIX, LiveRun, config, git_out, start, wait_for
-from magi.config.model import Sandbox
 from magi.core.asking import DECIDE, BadQuestion, clean, match
 from magi.jail import decide
+from magi.model.config import Sandbox
+from magi.model.run import RunStatus
 from magi.seats import mailbox
-from magi.state.model import RunStatus
 
 ASKS = (
     'sh:ans=$(magi ask --summary "Which storage backend?" --choice SQLite --choice Redis) '
@@ -239,8 +239,8 @@ def test_a_question_left_open_by_a_killed_turn_is_closed_when_the_run_resumes() 
     import types
     from datetime import UTC, datetime
 
+    from magi.model.run import Question, QuestionTurn
     from magi.seats.asking import close_open
-    from magi.state.model import Question, QuestionTurn
 
     now = datetime(2026, 12, 2, tzinfo=UTC)
     q = Question(id="ab12", box="ab12", seat="impl-A", node="implement", turn=1, label="A")

@@ -13,10 +13,10 @@ from magi.agents.codex import CodexAdapter
 from magi.agents.command import CommandAdapter
 from magi.agents.gemini import GeminiAdapter
 from magi.config.load import load_config
-from magi.config.model import AgentConfig, Price
 from magi.core.pricing import DEFAULT_PRICES, Cost, price_table, turn_cost, unmetered_why, usd
 from magi.errors import ConfigError
-from magi.state.model import ModelTokens, Usage
+from magi.model.config import AgentConfig, Price
+from magi.model.run import ModelTokens, Usage
 
 REQUEST = TurnRequest(seat="impl-A", prompt="p", cwd=Path("/tmp"), allow_write=True, timeout=60)
 

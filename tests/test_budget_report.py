@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 from rich.console import Console
 
 from magi import report
+from magi.model.run import ModelTokens, Run, Task, Turn, Usage
 from magi.report.costs import ESTIMATE_NOTE
-from magi.state.model import ModelTokens, Run, Task, Turn, Usage
 
 T0 = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 # 100k uncached input and 10k output of gpt-5-codex at magi's defaults: 0.125 + 0.1

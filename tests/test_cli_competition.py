@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from graph_helpers import SCRIPTED, git_out, scratch_repo
-from magi.config.model import Config
 from magi.engine import create, now
 from magi.engine.diagnose import diagnose
 from magi.git import Git
-from magi.state.model import RunStatus
+from magi.model.config import Config
+from magi.model.run import RunStatus
 from magi.state.store import Store
 from magi.testing.cli import invoke
 

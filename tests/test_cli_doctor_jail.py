@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from magi.config.model import Sandbox
 from magi.jail import decide
+from magi.model.config import Sandbox
 from magi.testing.cli import invoke
 
 AGENT = """\

@@ -15,7 +15,7 @@ from magi import report
 from magi.cli import main
 from magi.config.load import load_config
 from magi.errors import AgentError, UsageError
-from magi.state.model import Run, RunStatus
+from magi.model.run import Run, RunStatus
 from magi.state.store import Store
 from magi.testing.cli import invoke
 

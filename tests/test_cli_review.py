@@ -9,7 +9,7 @@ import pytest
 
 from graph_helpers import SCRIPTED, git_out, scratch_repo
 from magi.demo.repo import RIGHT
-from magi.state.model import RunStatus
+from magi.model.run import RunStatus
 from magi.state.store import Store
 from magi.testing.cli import invoke
 

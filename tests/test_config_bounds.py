@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from config_helpers import load, write
-from magi.config.model import MAX_TIMEOUT_S, Config
 from magi.errors import ConfigError
+from magi.model.config import MAX_TIMEOUT_S, Config
 
 
 def test_an_absurd_timeout_is_a_config_error_naming_the_key(tmp_path: Path) -> None:

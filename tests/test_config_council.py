@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from config_helpers import load, write
-from magi.config.council import PERSONALITIES
 from magi.errors import ConfigError
+from magi.model.council import PERSONALITIES
 
 AGENTS = """
 [[agents]]
@@ -127,7 +127,7 @@ def test_the_catalogue_ships_six_personalities_and_can_be_extended(tmp_path):
 
 def test_every_shipped_personality_has_a_japanese_text():
     """The Japanese catalogue covers the same six names."""
-    from magi.config.council import PERSONALITIES_JA
+    from magi.model.council import PERSONALITIES_JA
 
     assert set(PERSONALITIES_JA) == set(PERSONALITIES)
 

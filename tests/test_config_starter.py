@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from config_helpers import load, write
-from magi.config.model import Config
 from magi.config.starter import starter_config, toml_value
+from magi.model.config import Config
 
 
 @pytest.mark.parametrize("found", [["claude", "codex", "antigravity"], ["opencode"], []])

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from magi.config.model import AgentConfig
 from magi.core.blind import (
     COMMIT_MSG_HOOK,
     LABELS,
@@ -19,6 +18,7 @@ from magi.core.blind import (
     shuffle_labels,
     strip_trailers,
 )
+from magi.model.config import AgentConfig
 
 SIGNED = (
     "Add retries to the uploader\n"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from magi.config.model import AgentConfig
 from magi.core.blind import leak_terms, model_terms, redact_terms, scan_leaks
+from magi.model.config import AgentConfig
 
 TERMS = leak_terms([])
 

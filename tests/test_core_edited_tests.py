@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from magi.config.model import DEFAULT_TESTS
 from magi.core.edited_tests import MAX_LINES, describe, edited_tests, is_test_path
+from magi.model.config import DEFAULT_TESTS
 
 DIFF = """\
 diff --git a/tests/test_stats.py b/tests/test_stats.py

@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from magi.core.approval import Check, PullFacts
-from magi.core.fix_round import FailedCheck, ReviewNote, RoundInput, quote, tail
 from magi.core.land_prompt import fix_prompt, item_ids
 from magi.core.landing import (
     CONFLICT,
@@ -20,6 +19,7 @@ from magi.core.landing import (
     changes_requested,
     plan,
 )
+from magi.model.fix_round import FailedCheck, ReviewNote, RoundInput, quote, tail
 
 NOW = datetime(2026, 12, 1, 9, tzinfo=UTC)
 HEAD = "a" * 40

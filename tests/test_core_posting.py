@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from magi.config.model import AgentConfig
 from magi.core.markers import Seal
 from magi.core.posting import LIMIT, WORD_JOINER, Policy, code, fit, gate, gate_json, inert
+from magi.model.config import AgentConfig
 
 ROSTER = (
     AgentConfig(id="opus-main", kind="claude", model="opus"),
@@ -187,9 +187,9 @@ def test_gate_drops_invisible_characters() -> None:
 
 def test_a_record_stored_before_the_tally_names_no_model_in_its_keys():
     """Usage keyed by model name: the key names the author as surely as a value would."""
-    from magi.config.model import AgentConfig
     from magi.core.posting import Policy, gate_json
-    from magi.state.model import ModelTokens, Usage
+    from magi.model.config import AgentConfig
+    from magi.model.run import ModelTokens, Usage
 
     roster = [
         AgentConfig(id="g1", kind="gemini", model="gemini-2.5-pro"),

@@ -6,7 +6,6 @@ import re
 
 import pytest
 
-from magi.config.model import AgentConfig, Config, Prompts
 from magi.core.blind import leak_terms, scan_leaks
 from magi.core.packet import CLOSE, OPEN
 from magi.core.prompts import (
@@ -21,7 +20,8 @@ from magi.core.prompts import (
     unheard,
     vote_prompt,
 )
-from magi.state.model import FileStat
+from magi.model.config import AgentConfig, Config, Prompts
+from magi.model.run import FileStat
 
 CONFIG = Config(
     agents=[

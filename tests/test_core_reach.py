@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from magi.config.model import Config
 from magi.core.reach import unreachable
+from magi.model.config import Config
 
 AGENTS = [{"id": "a", "kind": "claude"}]
 

@@ -20,7 +20,7 @@ from magi.core.review import (
     same_find,
     unique_findings,
 )
-from magi.state.review import (
+from magi.model.review import (
     E2eResult,
     FindingRecord,
     FixReport,

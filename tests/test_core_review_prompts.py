@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from magi.config.model import Prompts
 from magi.core.answers import ReviewAnswer, parse_answer
 from magi.core.review_prompts import fix_prompt, review_prompt
-from magi.state.model import FileStat
-from magi.state.review import FindingRecord, FixReport, Rejected
+from magi.model.config import Prompts
+from magi.model.review import FindingRecord, FixReport, Rejected
+from magi.model.run import FileStat
 
 F = FindingRecord(
     id="R1-2-1",

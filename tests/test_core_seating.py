@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from magi.config.model import AgentConfig, Config, Graph, Roles
 from magi.core.seating import Seating, assign_seats, failover_agent, seat_name
 from magi.errors import ConfigError
+from magi.model.config import AgentConfig, Config, Graph, Roles
 
 
 def config(ids: list[str], roles: Roles | None = None, **graph: Any) -> Config:

@@ -6,10 +6,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from magi.config.model import Config
 from magi.core.stats import as_json, compute, render
-from magi.state.model import Candidate, FileStat, JudgeSeat, Run, Seat, Tally, Vote
-from magi.state.review import (
+from magi.model.config import Config
+from magi.model.review import (
     E2eResult,
     FindingRecord,
     FixReport,
@@ -17,6 +16,7 @@ from magi.state.review import (
     ReviewRound,
     ReviewSeat,
 )
+from magi.model.run import Candidate, FileStat, JudgeSeat, Run, Seat, Tally, Vote
 
 FIXTURE = Path(__file__).parent / "fixtures" / "report" / "run.json"
 AT = datetime(2026, 12, 1, tzinfo=UTC)

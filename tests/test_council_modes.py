@@ -102,7 +102,7 @@ def test_one_available_seat_is_no_council_with_the_reason():
 
 def test_a_roster_of_one_is_no_council():
     """With no [council] and one agent, there is no council: too few seats."""
-    from magi.config.model import Config
+    from magi.model.config import Config
 
     cfg = Config.model_validate({"agents": [{"id": "solo", "kind": "command", "command": ["x"]}]})
     rec, _ = record(cfg)
@@ -112,7 +112,7 @@ def test_a_roster_of_one_is_no_council():
 
 def test_no_council_table_seats_the_roster_with_equal_weights():
     """Without [council], every roster agent sits with weight 1 and no personality."""
-    from magi.config.model import Config
+    from magi.model.config import Config
 
     ids = ["a", "b", "c"]
     cfg = Config.model_validate(

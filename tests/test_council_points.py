@@ -132,7 +132,7 @@ def test_tokens_and_cost_per_seat_and_for_the_council() -> None:
     from datetime import UTC, datetime
 
     from magi.council.matrix import to_json
-    from magi.state.model import Turn, Usage
+    from magi.model.run import Turn, Usage
 
     rec, _ = ch.run({"sage-1": "says:A", "sage-2": "says:A", "sage-3": "says:B"})
     at = datetime(2026, 12, 1, tzinfo=UTC)

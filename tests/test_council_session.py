@@ -10,8 +10,8 @@ import pytest
 from council_helpers import NOW, config
 from magi.agents.base import TurnRequest, TurnResult, TurnStatus
 from magi.council.session import resume, start
+from magi.model.run import RunStatus
 from magi.seats import Cancelled
-from magi.state.model import RunStatus
 from magi.state.store import Store
 from magi.testing.council_scripted import reply
 

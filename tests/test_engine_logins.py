@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from magi.agents.hookspecs import AuthStatus
-from magi.config.model import AgentConfig, Config
 from magi.core.seating import assign_seats
 from magi.engine.diagnose import diagnose
 from magi.engine.logins import seats_held
 from magi.errors import AgentError
+from magi.model.config import AgentConfig, Config
 from magi.testing.cli import invoke
 from magi.testing.standins import write_standin
 

@@ -13,7 +13,7 @@ from graph_helpers import calls, config, scratch_repo, start
 from magi import engine
 from magi.engine.review import operator_fix
 from magi.errors import UsageError
-from magi.state.model import Run, RunStatus
+from magi.model.run import Run, RunStatus
 from magi.state.store import Store
 
 AUTHOR = "zed-author"

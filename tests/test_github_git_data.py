@@ -14,7 +14,7 @@ from magi.app import create_app
 from magi.github.auth import AppAuth
 from magi.github.models import TreeEntry
 from magi.github.port import GitHubError, GitHubPort
-from magi.state.model import RunStatus
+from magi.model.run import RunStatus
 from test_app_ending import recorded, scene
 from test_app_landing import pull_event
 from test_github_adapter import API, go, pem, setup

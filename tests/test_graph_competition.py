@@ -8,7 +8,7 @@ from pathlib import Path
 from graph_helpers import COMMIT, FIX, calls, config, git_out, prompts, start
 from magi.core.blind import shuffle_labels
 from magi.graph import PIPELINE
-from magi.state.model import RunStatus
+from magi.model.run import RunStatus
 
 THREE = {"a1": "right", "a2": "partial", "a3": "wrong"}
 

@@ -11,10 +11,10 @@ from graph_helpers import COMMIT, FIX, calls, git_out, prompts, start
 from graph_helpers import config as jailed_config
 from magi import engine
 from magi.agents import census
-from magi.config.model import Config, Sandbox
 from magi.core.blind import shuffle_labels
 from magi.jail import decide
-from magi.state.model import RunStatus
+from magi.model.config import Config, Sandbox
+from magi.model.run import RunStatus
 from magi.state.store import Store
 
 

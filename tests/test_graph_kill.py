@@ -15,7 +15,7 @@ from graph_helpers import MAGI, calls, config, seat_calls, start
 from magi import engine
 from magi.agents import census
 from magi.graph import PIPELINE, Loop
-from magi.state.model import RunStatus
+from magi.model.run import RunStatus
 from magi.state.store import Store
 
 THREE = {"a1": "right", "a2": "partial", "a3": "wrong"}

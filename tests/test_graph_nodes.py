@@ -12,15 +12,15 @@ import pytest
 from graph_helpers import NOW, config, git_out, start
 from magi import engine
 from magi.agents.base import CancelToken, TurnRequest, TurnResult, TurnStatus
-from magi.config.model import Config
 from magi.demo.repo import RIGHT
 from magi.errors import MagiError
 from magi.git import Git
 from magi.graph import Context, Loop, execute, implement, judge, mermaid, prep, verify
 from magi.graph.node import names
+from magi.model.config import Config
+from magi.model.run import RunStatus
 from magi.report import report_json
 from magi.seats import Stop
-from magi.state.model import RunStatus
 from magi.state.store import Store
 from magi.testing.fakes import FakeAgent
 
@@ -193,8 +193,8 @@ def test_the_diagram_draws_a_loop_with_its_back_edge():
 def test_a_key_nothing_reads_yet_is_an_error_naming_file_and_key(tmp_path, text, key):
     """Set to a non-default value, a key whose feature has not landed is refused."""
     from magi.config.load import load_config
-    from magi.config.model import NOT_IMPLEMENTED
     from magi.errors import ConfigError
+    from magi.model.config import NOT_IMPLEMENTED
 
     assert key in NOT_IMPLEMENTED
     path = tmp_path / "magi.toml"
@@ -207,7 +207,7 @@ def test_a_key_nothing_reads_yet_is_an_error_naming_file_and_key(tmp_path, text,
 
 def test_every_not_implemented_key_is_a_real_key():
     """The list of pending keys names keys the schema has (no stale entries)."""
-    from magi.config import model
+    from magi.model import config as model
 
     for key in model.NOT_IMPLEMENTED:
         node: type = model.Config

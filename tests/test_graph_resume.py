@@ -7,7 +7,7 @@ import signal
 
 from graph_helpers import config, scratch_repo, seat_calls, start, wait_for
 from magi import engine
-from magi.state.model import RunStatus
+from magi.model.run import RunStatus
 from magi.state.store import Store
 from magi.testing.standins import process_gone
 

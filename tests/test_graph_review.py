@@ -12,7 +12,7 @@ from graph_helpers import calls, config, git_out, prompts, scratch_repo, start
 from magi import engine
 from magi.core.blind import leak_terms
 from magi.core.review import follow_ups
-from magi.state.model import Run, RunStatus
+from magi.model.run import Run, RunStatus
 from magi.state.store import Store
 
 AUTHOR = "zed-author"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from graph_helpers import calls, config, prompts, start
 from magi.graph import PIPELINE
-from magi.state.model import RunStatus
+from magi.model.run import RunStatus
 
 TWO = {"a1": "right", "a2": "partial"}
 

@@ -150,8 +150,8 @@ def test_runner_labels_that_could_leave_the_json_are_refused(repo: Path) -> None
 
 def test_the_default_labels_are_the_configs_default() -> None:
     """The template's fallback and the config's default are one pair of labels."""
-    from magi.config.model import Github
     from magi.config.workflow import DEFAULT_LABELS
+    from magi.model.config import Github
 
     assert list(DEFAULT_LABELS) == Github().runner_labels
     assert (

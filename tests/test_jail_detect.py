@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from magi.config.model import Sandbox
 from magi.errors import ConfigError
 from magi.jail import APPARMOR_USERNS, MAX_USERNS, blocked_hint, decide, seat_spec
+from magi.model.config import Sandbox
 
 
 def _which(name: str) -> str | None:

@@ -15,9 +15,9 @@ import pytest
 
 from graph_helpers import COMMIT, FIX, SCRIPTED, config, git_out, start
 from magi.agents import census
-from magi.config.model import Sandbox
 from magi.jail import decide
-from magi.state.model import RunStatus
+from magi.model.config import Sandbox
+from magi.model.run import RunStatus
 from magi.testing.standins import write_standin
 
 JAILED = decide(Sandbox()).jailed

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from magi.agents.programs import program_paths
-from magi.config.model import Sandbox
 from magi.core.jail import bwrap_argv, policy
 from magi.jail import decide
+from magi.model.config import Sandbox
 
 FOUND = decide(Sandbox())
 needs_bwrap = pytest.mark.skipif(
@@ -99,7 +99,7 @@ def test_a_command_agents_turn_runs_its_script_under_tmp_in_the_jail(tmp_path: P
     read, the turn is OK (before: `sh: 0: cannot open /tmp/.../impl.sh`)."""
     from magi.agents.base import TurnRequest, TurnStatus
     from magi.agents.registry import build_agent
-    from magi.config.model import AgentConfig
+    from magi.model.config import AgentConfig
 
     script = tmp_path / "agent" / "impl.sh"
     script.parent.mkdir()

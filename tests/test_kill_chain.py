@@ -18,7 +18,7 @@ import pytest
 
 from graph_helpers import LiveRun, seat_calls
 from magi.failpoint import ENV
-from magi.state.model import RunStatus
+from magi.model.run import RunStatus
 
 PERSONAS = {"a1": "right", "a2": "partial", "a3": "wrong"}
 JUDGES = {"j1": "evidence", "j2": "minimal", "j3": "evidence"}  # split: deliberation, vote

@@ -20,7 +20,7 @@ from github_helpers import SEAL, SECRET, fixture, keep_delivered, no_sleep, sign
 from magi.app import Settings, create_app
 from magi.github.models import Repo
 from magi.github.port import GitHubPort
-from magi.state.model import Run, RunStatus
+from magi.model.run import Run, RunStatus
 from magi.state.store import Store
 from magi.testing.cli import invoke
 from test_action_app_e2e import PEM, _payload

@@ -7,7 +7,7 @@ import signal
 import pytest
 
 from graph_helpers import LiveRun, seat_calls, wait_for
-from magi.state.model import RunStatus
+from magi.model.run import RunStatus
 
 PERSONAS = {"a1": "right", "a2": "wait-for-unlock:partial"}
 JUDGES = {"j1": "evidence"}

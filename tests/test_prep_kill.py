@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from magi.failpoint import ENV
-from magi.state.model import RunStatus
+from magi.model.run import RunStatus
 
 PERSONAS = {"a1": "right", "a2": "partial"}
 JUDGES = {"j1": "evidence"}

@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from magi import report
-from magi.state.model import (
+from magi.model.run import (
     Candidate,
     CountedVote,
     Event,

@@ -9,7 +9,7 @@ from rich.console import Console
 
 from magi import report
 from magi.graph.deliberate import why_no_deliberation
-from magi.state.model import Ranking, Run, RunStatus, Seat, Tally
+from magi.model.run import Ranking, Run, RunStatus, Seat, Tally
 
 FIXTURES = Path(__file__).parent / "fixtures" / "report"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from magi import report
+from magi.model.run import Run
 from magi.report import gfm
 from magi.report.markdown import comments
-from magi.state.model import Run
 
 FIXTURE = Path(__file__).parent / "fixtures" / "report" / "run.json"
 HOSTILE = (

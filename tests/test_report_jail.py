@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from magi import report
-from magi.state.model import EditedTest, Jail, Run
+from magi.model.run import EditedTest, Jail, Run
 
 FIXTURE = Path(__file__).parent / "fixtures" / "report" / "run.json"
 

@@ -11,8 +11,8 @@ import pytest
 from rich.console import Console
 
 from magi import report
+from magi.model.run import Run
 from magi.report.markdown import comments
-from magi.state.model import Run
 
 FIXTURES = Path(__file__).parent / "fixtures" / "report"
 AUTHORS = ("opus-agent", "sonnet-agent", "oc-agent", "codex", "gemini-cli")

@@ -9,7 +9,7 @@ import pytest
 
 from graph_helpers import calls, config, prompts, scratch_repo, start
 from magi.core.blind import leak_terms, scan_leaks
-from magi.state.model import Run, RunStatus
+from magi.model.run import Run, RunStatus
 
 AUTHOR = "zed-author"
 

@@ -6,8 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from magi import report
-from magi.state.model import Run
-from magi.state.review import (
+from magi.model.review import (
     E2eResult,
     FindingRecord,
     FixReport,
@@ -17,6 +16,7 @@ from magi.state.review import (
     ReviewRound,
     ReviewSeat,
 )
+from magi.model.run import Run
 
 FIXTURE = Path(__file__).parent / "fixtures" / "report" / "run.json"
 AT = datetime(2026, 12, 1, tzinfo=UTC)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from graph_helpers import SCRIPTED, calls, git_out, scratch_repo, wait_for
 from magi.demo.repo import PARTIAL
-from magi.state.model import RunStatus
+from magi.model.run import RunStatus
 from magi.state.store import Store
 
 CONFIG = """

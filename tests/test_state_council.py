@@ -10,8 +10,8 @@ import pytest
 
 from council_helpers import run
 from magi.errors import StateError
+from magi.model.run import RECORD_KINDS, Record
 from magi.state.council import CouncilRun, load_council
-from magi.state.model import RECORD_KINDS, Record
 from magi.state.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +84,7 @@ def test_the_frozen_record_of_this_schema_still_loads(tmp_path):
 
 def test_load_council_refuses_a_competition(tmp_path):
     """A competition record is not read as a council."""
-    from magi.state.model import Run, Task
+    from magi.model.run import Run, Task
 
     store = Store(tmp_path)
     comp = Run(

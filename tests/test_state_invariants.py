@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from magi.errors import StateError
+from magi.model.run import Candidate, JudgeSeat, Run, Seat, Task
 from magi.state.invariants import problems, require_whole
-from magi.state.model import Candidate, JudgeSeat, Run, Seat, Task
 from magi.state.store import Store
 
 RUN_ID = "20261201-080000-0a0b"

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from magi.errors import StateError
+from magi.model.run import Run, Task
 from magi.state import lock
-from magi.state.model import Run, Task
 from magi.state.store import Store
 
 RUN_ID = "20261201-074500-00aa"

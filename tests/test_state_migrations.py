@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from magi.errors import StateError
+from magi.model.run import SCHEMA, Run, RunStatus
 from magi.state.migrations import MIGRATIONS, Migration, Record, migrate, record_version
-from magi.state.model import SCHEMA, Run, RunStatus
 
 FIXTURES = Path(__file__).parent / "fixtures" / "state"
 

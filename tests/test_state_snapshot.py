@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from magi.model.run import Run
 from magi.state import snapshot
-from magi.state.model import Run
 
 ROOT = Path(__file__).resolve().parents[1]
 

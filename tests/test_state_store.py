@@ -13,8 +13,8 @@ import platformdirs
 import pytest
 
 from magi.errors import StateError
+from magi.model.run import SCHEMA, Run, RunStatus, Task
 from magi.state.migrations import migrate
-from magi.state.model import SCHEMA, Run, RunStatus, Task
 from magi.state.store import Store, magi_home, new_run_id
 
 FIXTURES = Path(__file__).parent / "fixtures" / "state"

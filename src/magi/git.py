@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO, cast
 
 from magi.errors import RepoError
-from magi.state.model import FileStat
+from magi.model.run import FileStat
 
 NEUTRAL_NAME = "magi"
 NEUTRAL_EMAIL = "magi@localhost.invalid"

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Literal
 
 from magi.agents import process
-from magi.config.model import Sandbox
 from magi.core.jail import BWRAP_BASE, JailSpec, policy, state_paths
 from magi.errors import ConfigError
+from magi.model.config import Sandbox
 
 __all__ = ["Decision", "JailPaths", "blocked_hint", "decide", "probe", "seat_spec"]
 

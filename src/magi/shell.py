@@ -13,7 +13,7 @@ from pathlib import Path
 
 from magi.agents.base import CancelToken
 from magi.agents.process import allowlisted_env, run
-from magi.state.model import Verification
+from magi.model.run import Verification
 
 TAIL_LINES = 60
 TAIL_CHARS = 6000

@@ -20,9 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from magi.action.errors import TamperedArtifact
 from magi.core.posting import Policy, gate, gate_json
+from magi.model.run import Run
 from magi.report import revealed
 from magi.state.migrations import migrate
-from magi.state.model import Run
 from magi.state.store import Store
 
 __all__ = [

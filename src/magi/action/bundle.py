@@ -16,7 +16,7 @@ from pathlib import Path
 
 from magi.action.errors import TamperedArtifact
 from magi.git import Git
-from magi.state.model import Run
+from magi.model.run import Run
 
 __all__ = ["INCOMING", "check_bundle", "create_bundle", "viable"]
 

@@ -14,7 +14,7 @@ from magi.errors import MagiError
 
 if TYPE_CHECKING:  # imported where used, so `magi --help` stays quick
     from magi.action.env import ActionEnv
-    from magi.state.model import Run
+    from magi.model.run import Run
 
 app = typer.Typer(
     name="action",
@@ -467,7 +467,7 @@ def land(
     """One landing fix round: the fixer seat fixes, magi commits and runs e2e (no credential)."""
     from magi.action.env import ActionEnv
     from magi.action.land import fix_round, load_run
-    from magi.core.fix_round import RoundInput
+    from magi.model.fix_round import RoundInput
     from magi.state.store import Store, magi_home
 
     env = ActionEnv.from_environ(os.environ)

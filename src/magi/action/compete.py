@@ -23,11 +23,11 @@ from magi.action.bundle import create_bundle
 from magi.action.checkout import refuse_credentials
 from magi.action.errors import ActionError, CredentialsInCheckout
 from magi.action.log import LogReporter
-from magi.config.model import Config
 from magi.errors import MagiError
 from magi.git import Git
+from magi.model.config import Config
+from magi.model.run import Run, RunStatus
 from magi.seats import Reporter
-from magi.state.model import Run, RunStatus
 from magi.state.store import RUN_ID, Store
 
 __all__ = ["IssueTask", "compete", "find_run", "read_issue"]

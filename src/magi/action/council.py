@@ -19,7 +19,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from magi.action.compete import refuse_tokens
 from magi.action.errors import ActionError
-from magi.config.model import Config
 from magi.core.commands import Verb
 from magi.core.council_surface import (
     command_of,
@@ -32,6 +31,7 @@ from magi.core.posting import Policy, gate_json
 from magi.council.asker import Asker
 from magi.council.render import posting_policy
 from magi.council.session import start
+from magi.model.config import Config
 from magi.state.council import CouncilRun
 from magi.state.store import Store
 

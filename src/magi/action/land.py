@@ -1,6 +1,6 @@
 """``magi action land --pr N``: one landing fix round in the agents job (no credential at all).
 
-The read step before it wrote the round's input (``magi.core.fix_round.RoundInput``: the
+The read step before it wrote the round's input (``magi.model.fix_round.RoundInput``: the
 failing checks' output and job log tails, the review comments) to a file with the job's
 read-only token. Here the fixer is asked through the review loop's own path
 (``magi.graph.fix.fixer_turn``): the winner's seat continues its conversation from the run
@@ -29,7 +29,6 @@ from pydantic import BaseModel, ConfigDict
 
 from magi.action.checkout import refuse_credentials
 from magi.action.compete import refuse_tokens
-from magi.core.fix_round import RoundInput
 from magi.core.land_prompt import fix_prompt, item_ids
 from magi.engine import context_for
 from magi.git import Git
@@ -37,10 +36,11 @@ from magi.graph import e2e as e2e_node
 from magi.graph import gate as gate_node
 from magi.graph.fix import fixer_turn
 from magi.graph.winner import winner
-from magi.state.landing import Landing, LandingRound
+from magi.model.fix_round import RoundInput
+from magi.model.landing import Landing, LandingRound
+from magi.model.review import E2eResult, FixReport, Gate
+from magi.model.run import Run
 from magi.state.migrations import migrate
-from magi.state.model import Run
-from magi.state.review import E2eResult, FixReport, Gate
 from magi.state.store import Store
 
 __all__ = ["ROUND", "LandRound", "fix_round", "load_run"]

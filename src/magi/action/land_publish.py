@@ -26,8 +26,8 @@ from magi.core.posting import Policy, code, gate
 from magi.errors import RepoError, StateError
 from magi.git import Git
 from magi.github.port import GitHubPort
+from magi.model.run import Run
 from magi.state.migrations import migrate
-from magi.state.model import Run
 
 __all__ = ["LandPublished", "publish_land", "read_round"]
 

@@ -28,13 +28,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from magi.core.approval import GREEN, reviewer_counts
-from magi.core.fix_round import FailedCheck, ReviewNote, RoundInput, tail
 from magi.core.landing import Review, changes_requested
 from magi.core.sanitize import redact_secrets, strip_controls
 from magi.errors import ConfigError
 from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort
 from magi.github.state import repo_config
+from magi.model.fix_round import FailedCheck, ReviewNote, RoundInput, tail
 
 __all__ = [
     "LOG_BYTES",

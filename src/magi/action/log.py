@@ -13,8 +13,8 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-from magi.config.model import AgentConfig
 from magi.core.posting import Policy, gate
+from magi.model.config import AgentConfig
 
 __all__ = ["LogReporter"]
 

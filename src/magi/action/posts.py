@@ -17,7 +17,7 @@ from magi.core import markers
 from magi.core.posting import Policy, gate
 from magi.github.models import Comment, Issue, PullRequest
 from magi.github.port import GitHubPort
-from magi.state.model import Run, RunStatus
+from magi.model.run import Run, RunStatus
 
 __all__ = [
     "CHECK_NAME",

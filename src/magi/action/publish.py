@@ -39,9 +39,9 @@ from magi.core.posting import Policy, code, gate
 from magi.failpoint import failpoint
 from magi.git import Git
 from magi.github.port import GitHubPort
+from magi.model.run import RunStatus
 from magi.report import revealed
 from magi.report.tracking import carry_jobs
-from magi.state.model import RunStatus
 
 __all__ = ["PublishResult", "publish", "publish_missing"]
 

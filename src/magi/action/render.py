@@ -13,12 +13,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from magi.model.run import Run
 from magi.report import Section, build
 from magi.report import comments as report_comments
 from magi.report.gfm import quote
 from magi.report.review_md import review_sections as report_review_sections
 from magi.report.tracking import Links, ending, tracking
-from magi.state.model import Run
 
 __all__ = ["Comments", "Links", "comments", "ending", "gate_of", "pr_body", "review_of", "tracking"]
 

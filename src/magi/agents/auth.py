@@ -25,7 +25,7 @@ from magi.agents.cli import executable, tail
 from magi.agents.events import Event, Flag, Str, document
 from magi.agents.hookspecs import AuthStatus
 from magi.agents.live import scrub
-from magi.config.model import AgentConfig
+from magi.model.config import AgentConfig
 
 AUTH_TIMEOUT_S = 20.0
 _MAX_OUTPUT = 64_000

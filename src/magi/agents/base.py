@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
 from magi.core.jail import JailSpec
-from magi.state.model import Usage
+from magi.model.run import Usage
 
 __all__ = ["Agent", "CancelToken", "TurnRequest", "TurnResult", "TurnStatus", "Usage"]
 

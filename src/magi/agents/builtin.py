@@ -10,7 +10,7 @@ from magi.agents import antigravity, auth, claude, codex, command, gemini, openc
 from magi.agents.base import Agent
 from magi.agents.cli import Adapter, CliAgent
 from magi.agents.hookspecs import AuthCheck, KindSpec, hookimpl
-from magi.config.model import AgentConfig
+from magi.model.config import AgentConfig
 
 # kind name -> (module holding its metadata, adapter class, login check)
 _KINDS: dict[str, tuple[ModuleType, Callable[[AgentConfig], Adapter], AuthCheck | None]] = {

@@ -16,7 +16,7 @@ from magi.agents.base import TurnRequest, TurnStatus, Usage
 from magi.agents.cli import Invocation, Parsed, executable, malformed, tail
 from magi.agents.events import Event, Flag, Int, Lenient, Num, Str, document, event
 from magi.agents.live import LiveLine, Signals
-from magi.config.model import AgentConfig
+from magi.model.config import AgentConfig
 
 EXECUTABLE = "claude"
 VERSION_ARGV = ("claude", "--version")

@@ -22,9 +22,9 @@ from magi.agents import process
 from magi.agents.base import Failure, TurnRequest, TurnResult, TurnStatus, Usage
 from magi.agents.live import LiveLine, Signals, SignalWatch, scrub
 from magi.agents.programs import program_paths
-from magi.config.model import AgentConfig
 from magi.core.jail import bwrap_argv
 from magi.errors import AgentError
+from magi.model.config import AgentConfig
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from typing import ClassVar
 from magi.agents.base import TurnRequest, TurnStatus
 from magi.agents.cli import Invocation, Parsed, tail
 from magi.agents.live import NO_SIGNALS, LiveLine, Signals
-from magi.config.model import AgentConfig
+from magi.model.config import AgentConfig
 
 EXECUTABLE = None  # whatever the config names
 VERSION_ARGV: tuple[str, ...] = ()

@@ -21,8 +21,8 @@ from magi.agents.base import Failure, TurnRequest, TurnStatus, Usage
 from magi.agents.cli import Invocation, Parsed, executable, malformed, tail
 from magi.agents.events import Event, Int, Lenient, Str, document
 from magi.agents.live import LiveLine, Signals
-from magi.config.model import AgentConfig
-from magi.state.model import ModelTokens
+from magi.model.config import AgentConfig
+from magi.model.run import ModelTokens
 
 EXECUTABLE = "gemini"
 VERSION_ARGV = ("gemini", "--version")

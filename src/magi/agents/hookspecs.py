@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import pluggy
 
 from magi.agents.base import Agent
-from magi.config.model import AgentConfig
+from magi.model.config import AgentConfig
 
 PROJECT = "magi"
 ENTRY_POINT_GROUP = "magi.agents"

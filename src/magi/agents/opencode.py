@@ -18,7 +18,7 @@ from magi.agents.base import TurnRequest, TurnStatus, Usage
 from magi.agents.cli import Invocation, Parsed, executable, no_events, tail
 from magi.agents.events import Event, Int, Lenient, Num, Str, event, events
 from magi.agents.live import LiveLine, Signals
-from magi.config.model import AgentConfig
+from magi.model.config import AgentConfig
 
 EXECUTABLE = "opencode"
 VERSION_ARGV = ("opencode", "--version")

@@ -24,7 +24,7 @@ from typing import IO, cast
 from magi.agents import census
 from magi.agents.base import CancelToken
 from magi.agents.live import Lines, scrub
-from magi.config.model import AgentConfig
+from magi.model.config import AgentConfig
 
 # Variables an agent CLI needs to run at all, plus each CLI's own config locations.
 BASE_ENV = (

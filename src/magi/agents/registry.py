@@ -24,8 +24,8 @@ from magi.agents.hookspecs import (
     hookimpl,
     hookspec,
 )
-from magi.config.model import AgentConfig
 from magi.errors import AgentError
+from magi.model.config import AgentConfig
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -14,7 +14,6 @@ from magi.app import stats
 from magi.app.context import AppContext, reply_once, repo_config, said_ref
 from magi.app.events import Delivery, IssueCommentEvent, Router
 from magi.app.merge import is_magi_pull, issue_of
-from magi.config.model import Config
 from magi.core import markers
 from magi.core.approval import may_write, permission_level
 from magi.core.commands import (
@@ -31,6 +30,7 @@ from magi.errors import ConfigError
 from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort
 from magi.github.state import delete_under, dispatch_inputs, refs_under
+from magi.model.config import Config
 
 router = Router()
 # Commands handed to the runner (the workflow's `command` input).

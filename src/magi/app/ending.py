@@ -18,8 +18,8 @@ from magi.errors import StateError
 from magi.github import records
 from magi.github.models import PullRequest, Repo
 from magi.github.port import GitHubError, GitHubPort
-from magi.state.model import Event, Record, Run, RunStatus
-from magi.state.review import MergeRecord
+from magi.model.review import MergeRecord
+from magi.model.run import Event, Record, Run, RunStatus
 
 NODE = "landing"
 

@@ -15,7 +15,6 @@ from datetime import datetime, timedelta
 
 from magi.app.context import AppContext, config_error_reply, repo_config
 from magi.app.events import Delivery, IssuesEvent, Router
-from magi.config.model import Config
 from magi.core import markers
 from magi.core.approval import may_write, permission_level
 from magi.core.markers import Seal
@@ -28,6 +27,7 @@ from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort
 from magi.github.state import claim_ref as claim_ref  # the App and the workflow share it
 from magi.github.state import dispatch_inputs
+from magi.model.config import Config
 from magi.state.store import new_run_id
 
 router = Router()

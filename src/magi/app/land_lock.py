@@ -39,12 +39,12 @@ from magi.app.context import AppContext, reply_once, repo_config
 from magi.app.events import Delivery, Router
 from magi.app.progress import JobBody, WorkflowJobEvent, is_magi_run
 from magi.app.pulls import is_magi_pull
-from magi.config.model import Config
 from magi.core.posting import code
 from magi.core.progress import parse_title
 from magi.errors import ConfigError
 from magi.github.models import PullRequest, Repo
 from magi.github.port import GitHubError, GitHubPort
+from magi.model.config import Config
 
 __all__ = ["ENDED", "STALE", "claim", "give_back", "land_ref", "release", "router"]
 

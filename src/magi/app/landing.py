@@ -30,7 +30,6 @@ from magi.app.labeled import claim_ref
 from magi.app.land_lock import claim, give_back, land_ref
 from magi.app.merge import _merge, evaluate
 from magi.app.pulls import is_magi_pull, issue_of, on_checks, run_of
-from magi.config.model import Config
 from magi.core import markers
 from magi.core.approval import is_bot, reviewer_counts
 from magi.core.landing import HELD, LandFacts, Plan, Review, Step, plan
@@ -39,6 +38,7 @@ from magi.github.gate import MERGEABLE_READS, MERGEABLE_WAIT, head_checks, pull_
 from magi.github.models import PullRequest, Repo, User
 from magi.github.port import GitHubError, GitHubPort
 from magi.github.state import delete_under, dispatch_inputs
+from magi.model.config import Config
 
 router = Router()
 LAND = "land"  # marker of a dispatched landing job: step=, round=, sha=

@@ -17,13 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from magi.app.context import AppContext, repo_config, said_ref
 from magi.app.events import Base, Delivery, Router
-from magi.config.model import Config
 from magi.core import markers
 from magi.core.posting import Policy, gate
 from magi.core.progress import WORKFLOW_NAME, RunTitle, parse_title
 from magi.errors import ConfigError
 from magi.github.models import Comment, Repo, WorkflowJob, WorkflowRun
 from magi.github.port import GitHubPort
+from magi.model.config import Config
 from magi.report.tracking import JobLine, Links, jobs_block, tracking, with_jobs
 
 __all__ = ["WorkflowJobEvent", "is_magi_run", "router", "track", "workflow_job"]

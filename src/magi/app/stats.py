@@ -16,8 +16,8 @@ from magi.core import stats as figures
 from magi.github import records
 from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort
+from magi.model.run import Run
 from magi.report.view import revealed
-from magi.state.model import Run
 
 SKIPPED_SHOWN = 20  # skipped records listed in the reply (all of them are logged)
 

@@ -21,7 +21,7 @@ from magi.cli.app import app
 from magi.errors import StateError, UsageError
 
 if TYPE_CHECKING:
-    from magi.state.model import Question
+    from magi.model.run import Question
     from magi.state.store import Store
 
 WAIT_S = 0.2  # how often a waiting ``magi ask`` looks for its answer

@@ -13,7 +13,7 @@ from typer.core import TyperCommand
 
 from magi.cli.app import app, config_path, console, emit
 from magi.errors import UsageError
-from magi.state.model import Run, RunStatus
+from magi.model.run import Run, RunStatus
 
 # Exit codes of `magi run` by how the run ended (after the report is printed).
 RUN_EXIT: dict[RunStatus, int] = {

@@ -19,7 +19,7 @@ from magi.cli.app import app, config_path, console, emit
 from magi.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
-    from magi.config.model import Config
+    from magi.model.config import Config
     from magi.state.council import CouncilRun
     from magi.state.store import Store
 

@@ -10,7 +10,7 @@ import typer
 
 from magi.cli.app import app, emit
 from magi.errors import ConfigError, StateError, UsageError
-from magi.state.model import Run
+from magi.model.run import Run
 
 if TYPE_CHECKING:
     from magi.state.store import Store

@@ -9,7 +9,9 @@ from magi.config.load import (
     load_repo_texts,
     machine_config_dir,
 )
-from magi.config.model import (
+from magi.config.roster import default_agents
+from magi.config.starter import starter_config
+from magi.model.config import (
     BUILTIN_KINDS,
     AgentConfig,
     AgentTimeouts,
@@ -24,8 +26,6 @@ from magi.config.model import (
     Roles,
     Verify,
 )
-from magi.config.roster import default_agents
-from magi.config.starter import starter_config
 
 __all__ = [
     "BUILTIN_KINDS",

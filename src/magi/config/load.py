@@ -33,8 +33,8 @@ from pydantic import BaseModel, ValidationError
 
 from magi.config import template
 from magi.config.merge import dotted, merge_layers, merge_plain, source_for
-from magi.config.model import BUILTIN_KINDS, NOT_IMPLEMENTED, Config, unimplemented_keys
 from magi.errors import ConfigError
+from magi.model.config import BUILTIN_KINDS, NOT_IMPLEMENTED, Config, unimplemented_keys
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _TOML_AT = re.compile(r"\s*\(at line (\d+), column \d+\)$")

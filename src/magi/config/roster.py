@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from magi.config.model import AgentConfig
+from magi.model.config import AgentConfig
 
 
 def default_agents(found_kinds: Iterable[str]) -> list[AgentConfig]:

@@ -17,8 +17,8 @@ from typing import Any
 import jinja2
 from pydantic import BaseModel
 
-from magi.config.model import BUILTIN_KINDS, Config
 from magi.config.roster import default_agents
+from magi.model.config import BUILTIN_KINDS, Config
 
 TEMPLATE = "config.toml.j2"
 # Tables the template writes by hand: the roster and the roles need the found ids, and

@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from importlib.resources import files
 
-from magi.config.model import RUNNER_LABEL  # nothing that could leave the quoted JSON
+from magi.model.config import RUNNER_LABEL  # nothing that could leave the quoted JSON
 from magi.source import Source
 
 __all__ = ["DEFAULT_LABELS", "PLACEHOLDER", "render_workflow", "template"]

@@ -41,7 +41,7 @@ import random
 import re
 from collections.abc import Sequence
 
-from magi.config.model import AgentConfig
+from magi.model.config import AgentConfig
 
 LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 

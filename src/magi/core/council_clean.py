@@ -23,11 +23,11 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from magi.config.model import AgentConfig
 from magi.core.blind import leak_terms, redact_terms
 from magi.core.bounds import cap
 from magi.core.sanitize import clean_task, redact_secrets
-from magi.state.model import Redaction
+from magi.model.config import AgentConfig
+from magi.model.run import Redaction
 
 __all__ = ["Cleaned", "answer_cleaner"]
 

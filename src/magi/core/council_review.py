@@ -33,13 +33,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from magi.model.council import MIN_QUORUM
+
 __all__ = ["MIN_QUORUM", "TIERS", "Ballot", "ReviewResult", "Tier", "review_verdict"]
 
 Tier = Literal["low", "medium", "high", "critical"]
 TIERS: tuple[Tier, ...] = ("low", "medium", "high", "critical")
 Vote = Literal["APPROVE", "REJECT", "ABSTAIN", "CONDITIONAL"]
 Outcome = Literal["passed", "conditional", "rejected", "inconclusive"]
-MIN_QUORUM = 2  # seed 004: at least two votes that are not abstentions decide anything
 _APPROVING = ("APPROVE", "CONDITIONAL")
 
 

@@ -8,8 +8,8 @@ and review is quoted in a fence nothing inside it can close (``core.fix_round.qu
 from __future__ import annotations
 
 from magi.core.answers import SHAPE_EXAMPLES
-from magi.core.fix_round import RoundInput, quote, tail
 from magi.core.prompts import _json_ask
+from magi.model.fix_round import RoundInput, quote, tail
 
 __all__ = ["fix_prompt", "item_ids"]
 

@@ -14,14 +14,16 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 
+from magi.model.config import FIELD_PATTERN as _FIELD
+from magi.model.config import NOTIFY_FIELDS as FIELDS
+from magi.model.config import unknown_fields
+
 __all__ = ["EVENTS", "FIELDS", "SUMMARY_MAX", "argv", "event_of", "summary_of", "unknown_fields"]
 
-FIELDS = ("summary", "run", "url", "event")
 # What a notification is sent for: a run ended, was held (budget, attempts), stalled (a
 # quota), parked (`magi park`) or was interrupted, or an agent asked (`magi ask`).
 EVENTS = ("ended", "held", "stalled", "parked", "interrupted", "asked")
 SUMMARY_MAX = 300
-_FIELD = re.compile(r"\{([a-z_]+)\}")
 
 
 def event_of(status: str) -> str:
@@ -34,16 +36,10 @@ def summary_of(run_id: str, status: str, reason: str | None) -> str:
     return f"magi run {run_id} {status}" + (f": {reason}" if reason else "")
 
 
-def unknown_fields(command: Sequence[str]) -> list[str]:
-    """Placeholders in ``command`` that magi does not fill (a typo would go out verbatim)."""
-    return sorted({m for word in command for m in _FIELD.findall(word) if m not in FIELDS})
-
-
 def argv(command: Sequence[str], fields: Mapping[str, str]) -> list[str]:
     """``command`` with each known ``{field}`` replaced by its value, one pass per word."""
     values = {k: fields.get(k, "") for k in FIELDS}
-    # Control, format (bidi, zero-width, tags) and the like go; the config imports this
-    # module, so it leans on nothing of magi's.
+    # Control, format (bidi, zero-width, tags) and the like go.
     seen = "".join(
         ch for ch in values["summary"] if unicodedata.category(ch)[0] != "C" or ch in "\t\n"
     )

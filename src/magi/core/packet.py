@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from magi.state.model import FileStat
+from magi.model.run import FileStat
 
 OPEN = "<<<MATERIAL"
 CLOSE = "MATERIAL>>>"

@@ -28,10 +28,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from magi.config.model import AgentConfig
 from magi.core.blind import leak_terms, redact_terms
 from magi.core.sanitize import redact_secrets
-from magi.state.model import Redaction
+from magi.model.config import AgentConfig
+from magi.model.run import Redaction
 
 __all__ = [
     "LIMIT",

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
 
-from magi.config.model import Price
-from magi.state.model import Turn, Usage
+from magi.model.config import Price
+from magi.model.run import Turn, Usage
 
 __all__ = [
     "DEFAULT_PRICES",

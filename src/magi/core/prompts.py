@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from magi.config.model import Prompts
 from magi.core.answers import NO_CHANGE_MARKER
 from magi.core.packet import (
     CLOSE,
@@ -27,6 +26,7 @@ from magi.core.packet import (
     one_line,
     render_patch,
 )
+from magi.model.config import Prompts
 
 __all__ = [
     "CONVENTIONS_HEADING",

@@ -7,7 +7,7 @@ elected winner is named here, as a sentence that says what to change.
 
 from __future__ import annotations
 
-from magi.config.model import Config
+from magi.model.config import Config
 
 
 def unreachable(config: Config) -> list[str]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from magi.core.answers import Finding
-from magi.state.review import FindingRecord, FixReport, OperatorFix, Review, ReviewRound
+from magi.model.review import FindingRecord, FixReport, OperatorFix, Review, ReviewRound
 
 __all__ = [
     "Decision",

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from magi.config.model import Prompts
 from magi.core.answers import SHAPE_EXAMPLES
 from magi.core.packet import CLOSE, OPEN, material, numstat_table, one_line
 from magi.core.prompts import _compose, _json_ask, _tail
-from magi.state.model import FileStat
-from magi.state.review import FindingRecord, FixReport
+from magi.model.config import Prompts
+from magi.model.review import FindingRecord, FixReport
+from magi.model.run import FileStat
 
 __all__ = ["fix_prompt", "review_prompt"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from magi.core.review import follow_ups
-from magi.state.model import Run
-from magi.state.review import E2eResult, ReviewRound
+from magi.model.review import E2eResult, ReviewRound
+from magi.model.run import Run
 
 __all__ = ["follow_up_lines", "review_json", "review_rows"]
 

@@ -25,7 +25,7 @@ from magi.core.secrets_scan import (
     scanner_rules,
     value_rule,
 )
-from magi.state.model import Redaction
+from magi.model.run import Redaction
 
 # Classes of removed characters, in the order they are reported.
 _ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff")

@@ -17,8 +17,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from magi.config.model import Config
 from magi.errors import ConfigError
+from magi.model.config import Config
 
 SeatRole = Literal["impl", "judge", "review", "fix"]
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from magi.core.afterlife import Fate
 from magi.core.review import adopted_ids, unique_findings
-from magi.state.model import Run
+from magi.model.run import Run
 
 __all__ = ["FLOOR", "Ratio", "Stats", "as_json", "compute", "markdown", "merged_runs", "render"]
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from magi.state.model import CountedVote, Tally
+from magi.model.run import CountedVote, Tally
 
 
 def _seat_key(seat: str) -> tuple[str, int, str]:

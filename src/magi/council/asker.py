@@ -18,8 +18,8 @@ from typing import Protocol
 from magi.agents.base import TurnResult
 from magi.core.answers import Answer, parse_answer, reask_text
 from magi.errors import AnswerError
+from magi.model.run import SeatState
 from magi.seats import SeatContext, ask, ensure_seat
-from magi.state.model import SeatState
 
 __all__ = ["AgentAsker", "Asker", "Reply"]
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from magi.core.council_phrases import localize
 from magi.core.pricing import price_table, spend, usd
+from magi.model.run import Turn, Usage
 from magi.state.council import CouncilRun
-from magi.state.model import Turn, Usage
 
 __all__ = ["Matrix", "Row", "SeatUsage", "build", "to_json", "usage"]
 

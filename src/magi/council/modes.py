@@ -17,8 +17,8 @@ from magi.core.council_review import Ballot, review_verdict
 from magi.council.decision import clerk_answer, run_decision
 from magi.council.rounds import Council, Job, ask_phase
 from magi.council.setup import panel_of
+from magi.model.run import RunStatus
 from magi.state.council import CouncilRun, ResearchItem, ReviewRecord
-from magi.state.model import RunStatus
 
 __all__ = ["run_council", "run_research", "run_review"]
 

@@ -22,8 +22,8 @@ from magi.core.answers import Answer
 from magi.core.council_clean import answer_cleaner
 from magi.core.council_prompts import Evidence, with_notes
 from magi.council.asker import Asker, Reply
+from magi.model.run import Event, NodeTiming
 from magi.state.council import CouncilAnswer, CouncilRun
-from magi.state.model import Event, NodeTiming
 
 __all__ = ["RETRYABLE", "Council", "Job", "ask_phase"]
 

@@ -14,15 +14,15 @@ from pathlib import Path
 
 from magi.agents.base import Agent, CancelToken
 from magi.agents.registry import build_agent
-from magi.config.model import Config
 from magi.core.council_prompts import Evidence
 from magi.council.asker import AgentAsker, Asker
 from magi.council.modes import run_council
 from magi.council.rounds import Council
 from magi.council.setup import load_evidence, new_council, store_evidence
+from magi.model.config import Config
+from magi.model.run import RunStatus
 from magi.seats import Cancelled, Reporter, SeatContext, SilentReporter
 from magi.state.council import CouncilRun, load_council
-from magi.state.model import RunStatus
 from magi.state.store import Store
 
 __all__ = ["record_path", "resume", "start"]

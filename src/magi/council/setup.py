@@ -14,7 +14,6 @@ import random
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from magi.config.model import Config
 from magi.core.bounds import MARK, cap_bytes, check_task
 from magi.core.council import PanelSeat, degrade, detect_language, seat_name
 from magi.core.council_prompts import Evidence
@@ -22,8 +21,9 @@ from magi.core.packet import neutralise
 from magi.core.posting import invisible
 from magi.core.sanitize import clean_task, redact_secrets, stored_original
 from magi.errors import ConfigError, StateError
+from magi.model.config import Config
+from magi.model.run import RunStatus, Task
 from magi.state.council import CouncilRun, CouncilSeat, EvidenceRecord
-from magi.state.model import RunStatus, Task
 from magi.state.store import Store, new_run_id
 
 __all__ = ["load_evidence", "new_council", "panel_of", "resolve_panel", "store_evidence"]

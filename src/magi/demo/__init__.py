@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 
 from magi.demo import repo as demo_repo
+from magi.model.run import Run
 from magi.seats import Reporter
-from magi.state.model import Run
 
 CONFIG = """\
 # The demo's roster: scripted stand-ins speaking the `command` agent protocol.

@@ -10,8 +10,8 @@ import random
 import tempfile
 from pathlib import Path
 
-from magi.config.model import Config
 from magi.council.session import start
+from magi.model.config import Config
 from magi.state.council import CouncilRun
 from magi.state.store import Store
 

@@ -11,7 +11,7 @@ from magi.core.afterlife import Commit, Fate, Landed, fates, history
 from magi.core.stats import merged_runs
 from magi.errors import MagiError
 from magi.git import Git
-from magi.state.model import Run
+from magi.model.run import Run
 
 __all__ = ["read_fates"]
 

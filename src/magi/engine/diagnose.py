@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     from magi.agents.discover import FoundCli
     from magi.agents.hookspecs import AuthStatus, KindSpec
     from magi.config.load import ResolvedConfig
-    from magi.config.model import AgentConfig, Config
     from magi.core.seating import Seating
     from magi.jail import Decision
+    from magi.model.config import AgentConfig, Config
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ from magi.agents.process import child_env
 from magi.errors import AgentError
 
 if TYPE_CHECKING:
-    from magi.config.model import AgentConfig
     from magi.core.seating import Seating
     from magi.engine.diagnose import Diagnosis
+    from magi.model.config import AgentConfig
 
 
 def seats_held(agent_id: str, seating: Seating | None) -> list[str]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from magi.config.model import Config
 from magi.engine.diagnose import diagnose
 from magi.errors import PreflightError
 from magi.graph.merge import preflight as merge_preflight
+from magi.model.config import Config
 from magi.seats import Reporter
 
 

@@ -19,7 +19,6 @@ from datetime import datetime
 from pathlib import Path
 
 from magi.agents.base import Agent
-from magi.config.model import Config
 from magi.core.seating import assign_seats
 from magi.engine.session import Outcome, _drive
 from magi.engine.start import context_for, create
@@ -28,9 +27,10 @@ from magi.errors import UsageError
 from magi.git import Git
 from magi.graph import REVIEW_PIPELINE
 from magi.graph.fix import fix_turn
+from magi.model.config import Config
+from magi.model.review import FindingRecord, OperatorFix
+from magi.model.run import Candidate, Run, Seat, Tally
 from magi.seats import Reporter, SilentReporter
-from magi.state.model import Candidate, Run, Seat, Tally
-from magi.state.review import FindingRecord, OperatorFix
 from magi.state.store import Store
 
 REVIEW_SOURCE = "review:"  # Task.source prefix of a `magi review` run

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from magi import refs_guard
 from magi.agents.base import Agent, CancelToken
-from magi.config.model import Config
 from magi.core.notify import event_of, summary_of
 from magi.engine.signals import interruptible
 from magi.engine.start import (
@@ -28,13 +27,14 @@ from magi.git import Git
 from magi.graph import PIPELINE, REVIEW_PIPELINE, Context, Stage
 from magi.graph.fold import fold_all, remove_judge_worktrees
 from magi.graph.tally import compute
+from magi.model.config import Config
+from magi.model.run import Run, RunStatus, Tally
 from magi.notify import send
 from magi.salvage import discard_run
 from magi.seats import Cancelled, Reporter, SilentReporter
 from magi.seats.census import end_leftovers
 from magi.state.invariants import require_whole
 from magi.state.lock import RunLockedError
-from magi.state.model import Run, RunStatus, Tally
 from magi.state.store import RUN_ID, Store
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from magi.agents.base import Agent, CancelToken
 from magi.agents.registry import build_agent
 from magi.config.load import load_config
-from magi.config.model import Config
 from magi.core.bounds import check_task
 from magi.core.sanitize import clean_task, redact_secrets, stored_original
 from magi.core.seating import assign_seats
@@ -18,10 +17,11 @@ from magi.errors import MagiError, UsageError
 from magi.git import Git
 from magi.graph import PIPELINE, Context, Stage, execute
 from magi.graph.guard import CompetitionGuard
+from magi.model.config import Config
+from magi.model.run import Event, Run, RunStatus, Task
 from magi.seats import Reporter, SilentReporter, utcnow
 from magi.seats.ask import RETRY_MARK
 from magi.seats.census import RecordingToken
-from magi.state.model import Event, Run, RunStatus, Task
 from magi.state.store import Store, new_run_id
 
 

@@ -33,7 +33,7 @@ import magi.state.council  # noqa: F401 - registers the council record kind, so 
 from magi.errors import StateError
 from magi.github.models import Repo, TreeEntry
 from magi.github.port import GitHubError, GitHubPort
-from magi.state.model import Record
+from magi.model.run import Record
 from magi.state.store import RUN_ID, parse_record
 
 __all__ = [

@@ -12,11 +12,11 @@ import logging
 import re
 
 from magi.config.load import REPO_LAYERS, load_repo_texts
-from magi.config.model import Config
 from magi.core import markers
 from magi.core.markers import Seal
 from magi.github.models import Comment, GitRef, Repo
 from magi.github.port import GitHubError, GitHubPort
+from magi.model.config import Config
 
 __all__ = [
     "CONFIG_PATH",

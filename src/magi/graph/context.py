@@ -11,8 +11,8 @@ from magi.clones import git_dir, is_clone, objects
 from magi.core.seating import Seating
 from magi.git import Git
 from magi.jail import JailPaths
+from magi.model.run import Run
 from magi.seats import Reporter, SeatContext, SilentReporter, Stop, seat_order, utcnow
-from magi.state.model import Run
 
 __all__ = ["Context", "Reporter", "SilentReporter", "Stop", "seat_order", "utcnow"]
 

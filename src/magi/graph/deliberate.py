@@ -16,8 +16,8 @@ from magi.core.tally import first_choices_split
 from magi.graph.context import Context
 from magi.graph.judge import ensure_judge_worktree
 from magi.graph.packets import judge_context, viable_labels
+from magi.model.run import Ranking, RunStatus, upsert
 from magi.seats import RETRYABLE, ask_structured
-from magi.state.model import Ranking, RunStatus, upsert
 
 NAME = "deliberate"
 STATUS = RunStatus.DELIBERATING

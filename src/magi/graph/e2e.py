@@ -12,9 +12,9 @@ from magi.checkout import clean_worktree
 from magi.core.review import defer_e2e
 from magi.graph.context import Context
 from magi.graph.winner import ensure_review, worktree
+from magi.model.review import E2eResult
+from magi.model.run import RunStatus
 from magi.shell import run_checks
-from magi.state.model import RunStatus
-from magi.state.review import E2eResult
 
 NAME = "e2e"
 STATUS = RunStatus.TESTING

@@ -31,9 +31,9 @@ from magi.errors import AnswerError
 from magi.graph.context import Context, Stop
 from magi.graph.handback import hand_back, watch
 from magi.graph.winner import e2e_text, ensure_review, tree, winner, worktree
+from magi.model.review import E2eResult, FindingRecord, FixReport, Rejected
+from magi.model.run import RunStatus
 from magi.seats import RETRYABLE, ask, ask_with_failover, ensure_seat, node_timeout
-from magi.state.model import RunStatus
-from magi.state.review import E2eResult, FindingRecord, FixReport, Rejected
 
 NAME = "fix"
 STATUS = RunStatus.FIXING

@@ -8,8 +8,8 @@ from magi.checkout import discard, drop_spares, release
 from magi.clones import made_by_magi
 from magi.graph.context import Context
 from magi.graph.guard import pin_heads
+from magi.model.run import RunStatus
 from magi.salvage import free_branch, worktrees_of
-from magi.state.model import RunStatus
 
 NAME = "fold"
 STATUS = RunStatus.FOLDING

@@ -15,9 +15,9 @@ from magi.graph.context import Context, Stop
 from magi.graph.fix import conclude
 from magi.graph.review import remove_reviewer_worktrees
 from magi.graph.winner import ensure_review, worktree
+from magi.model.review import CheckResult, Gate
+from magi.model.run import RunStatus
 from magi.shell import run_checks
-from magi.state.model import RunStatus
-from magi.state.review import CheckResult, Gate
 
 NAME = "gate"
 STATUS = RunStatus.GATING

@@ -22,8 +22,8 @@ from __future__ import annotations
 from magi import refs_guard
 from magi.checkout import MainStatus
 from magi.graph.context import Context
+from magi.model.run import Candidate
 from magi.seats import RETRYABLE, SeatContext
-from magi.state.model import Candidate
 
 
 def _heads(ctx: Context, *, skip: str | None = None) -> dict[str, str]:

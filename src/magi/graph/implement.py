@@ -13,9 +13,9 @@ from magi.graph import test_scan
 from magi.graph.context import Context, Stop
 from magi.graph.handback import clear_stale_locks, hand_back, watch
 from magi.graph.prep import FRESH, hooks_dir
+from magi.model.run import Candidate, RunStatus
 from magi.seats import RETRYABLE, ask_with_failover
 from magi.seats.jailing import decision
-from magi.state.model import Candidate, RunStatus
 from magi.worktree_guard import GuardSnapshot
 
 NAME = "implement"

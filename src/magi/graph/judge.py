@@ -10,8 +10,8 @@ from magi.core.answers import JudgeAnswer
 from magi.core.bounds import cap
 from magi.graph.context import Context, Stop, seat_order
 from magi.graph.packets import all_packets, judge_context, viable_labels
+from magi.model.run import JudgeSeat, Ranking, RunStatus, upsert
 from magi.seats import RETRYABLE, ask_structured
-from magi.state.model import JudgeSeat, Ranking, RunStatus, upsert
 from magi.worktree_guard import GuardSnapshot, restore
 
 NAME = "judge"

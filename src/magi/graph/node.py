@@ -16,8 +16,8 @@ from typing import Protocol
 
 from magi.failpoint import failpoint
 from magi.graph.context import Context
+from magi.model.run import NodeTiming, Run, RunStatus
 from magi.seats import Cancelled, Stop
-from magi.state.model import NodeTiming, Run, RunStatus
 
 
 class Node(Protocol):

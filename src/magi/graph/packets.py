@@ -16,7 +16,7 @@ from magi.core.prompts import CandidatePacket, judge_prompt
 from magi.core.sanitize import strip_controls
 from magi.graph import test_scan
 from magi.graph.context import Context, Stop
-from magi.state.model import Candidate, Leak, RunStatus, Verification
+from magi.model.run import Candidate, Leak, RunStatus, Verification
 
 TAIL_CHARS = 3000
 

@@ -9,8 +9,8 @@ from magi.clones import adopt_or_make, make_at, sound
 from magi.core.blind import COMMIT_MSG_HOOK, judge_order, shuffle_labels
 from magi.core.seating import seat_name
 from magi.graph.context import Context
+from magi.model.run import Candidate, JudgeSeat, RunStatus
 from magi.seats import ensure_seat
-from magi.state.model import Candidate, JudgeSeat, RunStatus
 
 NAME = "prep"
 FRESH = "prep.fresh"  # ctx.cache: the clones this process made and no seat has used yet

@@ -24,9 +24,9 @@ from magi.core.seating import seat_name
 from magi.graph import review_blind
 from magi.graph.context import Context, Stop, seat_order
 from magi.graph.winner import e2e_text, ensure_review, winner, worktree
+from magi.model.review import ReviewRound, ReviewSeat
+from magi.model.run import RunStatus
 from magi.seats import RETRYABLE, ask_structured, ensure_seat
-from magi.state.model import RunStatus
-from magi.state.review import ReviewRound, ReviewSeat
 from magi.worktree_guard import GuardSnapshot, restore
 
 NAME = "review"

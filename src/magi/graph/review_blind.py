@@ -25,8 +25,8 @@ from magi.core.blind import leak_terms, redact_terms, scan_leaks, strip_trailers
 from magi.graph.context import Context, Stop
 from magi.graph.packets import record_leaks
 from magi.graph.winner import e2e_text, winner
-from magi.state.model import FileStat, RunStatus
-from magi.state.review import FindingRecord, FixReport, Rejected, ReviewRound
+from magi.model.review import FindingRecord, FixReport, Rejected, ReviewRound
+from magi.model.run import FileStat, RunStatus
 
 __all__ = ["redact", "redact_files", "redact_findings", "redact_report", "scan"]
 

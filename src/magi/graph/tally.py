@@ -6,7 +6,7 @@ from magi.core.tally import count_votes, uncontested
 from magi.graph.context import Context, Stop
 from magi.graph.guard import pin_heads
 from magi.graph.packets import viable_labels
-from magi.state.model import RunStatus, Tally
+from magi.model.run import RunStatus, Tally
 
 NAME = "tally"
 STATUS = RunStatus.TALLYING

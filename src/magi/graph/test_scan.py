@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from magi.core.edited_tests import describe, edited_tests
 from magi.graph.context import Context
-from magi.state.model import Candidate, EditedTest
+from magi.model.run import Candidate, EditedTest
 
 
 def scan(ctx: Context, c: Candidate, base: str, head: str) -> list[EditedTest]:

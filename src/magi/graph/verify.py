@@ -13,8 +13,8 @@ from pathlib import Path
 from magi.checkout import clean_worktree, dirty
 from magi.graph.context import Context
 from magi.graph.implement import viable
+from magi.model.run import Candidate, RunStatus
 from magi.shell import run_checks
-from magi.state.model import Candidate, RunStatus
 
 NAME = "verify"
 STATUS = RunStatus.VERIFYING

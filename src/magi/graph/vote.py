@@ -11,8 +11,8 @@ from magi.graph.context import Context, seat_order
 from magi.graph.deliberate import transcript
 from magi.graph.judge import ensure_judge_worktree
 from magi.graph.packets import judge_context, viable_labels
+from magi.model.run import RunStatus, Vote, upsert
 from magi.seats import RETRYABLE, ask_structured
-from magi.state.model import RunStatus, Vote, upsert
 
 NAME = "vote"
 STATUS = RunStatus.VOTING

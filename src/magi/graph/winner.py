@@ -7,8 +7,8 @@ from pathlib import Path
 from magi import clones
 from magi.graph.context import Context, Stop
 from magi.graph.prep import hooks_dir
-from magi.state.model import Candidate, RunStatus
-from magi.state.review import E2eResult, Review
+from magi.model.review import E2eResult, Review
+from magi.model.run import Candidate, RunStatus
 
 TAIL_CHARS = 3000
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from magi.config.model import Price
 from magi.core.pricing import Spend, price_table, spend, usd
-from magi.state.model import Run, Turn, Usage
+from magi.model.config import Price
+from magi.model.run import Run, Turn, Usage
 
 USAGE_KEYS = (
     "input_tokens",

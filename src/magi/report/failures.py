@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from magi.core.blind import MIN_ID_LENGTH, leak_terms, redact_terms
-from magi.state.model import Run, RunStatus, Turn
+from magi.model.run import Run, RunStatus, Turn
 
 FAILED = frozenset({"timeout", "error", "quota", "invalid"})
 _ENDED_WELL = frozenset({RunStatus.READY, RunStatus.VERIFIED_NOOP, RunStatus.MERGED})

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from magi.model.run import Run
 from magi.report.costs import ESTIMATE_NOTE, shows_estimates
 from magi.report.failures import SeatView
 from magi.report.gfm import LIMIT, Safe, Section, fit, inline, quote
 from magi.report.review_md import review_sections
 from magi.report.text import flags
 from magi.report.view import RankingView, RunView, VoteView, build
-from magi.state.model import Run
 
 SEPARATOR = "\n\n-------- 8< -------- next comment -------- 8< --------\n\n"
 

@@ -9,9 +9,9 @@ from rich.table import Table
 from rich.text import Text
 
 from magi.core.review_report import follow_up_lines, review_rows
+from magi.model.run import Run
 from magi.report.costs import ESTIMATE_NOTE, shows_estimates
 from magi.report.view import HIDDEN, CandidateView, RankingView, RunView, build
-from magi.state.model import Run
 
 
 def first_line(text: str, width: int = 60) -> str:

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from magi.core.markers import Seal
+from magi.model.run import Run, RunStatus
 from magi.report.gfm import inline
 from magi.report.json import node_seconds
-from magi.state.model import Run, RunStatus
 
 __all__ = [
     "JobLine",

@@ -25,12 +25,12 @@ from magi.core.sanitize import redact_secrets, strip_controls
 from magi.core.seating import failover_agent
 from magi.errors import AnswerError
 from magi.failpoint import failpoint
+from magi.model.run import Redaction, SeatState, Turn
 from magi.seats.asking import Listening
 from magi.seats.budget import check_budget
 from magi.seats.census import end_turn
 from magi.seats.context import SeatContext
 from magi.seats.jailing import seat_jail
-from magi.state.model import Redaction, SeatState, Turn
 
 M = TypeVar("M", bound=Answer)
 

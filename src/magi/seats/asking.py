@@ -20,10 +20,10 @@ from typing import Literal
 
 from magi.core.asking import DECIDE, BadQuestion, clean, said, where
 from magi.core.sanitize import redact_secrets
+from magi.model.run import Question, QuestionTurn
 from magi.notify import send
 from magi.seats import mailbox
 from magi.seats.context import SeatContext, utcnow
-from magi.state.model import Question, QuestionTurn
 
 POLL_S = 0.25  # how soon a question is recorded, and an answer seen
 JOIN_S = 5.0  # the listener's last look, at most; the turn's ending never waits longer

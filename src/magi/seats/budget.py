@@ -9,9 +9,9 @@ while it is unset the run says once, per kind of agent, which dollars it cannot 
 from __future__ import annotations
 
 from magi.core.pricing import Spend, price_table, spend, turn_cost, unmetered_why, usd
+from magi.model.run import Record, RunStatus
 from magi.seats.context import SeatContext, Stop
 from magi.seats.day_spend import source
-from magi.state.model import Record, RunStatus
 
 _TODAY = "spent_today"  # sctx.cache: (day, Spend) of the other runs, read once per process
 

@@ -16,8 +16,8 @@ import threading
 
 from magi.agents import census
 from magi.agents.base import CancelToken
+from magi.model.run import Process
 from magi.seats.context import SeatContext
-from magi.state.model import Process
 
 
 class RecordingToken(CancelToken):

@@ -28,8 +28,8 @@ import magi.state.council  # noqa: F401 - registers the council record kind, so 
 from magi.core.pricing import Spend, price_table, spend
 from magi.errors import MagiError, RepoError
 from magi.git import Git
+from magi.model.run import Record
 from magi.seats.context import DaySpend, SeatContext
-from magi.state.model import Record
 from magi.state.store import RUN_ID, Store, parse_record
 
 __all__ = ["RUNS", "RepositorySpend", "StoreSpend", "record_spend", "source"]

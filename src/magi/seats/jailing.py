@@ -11,8 +11,8 @@ from pathlib import Path
 
 from magi.core.jail import JailSpec
 from magi.jail import Decision, decide, seat_spec
+from magi.model.run import Jail
 from magi.seats.context import SeatContext
-from magi.state.model import Jail
 
 _KEY = "jail"
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from magi.errors import StateError
-from magi.state.model import RECORD_KINDS, Record, SeatState, Task
+from magi.model.run import RECORD_KINDS, Record, SeatState, Task
 
 if TYPE_CHECKING:
     from magi.state.store import Store

@@ -13,7 +13,7 @@ naming each, and nothing runs.
 from __future__ import annotations
 
 from magi.errors import StateError
-from magi.state.model import Run
+from magi.model.run import Run
 
 _SHOWN = 8
 

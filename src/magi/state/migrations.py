@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from magi.errors import StateError
-from magi.state.model import SCHEMA
+from magi.model.run import SCHEMA
 
 __all__ = ["MIGRATIONS", "Migration", "Record", "migrate", "record_version"]
 

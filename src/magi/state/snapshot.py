@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from magi.state.model import SCHEMA, Run
+from magi.model.run import SCHEMA, Run
 
 __all__ = ["DRIFT_HINT", "SNAPSHOT", "check", "find_root", "render", "write"]
 
@@ -23,7 +23,7 @@ SNAPSHOT = Path("tests", "snapshots", "run.schema.json")  # relative to the repo
 
 DRIFT_HINT = (
     "the Run model no longer matches tests/snapshots/run.schema.json. If a field was added,"
-    " removed, or changed meaning, bump SCHEMA in magi/state/model.py (now {schema}) and add a"
+    " removed, or changed meaning, bump SCHEMA in magi/model/run.py (now {schema}) and add a"
     " migration in magi/state/migrations.py (or document why an old record reads correctly"
     " by default); then regenerate the snapshot with `python -m magi.state.snapshot`."
 )

@@ -23,9 +23,9 @@ import platformdirs
 from pydantic import ValidationError
 
 from magi.errors import StateError
+from magi.model.run import RECORD_KINDS, SCHEMA, Record, Run
 from magi.state import lock as runlock
 from magi.state.migrations import migrate
-from magi.state.model import RECORD_KINDS, SCHEMA, Record, Run
 
 __all__ = ["RUN_ID", "Store", "magi_home", "new_run_id", "parse_record"]
 

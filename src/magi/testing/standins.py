@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from magi.config.model import AgentConfig
+from magi.model.config import AgentConfig
 
 KINDS = ("claude", "codex", "opencode", "gemini", "antigravity", "command")
 MODES = ("ok", "quota", "error", "malformed", "hang", "flood", "linger", "offline", "logged_out")

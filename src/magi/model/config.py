@@ -8,12 +8,24 @@ why an array may be declared in one layer only).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from magi.config.council import CouncilConfig
-from magi.core.notify import FIELDS, unknown_fields
+from magi.model.council import CouncilConfig
+
+# The placeholders ``[notify] command`` may hold (``magi.core.notify`` fills them).
+NOTIFY_FIELDS = ("summary", "run", "url", "event")
+FIELD_PATTERN = re.compile(r"\{([a-z_]+)\}")
+
+
+def unknown_fields(command: Sequence[str]) -> list[str]:
+    """Placeholders in ``command`` that magi does not fill (a typo would go out verbatim)."""
+    return sorted(
+        {m for word in command for m in FIELD_PATTERN.findall(word) if m not in NOTIFY_FIELDS}
+    )
+
 
 RUNNER_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
@@ -238,7 +250,7 @@ class Notify(_Strict):
             raise ValueError("a NUL character cannot be part of a command's argument")
         unknown = unknown_fields(command)
         if unknown:
-            known = ", ".join("{" + f + "}" for f in FIELDS)
+            known = ", ".join("{" + f + "}" for f in NOTIFY_FIELDS)
             raise ValueError(f"unknown placeholder(s) {unknown}; magi fills {known}")
         return command
 

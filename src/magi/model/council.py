@@ -12,9 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from magi.core.council_review import MIN_QUORUM
-
 __all__ = [
+    "MIN_QUORUM",
     "PERSONALITIES",
     "PERSONALITIES_JA",
     "CouncilConfig",
@@ -22,6 +21,8 @@ __all__ = [
     "PanelConfig",
     "ReviewQuorum",
 ]
+
+MIN_QUORUM = 2  # seed 004: at least two votes that are not abstentions decide anything
 
 PERSONALITIES: dict[str, str] = {
     "security": "You review as a security engineer: trust boundaries, injection, secrets, "

@@ -15,9 +15,9 @@ from typing import ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from magi.config.model import Config
-from magi.state.landing import Landing
-from magi.state.review import Gate, MergeRecord, OperatorFix, Review
+from magi.model.config import Config
+from magi.model.landing import Landing
+from magi.model.review import Gate, MergeRecord, OperatorFix, Review
 
 # Schema 7 also reads records written before `[github] trusted_bots` and `workflow_changes`
 # existed: a config without them trusted no bot and pushed no agent's workflow change

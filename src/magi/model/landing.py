@@ -14,8 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from magi.core.fix_round import RoundInput
-from magi.state.review import E2eResult, FixReport, Gate
+from magi.model.fix_round import RoundInput
+from magi.model.review import E2eResult, FixReport, Gate
 
 __all__ = ["Landing", "LandingRound"]
 
