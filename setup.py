@@ -1,6 +1,6 @@
 """Records which commit (and github.com repository) this magi is built from.
 
-Everything else is pyproject.toml's. ``magi.source`` reads the record: ``magi init
+Everything else is pyproject.toml's. ``magi.config.source`` reads the record: ``magi init
 --github`` pins the workflow's ``uses:`` to it. Built outside a git checkout (an sdist),
 nothing is recorded and ``magi init --github`` asks for ``--source OWNER/REPO@SHA``.
 """

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from magi.agents.base import TurnRequest, TurnResult, TurnStatus
 from magi.council.session import start
+from magi.demo.council_scripted import reply
 from magi.model.config import Config
 from magi.state.store import Store
-from magi.testing.council_scripted import reply
 
 REPS = 5
 SEATS = 9

@@ -47,7 +47,7 @@ from pathlib import Path
 
 from magi import engine
 from magi.demo import commit
-from magi.git import Git
+from magi.git.repo import Git
 from magi.graph import prep
 from magi.model.config import Config
 from magi.model.run import Run, RunStatus
@@ -302,8 +302,8 @@ def profiled() -> Iterator[dict[str, list[float]]]:
 
 def counted_processes() -> tuple[Callable[[], None], dict[str, int]]:
     """Count git processes and full checkouts while installed; returns (uninstall, counts)."""
-    from magi import clones
-    from magi.git import Git
+    from magi.git import clones
+    from magi.git.repo import Git
 
     counts = {"git processes": 0, "full checkouts": 0}
     lock = threading.Lock()

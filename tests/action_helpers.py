@@ -38,7 +38,7 @@ for p in pathlib.Path("/proc").iterdir():
         except OSError:
             pass
 (d / f"spy-{os.getpid()}.json").write_text(json.dumps({"own": dict(os.environ), "proc": seen}))
-os.execv(sys.executable, [sys.executable, "-m", "magi.testing.scripted", *sys.argv[1:]])
+os.execv(sys.executable, [sys.executable, "-m", "magi.demo.scripted", *sys.argv[1:]])
 """
 
 CONFIG = """\

@@ -10,9 +10,9 @@ from typing import Any
 from magi.council.modes import run_council
 from magi.council.rounds import Council
 from magi.council.setup import new_council
+from magi.demo.council_scripted import ScriptedAsker
 from magi.model.config import Config
 from magi.state.council import CouncilRun
-from magi.testing.council_scripted import ScriptedAsker
 
 NOW = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 AGENT_IDS = ["opus", "codex", "gemini", "oc", "grok", "kimi", "qwen", "llama", "mistral"]

@@ -16,7 +16,7 @@ import httpx
 from fastapi import FastAPI
 
 from magi.app import Settings, create_app
-from magi.core.markers import Seal
+from magi.core.threads.markers import Seal
 from magi.github.models import Repo
 from magi.github.port import GitHubPort
 from magi.testing.github import FakeGitHub

@@ -20,13 +20,13 @@ from magi.agents import census
 from magi.agents.base import Agent
 from magi.demo import make_repo
 from magi.demo.repo import E2E, TASK
-from magi.git import Git
+from magi.git.repo import Git
 from magi.graph import PIPELINE, Stage
 from magi.model.config import Config
 from magi.model.run import Run
 from magi.state.store import Store
 
-SCRIPTED = [sys.executable, "-m", "magi.testing.scripted"]
+SCRIPTED = [sys.executable, "-m", "magi.demo.scripted"]
 MAGI = [sys.executable, "-m", "magi"]
 NOW = __import__("datetime").datetime(2026, 11, 29, 12, 0, 0, tzinfo=__import__("datetime").UTC)
 

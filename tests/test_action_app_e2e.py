@@ -14,8 +14,8 @@ import uvicorn
 from action_helpers import ISSUE, ISSUE_BODY, REPO, TITLE, make_world
 from github_helpers import SEAL, SECRET, fixture, labeled, sign
 from magi.app import Settings, create_app
-from magi.core import markers
-from magi.core.progress import RunTitle, title
+from magi.core.threads import markers
+from magi.core.threads.progress import RunTitle, title
 from magi.github.models import Comment, Repo, WorkflowJob
 from magi.github.port import GitHubPort
 from magi.testing.github import APP_LOGIN, FakeGitHub

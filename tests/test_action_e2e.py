@@ -21,9 +21,9 @@ from action_helpers import (
     make_world,
 )
 from github_helpers import SEAL
-from magi.core.posting import LIMIT
-from magi.jail import decide
+from magi.core.threads.posting import LIMIT
 from magi.model.config import Sandbox
+from magi.sandbox.bwrap import decide
 from magi.state.store import Store
 from magi.testing.action import WRITES
 

@@ -14,7 +14,7 @@ from githubkit import GitHub, TokenAuthStrategy
 
 from github_helpers import NOW, PEM, REPO, SEAL, fixture, keep_delivered, pr_comment
 from magi.action.gatekeep import merge_event
-from magi.core import markers
+from magi.core.threads import markers
 from magi.github.githubkit_port import GitHubKitPort
 from magi.github.port import CALLS
 from magi.testing.cli import invoke

@@ -10,7 +10,7 @@ from github_helpers import SEAL
 from land_helpers import BRANCH, ENV, PR, REPO, Scene, commit, scene, sh
 from magi.action.rebase import Rebased, rebase
 from magi.action.remote import LeaseRejected
-from magi.core import markers
+from magi.core.threads import markers
 
 
 def run(s: Scene) -> Rebased:

@@ -16,7 +16,7 @@ from magi.action.env import ActionEnv
 from magi.action.errors import ActionError
 from magi.action.posts import FOLLOW_UP, Poster, follow_ups
 from magi.action.remote import Remote
-from magi.core.posting import Policy
+from magi.core.threads.posting import Policy
 from magi.model.review import FindingRecord, FixReport, Rejected, Review, ReviewRound
 from magi.model.run import Run
 from magi.testing.github import FakeGitHub

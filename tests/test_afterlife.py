@@ -6,8 +6,8 @@ import subprocess
 from datetime import timedelta
 from pathlib import Path
 
-from magi.core.afterlife import Commit, fates, history
-from magi.core.stats import FLOOR, as_json, compute, render
+from magi.core.figures.afterlife import Commit, fates, history
+from magi.core.figures.stats import FLOOR, as_json, compute, render
 from magi.engine.afterlife import read_fates
 from magi.model.review import MergeRecord
 from magi.model.run import JudgeSeat, Task, Vote
@@ -121,7 +121,7 @@ def test_fates_from_a_real_history(tmp_path: Path) -> None:
 def test_a_rate_on_too_few_runs_says_so() -> None:
     h = history([Commit("a" * 40, "x")])
     assert fates([], h, now=AT, settle_days=7) == {}
-    from magi.core.stats import Ratio
+    from magi.core.figures.stats import Ratio
 
     r = Ratio()
     for i in range(FLOOR - 1):

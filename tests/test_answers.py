@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from magi.core.answers import (
+from magi.core.text.answers import (
     NO_CHANGE_MARKER,
     SHAPE_EXAMPLES,
     SHAPES,

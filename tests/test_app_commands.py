@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from github_helpers import REPO, SEAL, deliver, issue_comment, labeled, make_app, pr_comment, world
-from magi.core import markers
+from magi.core.threads import markers
 from magi.testing.github import FakeGitHub
 
 

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from github_helpers import NOW, REPO, SEAL, deliver, make_app, store_record, world
-from magi.core import markers
+from magi.core.threads import markers
 from magi.github import records
 from magi.github.models import GitRef, Repo
 from magi.model.review import MergeRecord
@@ -151,7 +151,7 @@ def test_a_record_of_a_newer_schema_is_never_rewritten() -> None:
 
 def test_the_report_says_how_the_pull_request_ended() -> None:
     """magi show over the recorded run: the merge row names the PR and its ending."""
-    from magi.core.review_report import review_rows
+    from magi.core.review.report import review_rows
 
     fake = scene()
     close(fake, merged=False)

@@ -13,7 +13,7 @@ from githubkit import GitHub, TokenAuthStrategy
 
 from github_helpers import NOW, REPO, SEAL, deliver, issue_comment, pr_comment, world
 from magi.app import create_app
-from magi.core import markers
+from magi.core.threads import markers
 from magi.github.githubkit_port import GitHubKitPort
 from magi.github.models import GitRef
 from magi.github.state import refs_under

@@ -28,9 +28,9 @@ from github_helpers import (
     pr_comment,
     world,
 )
-from magi.core import markers
-from magi.core.landing import HELD
-from magi.core.markers import Seal
+from magi.core.threads import markers
+from magi.core.threads.landing import HELD
+from magi.core.threads.markers import Seal
 from magi.github.port import GitHubError
 from magi.testing.github import APP_LOGIN, COMMENT_LIMIT, FakeGitHub, branch_repo
 

@@ -17,8 +17,8 @@ import httpx
 import uvicorn
 
 from github_helpers import NOW, REPO, SECRET, fixture, keep_delivered, pr_comment, sign
-from magi.core import markers
-from magi.core.markers import Seal
+from magi.core.threads import markers
+from magi.core.threads.markers import Seal
 from magi.testing.github import FakeGitHub
 from magi.testing.github_http import GitHubHTTP, asgi
 from test_github_adapter import pem

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from github_helpers import REPO, SEAL, deliver, labeled, make_app, world
-from magi.core import markers
+from magi.core.threads import markers
 from magi.github.models import Branch, PullRequest
 from magi.github.port import GitHubError
 from magi.testing.github import FakeGitHub, branch_repo

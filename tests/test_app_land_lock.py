@@ -9,7 +9,7 @@ from typing import Any
 from github_helpers import NOW, REPO, SEAL, deliver, fixture, make_app
 from magi.app.context import AppContext
 from magi.app.land_lock import STALE, claim
-from magi.core.progress import RunTitle, title
+from magi.core.threads.progress import RunTitle, title
 from magi.github.models import Comment, GitCommit, User
 from magi.testing.github import APP_LOGIN
 from test_app_landing import PR, SHA, dispatches, scene, suite, wake

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from github_helpers import NOW, REPO, SEAL, deliver, fixture, make_app, world
-from magi.core import markers
-from magi.core.landing import HELD
+from magi.core.threads import markers
+from magi.core.threads.landing import HELD
 from magi.testing.github import FakeGitHub
 
 SHA = "a" * 40

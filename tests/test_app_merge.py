@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from github_helpers import NOW, REPO, SEAL, deliver, fixture, make_app, no_sleep, pr_comment, world
-from magi.core import markers
+from magi.core.threads import markers
 from magi.github.models import StatusContext
 from magi.github.port import GitHubError
 from magi.testing.github import FakeGitHub

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from github_helpers import REPO, deliver, issue_comment, make_app, store_record, world
-from magi.core import stats as figures
+from magi.core.figures import stats as figures
 from magi.errors import StateError
 from magi.github import records
 from magi.github.port import GitHubError

@@ -13,10 +13,10 @@ import os
 import pytest
 
 from graph_helpers import COMMIT, FIX, LiveRun, config, git_out, start, wait_for
-from magi.core.asking import DECIDE, BadQuestion, clean, match
-from magi.jail import decide
+from magi.core.person.asking import DECIDE, BadQuestion, clean, match
 from magi.model.config import Sandbox
 from magi.model.run import RunStatus
+from magi.sandbox.bwrap import decide
 from magi.seats import mailbox
 
 ASKS = (

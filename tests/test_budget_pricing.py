@@ -13,7 +13,14 @@ from magi.agents.codex import CodexAdapter
 from magi.agents.command import CommandAdapter
 from magi.agents.gemini import GeminiAdapter
 from magi.config.load import load_config
-from magi.core.pricing import DEFAULT_PRICES, Cost, price_table, turn_cost, unmetered_why, usd
+from magi.core.figures.pricing import (
+    DEFAULT_PRICES,
+    Cost,
+    price_table,
+    turn_cost,
+    unmetered_why,
+    usd,
+)
 from magi.errors import ConfigError
 from magi.model.config import AgentConfig, Price
 from magi.model.run import ModelTokens, Usage

@@ -10,7 +10,7 @@ import pytest
 from budget_helpers import budget_config, seat_context
 from magi.agents import build_agent
 from magi.agents.base import TurnRequest, TurnResult, TurnStatus
-from magi.core.pricing import Spend
+from magi.core.figures.pricing import Spend
 from magi.model.run import RunStatus, Usage
 from magi.seats import SeatContext, Stop, ask, check_budget
 from magi.testing.fakes import FakeAgent

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from git_helpers import one_commit_repo, sh
-from magi.checkout import MainStatus, clean_worktree, damage, dirty
-from magi.git import Git
+from magi.git.checkout import MainStatus, clean_worktree, damage, dirty
+from magi.git.repo import Git
 
 BRANCH = "magi/r1/A"
 pytestmark = pytest.mark.usefixtures("isolated_git")
@@ -126,7 +126,7 @@ def test_a_removed_tree_takes_nothing_a_link_in_it_points_at(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rm: str
 ) -> None:
     """rm -rf in a child (rmtree without rm): the tree goes, what its links name stays."""
-    from magi import checkout
+    from magi.git import checkout
 
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -11,7 +11,7 @@ import pytest
 from graph_helpers import SCRIPTED, git_out, scratch_repo
 from magi.engine import create, now
 from magi.engine.diagnose import diagnose
-from magi.git import Git
+from magi.git.repo import Git
 from magi.model.config import Config
 from magi.model.run import RunStatus
 from magi.state.store import Store

@@ -10,7 +10,7 @@ import pytest
 
 from magi.testing.cli import Result, invoke
 
-MODULE = [sys.executable, "-m", "magi.testing.council_scripted"]
+MODULE = [sys.executable, "-m", "magi.demo.council_scripted"]
 
 
 def write_config(where: Path, personas: list[str], *, extra: str = "") -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from magi.jail import decide
 from magi.model.config import Sandbox
+from magi.sandbox.bwrap import decide
 from magi.testing.cli import invoke
 
 AGENT = """\

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from magi import clones, refs_guard
-from magi.git import Git
-from magi.salvage import discard_run, worktrees_of
-from magi.worktree_guard import GuardSnapshot, restore
+from magi.git import clones, refs_guard
+from magi.git.repo import Git
+from magi.git.salvage import discard_run, worktrees_of
+from magi.git.worktree_guard import GuardSnapshot, restore
 
 RUN = "20261201-080000-cafe"
 BRANCH = f"magi/{RUN}/A"

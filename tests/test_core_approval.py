@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from magi.core.approval import (
+from magi.core.threads.approval import (
     Approval,
     Check,
     CommentFacts,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from magi.core.blind import (
+from magi.core.compete.blind import (
     COMMIT_MSG_HOOK,
     LABELS,
     VENDOR_TERMS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from magi.core.blind import leak_terms, model_terms, redact_terms, scan_leaks
+from magi.core.compete.blind import leak_terms, model_terms, redact_terms, scan_leaks
 from magi.model.config import AgentConfig
 
 TERMS = leak_terms([])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from magi.core.bounds import cap, cap_bytes, check_task, decode_task
-from magi.core.sanitize import strip_controls
+from magi.core.text.bounds import cap, cap_bytes, check_task, decode_task
+from magi.core.text.sanitize import strip_controls
 from magi.errors import UsageError
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from magi.core.commands import Verb, help_text, parse, refused_reply, unknown_reply
+from magi.core.threads.commands import Verb, help_text, parse, refused_reply, unknown_reply
 
 
 @pytest.mark.parametrize("verb", list(Verb))

@@ -6,7 +6,7 @@ from typing import get_args
 
 import pytest
 
-from magi.core.council import (
+from magi.core.council.rules import (
     CHECK_CONCLUSION,
     EXIT_CODES,
     PanelSeat,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from magi.core.council_research import classify_solo, clusters, judges_of
+from magi.core.council.research import classify_solo, clusters, judges_of
 
 
 @pytest.mark.parametrize(

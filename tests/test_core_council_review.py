@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from magi.core.council_review import Ballot, review_verdict
+from magi.core.council.review import Ballot, review_verdict
 
 
 def ballots(*votes, veto_seat=None, claims=(), critical=()):

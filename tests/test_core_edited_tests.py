@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from magi.core.edited_tests import MAX_LINES, describe, edited_tests, is_test_path
+from magi.core.compete.edited_tests import MAX_LINES, describe, edited_tests, is_test_path
 from magi.model.config import DEFAULT_TESTS
 
 DIFF = """\

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from magi.core.jail import BWRAP_BASE, JailSpec, bwrap_argv, policy, state_paths, visible
+from magi.core.seats.jail import BWRAP_BASE, JailSpec, bwrap_argv, policy, state_paths, visible
 
 HOME = "/home/u"
 MAGI = "/home/u/.local/share/magi"

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from magi.core.approval import Check, PullFacts
-from magi.core.land_prompt import fix_prompt, item_ids
-from magi.core.landing import (
+from magi.core.review.land_prompt import fix_prompt, item_ids
+from magi.core.threads.approval import Check, PullFacts
+from magi.core.threads.landing import (
     CONFLICT,
     HELD,
     LandFacts,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from magi.core import markers
-from magi.core.markers import Seal
+from magi.core.threads import markers
+from magi.core.threads.markers import Seal
 
 SEAL = Seal(b"magi-test-key-0123456789abcdef")
 OTHER = Seal(b"another-key-0123456789abcdef!!")

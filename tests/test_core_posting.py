@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from magi.core.markers import Seal
-from magi.core.posting import LIMIT, WORD_JOINER, Policy, code, fit, gate, gate_json, inert
+from magi.core.threads.markers import Seal
+from magi.core.threads.posting import LIMIT, WORD_JOINER, Policy, code, fit, gate, gate_json, inert
 from magi.model.config import AgentConfig
 
 ROSTER = (
@@ -187,7 +187,7 @@ def test_gate_drops_invisible_characters() -> None:
 
 def test_a_record_stored_before_the_tally_names_no_model_in_its_keys():
     """Usage keyed by model name: the key names the author as surely as a value would."""
-    from magi.core.posting import Policy, gate_json
+    from magi.core.threads.posting import Policy, gate_json
     from magi.model.config import AgentConfig
     from magi.model.run import ModelTokens, Usage
 

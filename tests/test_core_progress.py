@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from magi.core.progress import RunTitle, parse_title, title
+from magi.core.threads.progress import RunTitle, parse_title, title
 
 ROOT = Path(__file__).parent.parent
 # What workflows/magi.yml's run-name renders; changing one means changing the other.

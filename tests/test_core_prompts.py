@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from magi.core.blind import leak_terms, scan_leaks
-from magi.core.packet import CLOSE, OPEN
-from magi.core.prompts import (
+from magi.core.compete.blind import leak_terms, scan_leaks
+from magi.core.compete.packet import CLOSE, OPEN
+from magi.core.compete.prompts import (
     CONVENTIONS_HEADING,
     CandidatePacket,
     deliberation_prompt,

@@ -161,7 +161,7 @@ def test_the_checker_catches_impurity(source: str, offence: str) -> None:
         "from magi.model.config import Config",
         "from magi.model.run import Tally",
         "from magi.errors import ConfigError",
-        "from magi.core.blind import LABELS",
+        "from magi.core.compete.blind import LABELS",
         "from .blind import LABELS",
         "from magi.model import config",
     ],

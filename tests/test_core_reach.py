@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from magi.core.reach import unreachable
+from magi.core.compete.reach import unreachable
 from magi.model.config import Config
 
 AGENTS = [{"id": "a", "kind": "claude"}]

@@ -6,8 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from magi.core.answers import Finding
-from magi.core.review import (
+from magi.core.review.loop import (
     closed_ids,
     decide,
     defer_e2e,
@@ -20,6 +19,7 @@ from magi.core.review import (
     same_find,
     unique_findings,
 )
+from magi.core.text.answers import Finding
 from magi.model.review import (
     E2eResult,
     FindingRecord,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from magi.core.answers import ReviewAnswer, parse_answer
-from magi.core.review_prompts import fix_prompt, review_prompt
+from magi.core.review.prompts import fix_prompt, review_prompt
+from magi.core.text.answers import ReviewAnswer, parse_answer
 from magi.model.config import Prompts
 from magi.model.review import FindingRecord, FixReport, Rejected
 from magi.model.run import FileStat

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from magi.core.sanitize import clean_task, redact_secrets
+from magi.core.text.sanitize import clean_task, redact_secrets
 
 # Built from parts so that no scanner mistakes this test file for a leak.
 GHP = "ghp_" + "a1B2" * 9

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from magi.core.sanitize import redact_secrets
+from magi.core.text.sanitize import redact_secrets
 
 
 @pytest.mark.parametrize(

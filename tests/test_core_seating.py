@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from magi.core.seating import Seating, assign_seats, failover_agent, seat_name
+from magi.core.seats.seating import Seating, assign_seats, failover_agent, seat_name
 from magi.errors import ConfigError
 from magi.model.config import AgentConfig, Config, Graph, Roles
 

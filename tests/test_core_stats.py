@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from magi.core.stats import as_json, compute, render
+from magi.core.figures.stats import as_json, compute, render
 from magi.model.config import Config
 from magi.model.review import (
     E2eResult,

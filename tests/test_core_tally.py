@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from magi.core.tally import count_votes, first_choices_split, uncontested
+from magi.core.compete.tally import count_votes, first_choices_split, uncontested
 from magi.model.run import Tally
 
 ABC = ["A", "B", "C"]

@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from magi.core.answers import parse_answer, reask_text
-from magi.core.council_answers import (
+from magi.core.council.answers import (
     COUNCIL_EXAMPLES,
     COUNCIL_SHAPES,
     ClerkAnswer,
@@ -16,6 +15,7 @@ from magi.core.council_answers import (
     PositionAnswer,
     ReviewVoteAnswer,
 )
+from magi.core.text.answers import parse_answer, reask_text
 from magi.errors import AnswerError
 
 

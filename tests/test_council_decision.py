@@ -8,9 +8,9 @@ import re
 from council_helpers import AGENT_IDS, config, record, run
 from magi.council.modes import run_council
 from magi.council.rounds import Council
+from magi.demo.council_scripted import ScriptedAsker
 from magi.state.council import load_council
 from magi.state.store import Store
-from magi.testing.council_scripted import ScriptedAsker
 
 SPLIT = {"sage-1": "says:TOML", "sage-2": "switch:YAML:TOML", "sage-3": "says:JSON"}
 

@@ -7,7 +7,7 @@ import json
 from council_helpers import config, record, run, shown
 from magi.council.matrix import build, to_json
 from magi.council.render import COMMENT_LIMIT, markdown, terminal
-from magi.testing.council_scripted import ScriptedAsker
+from magi.demo.council_scripted import ScriptedAsker
 
 SPLIT = {"sage-1": "says:TOML", "sage-2": "switch:YAML:TOML", "sage-3": "says:JSON"}
 JSON_KEYS = {

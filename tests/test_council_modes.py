@@ -7,7 +7,7 @@ import hashlib
 from council_helpers import config, record, run
 from magi.council.modes import run_council
 from magi.council.rounds import Council
-from magi.testing.council_scripted import ScriptedAsker
+from magi.demo.council_scripted import ScriptedAsker
 
 
 def test_research_adopts_shared_findings_and_deliberates_solo_ones():

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import council_helpers as ch
-from magi.core.council_prompts import debate_prompt, position_prompt, research_prompt
+from magi.core.council.prompts import debate_prompt, position_prompt, research_prompt
 from magi.council.matrix import build
 from magi.council.modes import run_council
 from magi.council.render import markdown
 from magi.council.rounds import Council
-from magi.testing.council_scripted import ScriptedAsker
+from magi.demo.council_scripted import ScriptedAsker
 
 
 def _fence(obj: object) -> str:
@@ -93,7 +93,7 @@ def test_a_council_reduced_to_two_in_debate_one_gets_no_second_round() -> None:
 
 def test_magi_council_research_on_github_runs_a_research_council(tmp_path) -> None:
     """`/magi council --research ...`: research mode, the flag not part of the question."""
-    from magi.core.council_surface import mode_of, question_of
+    from magi.core.council.surface import mode_of, question_of
 
     body = "/magi council --research What limits does the API have?"
     assert mode_of(body) == "research"
@@ -187,7 +187,7 @@ def test_a_research_council_on_a_pull_request_sets_no_check(tmp_path) -> None:
 def test_a_japanese_review_gives_its_rule_in_japanese() -> None:
     """The review's reason (figures, tier, rule) reads in Japanese; a seat's words do not
     get translated even when they match one of magi's phrases."""
-    from magi.core.council_phrases import localize
+    from magi.core.council.phrases import localize
 
     rec, _ = ch.run(
         {"sage-1": "approve", "sage-2": "approve", "sage-3": "approve"},

@@ -10,9 +10,9 @@ import pytest
 import council_helpers as ch
 from magi.council.modes import run_council
 from magi.council.rounds import Council
+from magi.demo.council_scripted import ScriptedAsker
 from magi.errors import UsageError
 from magi.testing.cli import invoke
-from magi.testing.council_scripted import ScriptedAsker
 
 SEATS = ("sage-1", "sage-2", "sage-3")
 
@@ -136,7 +136,7 @@ def test_a_secret_split_by_an_invisible_character_is_stored_nowhere() -> None:
 
 
 def test_the_competition_keeps_no_split_secret_in_its_original() -> None:
-    from magi.core.sanitize import clean_task, redact_secrets, stored_original
+    from magi.core.text.sanitize import clean_task, redact_secrets, stored_original
 
     token = "ghp_" + "A1b2C3d4E5" + "\u200b" + "f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     task = f"deploy with {token}"

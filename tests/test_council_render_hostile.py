@@ -19,7 +19,7 @@ from github_helpers import REPO, SEAL
 from magi.council.modes import run_council
 from magi.council.render import markdown, terminal
 from magi.council.rounds import Council
-from magi.testing.council_scripted import ScriptedAsker
+from magi.demo.council_scripted import ScriptedAsker
 from magi.testing.github import FakeGitHub
 
 HOSTILE = [

@@ -10,10 +10,10 @@ import pytest
 from council_helpers import NOW, config
 from magi.agents.base import TurnRequest, TurnResult, TurnStatus
 from magi.council.session import resume, start
+from magi.demo.council_scripted import reply
 from magi.model.run import RunStatus
 from magi.seats import Cancelled
 from magi.state.store import Store
-from magi.testing.council_scripted import reply
 
 
 @dataclass

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from magi.agents.hookspecs import AuthStatus
-from magi.core.seating import assign_seats
+from magi.core.seats.seating import assign_seats
 from magi.engine.diagnose import diagnose
 from magi.engine.logins import seats_held
 from magi.errors import AgentError

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from magi.errors import RepoError
-from magi.git import NEUTRAL_EMAIL, NEUTRAL_NAME, Git
+from magi.git.repo import NEUTRAL_EMAIL, NEUTRAL_NAME, Git
 
 
 def _real_hook() -> str | None:
     """magi's own trailer-stripping hook, when its module is present."""
     try:
-        from magi.core.blind import COMMIT_MSG_HOOK
+        from magi.core.compete.blind import COMMIT_MSG_HOOK
     except ImportError:
         return None
     return COMMIT_MSG_HOOK
@@ -239,8 +239,10 @@ HOOKS = [
     pytest.param(TRIVIAL_HOOK, id="trivial"),
     pytest.param(
         REAL_HOOK,
-        id="magi.core.blind",
-        marks=pytest.mark.skipif(REAL_HOOK is None, reason="magi.core.blind not importable"),
+        id="magi.core.compete.blind",
+        marks=pytest.mark.skipif(
+            REAL_HOOK is None, reason="magi.core.compete.blind not importable"
+        ),
     ),
 ]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from magi.errors import RepoError
-from magi.git import Git
+from magi.git.repo import Git
 
 
 @pytest.fixture(autouse=True)

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from github_helpers import REPO, SEAL
-from magi.core import markers
+from magi.core.threads import markers
 from magi.github.auth import AppAuth
 from magi.github.githubkit_port import GitHubKitPort
 from magi.github.models import Activity

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from github_helpers import REPO, SEAL
-from magi.core import markers
+from magi.core.threads import markers
 from magi.github.sealed import sealed
 from magi.testing.github import COMMENT_LIMIT, FakeGitHub
 

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from graph_helpers import COMMIT, FIX, calls, config, git_out, prompts, start
-from magi.core.blind import shuffle_labels
+from magi.core.compete.blind import shuffle_labels
 from magi.graph import PIPELINE
 from magi.model.run import RunStatus
 

@@ -11,10 +11,10 @@ from graph_helpers import COMMIT, FIX, calls, git_out, prompts, start
 from graph_helpers import config as jailed_config
 from magi import engine
 from magi.agents import census
-from magi.core.blind import shuffle_labels
-from magi.jail import decide
+from magi.core.compete.blind import shuffle_labels
 from magi.model.config import Config, Sandbox
 from magi.model.run import RunStatus
+from magi.sandbox.bwrap import decide
 from magi.state.store import Store
 
 
@@ -110,7 +110,7 @@ def test_the_users_checkout_is_looked_at_once_a_wave_and_a_change_named_against_
 ):
     """Two implementers at once, one writes into the user's checkout: one ``git status`` for
     the wave, and the error names both seats (which of them did it, no status can tell)."""
-    from magi.checkout import MainStatus
+    from magi.git.checkout import MainStatus
 
     repo, home, sd = env
     taken: list[int] = []

@@ -14,7 +14,7 @@ from magi import engine
 from magi.agents.base import CancelToken, TurnRequest, TurnResult, TurnStatus
 from magi.demo.repo import RIGHT
 from magi.errors import MagiError
-from magi.git import Git
+from magi.git.repo import Git
 from magi.graph import Context, Loop, execute, implement, judge, mermaid, prep, verify
 from magi.graph.node import names
 from magi.model.config import Config

@@ -10,8 +10,8 @@ import pytest
 
 from graph_helpers import calls, config, git_out, prompts, scratch_repo, start
 from magi import engine
-from magi.core.blind import leak_terms
-from magi.core.review import follow_ups
+from magi.core.compete.blind import leak_terms
+from magi.core.review.loop import follow_ups
 from magi.model.run import Run, RunStatus
 from magi.state.store import Store
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from magi.config.source import Source, from_checkout, github_repository, parse_source
 from magi.config.workflow import PLACEHOLDER, render_workflow, template
-from magi.source import Source, from_checkout, github_repository, parse_source
 from magi.testing.cli import invoke
 
 SHA = "1234567890abcdef1234567890abcdef12345678"
@@ -52,7 +52,7 @@ def test_init_github_pins_every_use_to_the_source(repo: Path) -> None:
 
 def test_init_github_uses_the_installed_magis_own_source(repo, monkeypatch) -> None:
     """Without --source: the repository and commit this magi was built from."""
-    monkeypatch.setattr("magi.source.installed_source", lambda: Source("acme/magi", SHA))
+    monkeypatch.setattr("magi.config.source.installed_source", lambda: Source("acme/magi", SHA))
     assert invoke(["init", "--github"]).exit_code == 0
     flow = (repo / ".github" / "workflows" / "magi.yml").read_text()
     assert set(_magi_uses(flow)) == {f"acme/magi@{SHA}"}
@@ -60,7 +60,7 @@ def test_init_github_uses_the_installed_magis_own_source(repo, monkeypatch) -> N
 
 def test_a_magi_that_does_not_know_its_repository_asks_for_source(repo, monkeypatch) -> None:
     """Built from a clone whose origin is not on github.com: said, with what to pass."""
-    monkeypatch.setattr("magi.source.installed_source", lambda: Source(None, SHA))
+    monkeypatch.setattr("magi.config.source.installed_source", lambda: Source(None, SHA))
     res = invoke(["init", "--github"])
     assert res.exit_code != 0
     assert "--source OWNER/REPO@SHA" in res.output

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from magi.errors import ConfigError
-from magi.jail import APPARMOR_USERNS, MAX_USERNS, blocked_hint, decide, seat_spec
 from magi.model.config import Sandbox
+from magi.sandbox.bwrap import APPARMOR_USERNS, MAX_USERNS, blocked_hint, decide, seat_spec
 
 
 def _which(name: str) -> str | None:
@@ -116,7 +116,7 @@ def test_paths_for_the_jail_are_resolved_through_links_and_missing_ones_dropped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What bwrap mounts: the real path behind each link, once; nothing that is not there."""
-    from magi import jail
+    from magi.sandbox import bwrap as jail
 
     real = tmp_path / "real"
     (real / "sub").mkdir(parents=True)

@@ -15,9 +15,9 @@ import pytest
 
 from graph_helpers import COMMIT, FIX, SCRIPTED, config, git_out, start
 from magi.agents import census
-from magi.jail import decide
 from magi.model.config import Sandbox
 from magi.model.run import RunStatus
+from magi.sandbox.bwrap import decide
 from magi.testing.standins import write_standin
 
 JAILED = decide(Sandbox()).jailed
@@ -308,7 +308,7 @@ def test_the_standins_answer_from_inside_the_jail(env, tmp_path: Path, kind: str
     """Each CLI stand-in runs inside bwrap as a judge seat would, and its answer comes back."""
     from magi.agents.base import TurnRequest
     from magi.agents.registry import build_agent
-    from magi.jail import seat_spec
+    from magi.sandbox.bwrap import seat_spec
 
     s = write_standin(tmp_path / "standin", kind, reply="fine")
     agent = build_agent(s.agent_config())
@@ -359,7 +359,7 @@ def test_a_jailed_turn_leaves_no_process_behind(tmp_path: Path, mode: str) -> No
     """Timeout or leftover child: the pid namespace ends with bwrap, nothing survives the turn."""
     from magi.agents.base import TurnRequest, TurnStatus
     from magi.agents.registry import build_agent
-    from magi.jail import seat_spec
+    from magi.sandbox.bwrap import seat_spec
 
     s = write_standin(tmp_path / "standin", "claude", reply="fine", mode=mode)
     agent = build_agent(s.agent_config())
@@ -415,7 +415,7 @@ def test_a_jailed_agent_of_a_magi_in_a_terminal_cannot_reach_the_terminal() -> N
     probe = "(exec 3</dev/tty) 2>/dev/null && echo TTY || echo NOTTY"
     code = f"""
 from magi.agents.process import run
-from magi.core.jail import BWRAP_BASE
+from magi.core.seats.jail import BWRAP_BASE
 argv = ["bwrap", *BWRAP_BASE, "sh", "-c", {probe!r}]
 r = run(argv, cwd=None, stdin=None, env={{"PATH": "/usr/bin:/bin"}}, timeout=60,
         output_max_bytes=1000)

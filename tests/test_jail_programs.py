@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from magi.agents.programs import program_paths
-from magi.core.jail import bwrap_argv, policy
-from magi.jail import decide
+from magi.core.seats.jail import bwrap_argv, policy
 from magi.model.config import Sandbox
+from magi.sandbox.bwrap import decide
 
 FOUND = decide(Sandbox())
 needs_bwrap = pytest.mark.skipif(

@@ -1,6 +1,6 @@
 """kill -9 at every node of a whole run, one after another, and the same outcome.
 
-One real ``magi run`` is killed (SIGKILL, ``magi.failpoint``) right after a node began, and
+One real ``magi run`` is killed (SIGKILL, ``magi.state.failpoint``) right after a node began, and
 each ``--resume`` is killed at the next point, through every node of the default graph and
 the review loop; the last resume is left to finish. The run must then end as an unkilled
 run of the same seed and agents does (same winner), having asked no seat twice, and
@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from graph_helpers import LiveRun, seat_calls
-from magi.failpoint import ENV
 from magi.model.run import RunStatus
+from magi.state.failpoint import ENV
 
 PERSONAS = {"a1": "right", "a2": "partial", "a3": "wrong"}
 JUDGES = {"j1": "evidence", "j2": "minimal", "j3": "evidence"}  # split: deliberation, vote

@@ -11,9 +11,9 @@ import pytest
 
 from graph_helpers import config, start
 from magi.config.load import load_config_text
-from magi.core.notify import argv
+from magi.core.person.notify import argv
 from magi.errors import ConfigError
-from magi.notify import send
+from magi.sandbox.notify import send
 
 # A notifier that records its argv (after the file it writes to) and which secret-looking
 # names its environment holds. It is given the file as an argument: the environment a
@@ -171,7 +171,7 @@ def test_the_agents_job_tells_no_notifier(env, tmp_path):
 
     from graph_helpers import NOW
     from magi import engine
-    from magi.git import Git
+    from magi.git.repo import Git
     from magi.state.store import Store
 
     repo, home, sd = env

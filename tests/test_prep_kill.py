@@ -1,7 +1,7 @@
 """kill -9 inside prep, at every instant of making a candidate's clone: resume, then fold.
 
 Each case is a real ``magi run`` that sends itself SIGKILL at one failpoint
-(``magi.failpoint``) while prep makes the clones in parallel, then ``magi run
+(``magi.state.failpoint``) while prep makes the clones in parallel, then ``magi run
 --resume`` to the same winner an unkilled run with the same seed and agents reaches, then
 ``magi fold`` leaving nothing of the run but the winner's branch.
 """
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from magi.failpoint import ENV
 from magi.model.run import RunStatus
+from magi.state.failpoint import ENV
 
 PERSONAS = {"a1": "right", "a2": "partial"}
 JUDGES = {"j1": "evidence"}

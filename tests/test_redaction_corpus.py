@@ -11,9 +11,9 @@ import textwrap
 
 import pytest
 
-from magi.core import secrets_scan
-from magi.core.posting import Policy, gate
-from magi.core.sanitize import redact_secrets
+from magi.core.text import secrets_scan
+from magi.core.text.sanitize import redact_secrets
+from magi.core.threads.posting import Policy, gate
 
 # Samples are templates and a value, joined only at run time, so that no scanner (a push
 # protection included) mistakes this file for a leak.
@@ -357,7 +357,7 @@ def test_the_scanner_opens_no_socket_reads_no_file_and_leaves_warnings_alone():
     probe = textwrap.dedent(
         """
         import json, os, sys, warnings
-        from magi.core.sanitize import redact_secrets
+        from magi.core.text.sanitize import redact_secrets
         assert "detect_secrets" not in sys.modules
         shown = warnings.showwarning
         seen = []
@@ -388,7 +388,7 @@ def test_the_corpus_through_a_whole_council_reaches_no_seat_record_or_comment(tm
     council path. No value reaches a seat's prompt, the stored record or the posted comment."""
     import council_helpers as ch
     from github_helpers import REPO
-    from magi.testing.council_scripted import ScriptedAsker
+    from magi.demo.council_scripted import ScriptedAsker
     from magi.testing.github import FakeGitHub
 
     corpus = "\n".join(s[2] for s in TEXTS)

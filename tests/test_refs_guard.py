@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from git_helpers import one_commit_repo, sh
-from magi import refs_guard
-from magi.git import Git
+from magi.git import refs_guard
+from magi.git.repo import Git
 
 OWN = "refs/heads/magi/r1/A"
 pytestmark = pytest.mark.usefixtures("isolated_git")

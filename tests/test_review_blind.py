@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from graph_helpers import calls, config, prompts, scratch_repo, start
-from magi.core.blind import leak_terms, scan_leaks
+from magi.core.compete.blind import leak_terms, scan_leaks
 from magi.model.run import Run, RunStatus
 
 AUTHOR = "zed-author"

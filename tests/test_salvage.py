@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from magi.git import Git
-from magi.salvage import adopt_or_recreate, discard_run, free_branch, worktrees_of
+from magi.git.repo import Git
+from magi.git.salvage import adopt_or_recreate, discard_run, free_branch, worktrees_of
 
 RUN = "20261201-080000-cafe"
 pytestmark = pytest.mark.usefixtures("isolated_git")

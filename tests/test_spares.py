@@ -16,8 +16,8 @@ import pytest
 
 from git_helpers import one_commit_repo, sh
 from graph_helpers import config, start
-from magi.checkout import clean_worktree, drop_spares, lease, release, reset_to
-from magi.git import Git
+from magi.git.checkout import clean_worktree, drop_spares, lease, release, reset_to
+from magi.git.repo import Git
 from magi.model.run import RunStatus
 
 pytestmark = pytest.mark.usefixtures("isolated_git")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from magi.git import Git
-from magi.worktree_guard import GuardSnapshot, restore, take
+from magi.git.repo import Git
+from magi.git.worktree_guard import GuardSnapshot, restore, take
 
 HOOK = "#!/bin/sh\nexit 0\n"
 pytestmark = pytest.mark.usefixtures("isolated_git")

@@ -3,5 +3,5 @@
 ``compete`` holds no credential: it runs the competition in a checkout without persisted
 credentials and writes an artifact (the scrubbed record and the candidate branches as a
 git bundle). ``publish`` runs where no agent does: it checks the bundle, pushes, opens the
-pull request and posts, every text through ``magi.core.posting``.
+pull request and posts, every text through ``magi.core.threads.posting``.
 """

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from magi.action.errors import ActionError
-from magi.core import markers
-from magi.core.approval import is_bot, may_write, permission_level
-from magi.core.commands import Verb, parse
-from magi.core.markers import Seal
+from magi.core.threads import markers
+from magi.core.threads.approval import is_bot, may_write, permission_level
+from magi.core.threads.commands import Verb, parse
+from magi.core.threads.markers import Seal
 
 __all__ = ["Admission", "admit", "admit_files"]
 

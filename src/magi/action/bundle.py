@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from magi.action.errors import TamperedArtifact
-from magi.git import Git
+from magi.git.repo import Git
 from magi.model.run import Run
 
 __all__ = ["INCOMING", "check_bundle", "create_bundle", "viable"]

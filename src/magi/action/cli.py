@@ -42,7 +42,7 @@ def job_summary(run: Run, env: ActionEnv) -> str:
     """The agents job's summary: the node checklist and the ending, through the gate."""
     from magi.action.artifact import policy_for
     from magi.action.render import Links, tracking
-    from magi.core.posting import gate
+    from magi.core.threads.posting import gate
 
     links = Links(repo_url=env.repo_url, job_url=env.job_url)
     return gate(tracking(run, links), policy_for(run)).text
@@ -217,7 +217,7 @@ def publish(
     from magi.action.publish import publish as run_publish
     from magi.action.publish import publish_missing
     from magi.action.remote import Remote
-    from magi.git import Git
+    from magi.git.repo import Git
 
     env = ActionEnv.from_environ(os.environ)
     token = _token("publish")
@@ -271,8 +271,8 @@ def notify(
     from magi.action.artifact import read_artifact
     from magi.action.env import ActionEnv
     from magi.config.load import load_repo_dir
-    from magi.core.notify import event_of, summary_of
-    from magi.notify import send
+    from magi.core.person.notify import event_of, summary_of
+    from magi.sandbox.notify import send
 
     env = ActionEnv.from_environ(os.environ)
     root = Path.cwd()
@@ -402,7 +402,7 @@ def _publish_side() -> tuple[ActionEnv, object, object, object]:
     """The publish job's environment, GitHub port, checkout and remote (the App token)."""
     from magi.action.env import ActionEnv
     from magi.action.remote import Remote
-    from magi.git import Git
+    from magi.git.repo import Git
 
     env = ActionEnv.from_environ(os.environ)
     token = _token("this step")

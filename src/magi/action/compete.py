@@ -24,7 +24,7 @@ from magi.action.checkout import refuse_credentials
 from magi.action.errors import ActionError, CredentialsInCheckout
 from magi.action.log import LogReporter
 from magi.errors import MagiError
-from magi.git import Git
+from magi.git.repo import Git
 from magi.model.config import Config
 from magi.model.run import Run, RunStatus
 from magi.seats import Reporter

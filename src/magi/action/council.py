@@ -19,15 +19,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from magi.action.compete import refuse_tokens
 from magi.action.errors import ActionError
-from magi.core.commands import Verb
-from magi.core.council_surface import (
+from magi.core.council.surface import (
     command_of,
     mode_of,
     question_of,
     review_question,
     risk_of,
 )
-from magi.core.posting import Policy, gate_json
+from magi.core.threads.commands import Verb
+from magi.core.threads.posting import Policy, gate_json
 from magi.council.asker import Asker
 from magi.council.render import posting_policy
 from magi.council.session import start

@@ -4,7 +4,7 @@ The same code the App runs: the claim is ``magi.github.state.claim_ref`` created
 default branch's head (GitHub creates a ref atomically, so of two runs for one issue
 exactly one competes); the merge gate is ``magi.github.gate`` (``on_comment`` for a
 ``merge`` comment on a magi PR, ``evaluate`` when a workflow run or a commit status may have
-turned the checks green), with ``magi.core.approval``'s decisions, the squash merge with the
+turned the checks green), with ``magi.core.threads.approval``'s decisions, the squash merge with the
 SHA precondition and the clean-up. The token is the App installation token the job minted
 (``MAGI_GITHUB_TOKEN``); whose comments are magi's is its App's login (``MAGI_APP_SLUG``).
 """
@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from magi.action.errors import ActionError
-from magi.core.approval import CommentFacts, is_merge_word
+from magi.core.threads.approval import CommentFacts, is_merge_word
 from magi.github import gate
 from magi.github.models import Repo
 from magi.github.port import GitHubPort

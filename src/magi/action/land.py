@@ -29,9 +29,9 @@ from pydantic import BaseModel, ConfigDict
 
 from magi.action.checkout import refuse_credentials
 from magi.action.compete import refuse_tokens
-from magi.core.land_prompt import fix_prompt, item_ids
+from magi.core.review.land_prompt import fix_prompt, item_ids
 from magi.engine import context_for
-from magi.git import Git
+from magi.git.repo import Git
 from magi.graph import e2e as e2e_node
 from magi.graph import gate as gate_node
 from magi.graph.fix import fixer_turn

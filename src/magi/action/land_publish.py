@@ -21,10 +21,10 @@ from magi.action.land import BUNDLE, OUT_REF, ROUND, LandRound, add_round
 from magi.action.record_ref import build_commit, read_published, record_ref
 from magi.action.remote import Remote
 from magi.action.workflow_guard import workflow_changes
-from magi.core.landing import BLOCKED
-from magi.core.posting import Policy, code, gate
+from magi.core.threads.landing import BLOCKED
+from magi.core.threads.posting import Policy, code, gate
 from magi.errors import RepoError, StateError
-from magi.git import Git
+from magi.git.repo import Git
 from magi.github.port import GitHubPort
 from magi.model.run import Run
 from magi.state.migrations import migrate

@@ -27,9 +27,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from magi.core.approval import GREEN, reviewer_counts
-from magi.core.landing import Review, changes_requested
-from magi.core.sanitize import redact_secrets, strip_controls
+from magi.core.text.sanitize import redact_secrets, strip_controls
+from magi.core.threads.approval import GREEN, reviewer_counts
+from magi.core.threads.landing import Review, changes_requested
 from magi.errors import ConfigError
 from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-from magi.core.posting import Policy, gate
+from magi.core.threads.posting import Policy, gate
 from magi.model.config import AgentConfig
 
 __all__ = ["LogReporter"]

@@ -1,6 +1,6 @@
 """What publish writes on GitHub, each write made only when GitHub holds something else.
 
-``Poster`` gates every text (``magi.core.posting``) and adds magi's marker after the gate;
+``Poster`` gates every text (``magi.core.threads.posting``) and adds magi's marker after the gate;
 it finds magi's own comments by marker and author, so a person's comment quoting a marker
 is never edited. Each helper reads first and writes only a difference: publishing twice
 changes nothing.
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from magi.action.env import ActionEnv
 from magi.action.render import ending, gate_of, review_of
-from magi.core import markers
-from magi.core.posting import Policy, gate
+from magi.core.threads import markers
+from magi.core.threads.posting import Policy, gate
 from magi.github.models import Comment, Issue, PullRequest
 from magi.github.port import GitHubPort
 from magi.model.run import Run, RunStatus

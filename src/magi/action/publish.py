@@ -6,7 +6,7 @@ lease on what magi last pushed; file follow-ups for unadopted minor findings; op
 the PR from the winner's branch (a draft until review and gate are green) and its three
 comments; the ``magi`` check run on its head; the ending's label and the attempt count on
 the issue; the tracking comment, edited in place; the record ref. Every text passes
-``magi.core.posting.gate`` first, and magi's marker is added after it. Each write is made
+``magi.core.threads.posting.gate`` first, and magi's marker is added after it. Each write is made
 only when what GitHub holds differs, so publishing twice changes nothing; and a run whose
 record says its PR already merged or closed (the App writes that) is not published at all.
 """
@@ -34,14 +34,14 @@ from magi.action.record_ref import Published, build_commit, read_published, reco
 from magi.action.remote import Remote
 from magi.action.render import Links, comments, ending, pr_body, tracking
 from magi.action.workflow_guard import workflow_changes
-from magi.core import markers
-from magi.core.posting import Policy, code, gate
-from magi.failpoint import failpoint
-from magi.git import Git
+from magi.core.threads import markers
+from magi.core.threads.posting import Policy, code, gate
+from magi.git.repo import Git
 from magi.github.port import GitHubPort
 from magi.model.run import RunStatus
 from magi.report import revealed
 from magi.report.tracking import carry_jobs
+from magi.state.failpoint import failpoint
 
 __all__ = ["PublishResult", "publish", "publish_missing"]
 

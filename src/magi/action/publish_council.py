@@ -3,7 +3,7 @@
 No agent runs here. The record comes from the agents job and is validated; the thread
 (comment id, pull request head) comes from the read-only task job, so an agent cannot point
 the comment or the check run elsewhere. The matrix (``magi.council.render.markdown``) passes
-``magi.core.posting.gate`` (no agent named before the verdict, secrets, mentions, the
+``magi.core.threads.posting.gate`` (no agent named before the verdict, secrets, mentions, the
 65,536 limit) and magi's marker is added after it. The comment is found again by its marker
 (one per command comment), so publishing twice edits rather than repeats; the check run goes
 on the pull request's head (an issue gets the comment only), its conclusion
@@ -24,9 +24,9 @@ from pydantic import ValidationError
 from magi.action.council import MANIFEST, RECORD, Inputs, Manifest, policy_of
 from magi.action.env import ActionEnv
 from magi.action.errors import TamperedArtifact
-from magi.core.council import check_conclusion
-from magi.core.council_surface import CHECK_NAME, MARKER
-from magi.core.posting import LIMIT, Policy, gate, inert
+from magi.core.council.rules import check_conclusion
+from magi.core.council.surface import CHECK_NAME, MARKER
+from magi.core.threads.posting import LIMIT, Policy, gate, inert
 from magi.council.render import comment_text
 from magi.github.models import Comment
 from magi.github.port import GitHubPort

@@ -6,7 +6,7 @@ pushed with ``--force-with-lease`` against the head this job read: if anyone pus
 between, the push is refused and nothing is overwritten. A rebase that does not apply
 stops, posts git's conflicting paths and labels ``magi:conflict`` (a decision for a
 person). A pending approval is carried only when ``git patch-id --stable`` of the PR's
-diff is the same before and after (``magi.core.landing.approval_across``): the kept
+diff is the same before and after (``magi.core.threads.landing.approval_across``): the kept
 approval is re-pinned to the new head in a new marker, posted before the push, so the
 App's ``synchronize`` handling already sees it.
 """
@@ -20,10 +20,10 @@ from pathlib import Path
 from magi.action.bundle import INCOMING
 from magi.action.env import ActionEnv
 from magi.action.remote import Remote
-from magi.core import markers
-from magi.core.landing import CONFLICT, approval_across
-from magi.core.posting import Policy, code, gate
-from magi.git import NEUTRAL_EMAIL, NEUTRAL_NAME, Git
+from magi.core.threads import markers
+from magi.core.threads.landing import CONFLICT, approval_across
+from magi.core.threads.posting import Policy, code, gate
+from magi.git.repo import NEUTRAL_EMAIL, NEUTRAL_NAME, Git
 from magi.github.models import Comment
 from magi.github.port import GitHubPort
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from magi.git import NEUTRAL_EMAIL, NEUTRAL_NAME, Git
+from magi.git.repo import NEUTRAL_EMAIL, NEUTRAL_NAME, Git
 
 __all__ = ["Published", "build_commit", "read_published", "record_ref"]
 

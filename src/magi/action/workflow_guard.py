@@ -10,7 +10,7 @@ while ``[github] workflow_changes`` is false (the default), and the run says whi
 
 from __future__ import annotations
 
-from magi.git import Git
+from magi.git.repo import Git
 
 __all__ = ["WORKFLOWS", "workflow_changes"]
 

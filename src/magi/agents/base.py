@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
-from magi.core.jail import JailSpec
+from magi.core.seats.jail import JailSpec
 from magi.model.run import Usage
 
 __all__ = ["Agent", "CancelToken", "TurnRequest", "TurnResult", "TurnStatus", "Usage"]

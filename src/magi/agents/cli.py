@@ -22,7 +22,7 @@ from magi.agents import process
 from magi.agents.base import Failure, TurnRequest, TurnResult, TurnStatus, Usage
 from magi.agents.live import LiveLine, Signals, SignalWatch, scrub
 from magi.agents.programs import program_paths
-from magi.core.jail import bwrap_argv
+from magi.core.seats.jail import bwrap_argv
 from magi.errors import AgentError
 from magi.model.config import AgentConfig
 

@@ -25,7 +25,7 @@ import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from magi.core.jail import JailSpec, visible
+from magi.core.seats.jail import JailSpec, visible
 
 __all__ = ["INTERPRETERS", "program_paths"]
 

@@ -14,9 +14,10 @@ from magi.app import stats
 from magi.app.context import AppContext, reply_once, repo_config, said_ref
 from magi.app.events import Delivery, IssueCommentEvent, Router
 from magi.app.merge import is_magi_pull, issue_of
-from magi.core import markers
-from magi.core.approval import may_write, permission_level
-from magi.core.commands import (
+from magi.core.council.surface import question_of
+from magi.core.threads import markers
+from magi.core.threads.approval import may_write, permission_level
+from magi.core.threads.commands import (
     Command,
     Verb,
     parse,
@@ -24,8 +25,7 @@ from magi.core.commands import (
     strangers_reply,
     unknown_reply,
 )
-from magi.core.council_surface import question_of
-from magi.core.posting import inert
+from magi.core.threads.posting import inert
 from magi.errors import ConfigError
 from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort

@@ -1,7 +1,7 @@
 """What every handler is given: how to reach GitHub, the clock, and the App's shared helpers.
 
 No state of the App's own lives here. What must outlive one delivery is in the repository:
-claim refs, and markers in the App's own comments (``magi.core.markers``), which are read
+claim refs, and markers in the App's own comments (``magi.core.threads.markers``), which are read
 back only from comments the App itself wrote and only when sealed by its key, so nobody can
 forge one by typing it, nor by getting the App to quote it.
 """
@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from magi.core.markers import Seal
+from magi.core.threads.markers import Seal
 from magi.errors import ConfigError
 from magi.github.models import Comment, Repo
 from magi.github.port import GitHubPort

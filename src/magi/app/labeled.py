@@ -15,12 +15,12 @@ from datetime import datetime, timedelta
 
 from magi.app.context import AppContext, config_error_reply, repo_config
 from magi.app.events import Delivery, IssuesEvent, Router
-from magi.core import markers
-from magi.core.approval import may_write, permission_level
-from magi.core.markers import Seal
-from magi.core.posting import inert
-from magi.core.progress import parse_title
-from magi.core.sanitize import clean_task
+from magi.core.text.sanitize import clean_task
+from magi.core.threads import markers
+from magi.core.threads.approval import may_write, permission_level
+from magi.core.threads.markers import Seal
+from magi.core.threads.posting import inert
+from magi.core.threads.progress import parse_title
 from magi.errors import ConfigError
 from magi.github.gate import is_magi_pull, issue_of
 from magi.github.models import Repo

@@ -39,8 +39,8 @@ from magi.app.context import AppContext, reply_once, repo_config
 from magi.app.events import Delivery, Router
 from magi.app.progress import JobBody, WorkflowJobEvent, is_magi_run
 from magi.app.pulls import is_magi_pull
-from magi.core.posting import code
-from magi.core.progress import parse_title
+from magi.core.threads.posting import code
+from magi.core.threads.progress import parse_title
 from magi.errors import ConfigError
 from magi.github.models import PullRequest, Repo
 from magi.github.port import GitHubError, GitHubPort

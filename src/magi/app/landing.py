@@ -2,7 +2,7 @@
 
 Event-driven: no loop waits for CI. A check or status finishing on a magi PR's head, a
 review requesting changes, a review comment, or a push wakes this module; it reads the PR,
-asks ``magi.core.landing.plan`` for the next step and acts: dispatch ``land`` (a fix round)
+asks ``magi.core.threads.landing.plan`` for the next step and acts: dispatch ``land`` (a fix round)
 or ``rebase`` to the runner, label ``magi:held`` with what still fails, or merge when
 ``land_approval = false`` was chosen (with an approval, ``magi.app.merge`` merges).
 One job per PR and head: the dispatch is claimed by creating ``refs/magi/land/<pr>/<head>``
@@ -30,9 +30,9 @@ from magi.app.labeled import claim_ref
 from magi.app.land_lock import claim, give_back, land_ref
 from magi.app.merge import _merge, evaluate
 from magi.app.pulls import is_magi_pull, issue_of, on_checks, run_of
-from magi.core import markers
-from magi.core.approval import is_bot, reviewer_counts
-from magi.core.landing import HELD, LandFacts, Plan, Review, Step, plan
+from magi.core.threads import markers
+from magi.core.threads.approval import is_bot, reviewer_counts
+from magi.core.threads.landing import HELD, LandFacts, Plan, Review, Step, plan
 from magi.errors import ConfigError
 from magi.github.gate import MERGEABLE_READS, MERGEABLE_WAIT, head_checks, pull_facts
 from magi.github.models import PullRequest, Repo, User

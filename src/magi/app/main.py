@@ -25,7 +25,7 @@ from magi.app.context import AppContext, PortFactory
 from magi.app.events import Router
 from magi.app.settings import Settings, SettingsError, settings_from_env
 from magi.app.webhook import Edge
-from magi.core.markers import Seal
+from magi.core.threads.markers import Seal
 from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort
 from magi.github.sealed import sealed

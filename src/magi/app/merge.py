@@ -4,7 +4,7 @@ An approval is recorded as a marker in the App's own reply (``approval comment= 
 login=``), pinned to the head SHA at the comment: a head GitHub took after the comment (by
 the push time in GitHub's activity log, never a committer date) voids it at once. Every
 later event that may change the answer (a check or status finishing, a workflow run
-completing) re-reads the PR and decides again with ``magi.core.approval.decide``;
+completing) re-reads the PR and decides again with ``magi.core.threads.approval.decide``;
 permission is re-checked right before merging. Each refusal or wait is said once per
 (approval, reason, head) so the thread does not fill up.
 A merge is a squash with the SHA precondition; then the issue is closed, the candidate
@@ -19,7 +19,7 @@ from magi.app.context import AppContext
 from magi.app.events import Delivery, IssueCommentEvent
 from magi.app.events import Router as _Router
 from magi.app.pulls import on_checks
-from magi.core.approval import Approval, CommentFacts, is_merge_word, read_approval
+from magi.core.threads.approval import Approval, CommentFacts, is_merge_word, read_approval
 from magi.github import gate
 from magi.github.gate import SameChange, is_magi_pull, issue_of, merging_ref, run_of
 from magi.github.models import PullRequest, Repo

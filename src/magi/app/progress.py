@@ -2,7 +2,7 @@
 
 A job delivery names its workflow run but not the issue, so the App asks GitHub for the run
 (``GET .../actions/runs/{run_id}``): a run of magi's workflow file whose display title is
-magi's ``run-name`` (``magi.core.progress``) says which issue it is for. The App then lists
+magi's ``run-name`` (``magi.core.threads.progress``) says which issue it is for. The App then lists
 the run's jobs (``GET .../actions/runs/{run_id}/jobs``) and renders them all, so deliveries
 that arrive out of order or twice still leave the right picture, and splices that jobs part
 into the tracking comment (found by magi's ``tracking`` marker among the App's own
@@ -17,9 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from magi.app.context import AppContext, repo_config, said_ref
 from magi.app.events import Base, Delivery, Router
-from magi.core import markers
-from magi.core.posting import Policy, gate
-from magi.core.progress import WORKFLOW_NAME, RunTitle, parse_title
+from magi.core.threads import markers
+from magi.core.threads.posting import Policy, gate
+from magi.core.threads.progress import WORKFLOW_NAME, RunTitle, parse_title
 from magi.errors import ConfigError
 from magi.github.models import Comment, Repo, WorkflowJob, WorkflowRun
 from magi.github.port import GitHubPort

@@ -2,7 +2,7 @@
 
 The records are the ones publish keeps in ``refs/magi/runs/<id>``, read through the Git
 Data API (``magi.github.records``, newest ``MAX_RECORDS`` first) and counted by the same pure
-``magi.core.stats`` under the same blind rule as the CLI (``magi.report.view.revealed``):
+``magi.core.figures.stats`` under the same blind rule as the CLI (``magi.report.view.revealed``):
 over the same records the reply is ``magi stats --markdown``'s figures. A record that
 cannot be read is logged with its reason and listed, folded, under the figures; it is
 never a reason not to answer. Records already read at the same commit come from the
@@ -12,7 +12,7 @@ App's ``RecordCache`` (``ctx.records``): a repeated `/magi stats` costs one list
 from __future__ import annotations
 
 from magi.app.context import AppContext
-from magi.core import stats as figures
+from magi.core.figures import stats as figures
 from magi.github import records
 from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort

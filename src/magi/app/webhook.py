@@ -34,7 +34,7 @@ from starlette.routing import Route as Route_
 
 from magi.app.context import AppContext
 from magi.app.events import CHECK_EVENTS, Base, Delivery, Route, Router
-from magi.core.approval import is_bot
+from magi.core.threads.approval import is_bot
 from magi.github.port import GitHubError
 
 MAX_BODY = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB

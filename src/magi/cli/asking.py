@@ -43,7 +43,7 @@ def ask(
     Blocks until answered; the answer is printed on stdout. An answer in words may be a
     question back: reply with --thread ID on the same question.
     """
-    from magi.core.asking import BadQuestion, clean
+    from magi.core.person.asking import BadQuestion, clean
     from magi.seats import mailbox
 
     state = os.environ.get("MAGI_STATE_DIR", "")
@@ -95,7 +95,7 @@ def answer(
     ] = None,
 ) -> None:
     """What agents are waiting to hear from you; with an id, answer it."""
-    from magi.core.asking import BadQuestion, match, said, where
+    from magi.core.person.asking import BadQuestion, match, said, where
     from magi.seats import mailbox
     from magi.state.store import Store, magi_home
 

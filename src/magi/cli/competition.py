@@ -47,7 +47,7 @@ def _finish(run: Run, signal_exit: int | None = None) -> None:
 
 
 def _task_text(ctx: typer.Context, words: list[str], file: Path | None) -> tuple[str, str]:
-    from magi.core.bounds import decode_task
+    from magi.core.text.bounds import decode_task
 
     if file is not None:
         if words:
@@ -117,7 +117,7 @@ def run(
     """Hold a competition on the task: implement, verify, judge blind, deliberate, vote, tally."""
     from magi import engine
     from magi.cli.progress import TerminalReporter
-    from magi.git import Git
+    from magi.git.repo import Git
     from magi.state.store import Store, magi_home
 
     store = Store(magi_home())

@@ -42,7 +42,7 @@ def _print(store: Store, rec: CouncilRun, *, json_: bool, markdown: bool = False
         typer.echo(json.dumps(to_json(rec, path), indent=2, ensure_ascii=False))
     elif markdown:
         # What GitHub would get: the same text through the same posting gate.
-        from magi.core.posting import gate
+        from magi.core.threads.posting import gate
 
         policy = posting_policy(rec, ((str(store.home), "<magi home>"),))
         typer.echo(gate(comment_text(rec, path), policy).text, nl=False)
@@ -86,7 +86,7 @@ def council_summary(store: Store, run_id: str) -> dict[str, object]:
 
 
 def _finish(store: Store, rec: CouncilRun, *, json_: bool) -> None:
-    from magi.core.council import exit_code
+    from magi.core.council.rules import exit_code
 
     _print(store, rec, json_=json_)
     code = exit_code(rec.verdict) if rec.verdict is not None else 1
@@ -134,7 +134,7 @@ def council(
     """Put one question to a weighted, blind panel; code counts; the matrix shows who said what."""
     from magi.agents.base import CancelToken
     from magi.cli.progress import TerminalReporter
-    from magi.core.bounds import decode_task
+    from magi.core.text.bounds import decode_task
     from magi.council.session import resume as resume_council
     from magi.council.session import start
     from magi.engine import interruptible

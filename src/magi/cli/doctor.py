@@ -20,7 +20,7 @@ from magi.engine.diagnose import Diagnosis, diagnose
 from magi.report import cells
 
 if TYPE_CHECKING:
-    from magi.core.seating import Seating
+    from magi.core.seats.seating import Seating
     from magi.engine.runner_check import RunnerFacts
 
 SEAT_FIELDS = ("implementers", "judges", "reviewers", "fixer", "planner")

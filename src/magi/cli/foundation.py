@@ -48,8 +48,8 @@ def _repo_runner_labels(root: Path, config_text: str | None) -> list[str]:
 
 def _pinned_workflow(given: str | None, labels: list[str]) -> tuple[str, str]:
     """The workflow to write and the pin it carries; a UsageError saying what to pass."""
+    from magi.config.source import installed_source, parse_source
     from magi.config.workflow import render_workflow
-    from magi.source import installed_source, parse_source
 
     if given is not None:
         try:
@@ -100,7 +100,7 @@ def init(
     """Write a commented starter .magi/config.toml for the agent CLIs on PATH."""
     from magi.agents.discover import find_clis
     from magi.config.starter import starter_config
-    from magi.git import Git
+    from magi.git.repo import Git
 
     root = Git.discover(Path.cwd()).root
     target = root / ".magi" / "config.toml"

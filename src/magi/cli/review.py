@@ -28,7 +28,7 @@ def review(
     from magi import engine
     from magi.cli.progress import TerminalReporter
     from magi.engine.review import review_branch
-    from magi.git import Git
+    from magi.git.repo import Git
     from magi.state.store import Store, magi_home
 
     reporter = TerminalReporter(console())
@@ -93,7 +93,7 @@ def stats(
 ) -> None:
     """Relative figures over every stored run that was tallied; each says how many runs it
     rests on, and whether winners stayed merged (read from each repository's base)."""
-    from magi.core import stats as figures
+    from magi.core.figures import stats as figures
     from magi.errors import MagiError
     from magi.report.view import revealed
     from magi.state.store import Store, magi_home

@@ -19,8 +19,8 @@ import re
 from collections.abc import Sequence
 from importlib.resources import files
 
+from magi.config.source import Source
 from magi.model.config import RUNNER_LABEL  # nothing that could leave the quoted JSON
-from magi.source import Source
 
 __all__ = ["DEFAULT_LABELS", "PLACEHOLDER", "render_workflow", "template"]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from magi.agents.base import TurnResult
-from magi.core.answers import Answer, parse_answer, reask_text
+from magi.core.text.answers import Answer, parse_answer, reask_text
 from magi.errors import AnswerError
 from magi.model.run import SeatState
 from magi.seats import SeatContext, ask, ensure_seat

@@ -9,7 +9,9 @@ changes get ids as they are raised and are put to every seat in the next round.
 
 from __future__ import annotations
 
-from magi.core.council import (
+from magi.core.council.answers import ClerkAnswer, DebateAnswer, PositionAnswer
+from magi.core.council.prompts import clerk_prompt, debate_prompt, position_prompt, text
+from magi.core.council.rules import (
     PanelSeat,
     change_outcome,
     count_positions,
@@ -18,8 +20,6 @@ from magi.core.council import (
     item_labels,
     sage_aliases,
 )
-from magi.core.council_answers import ClerkAnswer, DebateAnswer, PositionAnswer
-from magi.core.council_prompts import clerk_prompt, debate_prompt, position_prompt, text
 from magi.council.rounds import Council, Job, ask_phase
 from magi.council.setup import panel_of
 from magi.state.council import ChangeRecord, PositionGroup, RoundTally

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from magi.core.council_phrases import localize
-from magi.core.pricing import price_table, spend, usd
+from magi.core.council.phrases import localize
+from magi.core.figures.pricing import price_table, spend, usd
 from magi.model.run import Turn, Usage
 from magi.state.council import CouncilRun
 
@@ -204,7 +204,7 @@ class SeatUsage:
     input_tokens: int | None  # None: never reported, which is not zero
     output_tokens: int | None
     cost_usd: float | None  # reported plus estimated; None: no turn had a dollar figure
-    estimated_usd: float  # the part of cost_usd estimated from tokens (magi.core.pricing)
+    estimated_usd: float  # the part of cost_usd estimated from tokens (magi.core.figures.pricing)
 
 
 def usage(rec: CouncilRun) -> list[SeatUsage]:

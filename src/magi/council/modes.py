@@ -9,11 +9,11 @@ config gives it.
 
 from __future__ import annotations
 
-from magi.core.council import grouping
-from magi.core.council_answers import DeliberationVerdicts, ResearchAnswer, ReviewVoteAnswer
-from magi.core.council_prompts import deliberation_prompt, research_prompt, review_prompt
-from magi.core.council_research import classify_solo, clusters, judges_of
-from magi.core.council_review import Ballot, review_verdict
+from magi.core.council.answers import DeliberationVerdicts, ResearchAnswer, ReviewVoteAnswer
+from magi.core.council.prompts import deliberation_prompt, research_prompt, review_prompt
+from magi.core.council.research import classify_solo, clusters, judges_of
+from magi.core.council.review import Ballot, review_verdict
+from magi.core.council.rules import grouping
 from magi.council.decision import clerk_answer, run_decision
 from magi.council.rounds import Council, Job, ask_phase
 from magi.council.setup import panel_of

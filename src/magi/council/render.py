@@ -15,7 +15,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from magi.core.posting import Policy, code, inert, invisible
+from magi.core.threads.posting import Policy, code, inert, invisible
 from magi.council.matrix import Matrix, Row, build, gist
 from magi.state.council import CouncilRun
 

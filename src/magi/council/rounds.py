@@ -18,9 +18,9 @@ from typing import Literal, TypeVar
 
 from pydantic import ValidationError
 
-from magi.core.answers import Answer
-from magi.core.council_clean import answer_cleaner
-from magi.core.council_prompts import Evidence, with_notes
+from magi.core.council.clean import answer_cleaner
+from magi.core.council.prompts import Evidence, with_notes
+from magi.core.text.answers import Answer
 from magi.council.asker import Asker, Reply
 from magi.model.run import Event, NodeTiming
 from magi.state.council import CouncilAnswer, CouncilRun

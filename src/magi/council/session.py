@@ -14,7 +14,7 @@ from pathlib import Path
 
 from magi.agents.base import Agent, CancelToken
 from magi.agents.registry import build_agent
-from magi.core.council_prompts import Evidence
+from magi.core.council.prompts import Evidence
 from magi.council.asker import AgentAsker, Asker
 from magi.council.modes import run_council
 from magi.council.rounds import Council

@@ -14,12 +14,12 @@ import random
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from magi.core.bounds import MARK, cap_bytes, check_task
-from magi.core.council import PanelSeat, degrade, detect_language, seat_name
-from magi.core.council_prompts import Evidence
-from magi.core.packet import neutralise
-from magi.core.posting import invisible
-from magi.core.sanitize import clean_task, redact_secrets, stored_original
+from magi.core.compete.packet import neutralise
+from magi.core.council.prompts import Evidence
+from magi.core.council.rules import PanelSeat, degrade, detect_language, seat_name
+from magi.core.text.bounds import MARK, cap_bytes, check_task
+from magi.core.text.sanitize import clean_task, redact_secrets, stored_original
+from magi.core.threads.posting import invisible
 from magi.errors import ConfigError, StateError
 from magi.model.config import Config
 from magi.model.run import RunStatus, Task

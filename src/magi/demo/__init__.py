@@ -1,7 +1,7 @@
 """``magi demo``: a complete competition offline, on a scratch repo, with the scripted roster.
 
 The demo is a product feature (what a new user runs first), so it lives here and not in
-``magi.testing``; its agents are the scripted personas of ``magi.testing.scripted``, run as
+``magi.testing``; its agents are the scripted personas of ``magi.demo.scripted``, run as
 separate processes through the ``command`` kind, exactly as a user's own command agent is.
 """
 
@@ -25,32 +25,32 @@ CONFIG = """\
 [[agents]]
 id = "right"
 kind = "command"
-command = ["{python}", "-m", "magi.testing.scripted", "right"]
+command = ["{python}", "-m", "magi.demo.scripted", "right"]
 
 [[agents]]
 id = "partial"
 kind = "command"
-command = ["{python}", "-m", "magi.testing.scripted", "partial"]
+command = ["{python}", "-m", "magi.demo.scripted", "partial"]
 
 [[agents]]
 id = "wrong"
 kind = "command"
-command = ["{python}", "-m", "magi.testing.scripted", "wrong"]
+command = ["{python}", "-m", "magi.demo.scripted", "wrong"]
 
 [[agents]]
 id = "judge-evidence-1"
 kind = "command"
-command = ["{python}", "-m", "magi.testing.scripted", "evidence"]
+command = ["{python}", "-m", "magi.demo.scripted", "evidence"]
 
 [[agents]]
 id = "judge-evidence-2"
 kind = "command"
-command = ["{python}", "-m", "magi.testing.scripted", "evidence"]
+command = ["{python}", "-m", "magi.demo.scripted", "evidence"]
 
 [[agents]]
 id = "judge-minimal"
 kind = "command"
-command = ["{python}", "-m", "magi.testing.scripted", "minimal"]
+command = ["{python}", "-m", "magi.demo.scripted", "minimal"]
 
 [roles]
 implementers = ["right", "partial", "wrong"]
@@ -95,7 +95,7 @@ def run_demo(
     from magi import engine
     from magi.agents.registry import kinds
     from magi.config.load import load_config
-    from magi.git import Git
+    from magi.git.repo import Git
     from magi.state.store import Store
 
     home = Path(where) if where else Path(tempfile.mkdtemp(prefix="magi-demo-"))

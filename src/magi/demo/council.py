@@ -25,7 +25,7 @@ PERSONAS = {
 
 def demo_config(python: str) -> Config:
     """Three scripted seats with weights and personalities, and a scripted clerk."""
-    module = "magi.testing.council_scripted"
+    module = "magi.demo.council_scripted"
     agents = [
         {"id": name, "kind": "command", "command": [python, "-m", module, persona]}
         for name, (persona, _, _) in PERSONAS.items()

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from magi.core.afterlife import Commit, Fate, Landed, fates, history
-from magi.core.stats import merged_runs
+from magi.core.figures.afterlife import Commit, Fate, Landed, fates, history
+from magi.core.figures.stats import merged_runs
 from magi.errors import MagiError
-from magi.git import Git
+from magi.git.repo import Git
 from magi.model.run import Run
 
 __all__ = ["read_fates"]

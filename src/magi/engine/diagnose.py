@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     from magi.agents.discover import FoundCli
     from magi.agents.hookspecs import AuthStatus, KindSpec
     from magi.config.load import ResolvedConfig
-    from magi.core.seating import Seating
-    from magi.jail import Decision
+    from magi.core.seats.seating import Seating
     from magi.model.config import AgentConfig, Config
+    from magi.sandbox.bwrap import Decision
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class Diagnosis:
 
 
 def _repo(d: Diagnosis, cwd: Path) -> Path | None:
-    from magi.git import Git
+    from magi.git.repo import Git
 
     try:
         git = Git.discover(cwd)
@@ -155,8 +155,8 @@ def _roster(d: Diagnosis, config: Config, environ: Mapping[str, str]) -> Config 
 
 
 def _seats(d: Diagnosis, config: Config) -> None:
-    from magi.core.reach import unreachable
-    from magi.core.seating import assign_seats
+    from magi.core.compete.reach import unreachable
+    from magi.core.seats.seating import assign_seats
 
     try:
         d.seating = assign_seats(config)
@@ -224,8 +224,8 @@ def _jailed_programs(d: Diagnosis, cwd: Path, env: Mapping[str, str]) -> None:
     if d.jail is None or not d.jail.jailed or d.config is None:
         return
     from magi.agents.programs import program_paths
-    from magi.core.jail import JailSpec, visible
-    from magi.jail import seat_spec
+    from magi.core.seats.jail import JailSpec, visible
+    from magi.sandbox.bwrap import seat_spec
     from magi.state.store import magi_home
 
     hidden = [magi_home(env)]
@@ -260,7 +260,7 @@ def _jailed_programs(d: Diagnosis, cwd: Path, env: Mapping[str, str]) -> None:
 
 def _jail(d: Diagnosis, config: Config) -> None:
     """Which jail a run would have, and a warning when agents would run unjailed by chance."""
-    from magi.jail import decide
+    from magi.sandbox.bwrap import decide
 
     try:
         d.jail = decide(config.sandbox)

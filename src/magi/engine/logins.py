@@ -18,7 +18,7 @@ from magi.agents.process import child_env
 from magi.errors import AgentError
 
 if TYPE_CHECKING:
-    from magi.core.seating import Seating
+    from magi.core.seats.seating import Seating
     from magi.engine.diagnose import Diagnosis
     from magi.model.config import AgentConfig
 

@@ -19,12 +19,12 @@ from datetime import datetime
 from pathlib import Path
 
 from magi.agents.base import Agent
-from magi.core.seating import assign_seats
+from magi.core.seats.seating import assign_seats
 from magi.engine.session import Outcome, _drive
 from magi.engine.start import context_for, create
 from magi.engine.start import now as utc_now
 from magi.errors import UsageError
-from magi.git import Git
+from magi.git.repo import Git
 from magi.graph import REVIEW_PIPELINE
 from magi.graph.fix import fix_turn
 from magi.model.config import Config

@@ -8,9 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from magi import refs_guard
 from magi.agents.base import Agent, CancelToken
-from magi.core.notify import event_of, summary_of
+from magi.core.person.notify import event_of, summary_of
 from magi.engine.signals import interruptible
 from magi.engine.start import (
     context_for,
@@ -23,14 +22,15 @@ from magi.engine.start import (
     now as utc_now,
 )
 from magi.errors import MagiError, StateError, UsageError
-from magi.git import Git
+from magi.git import refs_guard
+from magi.git.repo import Git
+from magi.git.salvage import discard_run
 from magi.graph import PIPELINE, REVIEW_PIPELINE, Context, Stage
 from magi.graph.fold import fold_all, remove_judge_worktrees
 from magi.graph.tally import compute
 from magi.model.config import Config
 from magi.model.run import Run, RunStatus, Tally
-from magi.notify import send
-from magi.salvage import discard_run
+from magi.sandbox.notify import send
 from magi.seats import Cancelled, Reporter, SilentReporter
 from magi.seats.census import end_leftovers
 from magi.state.invariants import require_whole
@@ -201,7 +201,7 @@ def fold(
 
     A live run (another process holds its lock) is skipped. A run that can still resume
     keeps its branches unless ``force``. With ``force``, a run whose record cannot be read
-    is removed by its id alone, from the repository at ``cwd`` (``magi.salvage``).
+    is removed by its id alone, from the repository at ``cwd`` (``magi.git.salvage``).
     """
     if all_runs == (ref is not None):
         raise UsageError("name one run, or pass --all")

@@ -10,11 +10,11 @@ from pathlib import Path
 from magi.agents.base import Agent, CancelToken
 from magi.agents.registry import build_agent
 from magi.config.load import load_config
-from magi.core.bounds import check_task
-from magi.core.sanitize import clean_task, redact_secrets, stored_original
-from magi.core.seating import assign_seats
+from magi.core.seats.seating import assign_seats
+from magi.core.text.bounds import check_task
+from magi.core.text.sanitize import clean_task, redact_secrets, stored_original
 from magi.errors import MagiError, UsageError
-from magi.git import Git
+from magi.git.repo import Git
 from magi.graph import PIPELINE, Context, Stage, execute
 from magi.graph.guard import CompetitionGuard
 from magi.model.config import Config

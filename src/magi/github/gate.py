@@ -6,7 +6,7 @@ pushed after the comment voids it. "After" is by GitHub's clock, the time GitHub
 log gives the push (``list_activities``), never the head commit's committer date, which
 whoever made the commit chose (a backdated commit pushed after the comment is not approved);
 a head whose push the log does not show is not approved either. ``evaluate`` re-reads the
-PR, its checks and statuses and decides with ``magi.core.approval.decide``; the approver's
+PR, its checks and statuses and decides with ``magi.core.threads.approval.decide``; the approver's
 permission is re-checked right before merging; a merge is a squash with the SHA
 precondition, one at a time per PR (the ``merging`` ref is the lock), then the issue is
 closed and the claim and candidate branches deleted. Each refusal or wait is said once per
@@ -24,8 +24,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from magi.core import markers
-from magi.core.approval import (
+from magi.core.threads import markers
+from magi.core.threads.approval import (
     Approval,
     Check,
     CommentFacts,
@@ -38,9 +38,9 @@ from magi.core.approval import (
     read_approval,
     status_check,
 )
-from magi.core.landing import BEHIND
-from magi.core.markers import Seal
-from magi.core.posting import code, inert
+from magi.core.threads.landing import BEHIND
+from magi.core.threads.markers import Seal
+from magi.core.threads.posting import code, inert
 from magi.errors import ConfigError
 from magi.github.models import Comment, PullRequest, Repo
 from magi.github.port import GitHubError, GitHubPort

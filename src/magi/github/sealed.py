@@ -1,6 +1,6 @@
 """The last door before GitHub: every body magi writes passes ``Seal.clean`` and the limit.
 
-Each surface gates outside text where it builds a comment (``magi.core.posting``); this
+Each surface gates outside text where it builds a comment (``magi.core.threads.posting``); this
 wrapper holds whatever was missed. Every comment, PR body, issue body and check summary
 that the App or a publishing job sends has each ``<!-- magi:`` escaped that is not a whole
 marker sealed by magi's own key, and is cut to GitHub's 65,536 characters at a line, so a
@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, cast
 
-from magi.core.markers import Seal
-from magi.core.posting import LIMIT, fit
+from magi.core.threads.markers import Seal
+from magi.core.threads.posting import LIMIT, fit
 from magi.github.models import CheckRun, Comment, Issue, PullRequest, Repo
 from magi.github.port import GitHubPort
 

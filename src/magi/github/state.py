@@ -12,8 +12,8 @@ import logging
 import re
 
 from magi.config.load import REPO_LAYERS, load_repo_texts
-from magi.core import markers
-from magi.core.markers import Seal
+from magi.core.threads import markers
+from magi.core.threads.markers import Seal
 from magi.github.models import Comment, GitRef, Repo
 from magi.github.port import GitHubError, GitHubPort
 from magi.model.config import Config

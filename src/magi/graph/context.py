@@ -6,12 +6,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from magi.checkout import SPARES
-from magi.clones import git_dir, is_clone, objects
-from magi.core.seating import Seating
-from magi.git import Git
-from magi.jail import JailPaths
+from magi.core.seats.seating import Seating
+from magi.git.checkout import SPARES
+from magi.git.clones import git_dir, is_clone, objects
+from magi.git.repo import Git
 from magi.model.run import Run
+from magi.sandbox.bwrap import JailPaths
 from magi.seats import Reporter, SeatContext, SilentReporter, Stop, seat_order, utcnow
 
 __all__ = ["Context", "Reporter", "SilentReporter", "Stop", "seat_order", "utcnow"]
@@ -71,7 +71,7 @@ class Context(SeatContext):
         return Path(root)
 
     def spares(self) -> Path:
-        """Where magi's own detached trees wait between uses (``magi.checkout.lease``)."""
+        """Where magi's own detached trees wait between uses (``magi.git.checkout.lease``)."""
         return self.worktree_root() / SPARES
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from magi.core.answers import DeliberationAnswer
-from magi.core.bounds import cap
-from magi.core.prompts import deliberation_prompt
-from magi.core.tally import first_choices_split
+from magi.core.compete.prompts import deliberation_prompt
+from magi.core.compete.tally import first_choices_split
+from magi.core.text.answers import DeliberationAnswer
+from magi.core.text.bounds import cap
 from magi.graph.context import Context
 from magi.graph.judge import ensure_judge_worktree
 from magi.graph.packets import judge_context, viable_labels

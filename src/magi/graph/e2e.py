@@ -8,13 +8,13 @@ whose review raised nothing blocking, always runs it on the head that round revi
 
 from __future__ import annotations
 
-from magi.checkout import clean_worktree
-from magi.core.review import defer_e2e
+from magi.core.review.loop import defer_e2e
+from magi.git.checkout import clean_worktree
 from magi.graph.context import Context
 from magi.graph.winner import ensure_review, worktree
 from magi.model.review import E2eResult
 from magi.model.run import RunStatus
-from magi.shell import run_checks
+from magi.sandbox.shell import run_checks
 
 NAME = "e2e"
 STATUS = RunStatus.TESTING

@@ -22,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from magi import clones
 from magi.agents.base import TurnResult
-from magi.core.answers import FixAnswer, parse_answer, reask_text
-from magi.core.review import decide, open_blocking
-from magi.core.review_prompts import fix_prompt
+from magi.core.review.loop import decide, open_blocking
+from magi.core.review.prompts import fix_prompt
+from magi.core.text.answers import FixAnswer, parse_answer, reask_text
 from magi.errors import AnswerError
+from magi.git import clones
 from magi.graph.context import Context, Stop
 from magi.graph.handback import hand_back, watch
 from magi.graph.winner import e2e_text, ensure_review, tree, winner, worktree

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from magi.checkout import discard, drop_spares, release
-from magi.clones import made_by_magi
+from magi.git.checkout import discard, drop_spares, release
+from magi.git.clones import made_by_magi
+from magi.git.salvage import free_branch, worktrees_of
 from magi.graph.context import Context
 from magi.graph.guard import pin_heads
 from magi.model.run import RunStatus
-from magi.salvage import free_branch, worktrees_of
 
 NAME = "fold"
 STATUS = RunStatus.FOLDING

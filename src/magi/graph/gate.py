@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from magi.checkout import clean_worktree, drop_spares
+from magi.git.checkout import clean_worktree, drop_spares
 from magi.graph.context import Context, Stop
 from magi.graph.fix import conclude
 from magi.graph.review import remove_reviewer_worktrees
 from magi.graph.winner import ensure_review, worktree
 from magi.model.review import CheckResult, Gate
 from magi.model.run import RunStatus
-from magi.shell import run_checks
+from magi.sandbox.shell import run_checks
 
 NAME = "gate"
 STATUS = RunStatus.GATING

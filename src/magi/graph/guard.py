@@ -19,8 +19,8 @@ and a merge.
 
 from __future__ import annotations
 
-from magi import refs_guard
-from magi.checkout import MainStatus
+from magi.git import refs_guard
+from magi.git.checkout import MainStatus
 from magi.graph.context import Context
 from magi.model.run import Candidate
 from magi.seats import RETRYABLE, SeatContext

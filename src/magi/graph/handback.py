@@ -1,6 +1,6 @@
 """The end of a writer's turn in its clone: guard, rescue commit, fetch back, scrub.
 
-An implementer (and the fixer) works in a clone of its own (``magi.clones``). Around its
+An implementer (and the fixer) works in a clone of its own (``magi.git.clones``). Around its
 turn magi watches two git directories: the clone's, whose every change is that seat's doing
 and is charged to it alone, and the repository's, which no seat should touch at all and
 which several seats may have reached in a parallel wave unjailed (what is found there names
@@ -15,13 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from magi import clones, refs_guard
-from magi.checkout import damage
+from magi.git import clones, refs_guard
+from magi.git.checkout import damage
+from magi.git.scrub import scrub_branch
+from magi.git.worktree_guard import GuardSnapshot, restore
 from magi.graph.context import Context
 from magi.graph.guard import alongside, qualify
 from magi.graph.prep import hooks_dir
-from magi.graph.scrub import scrub_branch
-from magi.worktree_guard import GuardSnapshot, restore
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from magi import clones
-from magi.core.answers import parse_noop
-from magi.core.bounds import cap
-from magi.core.prompts import implement_prompt
+from magi.core.compete.prompts import implement_prompt
+from magi.core.text.answers import parse_noop
+from magi.core.text.bounds import cap
+from magi.git import clones
+from magi.git.worktree_guard import GuardSnapshot
 from magi.graph import test_scan
 from magi.graph.context import Context, Stop
 from magi.graph.handback import clear_stale_locks, hand_back, watch
@@ -16,7 +17,6 @@ from magi.graph.prep import FRESH, hooks_dir
 from magi.model.run import Candidate, RunStatus
 from magi.seats import RETRYABLE, ask_with_failover
 from magi.seats.jailing import decision
-from magi.worktree_guard import GuardSnapshot
 
 NAME = "implement"
 STATUS = RunStatus.IMPLEMENTING

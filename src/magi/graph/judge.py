@@ -5,14 +5,14 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from magi.checkout import lease
-from magi.core.answers import JudgeAnswer
-from magi.core.bounds import cap
+from magi.core.text.answers import JudgeAnswer
+from magi.core.text.bounds import cap
+from magi.git.checkout import lease
+from magi.git.worktree_guard import GuardSnapshot, restore
 from magi.graph.context import Context, Stop, seat_order
 from magi.graph.packets import all_packets, judge_context, viable_labels
 from magi.model.run import JudgeSeat, Ranking, RunStatus, upsert
 from magi.seats import RETRYABLE, ask_structured
-from magi.worktree_guard import GuardSnapshot, restore
 
 NAME = "judge"
 STATUS = RunStatus.JUDGING

@@ -18,16 +18,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from magi import clones
 from magi.errors import ConfigError, RepoError
-from magi.failpoint import failpoint
-from magi.git import NEUTRAL_EMAIL, NEUTRAL_NAME
+from magi.git import clones
+from magi.git.repo import NEUTRAL_EMAIL, NEUTRAL_NAME
 from magi.graph import gate
 from magi.graph.context import Context, Stop
 from magi.graph.winner import tree, winner, worktree
 from magi.model.config import Config
 from magi.model.review import MergeRecord
 from magi.model.run import RunStatus
+from magi.state.failpoint import failpoint
 
 NAME = "merge"
 STATUS = RunStatus.MERGING

@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from magi.failpoint import failpoint
 from magi.graph.context import Context
 from magi.model.run import NodeTiming, Run, RunStatus
 from magi.seats import Cancelled, Stop
+from magi.state.failpoint import failpoint
 
 
 class Node(Protocol):

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from magi.core.blind import leak_terms, redact_terms, scan_leaks, strip_trailers
-from magi.core.prompts import CandidatePacket, judge_prompt
-from magi.core.sanitize import strip_controls
+from magi.core.compete.blind import leak_terms, redact_terms, scan_leaks, strip_trailers
+from magi.core.compete.prompts import CandidatePacket, judge_prompt
+from magi.core.text.sanitize import strip_controls
 from magi.graph import test_scan
 from magi.graph.context import Context, Stop
 from magi.model.run import Candidate, Leak, RunStatus, Verification

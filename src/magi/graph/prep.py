@@ -5,9 +5,9 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from magi.clones import adopt_or_make, make_at, sound
-from magi.core.blind import COMMIT_MSG_HOOK, judge_order, shuffle_labels
-from magi.core.seating import seat_name
+from magi.core.compete.blind import COMMIT_MSG_HOOK, judge_order, shuffle_labels
+from magi.core.seats.seating import seat_name
+from magi.git.clones import adopt_or_make, make_at, sound
 from magi.graph.context import Context
 from magi.model.run import Candidate, JudgeSeat, RunStatus
 from magi.seats import ensure_seat
@@ -65,7 +65,7 @@ def run(ctx: Context) -> None:
 def _make_worktrees(ctx: Context, *, fresh: bool) -> None:
     """Create what is missing; a resumed run finds the clones it already made.
 
-    Each candidate's tree is a clone of its own (``magi.clones``). They are independent
+    Each candidate's tree is a clone of its own (``magi.git.clones``). They are independent
     repositories, so they are made in parallel: no lock of the user's repository is taken.
     A clone is renamed into place only when whole, and the record is saved as each one is,
     so a kill at any instant leaves whole clones (recorded or not) and at most a partial one

@@ -15,19 +15,19 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from magi.checkout import discard, lease, release, reset_to
-from magi.core.answers import ReviewAnswer
-from magi.core.blind import strip_trailers
-from magi.core.review import decide, number_findings, reviewer_agents
-from magi.core.review_prompts import review_prompt
-from magi.core.seating import seat_name
+from magi.core.compete.blind import strip_trailers
+from magi.core.review.loop import decide, number_findings, reviewer_agents
+from magi.core.review.prompts import review_prompt
+from magi.core.seats.seating import seat_name
+from magi.core.text.answers import ReviewAnswer
+from magi.git.checkout import discard, lease, release, reset_to
+from magi.git.worktree_guard import GuardSnapshot, restore
 from magi.graph import review_blind
 from magi.graph.context import Context, Stop, seat_order
 from magi.graph.winner import e2e_text, ensure_review, winner, worktree
 from magi.model.review import ReviewRound, ReviewSeat
 from magi.model.run import RunStatus
 from magi.seats import RETRYABLE, ask_structured, ensure_seat
-from magi.worktree_guard import GuardSnapshot, restore
 
 NAME = "review"
 STATUS = RunStatus.REVIEWING

@@ -21,7 +21,7 @@ reached them through material already scanned.
 
 from __future__ import annotations
 
-from magi.core.blind import leak_terms, redact_terms, scan_leaks, strip_trailers
+from magi.core.compete.blind import leak_terms, redact_terms, scan_leaks, strip_trailers
 from magi.graph.context import Context, Stop
 from magi.graph.packets import record_leaks
 from magi.graph.winner import e2e_text, winner

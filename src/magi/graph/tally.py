@@ -1,8 +1,8 @@
-"""tally: code, never an agent, counts the votes (rules in ``magi.core.tally``)."""
+"""tally: code, never an agent, counts the votes (rules in ``magi.core.compete.tally``)."""
 
 from __future__ import annotations
 
-from magi.core.tally import count_votes, uncontested
+from magi.core.compete.tally import count_votes, uncontested
 from magi.graph.context import Context, Stop
 from magi.graph.guard import pin_heads
 from magi.graph.packets import viable_labels

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from magi.core.edited_tests import describe, edited_tests
+from magi.core.compete.edited_tests import describe, edited_tests
 from magi.graph.context import Context
 from magi.model.run import Candidate, EditedTest
 

@@ -10,11 +10,11 @@ import contextlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from magi.checkout import clean_worktree, dirty
+from magi.git.checkout import clean_worktree, dirty
 from magi.graph.context import Context
 from magi.graph.implement import viable
 from magi.model.run import Candidate, RunStatus
-from magi.shell import run_checks
+from magi.sandbox.shell import run_checks
 
 NAME = "verify"
 STATUS = RunStatus.VERIFYING

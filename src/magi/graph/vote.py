@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from magi.core.answers import VoteAnswer
-from magi.core.bounds import cap
-from magi.core.prompts import vote_prompt
+from magi.core.compete.prompts import vote_prompt
+from magi.core.text.answers import VoteAnswer
+from magi.core.text.bounds import cap
 from magi.graph.context import Context, seat_order
 from magi.graph.deliberate import transcript
 from magi.graph.judge import ensure_judge_worktree

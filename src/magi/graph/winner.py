@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from magi import clones
+from magi.git import clones
 from magi.graph.context import Context, Stop
 from magi.graph.prep import hooks_dir
 from magi.model.review import E2eResult, Review

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from magi.model.council import CouncilConfig
 
-# The placeholders ``[notify] command`` may hold (``magi.core.notify`` fills them).
+# The placeholders ``[notify] command`` may hold (``magi.core.person.notify`` fills them).
 NOTIFY_FIELDS = ("summary", "run", "url", "event")
 FIELD_PATTERN = re.compile(r"\{([a-z_]+)\}")
 
@@ -308,7 +308,7 @@ class Github(_Strict):
 
 class Price(_Strict):
     """What one model costs, in US dollars per million tokens (magi's estimate of a turn
-    whose CLI reports tokens but no cost: ``magi.core.pricing``)."""
+    whose CLI reports tokens but no cost: ``magi.core.figures.pricing``)."""
 
     input: float = Field(ge=0, allow_inf_nan=False, description="Uncached input tokens.")
     output: float = Field(ge=0, allow_inf_nan=False, description="Output tokens (reasoning too).")

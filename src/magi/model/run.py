@@ -120,7 +120,7 @@ class Usage(BaseModel):
 
     ``cost_usd`` is only ever a CLI's own figure. ``models`` holds the same tokens by the
     model that spent them, where the CLI (or the agent's configured ``model``) names it: what
-    ``magi.core.pricing`` turns into an *estimated* cost when no cost was reported. Empty in
+    ``magi.core.figures.pricing`` turns into an *estimated* cost when no cost was reported. Empty in
     records written before it existed: such a turn's tokens are simply not priced.
     """
 

@@ -1,7 +1,7 @@
 """Time and tokens: what each seat spent, summed over its turns, and the seconds per node.
 
 A seat's dollars are its CLIs' own figures plus, for turns that reported tokens but no cost,
-an estimate at the run's prices (``magi.core.pricing``); ``estimated_usd`` says how much of
+an estimate at the run's prices (``magi.core.figures.pricing``); ``estimated_usd`` says how much of
 ``cost_usd`` is estimated, so no renderer shows an estimate as a bill.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from magi.core.pricing import Spend, price_table, spend, usd
+from magi.core.figures.pricing import Spend, price_table, spend, usd
 from magi.model.config import Price
 from magi.model.run import Run, Turn, Usage
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from magi.core.blind import MIN_ID_LENGTH, leak_terms, redact_terms
+from magi.core.compete.blind import MIN_ID_LENGTH, leak_terms, redact_terms
 from magi.model.run import Run, RunStatus, Turn
 
 FAILED = frozenset({"timeout", "error", "quota", "invalid"})

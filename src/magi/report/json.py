@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from magi.core.review_report import review_json
+from magi.core.review.report import review_json
 from magi.model.run import Run
 from magi.report.view import USAGE_KEYS, CandidateView, RunView, UsageRow, build
 

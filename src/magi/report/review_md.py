@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from urllib.parse import quote as url_quote
 
-from magi.core.review import follow_ups
+from magi.core.review.loop import follow_ups
 from magi.model.review import E2eResult, FindingRecord, ReviewRound
 from magi.model.run import Run
 from magi.report.gfm import Safe, Section, inline

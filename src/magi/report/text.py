@@ -8,7 +8,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from magi.core.review_report import follow_up_lines, review_rows
+from magi.core.review.report import follow_up_lines, review_rows
 from magi.model.run import Run
 from magi.report.costs import ESTIMATE_NOTE, shows_estimates
 from magi.report.view import HIDDEN, CandidateView, RankingView, RunView, build
@@ -219,7 +219,7 @@ def render(run: Run) -> RenderableType:
 
 def question_lines(run: Run) -> list[str]:
     """One line per question turn: who asked, what, and how it was answered (or not yet)."""
-    from magi.core.asking import where
+    from magi.core.person.asking import where
 
     lines = []
     for q in run.questions:

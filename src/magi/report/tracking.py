@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from magi.core.markers import Seal
+from magi.core.threads.markers import Seal
 from magi.model.run import Run, RunStatus
 from magi.report.gfm import inline
 from magi.report.json import node_seconds

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from magi.core.edited_tests import describe
+from magi.core.compete.edited_tests import describe
 from magi.model.run import Candidate, Ranking, Run, RunStatus
 from magi.report.costs import USAGE_KEYS, UsageRow, node_times, usage_rows
 from magi.report.failures import SeatView, Stopped, Terms, seat_views, stopped_node, warnings

@@ -20,17 +20,17 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 from magi.agents.base import TurnRequest, TurnResult, TurnStatus
 from magi.agents.census import now_ticks
-from magi.core.answers import Answer, parse_answer, reask_text
-from magi.core.sanitize import redact_secrets, strip_controls
-from magi.core.seating import failover_agent
+from magi.core.seats.seating import failover_agent
+from magi.core.text.answers import Answer, parse_answer, reask_text
+from magi.core.text.sanitize import redact_secrets, strip_controls
 from magi.errors import AnswerError
-from magi.failpoint import failpoint
 from magi.model.run import Redaction, SeatState, Turn
 from magi.seats.asking import Listening
 from magi.seats.budget import check_budget
 from magi.seats.census import end_turn
 from magi.seats.context import SeatContext
 from magi.seats.jailing import seat_jail
+from magi.state.failpoint import failpoint
 
 M = TypeVar("M", bound=Answer)
 

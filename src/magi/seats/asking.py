@@ -18,10 +18,10 @@ import threading
 from pathlib import Path
 from typing import Literal
 
-from magi.core.asking import DECIDE, BadQuestion, clean, said, where
-from magi.core.sanitize import redact_secrets
+from magi.core.person.asking import DECIDE, BadQuestion, clean, said, where
+from magi.core.text.sanitize import redact_secrets
 from magi.model.run import Question, QuestionTurn
-from magi.notify import send
+from magi.sandbox.notify import send
 from magi.seats import mailbox
 from magi.seats.context import SeatContext, utcnow
 

@@ -1,14 +1,14 @@
 """Budget caps: a seat that would start past ``[budget]`` is not started; the run is held.
 
 Dollars are what a CLI reported, else what its tokens cost at ``[budget.prices]`` (an
-estimate, said as one: ``magi.core.pricing``). A turn with neither has no dollar figure,
+estimate, said as one: ``magi.core.figures.pricing``). A turn with neither has no dollar figure,
 so no dollar cap sees it: ``run_minutes`` caps the wall time of such turns instead, and
 while it is unset the run says once, per kind of agent, which dollars it cannot count.
 """
 
 from __future__ import annotations
 
-from magi.core.pricing import Spend, price_table, spend, turn_cost, unmetered_why, usd
+from magi.core.figures.pricing import Spend, price_table, spend, turn_cost, unmetered_why, usd
 from magi.model.run import Record, RunStatus
 from magi.seats.context import SeatContext, Stop
 from magi.seats.day_spend import source

@@ -11,10 +11,10 @@ from typing import Literal, Protocol
 
 from magi.agents.base import Agent, CancelToken
 from magi.config.load import machine_config_dir
-from magi.core.pricing import Spend
-from magi.jail import JailPaths
+from magi.core.figures.pricing import Spend
 from magi.model.config import Config
 from magi.model.run import Event, Record, RunStatus, Seat
+from magi.sandbox.bwrap import JailPaths
 from magi.state.store import Store
 
 

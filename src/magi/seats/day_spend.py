@@ -25,9 +25,9 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import magi.state.council  # noqa: F401 - registers the council record kind, so one reads as itself
-from magi.core.pricing import Spend, price_table, spend
+from magi.core.figures.pricing import Spend, price_table, spend
 from magi.errors import MagiError, RepoError
-from magi.git import Git
+from magi.git.repo import Git
 from magi.model.run import Record
 from magi.seats.context import DaySpend, SeatContext
 from magi.state.store import RUN_ID, Store, parse_record

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from magi.core.jail import JailSpec
-from magi.jail import Decision, decide, seat_spec
+from magi.core.seats.jail import JailSpec
 from magi.model.run import Jail
+from magi.sandbox.bwrap import Decision, decide, seat_spec
 from magi.seats.context import SeatContext
 
 _KEY = "jail"

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from magi.core.asking import ID, BadQuestion
+from magi.core.person.asking import ID, BadQuestion
 
 ASK = "ask"
 ANSWERS = "answers"

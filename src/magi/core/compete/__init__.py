@@ -1,0 +1,1 @@
+"""The competition's rules: blinding, packets, prompts, edited tests, reach and the tally."""

@@ -1,0 +1,1 @@
+"""Figures over runs: dollars from usage, ``magi stats``, and whether winners stay merged."""

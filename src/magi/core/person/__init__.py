@@ -1,0 +1,1 @@
+"""The person in the loop: an agent's question and its answer, and what a notification says."""

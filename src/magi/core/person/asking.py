@@ -1,0 +1,85 @@
+"""An agent's question to a person, as data: what a question may hold, how an answer matches.
+
+``magi ask`` (run by an agent mid-turn) and ``magi answer`` (run by a person) meet in the
+seat's mailbox (``magi.seats.mailbox``); what passes through it is decided here, with no
+I/O. A question is an agent's words: it is capped and cleaned like any agent text, never
+read as an instruction, and shown attributed to its seat (``implement · B``), never to
+an agent.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from magi.core.text.bounds import cap
+from magi.core.text.sanitize import strip_controls
+
+SUMMARY_MAX = 500  # characters: a question is a sentence or two, not a document
+CHOICE_MAX = 120
+CHOICES_MAX = 8
+SAY_MAX = 2000  # a person's words back to the agent
+ID = re.compile(r"[0-9a-f]{4}")
+
+# What ``magi ask`` prints when the run has asked all it may (``[ask] max_per_run``), or
+# nobody can answer where the run is (a runner's agents job).
+DECIDE = "Nobody will answer this now: decide yourself, and say in your summary what you decided."
+
+
+class BadQuestion(ValueError):
+    """A question or an answer that cannot be taken, with why."""
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One turn of a question thread, cleaned: what the agent asks and may be answered with."""
+
+    summary: str
+    choices: tuple[str, ...]
+
+
+def _line(text: str, limit: int) -> str:
+    one = " ".join(strip_controls(text).split())
+    return cap(one, limit, keep="head") if len(one) > limit else one
+
+
+def clean(summary: str, choices: list[str]) -> Asked:
+    """The question as magi keeps and shows it: one line each, capped, no control bytes."""
+    said = _line(summary, SUMMARY_MAX)
+    if not said:
+        raise BadQuestion("a question needs --summary: what the agent wants to know")
+    kept: list[str] = []
+    for c in choices:
+        one = _line(c, CHOICE_MAX)
+        if one and one.casefold() not in {k.casefold() for k in kept}:
+            kept.append(one)
+    if len(kept) > CHOICES_MAX:
+        raise BadQuestion(f"at most {CHOICES_MAX} --choice values (got {len(kept)})")
+    return Asked(said, tuple(kept))
+
+
+def match(answer: str, choices: tuple[str, ...]) -> str:
+    """The choice ``answer`` names (its text, case-insensitively, or its number from 1)."""
+    want = answer.strip()
+    for c in choices:
+        if c.casefold() == want.casefold():
+            return c
+    if want.isdigit() and 1 <= int(want) <= len(choices):
+        return choices[int(want) - 1]
+    listed = ", ".join(f"{i}. {c}" for i, c in enumerate(choices, start=1))
+    if not choices:
+        raise BadQuestion('this question has no choices: answer it with --say "..."')
+    raise BadQuestion(f"{want!r} is not one of its choices ({listed}); or answer with --say")
+
+
+def said(words: str) -> str:
+    """A person's free answer (``--say``), as the agent receives it."""
+    text = strip_controls(words).strip()
+    if not text:
+        raise BadQuestion("--say needs words")
+    return cap(text, SAY_MAX, keep="head") if len(text) > SAY_MAX else text
+
+
+def where(node: str, label: str, seat: str) -> str:
+    """Who asks, as a person reads it: the node and the candidate's label, or the seat."""
+    return f"{node} · {label}" if label else f"{node} · {seat}"

@@ -1,0 +1,1 @@
+"""The winner's review loop and a landing fix round: findings, prompts, the report's sections."""

@@ -1,0 +1,2 @@
+"""What magi reads and writes in GitHub threads: the posting gate, markers, commands, merge gate
+and landing decisions."""

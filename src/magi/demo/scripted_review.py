@@ -1,0 +1,91 @@
+"""Scripted reviewers and fixers: the review-loop half of ``magi.demo.scripted``.
+
+A persona is ``<base>[+<mode>]``: the base acts in implement and judging (see
+``scripted``), the mode in review and fix. Review modes: clean (no findings, the default),
+blocker (one blocking and one minor finding in round 1, clean after), always (a blocking
+finding every round), minor (one minor finding), malformed (never a valid block). Fix modes:
+commit (the default: write the right solution, record the ids in REVIEWED.md, commit and
+adopt every id), nocommit (adopt everything, change nothing), same-tree (an empty commit:
+new commit, identical tree), reject (reject every id with a reason, change nothing),
+reject-leaky (the same, the reason naming a vendor, as an author that signs its words),
+workflow (the commit fix, plus a workflow file that would run with the repository's secrets).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+from magi.demo import repo as demo_repo
+
+ROUND = re.compile(r"^# Code review, round (\d+) of", re.M)
+FINDING = re.compile(r"^### (R\d+-\d+-\d+|L\d+-\d+) ", re.M)
+IDENT = ["-c", "user.name=dev", "-c", "user.email=dev@example.invalid"]
+
+
+def _answer(obj: dict[str, object]) -> str:
+    # A live conversation, as the command-agent convention reports one (on stderr).
+    session = os.environ.get("MAGI_SESSION") or str(uuid.uuid4())
+    print(f"MAGI-SESSION: {session}", file=sys.stderr)
+    return f"Done.\n\n```json\n{json.dumps(obj)}\n```\n"
+
+
+def _blocking(title: str) -> dict[str, object]:
+    return {
+        "severity": "blocking",
+        "title": title,
+        "file": "textstats.py",
+        "line": 2,
+        "detail": "word_count miscounts runs of whitespace.",
+    }
+
+
+def review(mode: str, prompt: str) -> int:
+    m = ROUND.search(prompt)
+    rnd = int(m.group(1)) if m else 1
+    findings: list[dict[str, object]] = []
+    if mode == "malformed":
+        print("Looks fine to me {findings: none}")
+        return 0
+    if mode == "blocker" and rnd == 1:
+        findings = [
+            _blocking("Whitespace runs miscounted"),
+            {"severity": "minor", "title": "Docstring is terse", "detail": "Say what counts."},
+        ]
+    elif mode == "always":
+        findings = [_blocking("Still not convinced")]
+    elif mode == "minor":
+        findings = [{"severity": "minor", "title": "Name the helper", "detail": "Clearer."}]
+    print(_answer({"findings": findings}))
+    return 0
+
+
+def fix(mode: str, prompt: str) -> int:
+    ids = list(dict.fromkeys(FINDING.findall(prompt)))
+    cwd = Path.cwd()
+    if mode in ("reject", "reject-leaky"):
+        why = "The unit tests cover this case."
+        if mode == "reject-leaky":
+            why = "As Claude, I checked: " + why
+        rejected = [{"id": i, "reason": why} for i in ids]
+        print(_answer({"adopted": [], "rejected": rejected}))
+        return 0
+    if mode == "same-tree":
+        subprocess.run(["git", *IDENT, "commit", "-q", "--allow-empty", "-m", "Tidy"], check=True)
+    elif mode != "nocommit":
+        (cwd / "textstats.py").write_text(demo_repo.RIGHT)
+        if mode == "workflow":
+            flow = cwd / ".github" / "workflows" / "exfiltrate.yml"
+            flow.parent.mkdir(parents=True, exist_ok=True)
+            flow.write_text("on: push\njobs: {x: {runs-on: ubuntu-latest, steps: []}}\n")
+        with (cwd / "REVIEWED.md").open("a", encoding="utf-8") as f:
+            f.write(" ".join(ids or ["e2e"]) + "\n")
+        subprocess.run(["git", "add", "-A"], check=True)
+        subprocess.run(["git", *IDENT, "commit", "-q", "-m", "Address review findings"], check=True)
+    print(_answer({"adopted": ids, "rejected": []}))
+    return 0

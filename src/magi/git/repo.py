@@ -1,0 +1,394 @@
+"""The git adapter: every git command magi runs, under one locked-down config and environment.
+
+Agents write inside git directories magi then runs git in -- a candidate's own clone
+(``magi.git.clones``), a judge's worktree of the repository's -- so any file git reads as
+configuration (hooks, ``config``, ``info/attributes``) may have been planted by an agent
+waiting for magi to run git. Every command therefore goes through ``Git._exec``, which
+pins the settings below on the command line (``-c`` beats every config file) and runs git
+in an environment of magi's choosing. What ``-c`` cannot reach -- drivers whose names an
+agent chooses (``filter.<x>.clean``, ``diff.<x>.textconv``), ``include.path`` -- is what
+``magi.git.worktree_guard`` restores after every agent turn.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import IO, cast
+
+from magi.errors import RepoError
+from magi.model.run import FileStat
+
+NEUTRAL_NAME = "magi"
+NEUTRAL_EMAIL = "magi@localhost.invalid"
+
+_NO_HOOKS = os.devnull  # a hooks "directory" in which no hook can exist
+
+# Semantics of each key: https://git-scm.com/docs/git-config
+_LOCKDOWN: tuple[tuple[str, str], ...] = (
+    ("core.fsmonitor", "false"),  # a path here is a program run by status/diff/add
+    ("core.untrackedCache", "false"),  # read commands must not rewrite the index
+    ("core.pager", "cat"),  # belt to --no-pager's braces: never spawn a configured pager
+    ("core.editor", ":"),  # nothing magi runs may block on, or run, an editor
+    ("core.askPass", ""),  # empty means "no askpass program" (GIT_TERMINAL_PROMPT=0 too)
+    ("color.ui", "false"),  # escape codes would corrupt parsed output and judge packets
+    ("commit.gpgSign", "false"),  # gpg.program is agent-writable; neutral commits are unsigned
+    ("tag.gpgSign", "false"),
+    ("log.showSignature", "false"),  # verifying a signature runs gpg.program too
+    ("submodule.recurse", "false"),  # would turn checkout and worktree add into fetches
+    ("protocol.ext.allow", "never"),  # ext:: URLs are shell commands
+    ("gc.auto", "0"),  # no detached background gc racing worktree removal or the guard
+    ("maintenance.auto", "false"),
+    ("diff.noprefix", "false"),  # judges and parsers expect a/ and b/ prefixes
+    ("diff.mnemonicPrefix", "false"),
+    ("i18n.logOutputEncoding", "UTF-8"),  # commit messages are decoded as UTF-8
+    ("core.useReplaceRefs", "false"),  # refs/replace is agent-writable (also via env below)
+)
+# diff.external is deliberately absent: an empty value makes git try to run "" and fail.
+# Every diff-family command passes --no-ext-diff instead (and --no-textconv, for drivers
+# whose names an agent picks).
+_DIFF_FLAGS = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-relative")
+
+_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",  # /etc/gitconfig is nobody's decision about this run
+    "GIT_ATTR_NOSYSTEM": "1",
+    "GIT_TERMINAL_PROMPT": "0",  # a credential prompt would hang an unattended run
+    "GIT_OPTIONAL_LOCKS": "0",  # status may not take index.lock: judges' trees stay untouched
+    "GIT_NO_REPLACE_OBJECTS": "1",
+    "LC_ALL": "C",  # stable, English messages to parse and to quote in errors
+}
+_CHUNK = 1 << 16
+
+
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    # Drop every GIT_* the caller had (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE,
+    # GIT_CONFIG_PARAMETERS, GIT_EXTERNAL_DIFF, ...): they would redirect or reconfigure git.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(_ENV)
+    env.update(extra or {})
+    return env
+
+
+def _argv(args: list[str], hooks: str) -> list[str]:
+    argv = ["git", "--no-pager", "-c", f"core.hooksPath={hooks}"]
+    for key, value in _LOCKDOWN:
+        argv += ["-c", f"{key}={value}"]
+    return argv + args
+
+
+def _rev(ref: str) -> str:
+    # Revisions come from magi, but one that starts with "-" would be parsed as an option.
+    if not ref or ref.startswith("-"):
+        raise RepoError(f"not a revision: {ref!r}")
+    return ref
+
+
+def _show(args: list[str]) -> str:
+    return "git " + shlex.join(args)
+
+
+def _diff(base: str, head: str, *flags: str) -> list[str]:
+    return ["diff", *flags, *_DIFF_FLAGS, "--end-of-options", _rev(base), _rev(head), "--"]
+
+
+def _span(base: str, head: str) -> list[str]:
+    return ["--end-of-options", f"{_rev(base)}..{_rev(head)}", "--"]
+
+
+def _failed(args: list[str], code: int, where: Path, stderr: bytes) -> RepoError:
+    err = stderr.decode("utf-8", "replace").strip()
+    return RepoError(f"{_show(args)} failed (exit {code}) in {where}: {err}")
+
+
+class Git:
+    """One repository. ``root`` is the toplevel of its main worktree (see ``discover``)."""
+
+    def __init__(self, repo: Path, *, hooks_dir: Path | None = None) -> None:
+        self.root = Path(repo).resolve()
+        self.hooks_dir = hooks_dir.resolve() if hooks_dir is not None else None
+        self._common: Path | None = None
+        self._format: str | None = None
+
+    @staticmethod
+    def discover(path: Path) -> Git:
+        """The repository containing ``path``, rooted at its main worktree (even from a linked)."""
+        if not path.exists():
+            raise RepoError(f"not a git repository: {path} (no such path)")
+        probe = Git(path if path.is_dir() else path.parent)
+        bare = probe._exec(["rev-parse", "--is-bare-repository"], check=False)
+        if bare.returncode == 0 and bare.stdout.strip() == b"true":
+            raise RepoError(
+                f"{path} is a bare repository (no working tree to branch from): run magi in a "
+                "clone of it instead, e.g. git clone <bare> work && cd work"
+            )
+        res = probe._exec(["rev-parse", "--show-toplevel"], check=False)
+        if res.returncode != 0:
+            raise RepoError(f"not a git repository: {path} (run magi inside a clone)")
+        out = probe._exec(["worktree", "list", "--porcelain", "-z"]).stdout.decode()
+        first = out.split("\0")
+        if len(first) > 1 and first[1] == "bare":
+            raise RepoError(f"not a git repository with a main worktree (bare): {path}")
+        return Git(Path(first[0].removeprefix("worktree ")))
+
+    # -- running git ------------------------------------------------------------------
+
+    def _exec(
+        self,
+        args: list[str],
+        *,
+        cwd: Path | None = None,
+        check: bool = True,
+        input: bytes | None = None,
+        timeout: float | None = None,
+        hooks: str = _NO_HOOKS,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[bytes]:
+        where = cwd or self.root
+        try:
+            res = subprocess.run(
+                _argv(args, hooks),
+                cwd=where,
+                env=_env(env),
+                input=input,
+                stdin=None if input is not None else subprocess.DEVNULL,
+                capture_output=True,
+                timeout=timeout,
+                check=False,
+            )
+        except FileNotFoundError as e:
+            # Either git is missing or cwd is; say which.
+            what = f"no such directory: {where}" if not where.is_dir() else "git not found on PATH"
+            raise RepoError(f"{_show(args)}: {what}") from e
+        except subprocess.TimeoutExpired as e:
+            raise RepoError(f"{_show(args)} timed out after {timeout}s in {where}") from e
+        if check and res.returncode != 0:
+            raise _failed(args, res.returncode, where, res.stderr)
+        return res
+
+    def run(
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        check: bool = True,
+        input: str | None = None,
+        timeout: float | None = None,
+    ) -> str:
+        """stdout of ``git <args>``; RepoError naming the command and its stderr on failure."""
+        data = input.encode() if input is not None else None
+        res = self._exec(list(args), cwd=cwd, check=check, input=data, timeout=timeout)
+        return res.stdout.decode("utf-8", "replace")
+
+    def _ok(self, *args: str, cwd: Path | None = None) -> bool:
+        return self._exec(list(args), cwd=cwd, check=False).returncode == 0
+
+    # -- refs -------------------------------------------------------------------------
+
+    def common_dir(self) -> Path:
+        if self._common is None:
+            out = self.run("rev-parse", "--path-format=absolute", "--git-common-dir")
+            self._common = Path(out.strip())
+        return self._common
+
+    def object_format(self) -> str:
+        """``sha1`` or ``sha256``: what a repository borrowing these objects must use."""
+        if self._format is None:
+            self._format = self.run("rev-parse", "--show-object-format").strip() or "sha1"
+        return self._format
+
+    def is_ancestor(self, ancestor: str, commit: str) -> bool:
+        args = ["merge-base", "--is-ancestor", "--end-of-options", _rev(ancestor), _rev(commit)]
+        return self._ok(*args)
+
+    def rev_parse(self, ref: str, cwd: Path | None = None) -> str:
+        args = ["rev-parse", "--verify", "--quiet", "--end-of-options", _rev(ref)]
+        res = self._exec(args, cwd=cwd, check=False)
+        if res.returncode != 0:
+            if not self._ok("rev-parse", "--verify", "--quiet", "HEAD", cwd=cwd) and not self.run(
+                "for-each-ref", "--count=1", cwd=cwd
+            ):
+                raise RepoError(
+                    f"{self.root} has no commits yet, so there is nothing to branch from: "
+                    "commit something first (git commit --allow-empty -m init will do)"
+                )
+            raise RepoError(f"git rev-parse --verify {ref}: unknown revision {ref!r}")
+        return res.stdout.decode().strip()
+
+    def ref_exists(self, ref: str) -> bool:
+        return self._ok("rev-parse", "--verify", "--quiet", "--end-of-options", _rev(ref))
+
+    def current_branch(self) -> str | None:
+        res = self._exec(["symbolic-ref", "--quiet", "HEAD"], check=False)
+        ref = res.stdout.decode().strip()
+        return ref.removeprefix("refs/heads/") if res.returncode == 0 and ref else None
+
+    def default_base(self) -> str:
+        branch = self.current_branch()
+        if branch:
+            return branch
+        for name in ("main", "master"):
+            if self.ref_exists(f"refs/heads/{name}"):
+                return name
+        raise RepoError(f"no base branch in {self.root}: HEAD is detached and no main or master")
+
+    def is_dirty(self) -> bool:
+        # Explicit flags: status.showUntrackedFiles in an agent-writable config must not hide
+        # untracked work.
+        out = self.run(
+            "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=none"
+        )
+        return bool(out)
+
+    def branches(self, prefix: str) -> list[str]:
+        # Filtered here, not by a for-each-ref pattern: patterns glob and match whole components.
+        out = self.run("for-each-ref", "--format=%(refname)", "refs/heads/")
+        names = [line.removeprefix("refs/heads/") for line in out.splitlines()]
+        return [n for n in names if n.startswith(prefix)]
+
+    def delete_branch(self, name: str) -> None:
+        if self._ok("show-ref", "--verify", "--quiet", f"refs/heads/{name}"):
+            self.run("branch", "-D", _rev(name))
+
+    # -- worktrees --------------------------------------------------------------------
+
+    def worktree_add(self, path: Path, *, start: str, branch: str | None = None) -> None:
+        path = Path(path).resolve()
+        if branch is None:
+            self.run("worktree", "add", "--detach", "--end-of-options", str(path), _rev(start))
+            return
+        if self.ref_exists(f"refs/heads/{branch}"):
+            raise RepoError(f"branch {branch} already exists; refusing to reuse it for {path}")
+        # --no-track: a start on a remote-tracking branch would otherwise write
+        # branch.<name>.* into the shared config, which the guard would then see as tampering.
+        new = ["-b", _rev(branch), "--end-of-options", str(path), _rev(start)]
+        self.run("worktree", "add", "--no-track", *new)
+
+    def worktree_remove(self, path: Path) -> None:
+        path = Path(path).resolve()
+        if path.exists():
+            # Twice --force: also removes a worktree an agent locked.
+            self.run("worktree", "remove", "--force", "--force", str(path))
+        else:
+            self.run("worktree", "prune")
+
+    def worktrees(self) -> list[Path]:
+        """Every registered worktree, the main one first (as git lists them)."""
+        out = self.run("worktree", "list", "--porcelain", "-z")
+        return [Path(f[len("worktree ") :]) for f in out.split("\0") if f.startswith("worktree ")]
+
+    def enable_worktree_config(self) -> None:
+        # https://git-scm.com/docs/git-worktree#_configuration_file
+        res = self._exec(
+            ["config", "--local", "--type=bool", "--get", "extensions.worktreeConfig"], check=False
+        )
+        if res.stdout.strip() != b"true":
+            self.run("config", "--local", "extensions.worktreeConfig", "true")
+
+    def install_commit_msg_hook(self, worktree: Path, hooks_dir: Path, script: str) -> None:
+        """Make the agent's own commits in ``worktree`` (only) run ``script`` as commit-msg."""
+        hooks_dir = Path(hooks_dir).resolve()
+        hooks_dir.mkdir(parents=True, exist_ok=True)
+        hook = hooks_dir / "commit-msg"
+        hook.write_text(script)
+        hook.chmod(0o755)
+        self.enable_worktree_config()
+        self.run("config", "--worktree", "core.hooksPath", str(hooks_dir), cwd=Path(worktree))
+
+    # -- commits ----------------------------------------------------------------------
+
+    def commit_all(self, worktree: Path, message: str) -> bool:
+        """Commit everything in ``worktree`` under the neutral identity; False if nothing to."""
+        wt = Path(worktree)
+        self.run("add", "-A", cwd=wt)
+        if self._ok("diff", "--cached", "--quiet", *_DIFF_FLAGS, cwd=wt):
+            return False
+        ident = {"NAME": NEUTRAL_NAME, "EMAIL": NEUTRAL_EMAIL}
+        env = {f"GIT_{who}_{k}": v for who in ("AUTHOR", "COMMITTER") for k, v in ident.items()}
+        # No --no-verify: magi's own commit-msg hook strips trailers; every other hook path is
+        # replaced by magi's hooks_dir (or none), so nothing the agent planted runs.
+        hooks = str(self.hooks_dir) if self.hooks_dir else _NO_HOOKS
+        ident_cfg = ["-c", f"user.name={NEUTRAL_NAME}", "-c", f"user.email={NEUTRAL_EMAIL}"]
+        args = [*ident_cfg, "commit", "--quiet", "--no-gpg-sign", "-F", "-"]
+        self._exec(args, cwd=wt, input=message.encode(), hooks=hooks, env=env)
+        return True
+
+    def head(self, worktree: Path) -> str:
+        return self.rev_parse("HEAD", cwd=Path(worktree))
+
+    def commit_count(self, base: str, head: str) -> int:
+        out = self.run("rev-list", "--count", *_span(base, head))
+        return int(out.strip())
+
+    def commit_messages(self, base: str, head: str) -> list[str]:
+        """Full messages (subject and body), oldest first."""
+        out = self.run("log", "-z", "--reverse", "--no-notes", "--format=%B", *_span(base, head))
+        return [m.rstrip("\n") for m in out.split("\0") if m]
+
+    def author_identities(self, base: str, head: str) -> list[str]:
+        """``name <email>`` of every author and committer in base..head, raw (no mailmap)."""
+        out = self.run("log", "--no-notes", "--format=%an <%ae>%n%cn <%ce>", *_span(base, head))
+        return list(dict.fromkeys(line for line in out.splitlines() if line))
+
+    # -- diffs ------------------------------------------------------------------------
+
+    def numstat(self, base: str, head: str, cwd: Path | None = None) -> list[FileStat]:
+        """Per-file counts; binary files get None. Never --stat: its bars scale to the terminal."""
+        out = self.run(*_diff(base, head, "--numstat", "-z", "--find-renames"), cwd=cwd)
+        # -z records: "A\tD\tpath\0", or for a rename "A\tD\t\0old\0new\0".
+        fields = out.split("\0")
+        stats: list[FileStat] = []
+        i = 0
+        while i < len(fields) and fields[i]:
+            added, deleted, path = fields[i].split("\t", 2)
+            if not path:  # a rename: the new path is two fields on
+                path, i = fields[i + 2], i + 2
+            counts = [None if n == "-" else int(n) for n in (added, deleted)]
+            stats.append(FileStat(path=path, added=counts[0], deleted=counts[1]))
+            i += 1
+        return stats
+
+    def removals(self, base: str, head: str) -> str:
+        """The zero-context diff of files that existed at ``base`` (modified, deleted, renamed)."""
+        flags = ("-U0", "--diff-filter=MDR", "--find-renames", "--src-prefix=a/", "--dst-prefix=b/")
+        return self.run(*_diff(base, head, *flags))
+
+    def changed_paths(self, base: str, head: str) -> list[str]:
+        """Every path touched; a rename lists both sides, so a protected path cannot hide."""
+        out = self.run(*_diff(base, head, "--name-only", "-z", "--no-renames"))
+        return [p for p in out.split("\0") if p]
+
+    def patch(self, base: str, head: str, *, max_bytes: int) -> tuple[str, int]:
+        """The unified diff, at most ``max_bytes`` of it (cut at a line end), and bytes dropped.
+
+        Read in chunks so a gigabyte diff costs ``max_bytes`` of memory, not a gigabyte.
+        """
+        args = _diff(base, head, "--find-renames")
+        kept = bytearray()
+        dropped = 0
+        # stderr goes to a file, so a chatty stderr cannot fill a pipe and deadlock the read.
+        with (
+            tempfile.TemporaryFile() as err,
+            subprocess.Popen(
+                _argv(args, _NO_HOOKS),
+                cwd=self.root,
+                env=_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=err,
+            ) as proc,
+        ):
+            stdout = cast(IO[bytes], proc.stdout)  # never None: stdout=PIPE
+            while chunk := stdout.read(_CHUNK):
+                take = chunk[: max(max_bytes - len(kept), 0)]
+                kept += take
+                dropped += len(chunk) - len(take)
+            if proc.wait() != 0:
+                err.seek(0)
+                raise _failed(args, proc.returncode, self.root, err.read())
+        if dropped and b"\n" in kept:
+            cut = kept.rindex(b"\n") + 1
+            dropped += len(kept) - cut
+            del kept[cut:]
+        return kept.decode("utf-8", "replace"), dropped
