@@ -12,10 +12,10 @@ import council_helpers as ch
 from github_helpers import PEM, REPO, SEAL
 from magi.action.council import Inputs, convene, read_inputs
 from magi.action.env import ActionEnv
-from magi.action.errors import ActionError, TamperedArtifact
 from magi.action.publish_council import publish_council, publish_council_missing, read_council
 from magi.core.council.surface import CHECK_NAME
 from magi.demo.council_scripted import ScriptedAsker
+from magi.errors import ActionError, TamperedArtifact
 from magi.model.run import RunStatus
 from magi.state.store import Store
 from magi.testing.github import APP_LOGIN, FakeGitHub

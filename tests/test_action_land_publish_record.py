@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from land_helpers import PR, commit, scene, sh
-from magi.action.errors import TamperedArtifact
 from magi.action.land import LandRound
 from magi.action.land_publish import _record
+from magi.errors import TamperedArtifact
 
 RUN = "20261201-120000-abcd"
 REF = f"refs/magi/runs/{RUN}"

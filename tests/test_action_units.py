@@ -13,10 +13,10 @@ from action_helpers import ISSUE, REPO, TOKEN, make_world
 from github_helpers import SEAL
 from magi.action.checkout import credential_problems
 from magi.action.env import ActionEnv
-from magi.action.errors import ActionError
 from magi.action.posts import FOLLOW_UP, Poster, follow_ups
 from magi.action.remote import Remote
 from magi.core.threads.posting import Policy
+from magi.errors import ActionError
 from magi.model.review import FindingRecord, FixReport, Rejected, Review, ReviewRound
 from magi.model.run import Run
 from magi.testing.github import FakeGitHub

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from magi.action.errors import ActionError
 from magi.core.threads import markers
 from magi.core.threads.approval import is_bot, may_write, permission_level
 from magi.core.threads.commands import Verb, parse
 from magi.core.threads.markers import Seal
+from magi.errors import ActionError
 
 __all__ = ["Admission", "admit", "admit_files"]
 

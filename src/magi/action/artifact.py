@@ -18,8 +18,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from magi.action.errors import TamperedArtifact
 from magi.core.threads.posting import Policy, gate, gate_json
+from magi.errors import TamperedArtifact
 from magi.model.run import Run
 from magi.report import revealed
 from magi.state.migrations import migrate

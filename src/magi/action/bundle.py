@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from magi.action.errors import TamperedArtifact
+from magi.errors import TamperedArtifact
 from magi.git.repo import Git
 from magi.model.run import Run
 

@@ -11,7 +11,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from magi.action.errors import CredentialsInCheckout
+from magi.errors import CredentialsInCheckout
 
 __all__ = ["credential_problems", "refuse_credentials"]
 

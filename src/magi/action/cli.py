@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from magi.action.errors import ActionError
-from magi.errors import MagiError
+from magi.errors import ActionError, ExitCode, MagiError
 
 if TYPE_CHECKING:  # imported where used, so `magi --help` stays quick
     from magi.action.env import ActionEnv
@@ -213,10 +212,10 @@ def publish(
     """Check the artifact and turn it into GitHub state: branches, PR, comments, labels."""
     from magi.action.artifact import read_artifact, read_refusal
     from magi.action.env import ActionEnv
-    from magi.action.errors import TamperedArtifact
     from magi.action.publish import publish as run_publish
     from magi.action.publish import publish_missing
     from magi.action.remote import Remote
+    from magi.errors import TamperedArtifact
     from magi.git.repo import Git
 
     env = ActionEnv.from_environ(os.environ)
@@ -368,12 +367,12 @@ def publish_council_command(
     from magi.action.artifact import read_refusal
     from magi.action.council import MANIFEST, read_inputs
     from magi.action.env import ActionEnv
-    from magi.action.errors import TamperedArtifact
     from magi.action.publish_council import (
         publish_council,
         publish_council_missing,
         read_council,
     )
+    from magi.errors import TamperedArtifact
 
     env = ActionEnv.from_environ(os.environ)
     token = _token("publish-council")
@@ -421,7 +420,7 @@ def rebase(pr: Pr) -> None:
     env.set_output("outcome", done.outcome)
     typer.echo(f"PR #{pr}: {done.outcome} {done.new_head[:12]}".rstrip())
     if done.outcome == "conflict":
-        raise typer.Exit(3)
+        raise typer.Exit(ExitCode.REBASE_CONFLICT)
 
 
 @app.command("land-read")

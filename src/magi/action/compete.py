@@ -21,9 +21,8 @@ from magi import engine
 from magi.action.artifact import BUNDLE, write_artifact
 from magi.action.bundle import create_bundle
 from magi.action.checkout import refuse_credentials
-from magi.action.errors import ActionError, CredentialsInCheckout
 from magi.action.log import LogReporter
-from magi.errors import MagiError
+from magi.errors import ActionError, CredentialsInCheckout, MagiError
 from magi.git.repo import Git
 from magi.model.config import Config
 from magi.model.run import Run, RunStatus

@@ -18,7 +18,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from magi.action.compete import refuse_tokens
-from magi.action.errors import ActionError
 from magi.core.council.surface import (
     command_of,
     mode_of,
@@ -31,6 +30,7 @@ from magi.core.threads.posting import Policy, gate_json
 from magi.council.asker import Asker
 from magi.council.render import posting_policy
 from magi.council.session import start
+from magi.errors import ActionError
 from magi.model.config import Config
 from magi.state.council import CouncilRun
 from magi.state.store import Store

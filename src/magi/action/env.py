@@ -6,8 +6,8 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from magi.action.errors import ActionError
 from magi.core.threads.markers import Seal
+from magi.errors import ActionError
 from magi.github.models import Comment, Repo
 
 # The App's private key (the workflow's MAGI_APP_PRIVATE_KEY secret, the action's `app-key`

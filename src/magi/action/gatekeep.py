@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from magi.action.errors import ActionError
 from magi.core.threads.approval import CommentFacts, is_merge_word
+from magi.errors import ActionError
 from magi.github import gate
 from magi.github.models import Repo
 from magi.github.port import GitHubPort

@@ -16,14 +16,13 @@ from pathlib import Path
 
 from magi.action.bundle import INCOMING
 from magi.action.env import ActionEnv
-from magi.action.errors import TamperedArtifact
 from magi.action.land import BUNDLE, OUT_REF, ROUND, LandRound, add_round
 from magi.action.record_ref import build_commit, read_published, record_ref
 from magi.action.remote import Remote
 from magi.action.workflow_guard import workflow_changes
 from magi.core.threads.landing import BLOCKED
 from magi.core.threads.posting import Policy, code, gate
-from magi.errors import RepoError, StateError
+from magi.errors import RepoError, StateError, TamperedArtifact
 from magi.git.repo import Git
 from magi.github.port import GitHubPort
 from magi.model.run import Run

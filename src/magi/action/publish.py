@@ -19,7 +19,6 @@ from dataclasses import dataclass, field, replace
 from magi.action.artifact import Artifact, policy_for
 from magi.action.bundle import INCOMING, check_bundle
 from magi.action.env import ActionEnv
-from magi.action.errors import TamperedArtifact
 from magi.action.posts import (
     ENDING_LABELS,
     TRACKING,
@@ -36,6 +35,7 @@ from magi.action.render import Links, comments, ending, pr_body, tracking
 from magi.action.workflow_guard import workflow_changes
 from magi.core.threads import markers
 from magi.core.threads.posting import Policy, code, gate
+from magi.errors import TamperedArtifact
 from magi.git.repo import Git
 from magi.github.port import GitHubPort
 from magi.model.run import RunStatus

@@ -23,11 +23,11 @@ from pydantic import ValidationError
 
 from magi.action.council import MANIFEST, RECORD, Inputs, Manifest, policy_of
 from magi.action.env import ActionEnv
-from magi.action.errors import TamperedArtifact
 from magi.core.council.rules import check_conclusion
 from magi.core.council.surface import CHECK_NAME, MARKER
 from magi.core.threads.posting import LIMIT, Policy, gate, inert
 from magi.council.render import comment_text
+from magi.errors import TamperedArtifact
 from magi.github.models import Comment
 from magi.github.port import GitHubPort
 from magi.state.council import CouncilRun

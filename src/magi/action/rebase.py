@@ -81,7 +81,7 @@ async def rebase(*, port: GitHubPort, env: ActionEnv, git: Git, remote: Remote, 
     base = remote.fetch(f"refs/heads/{base_ref}", f"{INCOMING}/land/{pr}/base")
     if head is None or base is None:
         raise_missing = branch if head is None else base_ref
-        from magi.action.errors import ActionError
+        from magi.errors import ActionError
 
         raise ActionError(f"{raise_missing} is not on the remote: nothing to rebase")
     if git._ok("merge-base", "--is-ancestor", base, head):

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from magi.action.errors import ActionError
+from magi.errors import ActionError, LeaseRejected, PushRefused
 
 __all__ = ["LeaseRejected", "PushRefused", "Remote", "refusal"]
 
@@ -31,14 +31,6 @@ case "$1" in
   *) printf '%s\\n' "$MAGI_GIT_TOKEN" ;;
 esac
 """
-
-
-class LeaseRejected(ActionError):
-    """A branch on GitHub is not where magi last pushed it: someone else moved it."""
-
-
-class PushRefused(ActionError):
-    """GitHub refused a push for a reason of its own (``[remote rejected] (<reason>)``)."""
 
 
 _REMOTE_REJECTED = re.compile(r"\[remote rejected\]\s*\((?P<why>[^\n]*)\)")

@@ -23,9 +23,10 @@ from starlette.routing import Route as Route_
 from magi.app import commands, labeled, land_lock, landing, logs, merge, progress
 from magi.app.context import AppContext, PortFactory
 from magi.app.events import Router
-from magi.app.settings import Settings, SettingsError, settings_from_env
+from magi.app.settings import Settings, settings_from_env
 from magi.app.webhook import Edge
 from magi.core.threads.markers import Seal
+from magi.errors import SettingsError
 from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort
 from magi.github.sealed import sealed

@@ -12,20 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
-from magi.errors import MagiError
+from magi.errors import SettingsError
 
 PUBLIC_API = "https://api.github.com"
-
-
-class SettingsError(MagiError):
-    """The App cannot start: every missing or wrong setting, one a line."""
-
-    exit_code = 3
-
-    def __init__(self, problems: list[str]) -> None:
-        lines = "\n".join(f"  {p}" for p in problems)
-        super().__init__(f"the magi App cannot start:\n{lines}")
-        self.problems = problems
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import typer
 
 from magi.cli import app_setup, asking, competition, council, doctor, foundation, review
 from magi.cli.app import ConfigOption, Options, app, config_path, console, emit
-from magi.errors import MagiError
+from magi.errors import ExitCode, MagiError
 
 
 @app.callback(invoke_without_command=True)
@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"error: {exc.message}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
 
 
 def _command_groups() -> None:

@@ -12,19 +12,19 @@ import typer
 from typer.core import TyperCommand
 
 from magi.cli.app import app, config_path, console, emit
-from magi.errors import UsageError
+from magi.errors import ExitCode, UsageError
 from magi.model.run import Run, RunStatus
 
 # Exit codes of `magi run` by how the run ended (after the report is printed).
-RUN_EXIT: dict[RunStatus, int] = {
-    RunStatus.READY: 0,
-    RunStatus.MERGED: 0,
-    RunStatus.VERIFIED_NOOP: 0,
-    RunStatus.FAILED: 1,
-    RunStatus.BLOCKED: 10,
-    RunStatus.STALLED: 11,
-    RunStatus.HELD: 12,
-    RunStatus.PARKED: 15,
+RUN_EXIT: dict[RunStatus, ExitCode] = {
+    RunStatus.READY: ExitCode.OK,
+    RunStatus.MERGED: ExitCode.OK,
+    RunStatus.VERIFIED_NOOP: ExitCode.OK,
+    RunStatus.FAILED: ExitCode.FAILED,
+    RunStatus.BLOCKED: ExitCode.BLOCKED,
+    RunStatus.STALLED: ExitCode.STALLED,
+    RunStatus.HELD: ExitCode.HELD,
+    RunStatus.PARKED: ExitCode.PARKED,
 }
 # (Ctrl-C, SIGTERM and SIGHUP leave the run `interrupted`; magi exits 128 + the signal.)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from magi.errors import MagiError
+from magi.errors import GitHubError as GitHubError
 from magi.github.models import (
     Activity,
     Blob,
@@ -36,19 +36,6 @@ from magi.github.models import (
     WorkflowJob,
     WorkflowRun,
 )
-
-
-class GitHubError(MagiError):
-    """A GitHub call failed; ``status`` is the HTTP status (0 for network or timeout)."""
-
-    def __init__(
-        self, message: str, *, status: int = 0, transient: bool = False, auth: bool = False
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.transient = transient
-        self.auth = auth  # the App's own credentials were refused (key, id, installation)
-
 
 # permission -> level each call needs (GitHub App permissions, as in app.yml).
 CALLS: Mapping[str, tuple[str, str]] = {

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
+from magi.errors import ExitCode
+
 __all__ = [
     "CHECK_CONCLUSION",
     "EXIT_CODES",
@@ -76,13 +78,13 @@ CHECK_CONCLUSION: dict[str, str] = {
     "inconclusive": "action_required",
     "no_council": "failure",
 }
-EXIT_CODES: dict[str, int] = {
-    "passed": 0,
-    "conditional": 14,
-    "rejected": 1,
-    "no_consensus": 13,
-    "inconclusive": 13,
-    "no_council": 3,
+EXIT_CODES: dict[str, ExitCode] = {
+    "passed": ExitCode.OK,
+    "conditional": ExitCode.CONDITIONAL,
+    "rejected": ExitCode.FAILED,
+    "no_consensus": ExitCode.NO_CONSENSUS,
+    "inconclusive": ExitCode.NO_CONSENSUS,
+    "no_council": ExitCode.CONFIG,
 }
 
 
