@@ -16,6 +16,7 @@ import pytest
 
 from github_helpers import PEM
 from graph_helpers import scratch_repo
+from magi.action.context import ActionContext
 from magi.github.models import Repo
 from magi.testing.cli import Result, invoke
 from magi.testing.github import FakeGitHub
@@ -137,13 +138,17 @@ class World:
 
     def publish(self, monkeypatch: pytest.MonkeyPatch, run_id: str = "") -> Result:
         """``magi action publish`` in-process, its GitHub port the fake."""
-        monkeypatch.setattr("magi.action.cli.port_from_env", lambda _url, _token: self.github)
         monkeypatch.chdir(self.publish_checkout())
         env: dict[str, str | None] = {**self.env("publish"), "MAGI_GITHUB_TOKEN": TOKEN}
         args = ["action", "publish", "--issue", str(ISSUE), "--artifact-dir", str(self.artifact)]
         if run_id:
             args += ["--run", run_id]
-        return invoke(args, env=env, catch_exceptions=False)
+        return invoke(
+            args,
+            env=env,
+            catch_exceptions=False,
+            obj=ActionContext(ports=lambda _u, _t: self.github),
+        )
 
     def spied(self) -> list[dict[str, Any]]:
         return [json.loads(p.read_text()) for p in sorted(self.scripted.glob("spy-*.json"))]

@@ -104,7 +104,7 @@ def on_github(tmp_path, body: str, asker, *, head: str | None = None, seats: int
     import json
 
     from github_helpers import REPO
-    from magi.action.council import convene, read_inputs
+    from magi.action.agents_job.council import convene, read_inputs
     from magi.state.store import Store
 
     where = tmp_path / "in"
@@ -135,7 +135,7 @@ def publish_on(fake, inputs, out):
 
     from github_helpers import REPO, SEAL
     from magi.action.env import ActionEnv
-    from magi.action.publish_council import publish_council, read_council
+    from magi.action.publish_job.publish_council import publish_council, read_council
     from magi.testing.github import APP_LOGIN
 
     env = ActionEnv(repo=REPO, app_login=APP_LOGIN, run_id="9", marker_seal=SEAL)

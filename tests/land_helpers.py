@@ -8,7 +8,7 @@ from pathlib import Path
 
 from github_helpers import SEAL
 from magi.action.env import ActionEnv
-from magi.action.remote import Remote
+from magi.git.remote import Remote
 from magi.git.repo import Git
 from magi.github.models import Repo
 from magi.testing.github import FakeGitHub

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from github_helpers import PEM, SEAL
-from magi.action.admit import admit
+from magi.action.gate_job.admit import admit
 
 ISSUE = {"number": 7, "title": "t", "body": "b"}
 WRITER = {"login": "maintainer", "type": "User"}

@@ -10,9 +10,14 @@ import pytest
 
 import council_helpers as ch
 from github_helpers import PEM, REPO, SEAL
-from magi.action.council import Inputs, convene, read_inputs
+from magi.action.agents_job.council import Inputs, convene, read_inputs
+from magi.action.context import ActionContext
 from magi.action.env import ActionEnv
-from magi.action.publish_council import publish_council, publish_council_missing, read_council
+from magi.action.publish_job.publish_council import (
+    publish_council,
+    publish_council_missing,
+    read_council,
+)
 from magi.core.council.surface import CHECK_NAME
 from magi.demo.council_scripted import ScriptedAsker
 from magi.errors import ActionError, TamperedArtifact
@@ -257,7 +262,7 @@ def test_the_cli_steps_run_as_the_workflow_runs_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`magi action council` then `magi action publish-council`: one matrix, one check run."""
-    import magi.action.council as council_mod
+    import magi.action.agents_job.council as council_mod
     from magi.engine.diagnose import Diagnosis
     from magi.testing.cli import invoke
 
@@ -275,7 +280,7 @@ def test_the_cli_steps_run_as_the_workflow_runs_them(
     )
     fake = FakeGitHub()
     fake.add_pull(REPO, 7, "topic", HEAD)
-    monkeypatch.setattr("magi.action.cli.port_from_env", lambda _url, _token: fake)
+    given = ActionContext(ports=lambda _url, _token: fake)
     env: dict[str, str | None] = {
         "GITHUB_REPOSITORY": REPO.full_name,
         "MAGI_HOME": str(tmp_path / "home"),
@@ -290,6 +295,7 @@ def test_the_cli_steps_run_as_the_workflow_runs_them(
     res = invoke(
         ["action", "publish-council", *common, *art],
         env={**env, "MAGI_GITHUB_TOKEN": "ghs_t", "MAGI_MARKER_KEY": PEM},
+        obj=given,
     )
     assert res.exit_code == 0, res.output
     (body,) = fake.comments_on(REPO, 7)
@@ -308,7 +314,7 @@ def test_a_council_job_refusal_is_said_on_the_thread(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("magi.engine.diagnose.diagnose", lambda *_a, **_k: Diagnosis())
     fake = FakeGitHub()
-    monkeypatch.setattr("magi.action.cli.port_from_env", lambda _url, _token: fake)
+    given = ActionContext(ports=lambda _url, _token: fake)
     env: dict[str, str | None] = {
         "GITHUB_REPOSITORY": REPO.full_name,
         "MAGI_HOME": str(tmp_path / "home"),
@@ -320,6 +326,7 @@ def test_a_council_job_refusal_is_said_on_the_thread(
     res = invoke(
         ["action", "publish-council", *common, *art],
         env={**env, "MAGI_GITHUB_TOKEN": "ghs_t", "MAGI_MARKER_KEY": PEM},
+        obj=given,
     )
     assert res.exit_code != 0
     (body,) = fake.comments_on(REPO, 1)

@@ -13,7 +13,8 @@ import pytest
 from githubkit import GitHub, TokenAuthStrategy
 
 from github_helpers import NOW, PEM, REPO, SEAL, fixture, keep_delivered, pr_comment
-from magi.action.gatekeep import merge_event
+from magi.action.context import ActionContext
+from magi.action.gate_job.gatekeep import merge_event
 from magi.core.threads import markers
 from magi.github.githubkit_port import GitHubKitPort
 from magi.github.port import CALLS
@@ -62,7 +63,6 @@ def run(
         )
         return GitHubKitPort(gh)
 
-    monkeypatch.setattr("magi.action.cli.port_from_env", port)
     event_file = tmp_path / "event.json"
     event_file.write_text(json.dumps(payload))
     output = tmp_path / "output"
@@ -79,7 +79,7 @@ def run(
     argv = ["action", *args, "--event-file", str(event_file)]
     if args[0] == "merge":
         argv += ["--event-name", event]
-    res = invoke(argv, env=env)
+    res = invoke(argv, env=env, obj=ActionContext(ports=port))
     outputs = dict(line.split("=", 1) for line in output.read_text().splitlines())
     double.assert_clean()
     return res.exit_code, res.output, outputs

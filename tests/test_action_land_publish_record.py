@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from land_helpers import PR, commit, scene, sh
-from magi.action.land import LandRound
-from magi.action.land_publish import _record
+from magi.action.agents_job.land import LandRound
+from magi.action.publish_job.land_publish import _record
 from magi.errors import TamperedArtifact
 
 RUN = "20261201-120000-abcd"

@@ -8,7 +8,13 @@ import json
 import pytest
 
 from github_helpers import REPO
-from magi.action.land_read import LOG_LINES, _CheckRun, fetch_job_logs, job_id, read_round_input
+from magi.action.read_job.land_read import (
+    LOG_LINES,
+    _CheckRun,
+    fetch_job_logs,
+    job_id,
+    read_round_input,
+)
 from test_github_adapter import go, setup
 
 PULL = {"number": 9, "head": {"ref": "magi/r1/A", "sha": "a" * 40}, "base": {"sha": "b" * 40}}
@@ -139,24 +145,23 @@ def test_a_log_github_does_not_keep_is_said_not_fatal(tmp_path):
 def test_the_read_step_fetches_logs_with_its_token_and_writes_the_round(tmp_path, monkeypatch):
     """`land-read --fetch-logs`: the port is made from MAGI_GITHUB_TOKEN; the round file
     the agents step reads carries the tail; without the token it refuses."""
+    from magi.action.context import ActionContext
     from magi.testing.cli import invoke
     from magi.testing.github import FakeGitHub
 
     fake = FakeGitHub()
     fake.world(REPO).job_logs[456] = "Error: boom\n"
     made = []
-    monkeypatch.setattr(
-        "magi.action.cli.port_from_env", lambda url, token: made.append(token) or fake
-    )
+    given = ActionContext(ports=lambda url, token: made.append(token) or fake)
     write(tmp_path, "pull.json", PULL)
     write(tmp_path, "check-runs.json", {"check_runs": [_actions_run(1, 456)]})
     out = tmp_path / "round-input.json"
     argv = ["action", "land-read", "--pr", "9", "--raw", str(tmp_path), "--out", str(out)]
     env = {"GITHUB_REPOSITORY": REPO.full_name}
-    refused = invoke([*argv, "--fetch-logs"], env=env)
+    refused = invoke([*argv, "--fetch-logs"], env=env, obj=given)
     assert refused.exit_code != 0
     assert "MAGI_GITHUB_TOKEN" in refused.output
-    res = invoke([*argv, "--fetch-logs"], env={**env, "MAGI_GITHUB_TOKEN": "read-only"})
+    res = invoke([*argv, "--fetch-logs"], env={**env, "MAGI_GITHUB_TOKEN": "read-only"}, obj=given)
     assert res.exit_code == 0, res.output
     assert made == ["read-only"]
     assert json.loads(out.read_text())["checks"][0]["log"] == "Error: boom"
@@ -165,7 +170,7 @@ def test_the_read_step_fetches_logs_with_its_token_and_writes_the_round(tmp_path
 def test_only_writers_and_trusted_bots_reach_the_fixer(tmp_path):
     """A review is agent input: a stranger's request, an untrusted bot's line comment and
     anything whose author's permission was not read stop at the read step."""
-    from magi.action.land_read import fetch_reviewers
+    from magi.action.read_job.land_read import fetch_reviewers
     from magi.testing.github import FakeGitHub
 
     pull = {**PULL, "base": {**PULL["base"], "repo": {"default_branch": "main"}}}

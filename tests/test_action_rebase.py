@@ -8,9 +8,9 @@ import pytest
 
 from github_helpers import SEAL
 from land_helpers import BRANCH, ENV, PR, REPO, Scene, commit, scene, sh
-from magi.action.rebase import Rebased, rebase
-from magi.action.remote import LeaseRejected
+from magi.action.publish_job.rebase import Rebased, rebase
 from magi.core.threads import markers
+from magi.git.remote import LeaseRejected
 
 
 def run(s: Scene) -> Rebased:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from magi.action.remote import LeaseRejected, PushRefused, Remote, refusal
+from magi.git.remote import LeaseRejected, PushRefused, Remote, refusal
 
 # What GitHub answers an App token without `workflows` pushing a changed workflow file.
 WORKFLOW_REFUSAL = (

@@ -11,12 +11,12 @@ import pytest
 
 from action_helpers import ISSUE, REPO, TOKEN, make_world
 from github_helpers import SEAL
-from magi.action.checkout import credential_problems
+from magi.action.agents_job.checkout import credential_problems
 from magi.action.env import ActionEnv
-from magi.action.posts import FOLLOW_UP, Poster, follow_ups
-from magi.action.remote import Remote
+from magi.action.publish_job.posts import FOLLOW_UP, Poster, follow_ups
 from magi.core.threads.posting import Policy
 from magi.errors import ActionError
+from magi.git.remote import Remote
 from magi.model.review import FindingRecord, FixReport, Rejected, Review, ReviewRound
 from magi.model.run import Run
 from magi.testing.github import FakeGitHub
@@ -171,7 +171,7 @@ def test_a_missing_artifact_keeps_the_jobs_the_app_showed(tmp_path, monkeypatch)
 
 def test_review_findings_link_to_the_pr_head_and_say_adopted_or_rejected():
     """Each finding: id, severity, a file:line link at the head, and what the fixer did."""
-    from magi.action.render import Links, review_sections
+    from magi.action.publish_job.render import Links, review_sections
 
     review = _review(2)
     review.outcome, review.reason = "rounds", "out of rounds"

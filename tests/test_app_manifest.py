@@ -63,7 +63,8 @@ def test_every_call_is_covered_by_a_permission() -> None:
 
 # What a git push with the App's token needs beyond the port's calls: GitHub refuses a
 # push whose commits change .github/workflows/* without `workflows` (a rebase onto a base
-# whose workflows changed), whatever magi.action.workflow_guard lets through of an agent's.
+# whose workflows changed), whatever magi.action.publish_job.workflow_guard lets through of
+# an agent's.
 GIT_PUSH_NEEDS = {"contents", "workflows"}
 
 

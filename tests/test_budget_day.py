@@ -10,7 +10,7 @@ import pytest
 
 from budget_helpers import NOW, RUN_ID, budget_config, seat_context
 from git_helpers import isolate, one_commit_repo, sh
-from magi.action.record_ref import Published, build_commit, record_ref
+from magi.action.publish_job.record_ref import Published, build_commit, record_ref
 from magi.git.repo import Git
 from magi.model.config import Config
 from magi.model.run import ModelTokens, Run, RunStatus, Task, Turn, Usage

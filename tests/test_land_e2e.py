@@ -17,7 +17,9 @@ import uvicorn
 
 from action_helpers import ISSUE, REPO, TOKEN, World, make_world
 from github_helpers import SEAL, SECRET, fixture, keep_delivered, no_sleep, sign
+from magi.action.context import ActionContext
 from magi.app import Settings, create_app
+from magi.errors import ExitCode
 from magi.github.models import Repo
 from magi.github.port import GitHubPort
 from magi.model.run import Run, RunStatus
@@ -105,11 +107,11 @@ class Story:
 
     def publish_step(self, *args: str) -> str:
         """A publish-job step in-process (App token, the publish checkout, the fake)."""
-        self.mp.setattr("magi.action.cli.port_from_env", lambda _u, _t: self.fake)
         self.mp.chdir(self.world.publish_checkout())
         env = {**self.world.env("publish"), "MAGI_GITHUB_TOKEN": TOKEN}
-        out = invoke(["action", *args], env=env, catch_exceptions=False)
-        assert out.exit_code in (0, 3), out.output
+        given = ActionContext(ports=lambda _u, _t: self.fake)
+        out = invoke(["action", *args], env=env, catch_exceptions=False, obj=given)
+        assert out.exit_code in (ExitCode.OK, ExitCode.REBASE_CONFLICT), out.output
         return out.output
 
     def read_step(self, pr: int, sha: str, failing: str) -> Path:
@@ -126,11 +128,11 @@ class Story:
         self.fake.world(REPO).job_logs[77] = f"##[group]Run tests\n{failing}\n##[error]exit 1\n"
         (raw / "check-runs.json").write_text(json.dumps({"check_runs": [run]}))
         out = raw / "round-input.json"
-        self.mp.setattr("magi.action.cli.port_from_env", lambda _u, _t: self.fake)
         argv = ["action", "land-read", "--pr", str(pr), "--raw", str(raw), "--out", str(out)]
         res = invoke(
             [*argv, "--fetch-logs"],
             env={**self.world.env("read"), "MAGI_GITHUB_TOKEN": "read-only"},
+            obj=ActionContext(ports=lambda _u, _t: self.fake),
         )
         assert res.exit_code == 0, res.output
         return out

@@ -9,10 +9,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from magi.action.context import context_of
 from magi.errors import ActionError, ExitCode, MagiError
 
 if TYPE_CHECKING:  # imported where used, so `magi --help` stays quick
     from magi.action.env import ActionEnv
+    from magi.git.remote import Remote
+    from magi.git.repo import Git
+    from magi.github.port import GitHubPort
     from magi.model.run import Run
 
 app = typer.Typer(
@@ -40,26 +44,11 @@ def _artifact_dir(given: Path | None) -> Path:
 def job_summary(run: Run, env: ActionEnv) -> str:
     """The agents job's summary: the node checklist and the ending, through the gate."""
     from magi.action.artifact import policy_for
-    from magi.action.render import Links, tracking
+    from magi.action.publish_job.render import Links, tracking
     from magi.core.threads.posting import gate
 
     links = Links(repo_url=env.repo_url, job_url=env.job_url)
     return gate(tracking(run, links), policy_for(run)).text
-
-
-def port_from_env(api_url: str, token: str) -> object:
-    """The GitHub port for ``token`` (tests replace this function with a fake)."""
-    from magi.github.githubkit_port import token_port
-
-    return token_port(api_url, token)
-
-
-def _publishing_port(env: ActionEnv, token: str) -> object:
-    """The port of a command that writes magi's markers: behind ``magi.github.sealed``, so
-    every body it writes is cleaned of markers that are not sealed by magi's key."""
-    from magi.github.sealed import sealed
-
-    return sealed(port_from_env(env.api_url, token), env.seal)  # type: ignore[arg-type]
 
 
 @app.command()
@@ -76,11 +65,11 @@ def compete(
     artifact_dir: ArtifactDir = None,
 ) -> None:
     """Run the competition for an issue and write the artifact the publish job reads."""
+    from magi.action.agents_job.compete import compete as run_compete
+    from magi.action.agents_job.compete import read_issue
+    from magi.action.agents_job.log import LogReporter
     from magi.action.artifact import write_refusal
-    from magi.action.compete import compete as run_compete
-    from magi.action.compete import read_issue
     from magi.action.env import ActionEnv
-    from magi.action.log import LogReporter
     from magi.state.store import Store, magi_home
 
     env = ActionEnv.from_environ(os.environ)
@@ -122,8 +111,8 @@ def admit(
     ] = None,
 ) -> None:
     """Without the App: whether this event starts a competition (the App's own rules)."""
-    from magi.action.admit import admit_files
     from magi.action.env import ActionEnv
+    from magi.action.gate_job.admit import admit_files
 
     env = ActionEnv.from_environ(os.environ)
     decision = admit_files(event_name, event_file, permission or None, comments_file, env.seal)
@@ -160,17 +149,17 @@ EventFile = Annotated[Path, typer.Option("--event-file", help="GITHUB_EVENT_PATH
 
 
 @app.command()
-def claim(issue: Issue, event_file: EventFile) -> None:
+def claim(ctx: typer.Context, issue: Issue, event_file: EventFile) -> None:
     """Without the App: claim the issue (refs/magi/claims/issue-N), once, as the App does."""
     from magi.action.env import ActionEnv
-    from magi.action.gatekeep import claim as run_claim
+    from magi.action.gate_job.gatekeep import claim as run_claim
 
     env = ActionEnv.from_environ(os.environ)
     token = _token("claim")
     repo = _event(event_file).get("repository") or {}
     branch = str(repo.get("default_branch") or "main") if isinstance(repo, dict) else "main"
-    port = port_from_env(env.api_url, token)
-    won = asyncio.run(run_claim(port, env.repo, issue, branch))  # type: ignore[arg-type]
+    port = context_of(ctx).port(env, token)
+    won = asyncio.run(run_claim(port, env.repo, issue, branch))
     env.set_output("issue", str(issue) if won else "")
     if not won:
         # Another run holds the claim (a second label event, or an earlier competition).
@@ -180,12 +169,12 @@ def claim(issue: Issue, event_file: EventFile) -> None:
 
 
 @app.command()
-def merge(event_name: EventName, event_file: EventFile) -> None:
+def merge(ctx: typer.Context, event_name: EventName, event_file: EventFile) -> None:
     """Without the App: the merge gate on a `merge` comment or a finished workflow run."""
     from datetime import UTC, datetime
 
     from magi.action.env import ActionEnv
-    from magi.action.gatekeep import merge_event, run_gate
+    from magi.action.gate_job.gatekeep import merge_event, run_gate
     from magi.github.gate import Gate
 
     env = ActionEnv.from_environ(os.environ)
@@ -196,15 +185,16 @@ def merge(event_name: EventName, event_file: EventFile) -> None:
     if work is None:
         typer.echo(f"::notice::nothing for the merge gate in this {event_name} event")
         return
-    port = _publishing_port(env, token)
+    port = context_of(ctx).publishing_port(env, token)
     g = Gate(env.app_login, env.seal, clock=lambda: datetime.now(UTC))
-    outcome = asyncio.run(run_gate(g, port, env.repo, work))  # type: ignore[arg-type]
+    outcome = asyncio.run(run_gate(g, port, env.repo, work))
     env.set_output("outcome", outcome)
     typer.echo(f"merge gate: {outcome}")
 
 
 @app.command()
 def publish(
+    ctx: typer.Context,
     issue: Issue,
     run: Annotated[str | None, typer.Option("--run", help="The run id compete reported.")] = None,
     artifact_dir: ArtifactDir = None,
@@ -212,20 +202,20 @@ def publish(
     """Check the artifact and turn it into GitHub state: branches, PR, comments, labels."""
     from magi.action.artifact import read_artifact, read_refusal
     from magi.action.env import ActionEnv
-    from magi.action.publish import publish as run_publish
-    from magi.action.publish import publish_missing
-    from magi.action.remote import Remote
+    from magi.action.publish_job.publish import publish as run_publish
+    from magi.action.publish_job.publish import publish_missing
     from magi.errors import TamperedArtifact
+    from magi.git.remote import Remote
     from magi.git.repo import Git
 
     env = ActionEnv.from_environ(os.environ)
     token = _token("publish")
-    port = _publishing_port(env, token)
+    port = context_of(ctx).publishing_port(env, token)
     where = _artifact_dir(artifact_dir)
     if not (where / "manifest.json").is_file():
         said = (read_refusal(where, issue) or "").replace("compete", "the council job", 1)
         why = said or ("the agents job failed or was cancelled before it wrote one (see its log)")
-        asyncio.run(publish_missing(port=port, env=env, issue=issue, why=why))  # type: ignore[arg-type]
+        asyncio.run(publish_missing(port=port, env=env, issue=issue, why=why))
         raise ActionError(f"no artifact in {where}: {why}")
     git = Git.discover(Path.cwd())
     url = git.run("remote", "get-url", "origin").strip()
@@ -235,7 +225,7 @@ def publish(
         cfg = artifact.run.config
         result = asyncio.run(
             run_publish(
-                port=port,  # type: ignore[arg-type]
+                port=port,
                 env=env,
                 git=git,
                 remote=remote,
@@ -246,7 +236,7 @@ def publish(
         )
     except TamperedArtifact as e:
         why = f"publish refused the artifact: {e.message}"
-        asyncio.run(publish_missing(port=port, env=env, issue=issue, why=why))  # type: ignore[arg-type]
+        asyncio.run(publish_missing(port=port, env=env, issue=issue, why=why))
         raise
     pr = f"PR #{result.pr}" if result.pr else "no PR"
     typer.echo(f"published run {artifact.run.id}: {pr}, {len(result.pushed)} branches")
@@ -318,9 +308,9 @@ def council_command(
     artifact_dir: ArtifactDir = None,
 ) -> None:
     """``/magi council`` / ``/magi review``: convene the panel (agents job, no credential)."""
+    from magi.action.agents_job.checkout import refuse_credentials
+    from magi.action.agents_job.council import convene, read_inputs
     from magi.action.artifact import write_refusal
-    from magi.action.checkout import refuse_credentials
-    from magi.action.council import convene, read_inputs
     from magi.action.env import ActionEnv
     from magi.engine.diagnose import diagnose
     from magi.state.store import Store, magi_home
@@ -357,6 +347,7 @@ def council_command(
 
 @app.command("publish-council")
 def publish_council_command(
+    ctx: typer.Context,
     issue: Issue,
     comment: CommentId,
     input_dir: InputDir,
@@ -364,10 +355,10 @@ def publish_council_command(
     artifact_dir: ArtifactDir = None,
 ) -> None:
     """Post the council's matrix and its ``magi council`` check run (App token, no agents)."""
+    from magi.action.agents_job.council import MANIFEST, read_inputs
     from magi.action.artifact import read_refusal
-    from magi.action.council import MANIFEST, read_inputs
     from magi.action.env import ActionEnv
-    from magi.action.publish_council import (
+    from magi.action.publish_job.publish_council import (
         publish_council,
         publish_council_missing,
         read_council,
@@ -377,46 +368,46 @@ def publish_council_command(
     env = ActionEnv.from_environ(os.environ)
     token = _token("publish-council")
     inputs = read_inputs(input_dir, issue=issue, comment=comment, command=command)
-    port = _publishing_port(env, token)
+    port = context_of(ctx).publishing_port(env, token)
     where = _artifact_dir(artifact_dir)
     if not (where / MANIFEST).is_file():
         said = (read_refusal(where, issue) or "").replace("compete", "the council job", 1)
         why = said or ("the agents job failed or was cancelled before it wrote one (see its log)")
-        asyncio.run(publish_council_missing(port=port, env=env, inputs=inputs, why=why))  # type: ignore[arg-type]
+        asyncio.run(publish_council_missing(port=port, env=env, inputs=inputs, why=why))
         raise ActionError(f"no council artifact in {where}")
     try:
         rec = read_council(where, inputs)
     except TamperedArtifact as e:
         why = f"publish refused the artifact: {e.message}"
-        asyncio.run(publish_council_missing(port=port, env=env, inputs=inputs, why=why))  # type: ignore[arg-type]
+        asyncio.run(publish_council_missing(port=port, env=env, inputs=inputs, why=why))
         raise
-    done = asyncio.run(publish_council(port=port, env=env, inputs=inputs, rec=rec))  # type: ignore[arg-type]
+    done = asyncio.run(publish_council(port=port, env=env, inputs=inputs, rec=rec))
     typer.echo(f"published council {rec.id}: comment {done.comment}, check {done.conclusion}")
 
 
 Pr = Annotated[int, typer.Option("--pr", help="The magi pull request number.", min=1)]
 
 
-def _publish_side() -> tuple[ActionEnv, object, object, object]:
+def _publish_side(ctx: typer.Context) -> tuple[ActionEnv, GitHubPort, Git, Remote]:
     """The publish job's environment, GitHub port, checkout and remote (the App token)."""
     from magi.action.env import ActionEnv
-    from magi.action.remote import Remote
+    from magi.git.remote import Remote
     from magi.git.repo import Git
 
     env = ActionEnv.from_environ(os.environ)
     token = _token("this step")
     git = Git.discover(Path.cwd())
     url = git.run("remote", "get-url", "origin").strip()
-    return env, _publishing_port(env, token), git, Remote(git.root, url, token)
+    return env, context_of(ctx).publishing_port(env, token), git, Remote(git.root, url, token)
 
 
 @app.command()
-def rebase(pr: Pr) -> None:
+def rebase(ctx: typer.Context, pr: Pr) -> None:
     """Rebase a magi PR onto its base as the remote has it now; push with a lease."""
-    from magi.action.rebase import rebase as run_rebase
+    from magi.action.publish_job.rebase import rebase as run_rebase
 
-    env, port, git, remote = _publish_side()
-    done = asyncio.run(run_rebase(port=port, env=env, git=git, remote=remote, pr=pr))  # type: ignore[arg-type]
+    env, port, git, remote = _publish_side(ctx)
+    done = asyncio.run(run_rebase(port=port, env=env, git=git, remote=remote, pr=pr))
     env.set_output("outcome", done.outcome)
     typer.echo(f"PR #{pr}: {done.outcome} {done.new_head[:12]}".rstrip())
     if done.outcome == "conflict":
@@ -425,6 +416,7 @@ def rebase(pr: Pr) -> None:
 
 @app.command("land-read")
 def land_read(
+    ctx: typer.Context,
     pr: Pr,
     raw: Annotated[Path, typer.Option("--raw", help="The read step's `gh api` answers.")],
     out: Annotated[Path, typer.Option("--out", help="Where to write the round's input.")],
@@ -439,15 +431,15 @@ def land_read(
     """Turn the read step's files into the fix round's input; with --fetch-logs, the job
     log tails too (MAGI_GITHUB_TOKEN: the job's read-only token)."""
     from magi.action.env import ActionEnv
-    from magi.action.land_read import fetch_job_logs, fetch_reviewers, read_round_input
+    from magi.action.read_job.land_read import fetch_job_logs, fetch_reviewers, read_round_input
 
     env = ActionEnv.from_environ(os.environ)
     if fetch_logs:
         token = _token("--fetch-logs", "job's read-only token")
-        port = port_from_env(env.api_url, token)
-        for miss in asyncio.run(fetch_job_logs(port, env.repo, raw)):  # type: ignore[arg-type]
+        port = context_of(ctx).port(env, token)
+        for miss in asyncio.run(fetch_job_logs(port, env.repo, raw)):
             typer.echo(f"no job log: {miss}")
-        asyncio.run(fetch_reviewers(port, env.repo, raw))  # type: ignore[arg-type]
+        asyncio.run(fetch_reviewers(port, env.repo, raw))
     inp = read_round_input(raw, pr, env.app_login)
     out.write_text(inp.model_dump_json(indent=2) + "\n", encoding="utf-8")
     typer.echo(f"PR #{pr}: {len(inp.checks)} red checks, {len(inp.reviews)} review notes")
@@ -464,14 +456,14 @@ def land(
     artifact_dir: ArtifactDir = None,
 ) -> None:
     """One landing fix round: the fixer seat fixes, magi commits and runs e2e (no credential)."""
+    from magi.action.agents_job.land import fix_round, load_run
     from magi.action.env import ActionEnv
-    from magi.action.land import fix_round, load_run
     from magi.model.fix_round import RoundInput
     from magi.state.store import Store, magi_home
 
     env = ActionEnv.from_environ(os.environ)
     if input_file.is_dir():  # the read step's raw `gh api` answers
-        from magi.action.land_read import read_round_input
+        from magi.action.read_job.land_read import read_round_input
 
         inp = read_round_input(input_file, pr, env.app_login)
     else:
@@ -496,14 +488,14 @@ def land(
 
 
 @app.command("publish-land")
-def publish_land(pr: Pr, artifact_dir: ArtifactDir = None) -> None:
+def publish_land(ctx: typer.Context, pr: Pr, artifact_dir: ArtifactDir = None) -> None:
     """Push a fix round with a lease on the head it read, record it, or end landing blocked."""
-    from magi.action.land_publish import publish_land as run_publish_land
+    from magi.action.publish_job.land_publish import publish_land as run_publish_land
 
-    env, port, git, remote = _publish_side()
+    env, port, git, remote = _publish_side(ctx)
     where = _artifact_dir(artifact_dir)
     done = asyncio.run(
-        run_publish_land(port=port, env=env, git=git, remote=remote, where=where, pr=pr)  # type: ignore[arg-type]
+        run_publish_land(port=port, env=env, git=git, remote=remote, where=where, pr=pr)
     )
     env.set_output("outcome", done.outcome)
     typer.echo(f"PR #{pr}: {done.outcome} {done.head[:12]}")

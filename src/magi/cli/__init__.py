@@ -23,7 +23,7 @@ def root(ctx: typer.Context, config: ConfigOption = None) -> None:
 
     Bare [bold]magi[/bold] prints the latest run's report (never a full-screen view).
     """
-    ctx.obj = Options(config=config)
+    ctx.obj = Options(config=config, given=ctx.obj)
     if ctx.invoked_subcommand is not None:
         return
     from magi.cli.council import latest_council

@@ -35,9 +35,14 @@ class MagiGroup(TyperGroup):
 
 @dataclass(frozen=True)
 class Options:
-    """Global options, handed to subcommands through ``ctx.obj``."""
+    """Global options, handed to subcommands through ``ctx.obj``.
+
+    ``given`` is what the caller invoked the command line with (``obj=``): a surface's
+    injected services, as a test hands the Action its GitHub port (``ActionContext``).
+    """
 
     config: Path | None = None
+    given: object = None
 
 
 app = typer.Typer(

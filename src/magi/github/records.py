@@ -1,7 +1,8 @@
 """Run records in the repository, through the Git Data API: ``refs/magi/runs/<id>``.
 
 Each ``magi action publish`` writes a run's record as a commit whose tree holds ``run.json``
-(with ``artifacts/`` and ``published.json`` beside it; ``magi.action.record_ref``). The App
+(with ``artifacts/`` and ``published.json`` beside it;
+``magi.action.publish_job.record_ref``). The App
 has no git, so it reads a record as GitHub stores it (ref -> commit -> tree -> blob) and
 parses it with magi's own loading (``magi.state.store.parse_record``: migrations, kinds,
 validation), never a copy of it. A record that cannot be read (a foreign ref, bad JSON, a
@@ -52,7 +53,8 @@ __all__ = [
 Key = tuple[str, str, str]  # (repository, run id, commit sha)
 RUNS = "magi/runs/"
 RUN_JSON = "run.json"
-PUBLISHED_JSON = "published.json"  # what publish did, beside run.json (magi.action.record_ref)
+# What publish did, beside run.json (magi.action.publish_job.record_ref).
+PUBLISHED_JSON = "published.json"
 MAX_RECORDS = 100  # records one request reads, newest first
 MAX_RECORD_BYTES = 8 * 1024 * 1024  # a run.json larger than this is not read at all
 RACE_ATTEMPTS = 3  # tries of an update that loses the ref to a concurrent publish

@@ -1,10 +1,11 @@
 """The winner's road as the run summary's markdown sections: review rounds, fixes, gate, merge.
 
-One renderer for ``magi show --markdown`` and the PR (``magi.action.render`` adds only the
-links), so what the terminal previews is what the PR carries. Every finding keeps the id
-magi gave it; file:line becomes a link to the PR's head when there is one. A round short
-of reviewers says so and names the missing seats; an e2e says which commit it checked, or
-that it was deferred, never green by omission. Agent text goes through ``gfm.inline``.
+One renderer for ``magi show --markdown`` and the PR (``magi.action.publish_job.render``
+adds only the links), so what the terminal previews is what the PR carries. Every finding
+keeps the id magi gave it; file:line becomes a link to the PR's head when there is one. A
+round short of reviewers says so and names the missing seats; an e2e says which commit it
+checked, or that it was deferred, never green by omission. Agent text goes through
+``gfm.inline``.
 """
 
 from __future__ import annotations

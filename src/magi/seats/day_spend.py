@@ -3,7 +3,8 @@
 ``magi run`` sums the runs in its own store. On a runner (``GITHUB_ACTIONS=true``,
 https://docs.github.com/en/actions/reference/variables) one machine's store is the wrong
 answer: the runs of the repository's other runners, and of earlier jobs on ephemeral ones,
-live only in the repository, as ``refs/magi/runs/<id>`` (``magi.action.record_ref``). There
+live only in the repository, as ``refs/magi/runs/<id>``
+(``magi.action.publish_job.record_ref``). There
 the records are listed and fetched, without any credential, into a scratch repository in
 magi's home (hidden from agents like the rest of it, so no record reaches a candidate's
 object store), and merged with this runner's store, whose copy of a run it holds is at

@@ -39,8 +39,10 @@ def invoke(
     env: Mapping[str, str | None] | None = None,
     input: str | None = None,
     catch_exceptions: bool = False,
+    obj: object = None,
 ) -> Result:
-    """Invoke ``magi args...``; ``env`` overrides os.environ for the call (None unsets).
+    """Invoke ``magi args...``; ``env`` overrides os.environ for the call (None unsets);
+    ``obj`` is handed to the commands (``magi.action.context.ActionContext``, say).
 
     Exceptions that are not MagiError propagate by default, so a bug fails the test with
     its own traceback instead of a bare exit code 1.
@@ -56,6 +58,7 @@ def invoke(
         env=overrides,
         catch_exceptions=catch_exceptions,
         prog_name="magi",
+        obj=obj,
     )
     exception = result.exception
     if isinstance(exception, SystemExit):

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from magi.action.env import ActionEnv
-from magi.action.render import ending, gate_of, review_of
+from magi.action.publish_job.render import ending, gate_of, review_of
 from magi.core.threads import markers
 from magi.core.threads.posting import Policy, gate
 from magi.github.models import Comment, Issue, PullRequest

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from magi.action.bundle import INCOMING
 from magi.action.env import ActionEnv
-from magi.action.remote import Remote
 from magi.core.threads import markers
 from magi.core.threads.landing import CONFLICT, approval_across
 from magi.core.threads.posting import Policy, code, gate
+from magi.git.remote import Remote
 from magi.git.repo import NEUTRAL_EMAIL, NEUTRAL_NAME, Git
 from magi.github.models import Comment
 from magi.github.port import GitHubPort

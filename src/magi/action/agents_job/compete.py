@@ -18,10 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from magi import engine
+from magi.action.agents_job.checkout import refuse_credentials
+from magi.action.agents_job.log import LogReporter
 from magi.action.artifact import BUNDLE, write_artifact
 from magi.action.bundle import create_bundle
-from magi.action.checkout import refuse_credentials
-from magi.action.log import LogReporter
 from magi.errors import ActionError, CredentialsInCheckout, MagiError
 from magi.git.repo import Git
 from magi.model.config import Config

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from magi.action.compete import refuse_tokens
+from magi.action.agents_job.compete import refuse_tokens
 from magi.core.council.surface import (
     command_of,
     mode_of,

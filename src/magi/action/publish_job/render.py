@@ -4,8 +4,8 @@ The comments come from ``magi.report.markdown`` (the one report model the termin
 this module adds the review loop's findings as its sections, with file:line links to the
 PR's head. The tracking comment's renderer is ``magi.report.tracking`` (the App renders
 the workflow's jobs into the same comment), re-exported here. Nothing here is gated yet:
-``magi.action.publish`` passes all of it through ``magi.core.threads.posting.gate`` before it
-leaves.
+``magi.action.publish_job.publish`` passes all of it through
+``magi.core.threads.posting.gate`` before it leaves.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from magi.action.council import MANIFEST, RECORD, Inputs, Manifest, policy_of
+from magi.action.agents_job.council import MANIFEST, RECORD, Inputs, Manifest, policy_of
 from magi.action.env import ActionEnv
 from magi.core.council.rules import check_conclusion
 from magi.core.council.surface import CHECK_NAME, MARKER

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from magi.action.artifact import Artifact, policy_for
 from magi.action.bundle import INCOMING, check_bundle
 from magi.action.env import ActionEnv
-from magi.action.posts import (
+from magi.action.publish_job.posts import (
     ENDING_LABELS,
     TRACKING,
     Poster,
@@ -29,13 +29,13 @@ from magi.action.posts import (
     pull,
     set_labels,
 )
-from magi.action.record_ref import Published, build_commit, read_published, record_ref
-from magi.action.remote import Remote
-from magi.action.render import Links, comments, ending, pr_body, tracking
-from magi.action.workflow_guard import workflow_changes
+from magi.action.publish_job.record_ref import Published, build_commit, read_published, record_ref
+from magi.action.publish_job.render import Links, comments, ending, pr_body, tracking
+from magi.action.publish_job.workflow_guard import workflow_changes
 from magi.core.threads import markers
 from magi.core.threads.posting import Policy, code, gate
 from magi.errors import TamperedArtifact
+from magi.git.remote import Remote
 from magi.git.repo import Git
 from magi.github.port import GitHubPort
 from magi.model.run import RunStatus
@@ -114,7 +114,7 @@ async def publish(
             branch = target.removeprefix("refs/heads/")
             changed = workflow_changes(git, run.base_sha or "", heads[label])
             if changed and not run.config.github.workflow_changes:
-                result.workflows[label] = changed  # magi.action.workflow_guard: why not
+                result.workflows[label] = changed  # magi.action.publish_job.workflow_guard: why not
                 continue
             if on_remote.get(target) != heads[label]:
                 remote.push(

@@ -27,8 +27,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from magi.action.checkout import refuse_credentials
-from magi.action.compete import refuse_tokens
+from magi.action.agents_job.checkout import refuse_credentials
+from magi.action.agents_job.compete import refuse_tokens
 from magi.core.review.land_prompt import fix_prompt, item_ids
 from magi.engine import context_for
 from magi.git.repo import Git

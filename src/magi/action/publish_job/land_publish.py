@@ -14,15 +14,15 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from magi.action.agents_job.land import BUNDLE, OUT_REF, ROUND, LandRound, add_round
 from magi.action.bundle import INCOMING
 from magi.action.env import ActionEnv
-from magi.action.land import BUNDLE, OUT_REF, ROUND, LandRound, add_round
-from magi.action.record_ref import build_commit, read_published, record_ref
-from magi.action.remote import Remote
-from magi.action.workflow_guard import workflow_changes
+from magi.action.publish_job.record_ref import build_commit, read_published, record_ref
+from magi.action.publish_job.workflow_guard import workflow_changes
 from magi.core.threads.landing import BLOCKED
 from magi.core.threads.posting import Policy, code, gate
 from magi.errors import RepoError, StateError, TamperedArtifact
+from magi.git.remote import Remote
 from magi.git.repo import Git
 from magi.github.port import GitHubPort
 from magi.model.run import Run
