@@ -217,6 +217,8 @@ class LiveRun:
         self.cfg = tmp / "magi.toml"
         self.cfg.write_text(toml_config(self.sd, personas, judges))
         self.env = {**os.environ, "MAGI_HOME": str(self.home), "MAGI_CONFIG_DIR": str(tmp / "n")}
+        # Wide: what a test reads must not wrap where its tmp path (longer under xdist) would.
+        self.env["COLUMNS"] = "400"
         self.store = Store(self.home)
         self._procs: list[subprocess.Popen[str]] = []
 

@@ -76,7 +76,8 @@ def test_after_double_dash_the_same_words_are_the_task(repo, tmp_path):
 
 def test_run_prints_the_report_and_exits_zero_when_ready(repo, tmp_path):
     """A finished competition prints its report, with the merge command for the winner."""
-    res = invoke(["run", "--seed", "4", "repair", "textstats"])
+    # Wide: the merge command must not wrap where the tmp path (longer under xdist) would.
+    res = invoke(["run", "--seed", "4", "repair", "textstats"], env={"COLUMNS": "400"})
     assert res.exit_code == 0, res.output
     run = home(tmp_path).load(home(tmp_path).latest() or "")
     assert run.seed == 4

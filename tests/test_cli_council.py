@@ -183,7 +183,8 @@ def test_usage_errors(here, args, why):
 
 def test_demo_council_runs_offline(here):
     """magi demo council: a split, a debate round, a passed position with a minority."""
-    r = invoke(["demo", "council", "--dir", str(here / "demo")])
+    # Wide: the matrix must not wrap where the tmp path (longer under xdist) would.
+    r = invoke(["demo", "council", "--dir", str(here / "demo")], env={"COLUMNS": "400"})
     assert r.exit_code == 0, r.output
     assert "passed — TOML" in r.stdout
     assert "switch: YAML → TOML" in r.stdout

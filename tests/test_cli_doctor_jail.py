@@ -116,7 +116,8 @@ def test_doctor_probes_each_cli_inside_the_jail(
         '[[agents]]\nid = "c1"\nkind = "claude"\n\n'
         f'[[agents]]\nid = "sh1"\nkind = "command"\ncommand = ["sh", "{script}"]\n'
     )
-    out = invoke(["doctor", "--no-auth-check"]).stdout
+    # Wide: a path must not be cut where the tmp path (longer under xdist) would cut it.
+    out = invoke(["doctor", "--no-auth-check"], env={"COLUMNS": "400"}).stdout
     named = f"claude: found at {place / 'claude'}, which the jail hides" in " ".join(out.split())
     assert named is hidden, out
     assert (f"{script} is hidden inside the jail" in " ".join(out.split())) is hidden, out

@@ -12,10 +12,14 @@ import random
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from magi.demo import repo as demo_repo
-from magi.model.run import Run
-from magi.seats import Reporter
+
+if TYPE_CHECKING:  # the personas (``python -m magi.demo.scripted``, a process a turn)
+    # import this package: it stays light, and the engine is imported where the demo runs.
+    from magi.model.run import Run
+    from magi.seats import Reporter
 
 CONFIG = """\
 # The demo's roster: scripted stand-ins speaking the `command` agent protocol.

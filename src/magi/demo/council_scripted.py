@@ -27,10 +27,12 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from magi.core.text.answers import Answer, parse_answer
-from magi.council.asker import Reply
-from magi.errors import AnswerError
+if TYPE_CHECKING:  # as a process (a command seat's turn) this module imports nothing of
+    # magi's: only the in-process asker needs the parser and the council's reply.
+    from magi.core.text.answers import Answer
+    from magi.council.asker import Reply
 
 
 def _fence(obj: object) -> str:
@@ -163,6 +165,10 @@ class ScriptedAsker:
         labels: Sequence[str] | None = None,
         ids: Sequence[str] | None = None,
     ) -> Reply:
+        from magi.core.text.answers import parse_answer
+        from magi.council.asker import Reply
+        from magi.errors import AnswerError
+
         self.prompts.append((seat, node, prompt))
         if (seat, node) in self.overrides:
             text = self.overrides[(seat, node)]
