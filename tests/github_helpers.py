@@ -2,24 +2,31 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import hashlib
 import hmac
 import itertools
 import json
 import random
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi import FastAPI
 
 from magi.app import Settings, create_app
 from magi.core.threads.markers import Seal
+from magi.github.auth import AppAuth
 from magi.github.models import Repo
 from magi.github.port import GitHubPort
 from magi.testing.github import FakeGitHub
+from magi.testing.github_http import GitHubHTTP
 
 FIXTURES = Path(__file__).parent / "fixtures" / "github"
 SECRET = "It's a Secret to Everybody"
@@ -172,3 +179,45 @@ def store_record(
     )
     fake.world(REPO).refs[ref] = sha
     return sha
+
+
+API = "https://api.github.test"
+
+
+T = TypeVar("T")
+
+
+@cache
+def pem() -> str:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.TraditionalOpenSSL,
+        serialization.NoEncryption(),
+    ).decode()
+
+
+class Sleeps:
+    """An injected sleep that records how long the retry layer asked to wait."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+
+def setup() -> tuple[FakeGitHub, GitHubHTTP, AppAuth, Sleeps]:
+    fake = FakeGitHub()
+    fake.add_issue(REPO, 1, "title", "body")
+    double = GitHubHTTP(fake)
+    sleeps = Sleeps()
+    auth = AppAuth("1", pem(), API, async_transport=httpx.MockTransport(double), sleep=sleeps)
+    return fake, double, auth, sleeps
+
+
+def go(auth: AppAuth, use: Callable[[GitHubPort], Awaitable[T]]) -> T:
+    async def main() -> T:
+        return await use(await auth.port_for(1, REPO))
+
+    return asyncio.run(main())

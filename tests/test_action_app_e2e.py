@@ -11,8 +11,9 @@ from datetime import UTC, datetime
 import httpx
 import uvicorn
 
-from action_helpers import ISSUE, ISSUE_BODY, REPO, TITLE, make_world
-from github_helpers import SEAL, SECRET, fixture, labeled, sign
+from action_helpers import ISSUE, REPO, make_world
+from app_e2e_helpers import _payload
+from github_helpers import SEAL, SECRET, fixture, sign
 from magi.app import Settings, create_app
 from magi.core.threads import markers
 from magi.core.threads.progress import RunTitle, title
@@ -21,22 +22,6 @@ from magi.github.port import GitHubPort
 from magi.testing.github import APP_LOGIN, FakeGitHub
 
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----"
-
-
-def _payload() -> dict[str, object]:
-    p = labeled(sender="maintainer")
-    repo = p["repository"]
-    assert isinstance(repo, dict)
-    repo.update(
-        full_name=REPO.full_name,
-        name=REPO.name,
-        html_url=f"https://github.example/{REPO.full_name}",
-    )
-    repo["owner"]["login"] = REPO.owner
-    issue = p["issue"]
-    assert isinstance(issue, dict)
-    issue.update(number=ISSUE, title=TITLE, body=ISSUE_BODY)
-    return p
 
 
 async def _deliver_under_uvicorn(

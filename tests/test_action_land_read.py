@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from github_helpers import REPO
+from github_helpers import REPO, go, setup
 from magi.action.read_job.land_read import (
     LOG_LINES,
     _CheckRun,
@@ -15,7 +15,6 @@ from magi.action.read_job.land_read import (
     job_id,
     read_round_input,
 )
-from test_github_adapter import go, setup
 
 PULL = {"number": 9, "head": {"ref": "magi/r1/A", "sha": "a" * 40}, "base": {"sha": "b" * 40}}
 

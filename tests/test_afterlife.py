@@ -11,7 +11,7 @@ from magi.core.figures.stats import FLOOR, as_json, compute, render
 from magi.engine.afterlife import read_fates
 from magi.model.review import MergeRecord
 from magi.model.run import JudgeSeat, Task, Vote
-from test_core_stats import AT, base, cand, tally
+from stats_helpers import AT, base, cand, tally
 
 IDENT = ["-c", "user.name=t", "-c", "user.email=t@t"]
 

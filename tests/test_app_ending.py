@@ -6,30 +6,15 @@ import asyncio
 import json
 from typing import Any
 
-from github_helpers import NOW, REPO, SEAL, deliver, make_app, store_record, world
-from magi.core.threads import markers
+from app_ending_helpers import PR, REF, RUN, SHA, recorded, scene
+from app_landing_helpers import pull_event
+from github_helpers import NOW, REPO, deliver, make_app, store_record
 from magi.github import records
 from magi.github.models import GitRef, Repo
 from magi.model.review import MergeRecord
-from magi.model.run import Run, RunStatus
+from magi.model.run import RunStatus
 from magi.testing.github import FakeGitHub, branch_repo
-from test_app_landing import pull_event
-from test_app_records import run, text
-
-RUN = "20260901-000000-0001"
-REF = f"magi/runs/{RUN}"
-PR = 7
-SHA = "a" * 40
-
-
-def scene(fake: FakeGitHub | None = None) -> FakeGitHub:
-    fake = world(fake or FakeGitHub())
-    body = "Closes #1\n" + SEAL.marker(markers.PR, issue=1, run=RUN)
-    fake.add_pull(REPO, PR, f"magi/{RUN}/A", SHA, title="Fix spelling", body=body)
-    store_record(
-        fake, text(run(RUN)), RUN, files={"artifacts/judge-1.txt": "why A", "published.json": "p"}
-    )
-    return fake
+from record_helpers import run, text
 
 
 def close(fake: FakeGitHub, *, merged: bool) -> None:
@@ -39,13 +24,6 @@ def close(fake: FakeGitHub, *, merged: bool) -> None:
         update["merge_commit_sha"] = "c" * 40
     w.pulls[PR] = w.pulls[PR].model_copy(update=update)
     asyncio.run(deliver(make_app(fake), "pull_request", pull_event(fake, "closed")))
-
-
-def recorded(fake: FakeGitHub) -> Run:
-    raw = fake.file_at(REPO, fake.world(REPO).refs[REF], "run.json")
-    assert raw is not None
-    r = Run.model_validate_json(raw)
-    return r
 
 
 def test_a_merge_is_written_into_the_run_record() -> None:

@@ -16,12 +16,11 @@ from typing import Any
 import httpx
 import uvicorn
 
-from github_helpers import NOW, REPO, SECRET, fixture, keep_delivered, pr_comment, sign
+from github_helpers import NOW, REPO, SECRET, fixture, keep_delivered, pem, pr_comment, sign
 from magi.core.threads import markers
 from magi.core.threads.markers import Seal
 from magi.testing.github import FakeGitHub
 from magi.testing.github_http import GitHubHTTP, asgi
-from test_github_adapter import pem
 
 SHA = "a" * 40
 PR = 7

@@ -6,13 +6,13 @@ import asyncio
 from datetime import timedelta
 from typing import Any
 
+from app_landing_helpers import PR, SHA, dispatches, scene, suite, wake
 from github_helpers import NOW, REPO, SEAL, deliver, fixture, make_app
 from magi.app.context import AppContext
 from magi.app.land_lock import STALE, claim
 from magi.core.threads.progress import RunTitle, title
 from magi.github.models import Comment, GitCommit, User
 from magi.testing.github import APP_LOGIN
-from test_app_landing import PR, SHA, dispatches, scene, suite, wake
 
 LOCK = f"magi/land/{PR}/{SHA}"
 

@@ -3,57 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
 from typing import Any
 
 import pytest
 
-from github_helpers import NOW, REPO, SEAL, deliver, fixture, make_app, world
+from app_landing_helpers import PR, SHA, dispatches, pull_event, scene, suite, wake
+from github_helpers import REPO, SEAL, deliver, fixture, make_app
 from magi.core.threads import markers
 from magi.core.threads.landing import HELD
-from magi.testing.github import FakeGitHub
 
-SHA = "a" * 40
-PR = 7
 UNATTENDED = "[graph]\nland_approval = false\n"
-
-
-def scene(config: str = "", **pull: Any) -> FakeGitHub:
-    fake = world(FakeGitHub())
-    fake.now = NOW - timedelta(minutes=30)
-    body = "Closes #1\n" + SEAL.marker(markers.PR, issue=1, run="r1")
-    fake.add_pull(REPO, PR, "magi/r1/A", SHA, title="Fix spelling", body=body, **pull)
-    w = fake.world(REPO)
-    w.refs["heads/magi/r1/B"] = "b" * 40
-    w.refs["magi/claims/issue-1"] = "0" * 40
-    if config:
-        w.files[("main", ".magi/config.toml")] = config
-    return fake
-
-
-def suite(sha: str = SHA) -> dict[str, Any]:
-    p = fixture("check_suite.completed")
-    p["check_suite"]["head_sha"] = sha
-    p["check_suite"]["pull_requests"] = [{"number": PR}]
-    return p
-
-
-def wake(fake: FakeGitHub, sha: str = SHA) -> None:
-    asyncio.run(deliver(make_app(fake), "check_suite", suite(sha)))
-
-
-def pull_event(fake: FakeGitHub, action: str, **extra: Any) -> dict[str, Any]:
-    p = fixture("pull_request.opened")
-    p["action"] = action
-    p["repository"]["full_name"] = REPO.full_name
-    p["repository"]["default_branch"] = "main"
-    p["pull_request"] = fake.world(REPO).pulls[PR].model_dump(mode="json")
-    p.update(extra)
-    return p
-
-
-def dispatches(fake: FakeGitHub) -> list[dict[str, str]]:
-    return [d["inputs"] for d in fake.world(REPO).dispatches]
 
 
 def test_a_red_check_dispatches_one_fix_round():

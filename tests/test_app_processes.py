@@ -12,10 +12,9 @@ import sys
 import httpx
 import uvicorn
 
-from github_helpers import REPO, SECRET, labeled, sign
+from github_helpers import REPO, SECRET, labeled, pem, sign
 from magi.testing.github import FakeGitHub
 from magi.testing.github_http import GitHubHTTP, asgi
-from test_github_adapter import pem
 
 
 def bound() -> socket.socket:

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from app_landing_helpers import PR, SHA, dispatches, scene, suite
 from github_helpers import REPO, SEAL, deliver, fixture, make_app
 from magi.app.events import CheckRunEvent, CheckSuiteEvent, StatusEvent, WorkflowRunEvent
 from magi.app.main import ROUTER
 from magi.app.pulls import head_of, magi_pulls_of
 from magi.testing.github import FakeGitHub
-from test_app_landing import PR, SHA, dispatches, scene, suite
 
 
 def status(state: str = "failure", sha: str = SHA) -> dict[str, Any]:

@@ -6,7 +6,6 @@ import asyncio
 import json
 import logging
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,18 +17,7 @@ from magi.github.port import GitHubError
 from magi.model.run import Run, RunStatus, Seat
 from magi.testing.cli import invoke
 from magi.testing.github import FakeGitHub
-
-FIXTURES = Path(__file__).parent / "fixtures"
-REPORT = FIXTURES / "report" / "run.json"
-
-
-def run(run_id: str, **update: Any) -> Run:
-    base = Run.model_validate_json(REPORT.read_text(encoding="utf-8"))
-    return base.model_copy(update={"id": run_id, **update})
-
-
-def text(r: Run) -> str:
-    return r.model_dump_json(by_alias=True, indent=2) + "\n"
+from record_helpers import FIXTURES, run, text
 
 
 def judging(run_id: str) -> Run:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from github_helpers import pem
 from magi.app import SettingsError, create_app, settings_from_env
 from magi.config import load_config_text
 from magi.errors import ConfigError
-from test_github_adapter import pem
 
 
 def test_everything_missing_is_listed_in_one_error() -> None:

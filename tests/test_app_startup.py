@@ -14,13 +14,12 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from github_helpers import REPO, SECRET, labeled, sign
+from github_helpers import REPO, SECRET, labeled, pem, sign
 from magi.app import create_app
 from magi.github.auth import AppAuth
 from magi.github.port import GitHubError
 from magi.testing.github import FakeGitHub
 from magi.testing.github_http import GitHubHTTP
-from test_github_adapter import pem
 
 
 def _public(private_pem: str) -> str:

@@ -5,18 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
-from github_helpers import REPO, SEAL
+from github_helpers import API, REPO, SEAL, go, pem, setup
 from magi.core.threads import markers
 from magi.github.auth import AppAuth
 from magi.github.githubkit_port import GitHubKitPort
@@ -25,45 +21,6 @@ from magi.github.port import CALLS, GitHubError, GitHubPort
 from magi.testing.github import FakeGitHub
 from magi.testing.github_http import OPERATIONS, GitHubHTTP, extract_examples, load_examples
 from magi.testing.github_routes import ROUTES
-
-API = "https://api.github.test"
-T = TypeVar("T")
-
-
-@cache
-def pem() -> str:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.TraditionalOpenSSL,
-        serialization.NoEncryption(),
-    ).decode()
-
-
-class Sleeps:
-    """An injected sleep that records how long the retry layer asked to wait."""
-
-    def __init__(self) -> None:
-        self.waits: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.waits.append(seconds)
-
-
-def setup() -> tuple[FakeGitHub, GitHubHTTP, AppAuth, Sleeps]:
-    fake = FakeGitHub()
-    fake.add_issue(REPO, 1, "title", "body")
-    double = GitHubHTTP(fake)
-    sleeps = Sleeps()
-    auth = AppAuth("1", pem(), API, async_transport=httpx.MockTransport(double), sleep=sleeps)
-    return fake, double, auth, sleeps
-
-
-def go(auth: AppAuth, use: Callable[[GitHubPort], Awaitable[T]]) -> T:
-    async def main() -> T:
-        return await use(await auth.port_for(1, REPO))
-
-    return asyncio.run(main())
 
 
 def test_every_route_the_double_serves_is_in_githubs_api() -> None:

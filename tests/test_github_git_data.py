@@ -9,15 +9,14 @@ from typing import Any
 import httpx
 import pytest
 
-from github_helpers import REPO, SETTINGS, deliver, issue_comment, world
+from app_ending_helpers import recorded, scene
+from app_landing_helpers import pull_event
+from github_helpers import API, REPO, SETTINGS, deliver, go, issue_comment, pem, setup, world
 from magi.app import create_app
 from magi.github.auth import AppAuth
 from magi.github.models import TreeEntry
 from magi.github.port import GitHubError, GitHubPort
 from magi.model.run import RunStatus
-from test_app_ending import recorded, scene
-from test_app_landing import pull_event
-from test_github_adapter import API, go, pem, setup
 
 RECORD = "magi/runs/20260101-120000-abcd"
 

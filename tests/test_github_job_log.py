@@ -8,11 +8,10 @@ import logging
 import httpx
 import pytest
 
-from github_helpers import REPO
+from github_helpers import REPO, go, setup
 from magi.github.port import GitHubError
 from magi.testing.github import FakeGitHub
 from magi.testing.github_routes import DOWNLOAD_HOST, SIGNATURE
-from test_github_adapter import go, setup
 
 LOG = "".join(f"2026-12-01T10:00:{n % 60:02d}Z step line {n}\n" for n in range(5000))
 

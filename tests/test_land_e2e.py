@@ -16,7 +16,8 @@ import pytest
 import uvicorn
 
 from action_helpers import ISSUE, REPO, TOKEN, World, make_world
-from github_helpers import SEAL, SECRET, fixture, keep_delivered, no_sleep, sign
+from app_e2e_helpers import _payload
+from github_helpers import PEM, SEAL, SECRET, fixture, keep_delivered, no_sleep, sign
 from magi.action.context import ActionContext
 from magi.app import Settings, create_app
 from magi.errors import ExitCode
@@ -25,7 +26,6 @@ from magi.github.port import GitHubPort
 from magi.model.run import Run, RunStatus
 from magi.state.store import Store
 from magi.testing.cli import invoke
-from test_action_app_e2e import PEM, _payload
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 WRITER = "maintainer"
