@@ -1,0 +1,348 @@
+"""workflows/magi.yml and action.yml keep the rules actionlint and zizmor cannot see."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from magi.model.config import Github
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOW = (ROOT / "workflows" / "magi.yml").read_text()
+ACTION = (ROOT / "action.yml").read_text()
+
+
+def _jobs(text: str) -> dict[str, str]:
+    """Each job's block of the workflow, by job id."""
+    body = text.split("\njobs:\n", 1)[1]
+    parts = re.split(r"^  ([a-z-]+):\n", body, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def _run_blocks(text: str) -> list[str]:
+    """The shell of every ``run:`` step (inline or block scalar)."""
+    blocks: list[str] = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"^(\s*)(?:- )?run: ?(.*)$", line)
+        if not m:
+            continue
+        indent, rest = len(m.group(1)), m.group(2)
+        if rest.strip() not in ("|", ">", "|-", ">-"):
+            blocks.append(rest)
+            continue
+        block = []
+        for nxt in lines[i + 1 :]:
+            if nxt.strip() and len(nxt) - len(nxt.lstrip()) <= indent:
+                break
+            block.append(nxt)
+        blocks.append("\n".join(block))
+    return blocks
+
+
+@pytest.mark.parametrize("text", [WORKFLOW, ACTION], ids=["workflow", "action"])
+def test_no_expression_is_spliced_into_a_script(text):
+    """Inputs reach scripts only through env: a `${{ }}` in run: is script injection."""
+    blocks = _run_blocks(text)
+    assert blocks
+    assert [b for b in blocks if "${{" in b] == []
+
+
+def test_every_action_is_pinned_by_a_full_commit_sha():
+    """A tag can be moved; a 40-hex SHA cannot."""
+    uses = re.findall(r"^\s*(?:- )?uses: (\S+)", WORKFLOW, re.M)
+    assert uses
+    assert [u for u in uses if not re.search(r"@[0-9a-f]{40}$", u)] == []
+
+
+def test_every_job_states_its_permissions_and_none_asks_for_id_token():
+    """Explicit, minimal permissions per job; no OIDC token anywhere."""
+    jobs = _jobs(WORKFLOW)
+    assert set(jobs) == {
+        "task",
+        "compete",
+        "publish",
+        "council-task",
+        "council",
+        "council-publish",
+        "land-read",
+        "land",
+        "land-publish",
+        "rebase",
+        "merge",
+    }
+    for name, block in jobs.items():
+        assert "    permissions:" in block, name
+    assert "id-token:" not in WORKFLOW
+    assert "permissions: {}" in WORKFLOW.split("\njobs:\n")[0]
+
+
+@pytest.mark.parametrize("job", ["compete", "council", "land"])
+def test_the_agents_job_holds_no_credential(job):
+    """compete and council read contents only, keep no checkout credential, get no secret."""
+    compete = _jobs(WORKFLOW)[job]
+    perms = re.search(r"    permissions:\n((?:      .*\n)+)", compete)
+    assert perms
+    assert [ln.split("#")[0].strip() for ln in perms.group(1).splitlines()] == ["contents: read"]
+    assert "secrets." not in compete
+    # The job's read token reaches one step of compete, the one that fetches the day's run
+    # records for [budget] day_usd (as actions/checkout uses it for the checkout): in that
+    # step's env alone, never in magi's step, never persisted.
+    uses = compete.count("github.token")
+    assert uses == (1 if job == "compete" else 0)
+    if uses:
+        step = compete[compete.index("- name: Today's run records") :]
+        step = step[: step.index("\n      - ")]
+        assert "GH_TOKEN: ${{ github.token }}" in step
+        assert "uses:" not in step
+        assert "git config" not in step
+        assert "--global" not in step
+    assert not re.search(r"^\s+token:", compete, re.M)  # no step is given a token input
+    assert compete.count("persist-credentials: false") == compete.count("actions/checkout@")
+
+
+def test_publish_writes_with_an_app_token_scoped_to_this_repository():
+    """The App token, never GITHUB_TOKEN, so magi's pushes and PR trigger the repo's CI."""
+    publish = _jobs(WORKFLOW)["publish"]
+    assert "actions/create-github-app-token@" in publish
+    assert "repositories: ${{ github.event.repository.name }}" in publish
+    assert "token: ${{ steps.app-token.outputs.token }}" in publish
+    assert "needs: [task, compete]" in publish
+    assert "persist-credentials: false" in publish
+
+
+def test_the_default_runner_labels_are_the_configs():
+    """runs-on falls back to [github] runner_labels' default."""
+    m = re.search(r"fromJSON\(inputs\.runner-labels \|\| '(\[.*?\])'\)", WORKFLOW)
+    assert m
+    assert json.loads(m.group(1)) == Github().runner_labels
+
+
+def test_a_concurrency_group_per_issue_and_command_and_per_pr():
+    """Two competitions for one issue never overlap; one landing job per PR at a time; a
+    council or a review is its comment's own, so it neither waits behind a competition nor
+    replaces another pending question."""
+    assert "format('magi-pr-{0}', inputs.pr)" in WORKFLOW
+    assert "format('magi-{0}-comment-{1}', inputs.command, inputs.comment)" in WORKFLOW
+    assert (
+        "format('magi-{0}-issue-{1}', inputs.command || (github.event.issue.pull_request "
+        "&& 'merge' || 'compete'), inputs.issue || github.event.issue.number)" in WORKFLOW
+    )
+    assert "cancel-in-progress: false" in WORKFLOW
+
+
+def test_every_artifact_can_be_uploaded_again_by_a_re_run():
+    """`Re-run jobs` uploads under the same name: without overwrite it fails with 409."""
+    uploads = re.findall(
+        r"uses: actions/upload-artifact@.*?(?=\n      - |\n  \w|\Z)", WORKFLOW, re.S
+    )
+    assert uploads
+    for step in uploads:
+        assert "overwrite: true" in step, step
+
+
+def test_the_action_outputs_what_the_workflow_reads():
+    """run-id, status, pr-number come out of the composite action."""
+    for name in ("run-id", "status", "pr-number", "artifact-dir"):
+        assert re.search(rf"^  {name}:\n", ACTION, re.M), name
+
+
+def _run_sh(tmp_path: Path, env: dict[str, str]) -> tuple[int, list[str]]:
+    """action/run.sh with a stand-in `magi` on PATH that records its argv."""
+    import os
+    import subprocess
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    log = tmp_path / "argv"
+    stub = bindir / "magi"
+    stub.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{log}"\n')
+    stub.chmod(0o755)
+    full = {"PATH": f"{bindir}:{os.environ['PATH']}", **env}
+    res = subprocess.run(
+        ["bash", str(ROOT / "action" / "run.sh")],
+        env=full,
+        capture_output=True,
+        check=False,
+        timeout=120,
+    )
+    return res.returncode, log.read_text().splitlines() if log.exists() else []
+
+
+def test_run_sh_turns_inputs_into_argv_never_the_token(tmp_path):
+    """publish gets its token from the environment, never as an argument."""
+    code, argv = _run_sh(
+        tmp_path,
+        {
+            "MAGI_ACTION_COMMAND": "publish",
+            "MAGI_ISSUE": "7",
+            "MAGI_RUN": "20261201-000000-abcd",
+            "MAGI_GITHUB_TOKEN": "ghs_secret",
+        },
+    )
+    assert code == 0
+    assert argv == ["action", "publish", "--issue", "7", "--run", "20261201-000000-abcd"]
+
+
+def test_run_sh_refuses_a_token_for_compete(tmp_path):
+    """The agents job's step must not be handed a token at all."""
+    code, argv = _run_sh(
+        tmp_path,
+        {"MAGI_ACTION_COMMAND": "compete", "MAGI_ISSUE": "7", "MAGI_GITHUB_TOKEN": "ghs_x"},
+    )
+    assert code == 2
+    assert argv == []
+
+
+@pytest.mark.parametrize("command", ["compete", "council", "review", "land"])
+def test_run_sh_refuses_the_app_key_for_every_agents_command(tmp_path, command):
+    """The key that seals magi's markers never reaches a job whose agents read environs."""
+    env = {
+        "MAGI_ACTION_COMMAND": command,
+        "MAGI_ISSUE": "7",
+        "MAGI_COMMENT": "1",
+        "MAGI_INPUT_DIR": "in",
+        "MAGI_PR": "3",
+        "MAGI_INPUT_FILE": "f",
+        "MAGI_MARKER_KEY": "-----BEGIN RSA PRIVATE KEY-----",
+    }
+    code, argv = _run_sh(tmp_path, env)
+    assert code == 2
+    assert argv == []
+
+
+def test_no_agents_job_is_given_the_app_key():
+    """In the workflow, `app-key` appears only in jobs that run no agent."""
+    jobs = re.split(r"\n  (?=[a-z-]+:\n)", WORKFLOW.split("\njobs:\n", 1)[1])
+    agents = {j.split(":", 1)[0].strip(): j for j in jobs}
+    assert {"compete", "council", "land"} <= set(agents)
+    for name in ("compete", "council", "land"):
+        assert "app-key" not in agents[name], name
+        assert "MAGI_APP_PRIVATE_KEY" not in agents[name], name
+    assert "app-key" in agents["publish"]
+
+
+def test_run_sh_hands_admit_the_event_github_wrote(tmp_path):
+    """admit reads GITHUB_EVENT_NAME/PATH and the permission the step looked up."""
+    code, argv = _run_sh(
+        tmp_path,
+        {
+            "MAGI_ACTION_COMMAND": "admit",
+            "GITHUB_EVENT_NAME": "issues",
+            "GITHUB_EVENT_PATH": "/e.json",
+            "MAGI_PERMISSION": "write",
+            "MAGI_ISSUE_FILE": "issue/comments.json",
+        },
+    )
+    assert code == 0
+    assert argv == [
+        "action", "admit", "--event-name", "issues", "--event-file", "/e.json",
+        "--permission", "write", "--comments-file", "issue/comments.json",
+    ]  # fmt: skip
+
+
+def test_council_publish_writes_with_an_app_token_and_reads_the_comment_by_id():
+    """The question reaches the runner as a comment id; only council-publish writes."""
+    jobs = _jobs(WORKFLOW)
+    assert "issues/comments/$COMMENT" in jobs["council-task"]
+    assert "inputs.comment" not in "".join(_run_blocks(WORKFLOW))
+    publish = jobs["council-publish"]
+    assert "actions/create-github-app-token@" in publish
+    assert "permission-checks: write" in publish
+    assert "needs: [council-task, council]" in publish
+    assert "secrets." not in jobs["council-task"]
+
+
+def test_run_sh_maps_council_and_publish_council(tmp_path):
+    """council/review run `magi action council`; their publish gets the token from env only."""
+    base = {"MAGI_ISSUE": "7", "MAGI_COMMENT": "42", "MAGI_INPUT_DIR": "/in"}
+    code, argv = _run_sh(tmp_path, {**base, "MAGI_ACTION_COMMAND": "review"})
+    assert code == 0
+    assert argv == [
+        "action", "council", "--command", "review", "--issue", "7",
+        "--comment", "42", "--input-dir", "/in",
+    ]  # fmt: skip
+    code, argv = _run_sh(
+        tmp_path, {**base, "MAGI_ACTION_COMMAND": "publish-council", "MAGI_GITHUB_TOKEN": "ghs_s"}
+    )
+    assert code == 0
+    assert "ghs_s" not in argv
+    assert argv[:4] == ["action", "publish-council", "--command", "council"]
+
+
+def test_run_sh_refuses_a_token_for_council(tmp_path):
+    """The council job runs agents: no token."""
+    env = {"MAGI_ACTION_COMMAND": "council", "MAGI_ISSUE": "7", "MAGI_GITHUB_TOKEN": "ghs_x"}
+    code, argv = _run_sh(tmp_path, env)
+    assert code == 2
+    assert argv == []
+
+
+def test_run_sh_hands_claim_and_merge_the_event_never_the_token(tmp_path):
+    """claim and merge read the event GitHub wrote; the token stays in the environment."""
+    event = {"GITHUB_EVENT_NAME": "issue_comment", "GITHUB_EVENT_PATH": "/e.json"}
+    token = {"MAGI_GITHUB_TOKEN": "ghs_secret"}
+    code, argv = _run_sh(
+        tmp_path, {**event, **token, "MAGI_ACTION_COMMAND": "claim", "MAGI_ISSUE": "7"}
+    )
+    assert code == 0
+    assert argv == ["action", "claim", "--issue", "7", "--event-file", "/e.json"]
+    merge = {**event, **token, "MAGI_ACTION_COMMAND": "merge", "MAGI_APP_SLUG": "magi-app"}
+    code, argv = _run_sh(tmp_path, merge)
+    assert code == 0
+    assert argv == [
+        "action", "merge", "--event-name", "issue_comment", "--event-file", "/e.json",
+    ]  # fmt: skip
+    for cmd in ("claim", "merge"):  # without a token, or for merge without the App's slug
+        code, _ = _run_sh(tmp_path, {**event, "MAGI_ACTION_COMMAND": cmd, "MAGI_ISSUE": "7"})
+        assert code != 0
+    code, _ = _run_sh(tmp_path, {**event, **token, "MAGI_ACTION_COMMAND": "merge"})
+    assert code != 0
+
+
+def test_without_the_app_a_label_is_claimed_with_a_token_that_writes_refs_only():
+    """The task job's own token stays read-only; the claim's App token writes contents only,
+    and is minted only for a label event (a dispatch was claimed by the App)."""
+    task = _jobs(WORKFLOW)["task"]
+    perms = re.search(r"    permissions:\n((?:      .*\n)+)", task)
+    assert perms
+    assert [ln.split("#")[0].strip() for ln in perms.group(1).splitlines()] == ["issues: read"]
+    step = task.split("id: claim-token", 1)[1].split("\n      - ", 1)[0]
+    assert "if: github.event_name == 'issues'" in step
+    assert re.findall(r"permission-[a-z-]+: \w+", step) == ["permission-contents: write"]
+    assert "command: claim" in task
+    assert "steps.claim.outputs.issue" in task.split("steps:", 1)[0]  # the job's output
+
+
+def test_the_template_uses_one_placeholder_that_names_no_repository_and_init_replaces():
+    """Every use of magi's action in the template is the one placeholder (no GitHub owner
+    has a `_`, so it can never run somebody else's code), docs say `magi init --github`
+    writes the pinned copy, and nothing names a tag."""
+    from magi.config.workflow import PLACEHOLDER
+
+    uses = re.findall(r"^\s*(?:- )?uses: ((?!actions/)\S+)", WORKFLOW, re.M)
+    assert len(uses) >= 10
+    assert set(uses) == {PLACEHOLDER}
+    docs = (ROOT / "docs" / "action.md").read_text()
+    readme = (ROOT / "README.md").read_text()
+    assert "magi init --github" in docs
+    assert "magi init --github" in readme
+    for text in (WORKFLOW, docs, readme):
+        assert "magi-dev" not in text
+        assert not re.search(r"@v\d", text.split("actions/")[0])
+
+
+def test_every_landing_job_is_named_for_its_pr_so_a_crash_releases_the_lock():
+    """The App finds the PR of a failed landing job by `[magi land #<pr>]` in its name."""
+    from magi.app.land_lock import JOB_TAG
+
+    jobs = _jobs(WORKFLOW)
+    for name in ("land-read", "land", "land-publish", "rebase"):
+        title = re.search(r"^    name: (.*)$", jobs[name], re.M)
+        assert title, name
+        m = JOB_TAG.search(title.group(1).replace("${{ inputs.pr }}", "12"))
+        assert m, name
+        assert m.group(1) == "12", name

@@ -1,0 +1,175 @@
+"""`magi app setup`: the manifest flow, the form posted intact, the code exchanged once, the
+credentials written for their owner only, and what to do next."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import socket
+import stat
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from magi.cli.app_setup import Setup, manifest, read_manifest
+from magi.testing.github import FakeGitHub
+from magi.testing.github_http import GitHubHTTP, asgi
+
+ROOT = Path(__file__).parents[2]
+MADE = {
+    "id": 4242,
+    "slug": "magi-acme",
+    "client_id": "Iv23liAbCdEf",
+    "client_secret": "shh-client",
+    "webhook_secret": "shh-hook",
+    "pem": "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----\n",
+    "html_url": "https://github.com/apps/magi-acme",
+}
+
+
+class _Form(HTMLParser):
+    """The page's form as a browser would post it: its action and its fields."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.action = ""
+        self.fields: dict[str, str] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "form":
+            self.action = a.get("action") or ""
+        if tag == "input" and a.get("name"):
+            self.fields[str(a["name"])] = a.get("value") or ""
+
+
+def _form(text: str) -> _Form:
+    f = _Form()
+    f.feed(text)
+    return f
+
+
+def test_the_manifest_is_app_yml_and_says_what_the_receiver_gets() -> None:
+    """Every event and permission of app.yml; the description's apostrophe kept."""
+    data = manifest("https://magi.acme.test/", "http://127.0.0.1:1/done")
+    shipped = read_manifest((ROOT / "app.yml").read_text(encoding="utf-8"))
+    assert data["default_events"] == shipped["default_events"]
+    assert data["default_permissions"] == shipped["default_permissions"]
+    assert "writer's" in data["description"]
+    assert data["hook_attributes"] == {"url": "https://magi.acme.test/webhook", "active": True}
+    assert data["redirect_url"] == "http://127.0.0.1:1/done"
+    assert manifest(None, "x")["hook_attributes"]["active"] is False
+
+
+async def _flow(job: Setup, code: str, state: str | None = None) -> tuple[_Form, httpx.Response]:
+    app = job.app("http://127.0.0.1:1/done")
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://setup") as client:
+        form = _form((await client.get("/")).text)
+        back = await client.get("/done", params={"code": code, "state": state or job.state})
+    return form, back
+
+
+def test_the_form_posts_the_whole_manifest_and_the_code_becomes_a_private_file(tmp_path):
+    """Posted as a browser would parse it, the JSON reads back whole (the old `value='…'`
+    form cut it at "writer's"); the exchange writes the env file and the key, mode 0600."""
+    double = GitHubHTTP(FakeGitHub())
+    double.manifest_codes["c0de"] = MADE
+    out = tmp_path / "magi-app.env"
+    job = Setup(out, "https://api.github.test", org="acme", transport=httpx.MockTransport(double))
+    form, back = asyncio.run(_flow(job, "c0de"))
+    assert (
+        form.action == f"https://github.com/organizations/acme/settings/apps/new?state={job.state}"
+    )
+    posted = json.loads(form.fields["manifest"])
+    assert posted == manifest(None, "http://127.0.0.1:1/done")
+    assert back.status_code == 200
+    text = out.read_text()
+    assert "GITHUB_APP_ID=4242" in text
+    assert "GITHUB_APP_SLUG=magi-acme" in text
+    assert "GITHUB_WEBHOOK_SECRET=shh-hook" in text
+    assert "MAGI_APP_CLIENT_ID=Iv23liAbCdEf" in text
+    key = out.with_suffix(".pem")
+    assert key.read_text() == MADE["pem"]
+    for path in (out, key):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert "https://github.com/apps/magi-acme/installations/new" in job.said
+    assert "MAGI_APP_PRIVATE_KEY" in job.said
+    assert "shh" not in job.said  # the page says where the secrets are, not what they are
+
+
+@pytest.mark.parametrize(
+    ("code", "state", "status"), [("c0de", "forged", 400), ("used", None, 502)]
+)
+def test_a_wrong_state_or_a_spent_code_writes_nothing(tmp_path, code, state, status) -> None:
+    """Another page's redirect is refused; a code GitHub no longer knows is said plainly."""
+    double = GitHubHTTP(FakeGitHub())
+    double.manifest_codes["c0de"] = MADE
+    out = tmp_path / "magi-app.env"
+    job = Setup(out, "https://api.github.test", transport=httpx.MockTransport(double))
+    _, back = asyncio.run(_flow(job, code, state))
+    assert back.status_code == status
+    assert not out.exists()
+    assert not job.done.is_set()
+
+
+def test_existing_credentials_are_never_overwritten(tmp_path) -> None:
+    out = tmp_path / "magi-app.env"
+    out.write_text("keep me\n")
+    job = Setup(out, "https://api.github.test")
+    with pytest.raises(RuntimeError, match="does not overwrite"):
+        job.write(MADE)
+    assert out.read_text() == "keep me\n"
+
+
+def test_the_command_runs_the_flow_and_ends(tmp_path) -> None:
+    """`magi app setup` as its own process: it says where its page is, the redirect comes
+    back with the code, the file appears, the next steps are printed and it exits 0."""
+    double = GitHubHTTP(FakeGitHub())
+    double.manifest_codes["c0de"] = MADE
+    github_sock = socket.socket()
+    github_sock.bind(("127.0.0.1", 0))
+    github_sock.listen(8)
+    api = f"http://127.0.0.1:{github_sock.getsockname()[1]}"
+    out = tmp_path / "creds" / "magi-app.env"
+
+    async def main() -> tuple[int, str]:
+        server = uvicorn.Server(
+            uvicorn.Config(asgi(double), log_level="warning", access_log=False, lifespan="off")
+        )
+        serving = asyncio.create_task(server.serve(sockets=[github_sock]))
+        proc = await asyncio.create_subprocess_exec(
+            *(sys.executable, "-m", "magi", "app", "setup", "--api-url", api),
+            *("--out", str(out), "--public-url", "https://magi.acme.test"),
+            stdout=asyncio.subprocess.PIPE,
+            env={**os.environ, "COLUMNS": "200"},
+        )
+        assert proc.stdout is not None
+        first = (await proc.stdout.readline()).decode()  # printed once its socket listens
+        here = re.search(r"open (http://127\.0\.0\.1:\d+)/", first)
+        assert here, first
+        async with httpx.AsyncClient(timeout=30) as client:
+            form = _form((await client.get(here.group(1) + "/")).text)
+            state = form.action.split("state=", 1)[1]
+            posted: dict[str, Any] = json.loads(form.fields["manifest"])
+            assert posted["redirect_url"] == here.group(1) + "/done"
+            back = await client.get(posted["redirect_url"], params={"code": "c0de", "state": state})
+            assert back.status_code == 200
+        rest = (await proc.stdout.read()).decode()
+        code = await proc.wait()
+        server.should_exit = True
+        await serving
+        github_sock.close()
+        return code, rest
+
+    code, said = asyncio.run(main())
+    assert code == 0
+    assert "Created the GitHub App magi-acme (id 4242)" in said
+    assert "GITHUB_APP_ID=4242" in out.read_text()
