@@ -9,6 +9,11 @@ import pytest
 
 from git_helpers import isolate
 from graph_helpers import LiveRun, scratch_repo
+from magi.testing import inprocess
+
+# The demo's personas as in-process seats (kind = "scripted"): graph_helpers.config sits
+# them so, and a run resumed in this process builds them again from its record's config.
+inprocess.register()
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from magi.graph import PIPELINE, Stage
 from magi.model.config import Config
 from magi.model.run import Run
 from magi.state.store import Store
+from magi.testing.inprocess import KIND, in_process
 
 SCRIPTED = [sys.executable, "-m", "magi.demo.scripted"]
 MAGI = [sys.executable, "-m", "magi"]
@@ -59,12 +60,18 @@ def config(
     implementers: dict[str, str],
     judges: dict[str, str] | None = None,
     reviewers: dict[str, str] | None = None,
+    *,
+    processes: bool = False,
     **tables: dict[str, Any],
 ) -> Config:
-    """A Config of scripted command agents: {agent id: persona or "sh:<script>"} per role.
+    """A Config of scripted agents: {agent id: persona or "sh:<script>"} per role.
 
-    Reviewers default to the first two judges (an inline-shell implementer must never be
-    rotated into a review seat); with neither, no reviewer sits.
+    A persona sits in process (``kind = "scripted"``, ``magi.testing.inprocess``) and the
+    run is unjailed, unless the test asks for ``processes``, names a jail (``sandbox``
+    with a ``mode``), or the persona acts on a process (hangs, escapes, waits): then every
+    persona is a ``command`` agent, a process a turn, as a user's own would be. Reviewers
+    default to the first two judges (an inline-shell implementer must never be rotated
+    into a review seat); with neither, no reviewer sits.
     """
     judges = (
         judges
@@ -76,10 +83,20 @@ def config(
         }
     )
     env = {"MAGI_SCRIPTED_DIR": str(scripted_dir)}
-    agents = [
-        {"id": aid, "kind": "command", "command": _command(persona), "env": env}
-        for aid, persona in {**implementers, **judges, **(reviewers or {})}.items()
-    ]
+    seats = {**implementers, **judges, **(reviewers or {})}
+    jailed = "mode" in tables.get("sandbox", {}) and tables["sandbox"]["mode"] != "off"
+    inside = not (processes or jailed) and all(
+        p.startswith("sh:") or in_process(p) for p in seats.values()
+    )
+
+    def agent(aid: str, persona: str) -> dict[str, Any]:
+        if inside and not persona.startswith("sh:"):
+            return {"id": aid, "kind": KIND, "command": [persona], "env": env}
+        return {"id": aid, "kind": "command", "command": _command(persona), "env": env}
+
+    agents = [agent(aid, persona) for aid, persona in seats.items()]
+    if inside:
+        tables["sandbox"] = {"mode": "off", **tables.get("sandbox", {})}
     review_roles = list(reviewers) if reviewers else list(judges)[:2]
     graph = {
         "candidates": len(implementers),

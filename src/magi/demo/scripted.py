@@ -24,6 +24,11 @@ its own (``setsid``) that writes its pid to ``escaped-<seat>`` and sleeps; ``mov
 points every ``magi/*`` branch at a new commit nobody judged (in every judge turn, with
 MAGI_ALLOW_WRITE=0 ignored); ``huge:<p>`` pads its judge rationale to 3 MB and ends it with
 NUL and escape bytes.
+
+A persona acts on a ``Turn``: the environment, working directory and prompt a process would
+have, and where it writes. ``main`` makes one from the process; ``magi.testing.inprocess``
+makes one for a seat in the test process, so a whole competition needs no process a turn.
+The hang, escape and wait modifiers act on a process and are for processes only.
 """
 
 from __future__ import annotations
@@ -35,10 +40,42 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TextIO
 
 from magi.demo import repo as demo_repo
 from magi.demo import scripted_review
+
+
+@dataclass
+class Turn:
+    """What a persona sees of its turn, and where it answers."""
+
+    env: Mapping[str, str]
+    cwd: Path
+    prompt: str
+    out: TextIO
+    err: TextIO
+    huge: bool = False  # ``huge:`` pads the judge's rationale
+    # The git a persona runs gets this environment (None: the process's own).
+    child_env: Mapping[str, str] | None = field(default=None, repr=False)
+
+    @classmethod
+    def of_process(cls) -> Turn:
+        return cls(os.environ, Path.cwd(), sys.stdin.read(), sys.stdout, sys.stderr)
+
+    def say(self, text: str) -> None:
+        print(text, file=self.out)
+
+    def warn(self, text: str) -> None:
+        print(text, file=self.err)
+
+    def run(self, argv: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
+        env = dict(self.child_env) if self.child_env is not None else None
+        return subprocess.run(argv, cwd=self.cwd, env=env, text=True, **kw)
+
 
 HEADER = re.compile(r"^<<<MATERIAL (\S+) ([A-Za-z0-9-]+)\b", re.M)
 CLOSE = "MATERIAL>>>"
@@ -77,11 +114,11 @@ def _patch_size(prompt: str) -> dict[str, int]:
     return sizes
 
 
-def _state_file(session: str) -> Path:
+def _state_file(turn: Turn, session: str) -> Path:
     # Not beside the prompt file: that is magi's artifacts directory, hidden by the jail.
     # MAGI_STATE_DIR is the seat's own, and writable inside the jail.
-    chosen = os.environ.get("MAGI_STATE_DIR") or os.environ.get("MAGI_SCRIPTED_DIR")
-    prompt_dir = Path(os.environ.get("MAGI_PROMPT_FILE", "/tmp/x")).parent  # noqa: S108
+    chosen = turn.env.get("MAGI_STATE_DIR") or turn.env.get("MAGI_SCRIPTED_DIR")
+    prompt_dir = Path(turn.env.get("MAGI_PROMPT_FILE", "/tmp/x")).parent  # noqa: S108
     base = Path(chosen) if chosen else prompt_dir
     return base / f".scripted-{session}.json"
 
@@ -90,16 +127,16 @@ def _answer(obj: dict[str, object], prose: str = "") -> str:
     return f"{prose}\n\n```json\n{json.dumps(obj)}\n```\n"
 
 
-def implement(persona: str) -> int:
-    cwd = Path.cwd()
+def implement(turn: Turn, persona: str) -> int:
+    cwd = turn.cwd
     if persona == "quota":
-        print("You've hit your usage limit (scripted)", file=sys.stderr)
+        turn.warn("You've hit your usage limit (scripted)")
         return 75
     if persona == "empty":
-        print("I looked around and did nothing.")
+        turn.say("I looked around and did nothing.")
         return 0
     if persona == "noop":
-        print(
+        turn.say(
             "NO CHANGE NEEDED\nEvidence: `python3 -m unittest -q` already passes on the base "
             "branch; textstats.py handles every case the task names."
         )
@@ -116,8 +153,8 @@ def implement(persona: str) -> int:
         msg = "Fix textstats word splitting"
         if persona == "leaky":
             msg += "\n\nCo-Authored-By: Claude <noreply@anthropic.com>"
-        subprocess.run(["git", "add", "-A"], check=True)
-        subprocess.run(
+        turn.run(["git", "add", "-A"], check=True)
+        turn.run(
             [
                 "git",
                 "-c",
@@ -131,18 +168,19 @@ def implement(persona: str) -> int:
             ],
             check=True,
         )
-    print("Changed textstats.py and ran the unit tests.")
+    turn.say("Changed textstats.py and ran the unit tests.")
     return 0
 
 
-def judge(persona: str, prompt: str) -> int:
-    node = os.environ.get("MAGI_NODE", "judge")
-    session = os.environ.get("MAGI_SESSION") or str(uuid.uuid4())
-    print(f"MAGI-SESSION: {session}", file=sys.stderr)
+def judge(turn: Turn, persona: str) -> int:
+    prompt = turn.prompt
+    node = turn.env.get("MAGI_NODE", "judge")
+    session = turn.env.get("MAGI_SESSION") or str(uuid.uuid4())
+    turn.warn(f"MAGI-SESSION: {session}")
     if persona == "quota":
-        print("Error: Too Many Requests (rate limit)", file=sys.stderr)
+        turn.warn("Error: Too Many Requests (rate limit)")
         return 75
-    state_path = _state_file(session)
+    state_path = _state_file(turn, session)
     state = json.loads(state_path.read_text()) if state_path.exists() else {}
     if node == "judge" and _labels(prompt):
         passed, size = _passed(prompt), _patch_size(prompt)
@@ -154,7 +192,7 @@ def judge(persona: str, prompt: str) -> int:
     if persona == "malformed" or (persona == "reask" and not state.get("reasked")):
         state["reasked"] = True
         state_path.write_text(json.dumps(state))
-        print("I prefer the first one. {ranking: A}")
+        turn.say("I prefer the first one. {ranking: A}")
         return 0
     if node == "judge":
         why = (
@@ -162,9 +200,9 @@ def judge(persona: str, prompt: str) -> int:
             if persona == "minimal"
             else "verification results first, then the smaller patch"
         )
-        if _HUGE:
+        if turn.huge:
             why += " " + "x" * 3_000_000 + "\x00\x1b[2J"
-        print(_answer({"ranking": state["current"], "rationale": why}, "My ranking."))
+        turn.say(_answer({"ranking": state["current"], "rationale": why}, "My ranking."))
     elif node == "deliberate":
         argued = " ".join(
             body for (kind, _), body in _blocks(prompt).items() if kind == "argument"
@@ -176,27 +214,27 @@ def judge(persona: str, prompt: str) -> int:
         else:
             arg = f"{state['current'][0]} is the only one whose verification passed."
         state_path.write_text(json.dumps(state))
-        print(_answer({"ranking": state["current"], "argument": arg}))
+        turn.say(_answer({"ranking": state["current"], "argument": arg}))
     else:
-        print(_answer({"vote": state["current"][0], "rationale": "as argued"}))
+        turn.say(_answer({"vote": state["current"][0], "rationale": "as argued"}))
     return 0
 
 
-def _test_hooks(persona: str) -> str:
+def _test_hooks(turn: Turn, persona: str) -> str:
     """Apply the test modifiers; returns the persona to act as."""
-    folder = os.environ.get("MAGI_SCRIPTED_DIR")
+    folder = turn.env.get("MAGI_SCRIPTED_DIR")
     if not folder:
         return persona
     d = Path(folder)
     entry = {
         "persona": persona,
-        "node": os.environ.get("MAGI_NODE"),
-        "seat": os.environ.get("MAGI_SEAT"),
+        "node": turn.env.get("MAGI_NODE"),
+        "seat": turn.env.get("MAGI_SEAT"),
         "pid": os.getpid(),
     }
     with (d / "calls.jsonl").open("a", encoding="utf-8") as f:
         f.write(json.dumps(entry) + "\n")
-    return _modifiers(persona, d)
+    return _modifiers(turn, persona, d)
 
 
 def _hang(marker: Path) -> None:
@@ -206,43 +244,39 @@ def _hang(marker: Path) -> None:
             time.sleep(3600)
 
 
-def _modifiers(persona: str, d: Path) -> str:
-    global _HUGE
-    seat, node = os.environ.get("MAGI_SEAT"), os.environ.get("MAGI_NODE")
+def _modifiers(turn: Turn, persona: str, d: Path) -> str:
+    seat, node = turn.env.get("MAGI_SEAT"), turn.env.get("MAGI_NODE")
     mod, _, rest = persona.partition(":")
     if mod == "hang-once":
         _hang(d / f"hung-{seat}")
-        return _modifiers(rest, d)
+        return _modifiers(turn, rest, d)
     if mod.startswith("hang-at-"):
         if node == mod.removeprefix("hang-at-"):
             _hang(d / f"hung-{seat}-{node}")
-        return _modifiers(rest, d)
+        return _modifiers(turn, rest, d)
     if mod == "quota-until-unlock":
-        return _modifiers(rest, d) if (d / "unlock").exists() else "quota"
+        return _modifiers(turn, rest, d) if (d / "unlock").exists() else "quota"
     if mod == "wait-for-unlock":
         # A seat still out: it says so (``waiting-<seat>``), then works once ``unlock`` exists.
         (d / f"waiting-{seat}").write_text(str(os.getpid()))
         while not (d / "unlock").exists():
             time.sleep(0.05)  # the agent's own pace, not a test's synchronisation
-        return _modifiers(rest, d)
+        return _modifiers(turn, rest, d)
     for kind in ("quota", "crash"):
         if mod.startswith(f"{kind}-at-"):
             locked = node == mod.removeprefix(f"{kind}-at-") and not (d / "unlock").exists()
-            return kind if locked else _modifiers(rest, d)
+            return kind if locked else _modifiers(turn, rest, d)
     if mod == "escape":
         _escape(d / f"escaped-{seat}")
-        return _modifiers(rest, d)
+        return _modifiers(turn, rest, d)
     if mod == "move-branches":
         if node != "implement":
-            _move_branches()
-        return _modifiers(rest, d)
+            _move_branches(turn)
+        return _modifiers(turn, rest, d)
     if mod == "huge":
-        _HUGE = True
-        return _modifiers(rest, d)
+        turn.huge = True
+        return _modifiers(turn, rest, d)
     return persona
-
-
-_HUGE = False
 
 
 def _escape(pidfile: Path) -> None:
@@ -256,29 +290,44 @@ def _escape(pidfile: Path) -> None:
         os._exit(0)
 
 
-def _move_branches() -> None:
+def _move_branches(turn: Turn) -> None:
     """Every magi branch to a commit nobody judged (a read-only seat ignoring the rule)."""
     git = ["git", "-c", "user.name=x", "-c", "user.email=x@y"]
-    tree = subprocess.run([*git, "write-tree"], capture_output=True, text=True).stdout.strip()
-    sha = subprocess.run(
-        [*git, "commit-tree", "-p", "HEAD", "-m", "unjudged", tree],
-        capture_output=True,
-        text=True,
+    tree = turn.run([*git, "write-tree"], capture_output=True).stdout.strip()
+    sha = turn.run(
+        [*git, "commit-tree", "-p", "HEAD", "-m", "unjudged", tree], capture_output=True
     ).stdout.strip()
-    refs = subprocess.run(
-        ["git", "for-each-ref", "--format=%(refname)", "refs/heads/magi/"],
-        capture_output=True,
-        text=True,
+    refs = turn.run(
+        ["git", "for-each-ref", "--format=%(refname)", "refs/heads/magi/"], capture_output=True
     ).stdout.split()
     for ref in refs:
-        subprocess.run(["git", "update-ref", ref, sha], check=False)
+        turn.run(["git", "update-ref", ref, sha], check=False)
 
 
-def _fix_override() -> str:
+def _fix_override(turn: Turn) -> str:
     """A test's ``fix-as`` file in MAGI_SCRIPTED_DIR names the fix mode (e.g. same-tree)."""
-    d = os.environ.get("MAGI_SCRIPTED_DIR")
+    d = turn.env.get("MAGI_SCRIPTED_DIR")
     path = Path(d) / "fix-as" if d else None
     return path.read_text().strip() if path is not None and path.is_file() else ""
+
+
+def act(turn: Turn, persona: str) -> int:
+    """One turn of ``persona``; the exit code a process would exit with."""
+    persona, _, mode = _test_hooks(turn, persona).partition("+")
+    node = turn.env.get("MAGI_NODE", "implement")
+    if persona == "crash":
+        turn.warn("Segmentation fault (scripted)")
+        return 139
+    if persona == "quota" and node in ("review", "fix"):
+        turn.warn("You've hit your usage limit (scripted)")
+        return 75
+    if node == "review":
+        return scripted_review.review(turn, mode or "clean")
+    if node == "fix":
+        return scripted_review.fix(turn, _fix_override(turn) or mode or "commit")
+    if node == "implement":
+        return implement(turn, persona)
+    return judge(turn, persona)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -286,22 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args:
         print("usage: python -m magi.demo.scripted <persona>", file=sys.stderr)
         return 2
-    prompt = sys.stdin.read()
-    persona, _, mode = _test_hooks(args[0]).partition("+")
-    node = os.environ.get("MAGI_NODE", "implement")
-    if persona == "crash":
-        print("Segmentation fault (scripted)", file=sys.stderr)
-        return 139
-    if persona == "quota" and node in ("review", "fix"):
-        print("You've hit your usage limit (scripted)", file=sys.stderr)
-        return 75
-    if node == "review":
-        return scripted_review.review(mode or "clean", prompt)
-    if node == "fix":
-        return scripted_review.fix(_fix_override() or mode or "commit", prompt)
-    if node == "implement":
-        return implement(persona)
-    return judge(persona, prompt)
+    return act(Turn.of_process(), args[0])
 
 
 if __name__ == "__main__":

@@ -14,24 +14,24 @@ workflow (the commit fix, plus a workflow file that would run with the repositor
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import uuid
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from magi.demo import repo as demo_repo
+
+if TYPE_CHECKING:
+    from magi.demo.scripted import Turn
 
 ROUND = re.compile(r"^# Code review, round (\d+) of", re.M)
 FINDING = re.compile(r"^### (R\d+-\d+-\d+|L\d+-\d+) ", re.M)
 IDENT = ["-c", "user.name=dev", "-c", "user.email=dev@example.invalid"]
 
 
-def _answer(obj: dict[str, object]) -> str:
+def _answer(turn: Turn, obj: dict[str, object]) -> str:
     # A live conversation, as the command-agent convention reports one (on stderr).
-    session = os.environ.get("MAGI_SESSION") or str(uuid.uuid4())
-    print(f"MAGI-SESSION: {session}", file=sys.stderr)
+    session = turn.env.get("MAGI_SESSION") or str(uuid.uuid4())
+    turn.warn(f"MAGI-SESSION: {session}")
     return f"Done.\n\n```json\n{json.dumps(obj)}\n```\n"
 
 
@@ -45,12 +45,12 @@ def _blocking(title: str) -> dict[str, object]:
     }
 
 
-def review(mode: str, prompt: str) -> int:
-    m = ROUND.search(prompt)
+def review(turn: Turn, mode: str) -> int:
+    m = ROUND.search(turn.prompt)
     rnd = int(m.group(1)) if m else 1
     findings: list[dict[str, object]] = []
     if mode == "malformed":
-        print("Looks fine to me {findings: none}")
+        turn.say("Looks fine to me {findings: none}")
         return 0
     if mode == "blocker" and rnd == 1:
         findings = [
@@ -61,22 +61,22 @@ def review(mode: str, prompt: str) -> int:
         findings = [_blocking("Still not convinced")]
     elif mode == "minor":
         findings = [{"severity": "minor", "title": "Name the helper", "detail": "Clearer."}]
-    print(_answer({"findings": findings}))
+    turn.say(_answer(turn, {"findings": findings}))
     return 0
 
 
-def fix(mode: str, prompt: str) -> int:
-    ids = list(dict.fromkeys(FINDING.findall(prompt)))
-    cwd = Path.cwd()
+def fix(turn: Turn, mode: str) -> int:
+    ids = list(dict.fromkeys(FINDING.findall(turn.prompt)))
+    cwd = turn.cwd
     if mode in ("reject", "reject-leaky"):
         why = "The unit tests cover this case."
         if mode == "reject-leaky":
             why = "As Claude, I checked: " + why
         rejected = [{"id": i, "reason": why} for i in ids]
-        print(_answer({"adopted": [], "rejected": rejected}))
+        turn.say(_answer(turn, {"adopted": [], "rejected": rejected}))
         return 0
     if mode == "same-tree":
-        subprocess.run(["git", *IDENT, "commit", "-q", "--allow-empty", "-m", "Tidy"], check=True)
+        turn.run(["git", *IDENT, "commit", "-q", "--allow-empty", "-m", "Tidy"], check=True)
     elif mode != "nocommit":
         (cwd / "textstats.py").write_text(demo_repo.RIGHT)
         if mode == "workflow":
@@ -85,7 +85,7 @@ def fix(mode: str, prompt: str) -> int:
             flow.write_text("on: push\njobs: {x: {runs-on: ubuntu-latest, steps: []}}\n")
         with (cwd / "REVIEWED.md").open("a", encoding="utf-8") as f:
             f.write(" ".join(ids or ["e2e"]) + "\n")
-        subprocess.run(["git", "add", "-A"], check=True)
-        subprocess.run(["git", *IDENT, "commit", "-q", "-m", "Address review findings"], check=True)
-    print(_answer({"adopted": ids, "rejected": []}))
+        turn.run(["git", "add", "-A"], check=True)
+        turn.run(["git", *IDENT, "commit", "-q", "-m", "Address review findings"], check=True)
+    turn.say(_answer(turn, {"adopted": ids, "rejected": []}))
     return 0
