@@ -8,16 +8,24 @@ from pathlib import Path
 from graph_helpers import COMMIT, FIX, calls, config, git_out, prompts, start
 from magi.core.compete.blind import shuffle_labels
 from magi.graph import PIPELINE
+from magi.model.config import Sandbox
 from magi.model.run import RunStatus
+from magi.sandbox.bwrap import decide
 
 THREE = {"a1": "right", "a2": "partial", "a3": "wrong"}
 
 
 def test_split_is_deliberated_then_voted_privately_and_the_right_candidate_wins(env):
-    """First choices split; one deliberation round; three private votes; code counts them."""
+    """First choices split; one deliberation round; three private votes; code counts them.
+
+    The one whole run of this module whose seats are processes, jailed where bubblewrap
+    works (``[sandbox] mode = "auto"``), as a user's command agents would be."""
     repo, home, sd = env
-    run = start(repo, home, config(sd, THREE))
+    run = start(repo, home, config(sd, THREE, processes=True))
     assert run.status is RunStatus.READY, run.reason
+    assert run.jail is not None
+    assert run.jail.configured == "auto"
+    assert run.jail.mode == decide(Sandbox()).mode  # bwrap wherever bubblewrap works (CI)
     winner = run.candidate(run.tally.winner)
     assert run.author(winner.label) == "a1"
     firsts = {j.ranking[0] for j in run.judgements}

@@ -1,6 +1,6 @@
 """The commented starter config that ``magi init`` writes, made for the CLIs found on PATH.
 
-The commented-out keys and their defaults are read from the schema (``config.model``) rather
+The commented-out keys and their defaults are read from the schema (``model.config``) rather
 than typed into the template, so the starter cannot drift from what magi actually accepts.
 """
 

@@ -1,7 +1,7 @@
 """Decision mode: positions alone, the clerk's grouping, the weighted count, bounded debate.
 
 Round 1 asks every seat alone. The clerk groups the positions by meaning (seeing only
-``P1``, ``P2`` ...), code counts (``core.council.count_positions``). When nothing passes,
+``P1``, ``P2`` ...), code counts (``core.council.rules.count_positions``). When nothing passes,
 each seat gets its own debate prompt with the others as Sage A, Sage B ..., and the
 positions are grouped and counted again, at most ``debate_limit`` times. Suggested
 changes get ids as they are raised and are put to every seat in the next round.

@@ -2,7 +2,7 @@
 
 Research: every seat alone, findings clustered by the clerk (``F1`` ... without seats),
 solo findings judged in one deliberation pass by the other seats only, classified by
-``core.council_research``. Review: every seat votes alone; ``core.council_review`` decides
+``core.council.research``. Review: every seat votes alone; ``core.council.review`` decides
 at the record's risk tier and that tier's ``review_quorum``, with the veto only where the
 config gives it.
 """

@@ -2,7 +2,7 @@
 
 Every cell, item and headline holds words a seat wrote (a position, a rationale, a
 finding), and a seat's words are data: ``_text`` is the one way any of it enters the
-markdown. It is ``core.posting.inert``: one line, capped, HTML as entities, markdown
+markdown. It is ``core.threads.posting.inert``: one line, capped, HTML as entities, markdown
 punctuation (``|`` included) escaped, mentions defused, invisible and bidi characters gone.
 So no answer can open a comment that hides the matrix, a ``<details>`` that folds it, a
 code fence that swallows it, or a row of its own; the structure (headline, table, sections,

@@ -100,7 +100,7 @@ def _reuse(c: Council, phase: str, round_no: int, job: Job, shape: type[M]) -> R
 def _cleaned(
     c: Council, phase: str, round_no: int, job: Job, reply: Reply, shape: type[M]
 ) -> Reply:
-    """``reply`` with its answer cleaned (``core.council_clean``), re-validated; what went
+    """``reply`` with its answer cleaned (``core.council.clean``), re-validated; what went
     is recorded as kinds and counts, and said as an event."""
     if reply.answer is None:
         return reply

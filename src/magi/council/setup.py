@@ -175,7 +175,7 @@ def panel_of(rec: CouncilRun) -> list[PanelSeat]:
     """The seats that sit (a seat that could not sit is in the record, not the panel).
 
     A seat that cannot sit does not count in the total: it never joined the council. A seat
-    that sat and then failed does (``core.council``).
+    that sat and then failed does (``core.council.rules``).
     """
     return [PanelSeat(s.seat, s.agent, s.weight, s.personality, s.veto) for s in rec.seated()]
 

@@ -1,4 +1,5 @@
-"""The afterlife of merged runs, read from each repository's base branch (``core.afterlife``)."""
+"""The afterlife of merged runs, read from each repository's base branch
+(``core.figures.afterlife``)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ magi gave them and the e2e output, commits, and reports adopted / rejected by id
 round progressed is measured with git (a new commit whose tree differs), never taken from
 the fixer's words. The last round never asks the fixer: its work could not be reviewed.
 
-After the round closes, ``core.review.decide`` ends the loop: clean goes on to the gate;
+After the round closes, ``core.review.loop.decide`` ends the loop: clean goes on to the gate;
 out of rounds, stagnant or short of reviewers stops the run blocked with the reason.
 
 A fixer turn lost to quota or a timeout is not a fixer that produced nothing: the round

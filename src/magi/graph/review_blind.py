@@ -1,7 +1,7 @@
 """The reviewers' material under ``blind.on_leak``: scanned when a round starts, before any seat.
 
 Reviewers are blind like judges (``graph.packets``). What a reviewer is shown of the winner
-is scanned for vendor names and roster ids (``core.blind.leak_terms``) when a round starts:
+is scanned for vendor names and roster ids (``core.compete.blind.leak_terms``) when a round starts:
 the patch (whole, and the new commits since the head reviewed last), the author's summary,
 the file names, the commit messages and identities its checkout shows, and what the previous
 round hands on (the e2e output, the findings, the fixer's answers: the fixer is the author,

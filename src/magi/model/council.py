@@ -110,7 +110,7 @@ class ReviewQuorum(_Strict):
     critical: int = Field(3, ge=MIN_QUORUM, le=9)
 
     def of(self, tier: str) -> int:
-        """The quorum of ``tier`` (one of ``core.council_review.TIERS``)."""
+        """The quorum of ``tier`` (one of ``core.council.review.TIERS``)."""
         tiers = {"low": self.low, "medium": self.medium, "high": self.high}
         return {**tiers, "critical": self.critical}[tier]
 

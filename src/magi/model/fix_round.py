@@ -1,7 +1,7 @@
 """A landing fix round's input: the failing checks and review comments, as data.
 
 The read step of ``magi action land`` fetches these with the job's read-only token; the
-agents step reads them back from a file and ``core.land_prompt`` turns them into one
+agents step reads them back from a file and ``core.review.land_prompt`` turns them into one
 prompt for the fixer seat. Everything in them came from CI logs and other people's
 comments, so ``quote`` fences each as data in a fence longer than any backtick run inside
 it: an instruction in a log tail or a review is text to weigh, never an order.

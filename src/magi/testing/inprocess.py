@@ -42,7 +42,7 @@ def in_process(persona: str) -> bool:
     return not any(word.startswith(PROCESS_ONLY) for word in persona.split(":"))
 
 
-def _reply(cfg: AgentConfig) -> Callable[[TurnRequest], TurnResult]:
+def _reply(cfg: AgentConfig, cap: int) -> Callable[[TurnRequest], TurnResult]:
     persona = (cfg.command or [""])[0]
     if not in_process(persona):
         raise ValueError(f"agent {cfg.id!r}: persona {persona!r} needs a process (kind=command)")
@@ -62,7 +62,8 @@ def _reply(cfg: AgentConfig) -> Callable[[TurnRequest], TurnResult]:
         except Exception:  # a persona's crash is a process's: a traceback and exit 1
             traceback.print_exc(file=err)
             code = 1
-        stdout, stderr = out.getvalue(), err.getvalue()
+        # Capped as the command agent caps a process's pipes (the head is kept).
+        stdout, stderr = out.getvalue()[:cap], err.getvalue()[:cap]
         parsed = adapter.parse(stdout, stderr, code, request)
         return TurnResult(
             status=parsed.status,
@@ -82,7 +83,7 @@ def _reply(cfg: AgentConfig) -> Callable[[TurnRequest], TurnResult]:
 
 def scripted_agent(cfg: AgentConfig, output_max_bytes: int = 4_000_000) -> FakeAgent:
     """The in-process agent for one ``kind = "scripted"`` entry."""
-    return FakeAgent(cfg.id, _reply(cfg), kind=KIND)
+    return FakeAgent(cfg.id, _reply(cfg, output_max_bytes), kind=KIND)
 
 
 class _Plugin:

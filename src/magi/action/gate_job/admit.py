@@ -2,7 +2,7 @@
 
 The same rules as the App's, from the same ``magi.core`` functions: only a writer (GitHub's
 folded permission, never ``author_association``) starts a run, by the label or by a
-``/magi retry`` line (``core.commands.parse``: not inside quotes or code); a dispatch was
+``/magi retry`` line (``core.threads.commands.parse``: not inside quotes or code); a dispatch was
 already decided by the App; an issue that already has magi's pull request (its tracking
 marker says so) is never competed again.
 """

@@ -7,7 +7,7 @@ the comment or the check run elsewhere. The matrix (``magi.council.render.markdo
 65,536 limit) and magi's marker is added after it. The comment is found again by its marker
 (one per command comment), so publishing twice edits rather than repeats; the check run goes
 on the pull request's head (an issue gets the comment only), its conclusion
-``core.council.check_conclusion``: success only when passed; action_required when the
+``core.council.rules.check_conclusion``: success only when passed; action_required when the
 council decided nothing or approved with conditions (they are listed in the check's
 summary, and its details link is the matrix comment); failure when rejected, when no
 council sat or when no verdict exists. Neutral never: GitHub lets it pass a required check.

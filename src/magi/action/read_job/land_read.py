@@ -12,7 +12,7 @@ file for the agents step, which has no credential and no network need. Raw GitHu
 stops here: lenient models (GitHub adds fields), only what a round needs.
 
 A log goes to an agent, not to GitHub, so what applies is what applies to every prompt
-(``scrub_log``): secrets redacted (``core.sanitize.redact_secrets``: a token a step echoed
+(``scrub_log``): secrets redacted (``core.text.sanitize.redact_secrets``: a token a step echoed
 that Actions did not mask), terminal escapes and control characters dropped, Actions'
 timestamps cut, and only the last ``LOG_LINES`` lines kept (fetched: the last
 ``LOG_BYTES``). Paths and ``@mentions`` stay: they help the fixer and reach no one.
@@ -185,7 +185,7 @@ def _reviewer_logins(raw: Path) -> set[str]:
 async def fetch_reviewers(gh: GitHubPort, repo: Repo, raw: Path) -> None:
     """``reviewers.json``: the permission of everyone who reviewed, and ``[github]
     trusted_bots`` from the default branch's config (never the PR's own): only writers' and
-    trusted bots' reviews reach the fixer (``core.approval.reviewer_counts``)."""
+    trusted bots' reviews reach the fixer (``core.threads.approval.reviewer_counts``)."""
     pull = _Pull.model_validate(_load(raw / "pull.json", {}))
     branch = pull.base.repo.default_branch if pull.base.repo else ""
     trusted: list[str] = []

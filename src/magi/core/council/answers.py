@@ -173,7 +173,7 @@ class ReviewVoteAnswer(Answer):
     one, and no other vote may list any (an APPROVE with conditions is a CONDITIONAL that
     did not say so). The reason is owed by every vote (seed 004: REASON is never empty).
     Written as a json block, or as seed 004's plain ``VOTE:`` block
-    (``core.council_plain``); a reply holding both must give the same vote in each. VETO
+    (``core.council.plain``); a reply holding both must give the same vote in each. VETO
     is checked by code later.
     """
 

@@ -9,7 +9,7 @@ string of a validated answer is cleaned once, as it arrives, before anything rea
 2. secrets and personal data are redacted (``redact_secrets(personal=True)``, as the
    question was);
 3. words that would say who wrote it (vendor names, roster ids, kinds, models:
-   ``core.blind.leak_terms``) become ``[redacted]``, except the terms the question itself
+   ``core.compete.blind.leak_terms``) become ``[redacted]``, except the terms the question itself
    uses: "should we use Gemini?" must be answerable with "Gemini";
 4. it is capped at ``[graph] text_max_chars`` with the competition's cut marker.
 

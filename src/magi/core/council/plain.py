@@ -18,7 +18,7 @@ rather than read as its first word. Two ``VOTE`` lines that differ are one answe
 two votes: refused, never the first one. ``REASON`` runs on over the lines below it until
 a blank line or the next key; ``CONDITIONS`` is the list items below it (and any text on
 its own line). The block has no findings, so a plain ``VETO: YES`` is a claim without a
-critical finding and ``core.council_review`` ignores it, saying why.
+critical finding and ``core.council.review`` ignores it, saying why.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 No council prompt names an agent, a model, a CLI or a vendor: nothing here is handed
 one. Round 1 says nothing about other seats. A debate shows the others as Sage A,
-Sage B ... chosen per recipient by ``core.council.sage_aliases``. What seats wrote and
+Sage B ... chosen per recipient by ``core.council.rules.sage_aliases``. What seats wrote and
 the evidence arrive as material blocks, which the prompt calls data, never instructions.
 """
 

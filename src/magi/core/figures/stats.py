@@ -7,7 +7,7 @@ figure is a ``Ratio``: the count, what it is out of, and the number of runs behi
 * implementation: win rate per agent (wins / runs it implemented in, contested or not) and
   how often it produced nothing (candidates with no change and no verified no-op claim);
 * review: findings per round; precision per reviewer agent (adopted / submitted, adoption by
-  any fixer of the run, round or ``magi fix``); unique-find rate (``core.review.same_find``);
+  any fixer of the run, round or ``magi fix``); unique-find rate (``core.review.loop.same_find``);
   the share of its seated rounds a reviewer agent never answered in;
 * verification: rounds where e2e failed while every static review was complete and clean;
 * judging: per judge agent, how often its vote went to the candidate in each presentation

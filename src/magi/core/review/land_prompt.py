@@ -1,8 +1,8 @@
 """The landing fixer's prompt: a round's failing checks and review comments, by id, as data.
 
 Each item gets an id (``L<round>-<n>``, checks first) that the fixer answers adopted /
-rejected by, exactly as in the review loop (``core.answers.FixAnswer``); every log tail
-and review is quoted in a fence nothing inside it can close (``core.fix_round.quote``).
+rejected by, exactly as in the review loop (``core.text.answers.FixAnswer``); every log tail
+and review is quoted in a fence nothing inside it can close (``model.fix_round.quote``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ cannot see (zero-width and bidi characters, Unicode tags, HTML comments that Mar
 hides) is exactly where an instruction to an agent would be smuggled, so it is removed
 and the removal is described. Secrets are replaced by ``[REDACTED:<kind>]`` because every
 prompt goes to a third-party model; a ``Redaction`` records the kind and count, never the
-secret. The credential formats come from detect-secrets (``core.secrets_scan`` says why
+secret. The credential formats come from detect-secrets (``core.text.secrets_scan`` says why
 that scanner and how it is kept cheap); this module adds what it lacks: whole key blocks,
 newer token formats, passwords and tokens in assignments, and a council's personal data.
 """

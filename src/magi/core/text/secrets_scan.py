@@ -6,7 +6,7 @@ out, and magi never calls one) and no config file. Of its 27 plugins magi runs t
 for credential formats (``_plugins``) and leaves five out (``LEFT_OUT``, below). It is
 maintained but slow: 1.5.0 (May 2024) is its latest release, with two commits since.
 The pin, a test that fingerprints its patterns and magi's own patterns for newer formats
-(``core.sanitize``) make up for that. The one peer weighed was bc-detect-secrets,
+(``core.text.sanitize``) make up for that. The one peer weighed was bc-detect-secrets,
 Bridgecrew's fork: it releases monthly, but it dropped the GitLab, OpenAI, PyPI and
 Telegram plugins and adds a dependency. Both install the same ``detect_secrets``.
 

@@ -88,7 +88,7 @@ def help_text() -> str:
 
 
 def _quote(line: str) -> str:
-    """The command as its writer wrote it, inert (``core.posting.inert``): a quoted line is
+    """The command as its writer wrote it, inert (``core.threads.posting.inert``): a quoted line is
     somebody else's words, and a code span would still carry a marker in the raw body."""
     return f"> {inert(line)}"
 

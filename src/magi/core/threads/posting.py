@@ -7,11 +7,11 @@ candidate, an ``@mention`` that would ping a stranger, a forged ``<!-- magi:... 
 marker that would make magi edit the wrong comment, or simply too much of it. ``gate``
 applies every rule, in this order, and says what it changed:
 
-1. secrets are replaced by ``[REDACTED:<kind>]`` (``core.sanitize.redact_secrets``);
+1. secrets are replaced by ``[REDACTED:<kind>]`` (``core.text.sanitize.redact_secrets``);
 2. local absolute paths become ``<local path>`` (known roots first: the repository root is
    ``.``, so relative meaning survives);
 3. before the tally is stored, author identities (roster ids, kinds, models and vendor
-   names, ``core.blind.leak_terms``) become ``[redacted]``;
+   names, ``core.compete.blind.leak_terms``) become ``[redacted]``;
 4. ``@name`` gets a word joiner after the ``@``, so it reads the same and pings nobody;
 5. magi's own hidden markers are escaped, so only magi's text can carry one;
 6. the text is cut at a line boundary to fit GitHub's limit, with a pointer to the rest,
