@@ -280,6 +280,7 @@ def test_a_git_lock_left_by_a_killed_or_careless_agent_does_not_stop_the_run(env
     run = start(repo, home, config(sd, {"a1": careless, "a2": "wrong"}))
     assert run.status is RunStatus.READY, run.reason
     c = next(c for c in run.candidates if run.author(c.label) == "a1")
-    assert c.rescued
+    # Once (of many runs) this read False under the full parallel suite: say why if again.
+    assert c.rescued, [(e.node, e.message) for e in run.events]
     assert [f.path for f in c.files] == ["textstats.py"]
     assert any("stale git locks index.lock" in e.message for e in run.events)
