@@ -7,6 +7,8 @@ keeps modules inside a package from importing in a circle, which a layer check c
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import grimp
 
 
@@ -71,3 +73,19 @@ def test_the_cycle_finder_finds_a_cycle():
             return {"a": {"b"}, "b": {"a"}, "c": {"a"}}[m]
 
     assert cycles(Graph(), {"a", "b", "c"}) == [["a", "b"]]  # type: ignore[arg-type]
+
+
+def test_the_top_of_the_house_holds_only_packages_and_the_error_tree():
+    """No loose modules: a new module goes into the package whose floor it belongs to
+    (docs/architecture.md); at the top stand only packages, errors.py and __main__.py."""
+    import magi
+
+    top = Path(magi.__file__).parent
+    loose = sorted(
+        p.name
+        for p in top.glob("*.py")
+        if p.name not in {"__init__.py", "__main__.py", "errors.py"}
+    )
+    assert loose == []
+    packages = {p.name for p in top.iterdir() if (p / "__init__.py").is_file()}
+    assert {"model", "core", "git", "sandbox", "action", "testing"} <= packages
