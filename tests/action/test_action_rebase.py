@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from github_helpers import SEAL
+from github_helpers import PEM, SEAL
 from land_helpers import BRANCH, ENV, PR, REPO, Scene, commit, scene, sh
 from magi.action.publish_job.rebase import Rebased, rebase
 from magi.core.threads import markers
@@ -78,3 +78,25 @@ def test_a_push_in_between_is_refused_by_the_lease(tmp_path, monkeypatch):
         asyncio.run(rebase(port=s.github, env=ENV, git=s.git, remote=remote, pr=PR))
     late = s.remote_sha(BRANCH)
     assert sh(s.origin, "log", "-1", "--format=%s", late) == "a person's push"
+
+
+def test_the_command_line_exits_with_the_rebase_conflict_code(tmp_path, monkeypatch):
+    """`magi action rebase` on a conflict exits 16 (its own code, not a config error's 3)."""
+    from magi.action.context import ActionContext
+    from magi.errors import ExitCode
+    from magi.testing.cli import invoke
+
+    s = scene(tmp_path)
+    s.move_main("a.txt", "one\n2\nthree\n")
+    monkeypatch.chdir(s.git.root)
+    env = {
+        "GITHUB_REPOSITORY": REPO.full_name,
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "MAGI_GITHUB_TOKEN": "ghs_test",
+        "MAGI_APP_SLUG": ENV.app_login.removesuffix("[bot]"),
+        "MAGI_MARKER_KEY": PEM,
+    }
+    given = ActionContext(ports=lambda _url, _token: s.github)
+    res = invoke(["action", "rebase", "--pr", str(PR)], env=env, obj=given)
+    assert res.exit_code == ExitCode.REBASE_CONFLICT == 16, res.output
+    assert "conflict" in res.output
