@@ -14,6 +14,7 @@ import pytest
 
 from magi.errors import StateError
 from magi.model.run import SCHEMA, Run, RunStatus, Task
+from magi.state import store as store_module
 from magi.state.migrations import migrate
 from magi.state.store import Store, magi_home, new_run_id
 
@@ -134,27 +135,61 @@ def test_create_leaves_no_directory_when_the_first_save_fails(
 
 
 def test_save_updates_the_record(store: Store) -> None:
-    """A save after a change is what the next load sees."""
+    """A save after a change is what the next load sees, save after save (the later ones
+    swap the record with its spare: the spare holds the record before, never the next)."""
     run = make_run()
-    store.create(run)
+    d = store.create(run)
+    assert sorted(p.name for p in d.iterdir()) == ["lock", "run.json"]
+    for status in (RunStatus.JUDGING, RunStatus.VOTING, RunStatus.FAILED):
+        before = (d / "run.json").read_bytes()
+        run.status = status
+        store.save(run)
+        assert store.load(run.id).status is status
+        assert (d / ".run.json.spare").read_bytes() == before
+
+
+def test_a_link_planted_as_the_spare_is_not_followed(store: Store, tmp_path: Path) -> None:
+    """The spare is opened without following links: a save writes the record, not the link's
+    target, and the link is replaced."""
+    run = make_run()
+    d = store.create(run)
+    target = tmp_path / "elsewhere"
+    target.write_text("theirs\n")
+    (d / ".run.json.spare").symlink_to(target)
     run.status = RunStatus.JUDGING
     store.save(run)
+    assert target.read_text() == "theirs\n"
     assert store.load(run.id).status is RunStatus.JUDGING
 
 
-@pytest.mark.parametrize("target", ["replace", "fsync"])
+@pytest.mark.parametrize(
+    ("swaps", "owner", "target"),
+    [
+        (True, os, "fsync"),
+        (True, store_module, "_exchange"),
+        (False, os, "fsync"),
+        (False, os, "replace"),
+    ],
+    ids=["swapped-fsync", "swapped-exchange", "replaced-fsync", "replaced-rename"],
+)
 def test_failed_save_keeps_the_old_record_and_no_temp_file(
-    store: Store, monkeypatch: pytest.MonkeyPatch, target: str
+    store: Store, monkeypatch: pytest.MonkeyPatch, swaps: bool, owner: object, target: str
 ) -> None:
-    """A save that fails mid-way (fsync or rename) leaves the previous file whole."""
+    """A save that fails mid-way (fsync, the swap or the rename) leaves the previous file
+    whole and nothing beside it, whether the save swaps names or renames a temp file."""
     run = make_run()
     d = store.create(run)
+    run.status = RunStatus.JUDGING
+    store.save(run)  # a second save: the spare holds the first record now
+    (d / ".run.json.spare").unlink(missing_ok=True)
     before = (d / "run.json").read_bytes()
 
     def fail(*_: object) -> None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(os, target, fail)
+    if not swaps:  # a kernel or file system without renameat2: the temp file and rename
+        monkeypatch.setattr(store_module, "_RENAMEAT2", None)
+    monkeypatch.setattr(owner, target, fail)
     run.status = RunStatus.FAILED
     with pytest.raises(StateError, match="Input/output error") as err:
         store.save(run)

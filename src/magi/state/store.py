@@ -1,7 +1,8 @@
 """The on-disk run store: ``<home>/runs/<id>/run.json`` plus the run's ``artifacts/``.
 
 Every write is atomic (temp file in the same directory, fsync, ``os.replace``, fsync the
-directory), so a crash or a failed save leaves the previous record whole, never half of
+directory; a record's later saves write a spare beside it and swap the two names in one
+step instead), so a crash or a failed save leaves the previous record whole, never half of
 each. Every read fails loudly with the file's path: unreadable, not JSON (line and column),
 a schema this magi cannot read (both versions named), or a field that does not validate
 (its path named). A record is never guessed into shape.
@@ -9,12 +10,15 @@ a schema this magi cannot read (both versions named), or a field that does not v
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import json
 import os
 import random
 import re
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -83,6 +87,75 @@ def _write_atomic(path: Path, text: str) -> None:
     finally:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
+
+
+def _renameat2() -> Callable[[int, bytes, int, bytes, int], int] | None:
+    """Linux's ``renameat2``, which swaps two names in one step, or None where it is not."""
+    if not sys.platform.startswith("linux"):  # pragma: no cover
+        return None
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):  # pragma: no cover - a libc older than glibc 2.28
+        return None
+    fn.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_RENAMEAT2 = _renameat2()
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+_SPARE = ".{}.spare"  # the other half of a swap: the record before the last one
+_SAVING = threading.Lock()
+
+
+def _exchange(a: Path, b: Path) -> None:
+    """Swap the names ``a`` and ``b`` in one step (both must exist); OSError as ``os`` says."""
+    if _RENAMEAT2 is None:  # pragma: no cover
+        raise OSError(errno.ENOSYS, "renameat2 is not available here")
+    if _RENAMEAT2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+_CANNOT_SWAP = frozenset({errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV})
+
+
+def _write_swapped(path: Path, text: str) -> bool:
+    """Replace ``path`` with ``text`` whole by writing its spare and swapping the two names.
+
+    What ``_write_atomic`` does without making a new file per write: on this VM a new file is
+    0.2 to 0.4 ms of system time, the most of a record save, and a run saves its record
+    about 75 times. A kill mid-write leaves a half-written spare and ``path`` whole; the swap
+    is one step (``RENAME_EXCHANGE``), after which the spare holds the previous record, to
+    be overwritten next time (the first save, with nothing to swap with, renames it into
+    place). False when a swap is not possible here (a file system or kernel without it, a
+    link planted as the spare): the caller writes the usual way. A failed write leaves
+    ``path`` as it was and no spare.
+    """
+    if _RENAMEAT2 is None:  # pragma: no cover
+        return False
+    spare = path.with_name(_SPARE.format(path.name))
+    try:
+        fd = os.open(spare, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return False  # not followed: the usual way replaces whatever lies there
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            _exchange(spare, path)
+        except FileNotFoundError:  # the first save: nothing to swap with yet
+            os.replace(spare, path)
+            _fsync_dir(path.parent)
+        return True
+    except OSError as exc:
+        spare.unlink(missing_ok=True)
+        if exc.errno in _CANNOT_SWAP:
+            return False
+        raise StateError(f"cannot write: {exc.strerror or exc}", path=path) from exc
 
 
 def _write_durable(path: Path, text: str) -> None:
@@ -250,7 +323,9 @@ class Store:
         runlock.check(d)
         # Serialize before touching the disk: a model that cannot be dumped writes nothing.
         text = run.model_dump_json(by_alias=True, indent=2) + "\n"
-        _write_atomic(path, text)
+        with _SAVING:  # two threads never fill one spare at once
+            if not _write_swapped(path, text):
+                _write_atomic(path, text)
 
     def load(self, run_id: str) -> Record:
         """The record of any kind (a competition ``Run``, a council, ...)."""
