@@ -10,7 +10,7 @@ from magi.core.seats.seating import seat_name
 from magi.git.clones import adopt_or_make, make_at, sound
 from magi.graph.context import Context
 from magi.model.run import Candidate, JudgeSeat, RunStatus
-from magi.seats import ensure_seat
+from magi.seats import ensure_seat, jailing
 
 NAME = "prep"
 FRESH = "prep.fresh"  # ctx.cache: the clones this process made and no seat has used yet
@@ -49,10 +49,14 @@ def run(ctx: Context) -> None:
             ensure_seat(ctx, judge.seat, ctx.seating.judges[j])
         # Saved with the clones, below: a prep killed before that draws the same labels
         # from the recorded seed again and adopts what it finds.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prep-status") as pool:
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="prep-status") as pool:
         # A status of the user's checkout is as slow as a checkout: asked beside them.
         dirty = pool.submit(ctx.git.is_dirty) if fresh else None
+        # The jail's probe, once per run, beside the clones rather than at the start of the
+        # implement wave, where every seat would wait for it.
+        jail = pool.submit(jailing.decision, ctx)
         _make_worktrees(ctx, fresh=fresh)
+        jail.result()
         if dirty is not None and dirty.result():
             ctx.event(
                 NAME,

@@ -7,7 +7,9 @@ checkout, the worktree roots, the git directory seats commit into).
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import cast
 
 from magi.core.seats.jail import JailSpec
 from magi.model.run import Jail
@@ -15,6 +17,7 @@ from magi.sandbox.bwrap import Decision, decide, seat_spec
 from magi.seats.context import SeatContext
 
 _KEY = "jail"
+_LOCK = "jail-deciding"
 
 
 def decision(sctx: SeatContext) -> Decision:
@@ -22,8 +25,14 @@ def decision(sctx: SeatContext) -> Decision:
     cached = sctx.cache.get(_KEY)
     if isinstance(cached, Decision):
         return cached
-    found = decide(sctx.config.sandbox)
-    sctx.cache[_KEY] = found
+    # A wave's seats all reach here at once: one of them probes, the others wait for it.
+    lock = cast("threading.Lock", sctx.cache.setdefault(_LOCK, threading.Lock()))
+    with lock:
+        cached = sctx.cache.get(_KEY)
+        if isinstance(cached, Decision):
+            return cached
+        found = decide(sctx.config.sandbox)
+        sctx.cache[_KEY] = found
     stated = Jail(mode=found.mode, configured=found.configured, reason=found.reason, fix=found.fix)
     with sctx.lock:
         changed = sctx.record.jail != stated

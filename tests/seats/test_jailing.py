@@ -1,0 +1,42 @@
+"""The jail's decision: probed once per process, however many seats reach it at once."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from tests.budget_helpers import seat_context
+
+from magi.model.config import Config
+from magi.sandbox.bwrap import Decision
+from magi.seats import jailing
+
+
+def test_seats_reaching_the_jail_at_once_share_one_probe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wave's seats all ask for the jail as the wave starts: one probes, the others wait
+    for its answer instead of each starting a bwrap of its own."""
+    cfg = Config.model_validate({"agents": [{"id": "a", "kind": "command", "command": ["true"]}]})
+    sctx = seat_context(tmp_path, cfg, {})
+    probes: list[str] = []
+    second: list[threading.Thread] = []
+    got: list[Decision] = []
+
+    def decide(_cfg: object) -> Decision:
+        probes.append(threading.current_thread().name)
+        if not second:  # a second seat arrives while this one is still probing
+            t = threading.Thread(target=lambda: got.append(jailing.decision(sctx)), name="seat-2")
+            second.append(t)
+            t.start()
+            t.join(0.5)  # with the lock it waits for this probe; without, it probes itself
+        return Decision("off", "auto", "probed")
+
+    monkeypatch.setattr(jailing, "decide", decide)
+    first = jailing.decision(sctx)
+    second[0].join()
+    assert probes == ["MainThread"]
+    assert got == [first]
+    assert sctx.record.jail is not None
+    assert sctx.record.jail.reason == "probed"
