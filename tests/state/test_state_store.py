@@ -148,6 +148,17 @@ def test_save_updates_the_record(store: Store) -> None:
         assert (d / ".run.json.spare").read_bytes() == before
 
 
+def test_a_fifo_planted_as_the_spare_blocks_no_save(store: Store) -> None:
+    """A FIFO where the spare goes is not opened to wait for a reader: the save writes the
+    record the usual way."""
+    run = make_run()
+    d = store.create(run)
+    os.mkfifo(d / ".run.json.spare")
+    run.status = RunStatus.JUDGING
+    store.save(run)
+    assert store.load(run.id).status is RunStatus.JUDGING
+
+
 def test_a_link_planted_as_the_spare_is_not_followed(store: Store, tmp_path: Path) -> None:
     """The spare is opened without following links: a save writes the record, not the link's
     target, and the link is replaced."""

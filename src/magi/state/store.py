@@ -16,6 +16,7 @@ import json
 import os
 import random
 import re
+import stat
 import sys
 import tempfile
 import threading
@@ -137,9 +138,14 @@ def _write_swapped(path: Path, text: str) -> bool:
         return False
     spare = path.with_name(_SPARE.format(path.name))
     try:
-        fd = os.open(spare, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        # Not a link followed, nor a FIFO waited on: the usual way replaces what lies there.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK
+        fd = os.open(spare, flags, 0o600)
     except OSError:
-        return False  # not followed: the usual way replaces whatever lies there
+        return False
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # pragma: no cover - a device node
+        os.close(fd)
+        return False
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
