@@ -6,8 +6,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from tests.budget_helpers import seat_context
 
+from budget_helpers import seat_context
 from magi.model.config import Config
 from magi.sandbox.bwrap import Decision
 from magi.seats import jailing
