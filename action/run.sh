@@ -26,6 +26,8 @@ case "$MAGI_ACTION_COMMAND" in
     [ -n "${MAGI_ISSUE_FILE:-}" ] && args+=(--issue-file "$MAGI_ISSUE_FILE")
     [ -n "${MAGI_RUN:-}" ] && args+=(--run-id "$MAGI_RUN")
     [ -n "${MAGI_ARTIFACT_DIR:-}" ] && args+=(--artifact-dir "$MAGI_ARTIFACT_DIR")
+    # A writer's /magi answer: its words are read from the issue's comments, never an input.
+    [ -n "${MAGI_COMMENT:-}" ] && args+=(--answer-comment "$MAGI_COMMENT")
     ;;
   council|review)
     if [ -n "${MAGI_GITHUB_TOKEN:-}" ]; then

@@ -49,6 +49,7 @@ class ExitCode(enum.IntEnum):
     CONDITIONAL = 14  # a council that passed with conditions
     PARKED = 15
     REBASE_CONFLICT = 16  # magi action rebase: the PR does not rebase onto its base cleanly
+    ASKING = 17  # parked on an agent's question: answer it, then resume
     ACTION = 20
     CREDENTIALS_IN_CHECKOUT = 21
     TAMPERED_ARTIFACT = 22

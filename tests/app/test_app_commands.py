@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from github_helpers import REPO, SEAL, deliver, issue_comment, labeled, make_app, pr_comment, world
 from magi.core.threads import markers
 from magi.testing.github import FakeGitHub
@@ -175,3 +177,70 @@ def test_a_redelivered_command_runs_once() -> None:
     asyncio.run(twice())
     assert len(fake.named("cancel_workflow_run")) == 1
     assert sum("Stopped" in c for c in fake.comments_on(REPO, 1)) == 1
+
+
+def _asking(fake: FakeGitHub, *asked: tuple[str, list[str]], status: str = "asking") -> str:
+    """The run's record as publish left it: parked on the questions ``asked`` (id, choices)."""
+    from datetime import UTC, datetime
+
+    from github_helpers import store_record
+    from magi.model.run import Question, QuestionTurn, RunStatus
+    from record_helpers import run, text
+
+    run_id = fake.world(REPO).dispatches[0]["inputs"]["run_id"]
+    now = datetime(2026, 9, 1, tzinfo=UTC)
+    questions = [
+        Question(
+            id=qid,
+            box=qid,
+            seat=f"impl-{label}",
+            node="implement",
+            turn=1,
+            label=label,
+            status="waiting",
+            turns=[QuestionTurn(summary="Which storage backend?", choices=choices, asked_at=now)],
+        )
+        for (qid, choices), label in zip(asked, "AB", strict=False)
+    ]
+    record = run(run_id, status=RunStatus(status), questions=questions)
+    store_record(fake, text(record), run_id)
+    return run_id
+
+
+def test_answer_dispatches_the_run_again_with_the_comment_to_read() -> None:
+    """The words stay in the comment: the runner reads them by id, as it does a council's."""
+    fake = finished(started())
+    run_id = _asking(fake, ("ab12", ["SQLite", "Redis"]))
+    p = issue_comment("Thanks!\n/magi answer redis", comment_id=7777)
+    asyncio.run(deliver(make_app(fake), "issue_comment", p))
+    last = fake.world(REPO).dispatches[-1]["inputs"]
+    assert (last["run_id"], last["command"], last["comment"]) == (run_id, "compete", "7777")
+    assert [r for r in fake.world(REPO).reactions if r[0] == "comment" and r[2] == "+1"]
+
+
+@pytest.mark.parametrize(
+    ("asked", "status", "words", "why"),
+    [
+        ([("ab12", ["SQLite"])], "judging", "/magi answer SQLite", "is judging, not waiting"),
+        ([("ab12", ["SQLite"]), ("cd34", [])], "asking", "/magi answer x", "name one first"),
+        ([("ab12", ["SQLite"])], "asking", "/magi answer", "write it after `/magi answer`"),
+    ],
+    ids=["not-asking", "which-question", "no-words"],
+)
+def test_an_answer_magi_cannot_place_is_refused_with_the_reason(asked, status, words, why) -> None:
+    fake = finished(started())
+    _asking(fake, *asked, status=status)
+    dispatched = len(fake.world(REPO).dispatches)
+    (reply,) = say(fake, words)
+    assert "magi did not run this" in reply
+    assert why in reply
+    assert len(fake.world(REPO).dispatches) == dispatched
+
+
+def test_a_non_writers_answer_is_refused_and_dispatches_nothing() -> None:
+    fake = finished(started())
+    _asking(fake, ("ab12", ["SQLite"]))
+    dispatched = len(fake.world(REPO).dispatches)
+    (reply,) = say(fake, "/magi answer SQLite", login="drive-by")
+    assert "only people with write" in reply
+    assert len(fake.world(REPO).dispatches) == dispatched

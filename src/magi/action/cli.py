@@ -63,10 +63,18 @@ def compete(
         typer.Option("--run-id", help="The run id the App assigned: resumed if recorded here."),
     ] = None,
     artifact_dir: ArtifactDir = None,
+    answer_comment: Annotated[
+        int | None,
+        typer.Option(
+            "--answer-comment",
+            min=1,
+            help="A writer's /magi answer comment (among comments.json beside --issue-file).",
+        ),
+    ] = None,
 ) -> None:
     """Run the competition for an issue and write the artifact the publish job reads."""
+    from magi.action.agents_job.compete import Answering, read_issue
     from magi.action.agents_job.compete import compete as run_compete
-    from magi.action.agents_job.compete import read_issue
     from magi.action.agents_job.log import LogReporter
     from magi.action.artifact import write_refusal
     from magi.action.env import ActionEnv
@@ -86,6 +94,11 @@ def compete(
             environ=os.environ,
             reporter=LogReporter(),
             run_id=run_id or None,
+            answer=(
+                Answering(answer_comment, issue_file.parent / "comments.json")
+                if answer_comment
+                else None
+            ),
         )
     except MagiError as e:
         # The publish job says why on the issue (a missing agent CLI, a credential in the

@@ -1,4 +1,5 @@
-"""Comment commands on an issue or its PR: ``/magi retry|stop|fold|status|stats|council|review``.
+"""Comment commands on an issue or its PR: ``/magi retry|stop|fold|status|stats|council``,
+``/magi review`` and ``/magi answer``.
 
 Writers only. Accepted -> a reaction on the comment, then the action; refused -> a reply
 that quotes the command and says why (who may, what is missing); unknown -> a short reply
@@ -15,6 +16,7 @@ from magi.app.context import AppContext, reply_once, repo_config, said_ref
 from magi.app.events import Delivery, IssueCommentEvent, Router
 from magi.app.merge import is_magi_pull, issue_of
 from magi.core.council.surface import question_of
+from magi.core.person.asking import BadQuestion, pick
 from magi.core.threads import markers
 from magi.core.threads.approval import may_write, permission_level
 from magi.core.threads.commands import (
@@ -24,13 +26,16 @@ from magi.core.threads.commands import (
     refused_reply,
     strangers_reply,
     unknown_reply,
+    words_of,
 )
 from magi.core.threads.posting import inert
-from magi.errors import ConfigError
+from magi.errors import ConfigError, StateError
+from magi.github import records
 from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort
 from magi.github.state import delete_under, dispatch_inputs, refs_under
 from magi.model.config import Config
+from magi.model.run import Run, RunStatus
 
 router = Router()
 # Commands handed to the runner (the workflow's `command` input).
@@ -41,7 +46,7 @@ DISPATCHED = {
     Verb.COUNCIL: "council",
     Verb.REVIEW: "review",
 }
-NEEDS_RUN = frozenset({Verb.RETRY, Verb.STOP, Verb.FOLD, Verb.STATUS})
+NEEDS_RUN = frozenset({Verb.RETRY, Verb.STOP, Verb.FOLD, Verb.STATUS, Verb.ANSWER})
 # A council or a review is about the thread it was asked on, and its question stays in the
 # comment: the runner's read-only job reads the comment by id (a workflow input is not a
 # place for a stranger's text).
@@ -132,6 +137,10 @@ async def _run(
             return refused_reply(command, why), False
     if verb is Verb.FOLD:
         return await _fold(gh, repo, command, (run or {}).get("run", ""))
+    if verb is Verb.ANSWER:
+        return await _answer(
+            gh, repo, config, branch, issue, command, p, (run or {}).get("run", "")
+        )
     if verb in DISPATCHED:
         inputs = {
             "run_id": (run or {}).get("run", ""),
@@ -176,6 +185,50 @@ async def _panel(
             config.github.workflow,
             p.repository.default_branch,
             dispatch_inputs(config, **inputs),
+        )
+    except GitHubError as exc:
+        why = (
+            f"the runner workflow `{config.github.workflow}` could not be started "
+            f"({exc.status or 'no answer'}: {inert(exc.message)})."
+        )
+        return refused_reply(command, why), False
+    return "", True
+
+
+async def _answer(
+    gh: GitHubPort,
+    repo: Repo,
+    config: Config,
+    branch: str,
+    issue: int,
+    command: Command,
+    p: IssueCommentEvent,
+    run_id: str,
+) -> tuple[str, bool]:
+    """``/magi answer``: checked against the question the run's record says it waits on, then
+    the competition dispatched again with the comment's id. The runner reads the words from
+    the comment itself (a workflow input is not a place for them) and carries that seat on."""
+    try:
+        stored = await records.read(gh, repo, run_id)
+    except StateError as exc:
+        return refused_reply(command, f"magi run `{run_id}` has no readable record ({exc})."), False
+    record = stored.record
+    if not isinstance(record, Run) or record.status is not RunStatus.ASKING:
+        state = record.status.value if isinstance(record, Run) else record.kind
+        why = f"magi run `{run_id}` is {state}, not waiting on a question."
+        return refused_reply(command, why), False
+    waiting = [
+        (q.id, tuple(q.turns[-1].choices)) for q in record.questions if q.status == "waiting"
+    ]
+    try:
+        pick(waiting, words_of(command))
+    except BadQuestion as exc:
+        return refused_reply(command, f"{exc}."), False
+    inputs = {"run_id": run_id, "issue": str(issue), "command": "compete"}
+    inputs["comment"] = str(p.comment.id)
+    try:
+        await gh.dispatch_workflow(
+            repo, config.github.workflow, branch, dispatch_inputs(config, **inputs)
         )
     except GitHubError as exc:
         why = (

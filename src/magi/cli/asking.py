@@ -133,13 +133,16 @@ def answer(
     if not given:
         raise StateError(f"question {q.id} was answered already")
     typer.echo(f"answered {q.id} ({where(q.node, q.label, q.seat)}): {text}")
+    if q.status == "waiting":  # the run parked on it: the answer is the seat's next turn
+        typer.echo(f"the run is parked on it: magi run --resume {run_id} carries that seat on")
 
 
 def _waiting(store: Store, only: str | None) -> list[tuple[str, Question]]:
-    """(run id, question) of every open question of a live run, newest run first.
+    """(run id, question) of every question a run waits on, newest run first.
 
-    A run no process holds cannot hear an answer (killed, or ended): its questions are not
-    offered; its resume records them unanswered.
+    An ``open`` one only while a process holds its run: a run killed or ended cannot hear
+    the answer (its resume records it unanswered). A ``waiting`` one whatever holds it: the
+    run parked ``asking`` on it, and its resume carries the answer to the seat.
     """
     from magi.state.lock import RunLockedError
 
@@ -149,6 +152,7 @@ def _waiting(store: Store, only: str | None) -> list[tuple[str, Question]]:
             record = store.load(run_id)
         except StateError:
             continue  # one unreadable record hides no other run's question
+        out += [(run_id, q) for q in record.questions if q.status == "waiting"]
         open_ = [q for q in record.questions if q.status == "open"]
         if not open_:
             continue

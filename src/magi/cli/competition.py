@@ -25,6 +25,7 @@ RUN_EXIT: dict[RunStatus, ExitCode] = {
     RunStatus.STALLED: ExitCode.STALLED,
     RunStatus.HELD: ExitCode.HELD,
     RunStatus.PARKED: ExitCode.PARKED,
+    RunStatus.ASKING: ExitCode.ASKING,
 }
 # (Ctrl-C, SIGTERM and SIGHUP leave the run `interrupted`; magi exits 128 + the signal.)
 

@@ -16,7 +16,8 @@ logged to ``calls.jsonl`` there; ``hang-once:<persona>`` hangs on its first call
 killed) and acts as <persona> afterwards; ``quota-until-unlock:<persona>`` reports a rate
 limit until a file named ``unlock`` exists there; ``wait-for-unlock:<persona>`` writes
 ``waiting-<seat>`` and waits for that file, then acts; ``quota-at-<node>:<persona>`` and
-``crash-at-<node>:<persona>`` do so (a rate limit, or a plain failing exit) at that node only.
+``crash-at-<node>:<persona>`` do so (a rate limit, or a plain failing exit) at that node only;
+``ask:<persona>`` asks a person (``magi ask``) which storage backend before it works.
 
 Hostile modifiers (they chain: ``escape:hang-at-vote:evidence``): ``hang-at-<node>:<p>``
 hangs on its first call at that node; ``escape:<p>`` leaves a descendant in a session of
@@ -134,6 +135,9 @@ def implement(turn: Turn, persona: str) -> int:
         return 75
     if persona == "empty":
         turn.say("I looked around and did nothing.")
+        return 0
+    if persona == "asked":  # ``ask:``: magi parks the run on the question; stop here
+        turn.say("I asked which storage backend to use and stopped, as magi said to.")
         return 0
     if persona == "noop":
         turn.say(
@@ -276,7 +280,29 @@ def _modifiers(turn: Turn, persona: str, d: Path) -> str:
     if mod == "huge":
         turn.huge = True
         return _modifiers(turn, rest, d)
+    if mod == "ask" and node == "implement":
+        return _ask(turn) or _modifiers(turn, rest, d)
     return persona
+
+
+ANSWERED = "# The answer to your question"
+
+
+def _ask(turn: Turn) -> str:
+    """``ask:<p>``: asks a person which backend (``magi ask``) before any work; a turn that
+    brings the answer writes it to ``backend.txt`` and acts as <p>. Returns "asked" (end the
+    turn) when ``magi ask`` said to stop, else "" (act on)."""
+    if ANSWERED in turn.prompt:
+        quoted = [ln[2:] for ln in turn.prompt.splitlines() if ln.startswith("> ")]
+        (turn.cwd / "backend.txt").write_text("\n".join(quoted) + "\n")
+        return ""
+    argv = ["magi", "ask", "--summary", "Which storage backend?", "--choice", "SQLite"]
+    got = turn.run([*argv, "--choice", "Redis"], capture_output=True)
+    (turn.cwd / "asked.txt").write_text(got.stdout)
+    if "end your turn here" in got.stdout:
+        return "asked"
+    (turn.cwd / "backend.txt").write_text(got.stdout)
+    return ""
 
 
 def _escape(pidfile: Path) -> None:

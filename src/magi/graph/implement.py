@@ -5,7 +5,8 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from magi.core.compete.prompts import implement_prompt
+from magi.core.compete.prompts import answered_prompt, implement_prompt
+from magi.core.person.asking import BadQuestion, said, where
 from magi.core.text.answers import parse_noop
 from magi.core.text.bounds import cap
 from magi.git import clones
@@ -14,8 +15,8 @@ from magi.graph import test_scan
 from magi.graph.context import Context, Stop
 from magi.graph.handback import clear_stale_locks, hand_back, watch
 from magi.graph.prep import FRESH, hooks_dir
-from magi.model.run import Candidate, RunStatus
-from magi.seats import RETRYABLE, ask_with_failover
+from magi.model.run import Candidate, Question, RunStatus
+from magi.seats import RETRYABLE, ask_with_failover, mailbox
 from magi.seats.jailing import decision
 
 NAME = "implement"
@@ -46,14 +47,63 @@ def viable(c: Candidate) -> bool:
 def run(ctx: Context) -> None:
     r = ctx.run
     todo = [c for c in r.candidates if c.status in RETRYABLE]
-    if todo:
+    # Seats the run parked on (``asking``) whose answer has come: their next turn carries it.
+    answered = [(c, q) for c in r.candidates if c not in todo and (q := _answer_in(ctx, c))]
+    if todo or answered:
         # The repository's own git directory, once for the wave; each clone's, per seat.
         repo = GuardSnapshot.take(ctx.git)
-        workers = min(ctx.config.graph.max_parallel, len(todo))
+        workers = min(ctx.config.graph.max_parallel, len(todo) + len(answered))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="impl") as pool:
-            for f in [pool.submit(_one, ctx, c, repo) for c in todo]:
+            futures = [pool.submit(_one, ctx, c, repo) for c in todo]
+            futures += [pool.submit(_one, ctx, c, repo, q) for c, q in answered]
+            for f in futures:
                 f.result()
+    _park_on_questions(ctx)
     _settle(ctx)
+
+
+def _waiting(ctx: Context, c: Candidate) -> Question | None:
+    """The question ``c``'s seat asked that the run parks on, if any."""
+    return next((q for q in ctx.run.questions if q.seat == c.seat and q.status == "waiting"), None)
+
+
+def _answer_in(ctx: Context, c: Candidate) -> Question | None:
+    """``c``'s waiting question once a person answered it (``magi answer``, or ``/magi
+    answer`` through the runner), the answer recorded on it; None while nobody has."""
+    q = _waiting(ctx, c)
+    if q is None:
+        return None
+    try:
+        got = mailbox.answered(ctx.run_dir, q.seat, q.box, len(q.turns))
+        text = said(str((got or {}).get("answer", "")))
+    except BadQuestion as e:
+        ctx.event(NAME, f"question {q.id}: its answer could not be read ({e})", "warn")
+        return None
+    if got is None:
+        return None
+    with ctx.lock:
+        last = q.turns[-1]
+        last.how = "choice" if got.get("how") == "choice" else "say"
+        last.answer, last.answered_at = text, ctx.clock()
+        q.status = "answered"
+        ctx.save()
+    ctx.event(NAME, f"candidate {c.label}: question {q.id} answered; its seat carries on")
+    return q
+
+
+def _park_on_questions(ctx: Context) -> None:
+    """Every seat of the wave has finished its turn; one that asked where nobody could
+    answer (a runner) parks the run here, until the answer comes."""
+    waiting = [q for q in ctx.run.questions if q.status == "waiting" and q.node == NAME]
+    if not waiting:
+        return
+    who = ", ".join(f"{where(q.node, q.label, q.seat)} (question {q.id})" for q in waiting)
+    raise Stop(
+        RunStatus.ASKING,
+        f"{who} asked a person; every other seat's turn is kept. Answer on the issue with "
+        "`/magi answer <choice or words>` (or `magi answer`, then `magi run --resume`): "
+        "only the asking seat carries on",
+    )
 
 
 def _reset(ctx: Context, tree: Path, branch: str) -> None:
@@ -70,7 +120,23 @@ def _reset(ctx: Context, tree: Path, branch: str) -> None:
     own.run("clean", "-q", "-fdx", cwd=tree)
 
 
-def _one(ctx: Context, c: Candidate, repo: GuardSnapshot) -> None:
+def _keep(ctx: Context, c: Candidate, tree: Path) -> None:
+    """A seat carried on after its question keeps its work: its clone is put back at the head
+    magi recorded for it (the turn's own commits, rescued work included), clean."""
+    how = clones.adopt_or_make(
+        ctx.git, tree, branch=c.branch, base=ctx.run.base_sha or ctx.run.base, hooks=hooks_dir(ctx)
+    )
+    if how != "adopted":
+        ctx.event(NAME, f"{tree.name}: its tree was not sound; {how}")
+    if cleared := clear_stale_locks(tree, c.branch):
+        ctx.event(NAME, f"{tree.name}: removed stale git locks {', '.join(cleared)}")
+    clones.sync(ctx.git, tree, c.branch, c.head or ctx.run.base_sha or ctx.run.base)
+    clones.git_of(ctx.git, tree).run("clean", "-q", "-fdx", cwd=tree)
+
+
+def _one(ctx: Context, c: Candidate, repo: GuardSnapshot, answered: Question | None = None) -> None:
+    """One implementer turn: from the base, or (``answered``) from the seat's own work so far,
+    continued with a person's answer to the question the run parked on."""
     assert c.worktree is not None  # noqa: S101 - prep made it; only fold clears it
     tree = Path(c.worktree)
     base = ctx.run.base_sha or ctx.run.base
@@ -79,23 +145,40 @@ def _one(ctx: Context, c: Candidate, repo: GuardSnapshot) -> None:
         untouched = isinstance(fresh, set) and tree in fresh
         if isinstance(fresh, set):
             fresh.discard(tree)
-    # A clone prep just made in this process is at the base, clean, unless an unjailed seat
-    # of the wave (which can reach every clone) got to it first: then it is reset as ever.
-    if not (untouched and decision(ctx).jailed):
-        _reset(ctx, tree, c.branch)
-    prompt = implement_prompt(
-        ctx.run.task.cleaned, prompts=ctx.config.prompts, language=ctx.config.graph.language
-    )
+    task, prompts, language = ctx.run.task.cleaned, ctx.config.prompts, ctx.config.graph.language
+    if answered is not None:
+        _keep(ctx, c, tree)
+        asked = answered.turns[-1]
+
+        def build(live: bool) -> str:
+            return answered_prompt(
+                task,
+                question=asked.summary,
+                answer=asked.answer or "",
+                live=live,
+                prompts=prompts,
+                language=language,
+            )
+    else:
+        # A clone prep just made in this process is at the base, clean, unless an unjailed
+        # seat of the wave (which can reach every clone) got to it first: then it is reset.
+        if not (untouched and decision(ctx).jailed):
+            _reset(ctx, tree, c.branch)
+        prompt = implement_prompt(task, prompts=prompts, language=language)
+
+        def build(live: bool) -> str:
+            return prompt
+
     watched = watch(ctx, tree, repo)
     result = ask_with_failover(
         ctx,
         seat=c.seat,
         node=NAME,
-        build=lambda _live: prompt,
+        build=build,
         cwd=tree,
         allow_write=True,
         label=c.label,
-        before_retry=lambda: _reset(ctx, tree, c.branch),
+        before_retry=lambda: _keep(ctx, c, tree) if answered else _reset(ctx, tree, c.branch),
     )
     back = hand_back(
         ctx,

@@ -54,6 +54,7 @@ class RunStatus(enum.StrEnum):
     STALLED = "stalled"  # the panel collapsed on quota: resumable, refunded
     HELD = "held"  # a budget cap stopped it before a seat would start: resumable
     PARKED = "parked"  # stopped at a node boundary on request (`magi park`): resumable
+    ASKING = "asking"  # parked on an agent's question nobody could answer mid-turn (a runner)
     BLOCKED = "blocked"  # needs a person (review loop out of rounds, protected path, ...)
     FAILED = "failed"
     MERGED = "merged"
@@ -356,7 +357,9 @@ class QuestionTurn(_Rec):
 class Question(_Rec):
     """An agent's question to a person (``magi ask``), attributed to its seat, never an agent.
 
-    ``open`` while the seat waits; ``unanswered`` when its turn ended before an answer."""
+    ``open`` while the seat waits; ``unanswered`` when its turn ended before an answer;
+    ``waiting`` when it was asked where nobody can answer mid-turn (a runner's agents job):
+    the seat's turn ended, the run parked ``asking``, and the answer is the seat's next turn."""
 
     id: str  # what a person answers (unique in the run)
     box: str  # its folder in the seat's mailbox (what the agent's ``magi ask`` named)
@@ -364,7 +367,7 @@ class Question(_Rec):
     node: str
     turn: int
     label: str = ""
-    status: Literal["open", "answered", "unanswered"] = "open"
+    status: Literal["open", "answered", "unanswered", "waiting"] = "open"
     turns: list[QuestionTurn] = Field(default_factory=list)
 
 

@@ -23,6 +23,7 @@ _STOPS = frozenset(
         RunStatus.STALLED,
         RunStatus.HELD,
         RunStatus.PARKED,
+        RunStatus.ASKING,
         RunStatus.BLOCKED,
         RunStatus.INTERRUPTED,
     }

@@ -226,7 +226,8 @@ def question_lines(run: Run) -> list[str]:
         for i, t in enumerate(q.turns, start=1):
             thread = f" (reply {i})" if i > 1 else ""
             if t.how is None:
-                got = f"waiting on you: magi answer {q.id} ..." if q.status == "open" else q.status
+                asking = q.status in ("open", "waiting")
+                got = f"waiting on you: magi answer {q.id} ..." if asking else q.status
             else:
                 got = f"{t.how}: {t.answer}"
             choices = f" [{' / '.join(t.choices)}]" if t.choices else ""

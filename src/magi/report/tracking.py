@@ -60,6 +60,11 @@ def ending(run: Run) -> str:
         return f"Held by a budget cap: {reason} Raise `[budget]` and `/magi retry`."
     if s is RunStatus.PARKED:
         return f"Parked: {reason} No attempt was spent; `/magi retry` carries it on."
+    if s is RunStatus.ASKING:
+        return (
+            "Waiting on a question an agent asked (its own comment on this issue): a writer's "
+            "`/magi answer` carries that seat on; no attempt was spent."
+        )
     if s is RunStatus.BLOCKED:
         return f"Blocked: {reason} The pull request stays a draft until this is resolved."
     if s is RunStatus.FAILED:

@@ -4,12 +4,18 @@ While a seat's turn runs, ``Listening`` looks into its mailbox (``magi.seats.mai
 every ``POLL_S``. A new question is cleaned (one line, capped, secrets redacted), recorded
 in ``Record.questions`` against the seat, the node and the candidate's label, saved, and
 told to ``[notify] command``; the agent's ``magi ask`` then waits. A person's answer
-(``magi answer``, written where no seat can write) is recorded and handed to the agent. A
-question past ``[ask] max_per_run``, one asked where nobody can answer (a runner's agents
-job, until parking on a question exists), or one magi cannot read, is answered at once with
-``DECIDE`` and counted, not recorded one by one. A question still open when the turn ends
-is recorded ``unanswered``. Nothing here may stop the turn's own ending: a failure is said
-once in the record and the listening goes on.
+(``magi answer``, written where no seat can write) is recorded and handed to the agent.
+
+Where nobody can answer mid-turn (a runner's agents job holds no credential and reaches no
+person), an implementer's question is recorded ``waiting`` and the agent is told ``PARK``:
+end the turn now, the answer comes as the next one. The implement node then parks the run
+``asking`` (``magi.graph.implement``), publish posts the question, and a writer's
+``/magi answer`` resumes that seat alone. A question past ``[ask] max_per_run``, one asked
+on a runner by a seat whose node cannot be continued later (a judge owes its ranking in the
+turn it was asked), or one magi cannot read, is answered at once with ``DECIDE`` and
+counted, not recorded one by one. A question still open when the turn ends is recorded
+``unanswered``. Nothing here may stop the turn's own ending: a failure is said once in the
+record and the listening goes on.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import threading
 from pathlib import Path
 from typing import Literal
 
-from magi.core.person.asking import DECIDE, BadQuestion, clean, said, where
+from magi.core.person.asking import DECIDE, PARK, BadQuestion, clean, said, where
 from magi.core.text.sanitize import redact_secrets
 from magi.model.run import Question, QuestionTurn
 from magi.sandbox.notify import send
@@ -27,6 +33,14 @@ from magi.seats.context import SeatContext, utcnow
 
 POLL_S = 0.25  # how soon a question is recorded, and an answer seen
 JOIN_S = 5.0  # the listener's last look, at most; the turn's ending never waits longer
+# Nodes whose seat can be continued after the run parks on its question: an implementer's
+# next turn carries the answer into the same clone and conversation.
+PARKS = frozenset({"implement"})
+
+
+def on_runner(sctx: SeatContext) -> bool:
+    """Nobody can answer mid-turn here: a runner's agents job reaches no person."""
+    return sctx.environ.get("GITHUB_ACTIONS") == "true"
 
 
 class Listening:
@@ -69,8 +83,8 @@ class Listening:
 
     def _why(self) -> str:
         limit = self.sctx.config.ask.max_per_run
-        if self.sctx.environ.get("GITHUB_ACTIONS") == "true":
-            return "nobody can answer mid-turn on a runner yet"
+        if on_runner(self.sctx):
+            return f"on a runner only an implementer's question parks the run; {self.node} cannot"
         return f"past [ask] max_per_run = {limit}, or not readable"
 
     def _loop(self) -> None:
@@ -147,7 +161,7 @@ class Listening:
             mine = next((q for q in self._mine() if q.box == box), None)
             if mine is None:  # a new thread: within the run's bound, and someone to answer it?
                 over = len(sctx.record.questions) >= sctx.config.ask.max_per_run
-                if over or sctx.environ.get("GITHUB_ACTIONS") == "true":
+                if over or (on_runner(sctx) and self.node not in PARKS):
                     mine = None
                 else:
                     mine = Question(
@@ -161,21 +175,26 @@ class Listening:
                     sctx.record.questions.append(mine)
             elif len(mine.turns) >= n:
                 return  # recorded already
+            parks = on_runner(sctx)
             if mine is not None:
                 sctx.record.redactions.extend(found)
                 mine.turns.append(QuestionTurn(summary=summary, choices=kept, asked_at=utcnow()))
-                mine.status = "open"
+                mine.status = "waiting" if parks else "open"
         if mine is None:
             self._decide(box, n)
             return
         who = where(self.node, self.label, self.seat)
         offered = f" [{' / '.join(kept)}]" if kept else ""
-        sctx.event(
-            self.node,
-            f"{who} asks ({mine.id}): {summary}{offered}; answer with: magi answer {mine.id} ...",
-            "warn",
+        how = (
+            "the run parks once this wave is done; answer with: /magi answer"
+            if parks
+            else f"answer with: magi answer {mine.id} ..."
         )
+        sctx.event(self.node, f"{who} asks ({mine.id}): {summary}{offered}; {how}", "warn")
         sctx.save()
+        if parks:  # the agent ends its turn; the question goes out when the run parks
+            mailbox.hand(self.state, box, n, "park", PARK)
+            return
         self._notify(mine.id, who, summary)
 
     def _notify(self, qid: str, who: str, summary: str) -> None:

@@ -22,14 +22,16 @@ from magi.action.agents_job.checkout import refuse_credentials
 from magi.action.agents_job.log import LogReporter
 from magi.action.artifact import BUNDLE, write_artifact
 from magi.action.bundle import create_bundle
+from magi.core.person.asking import BadQuestion, pick
+from magi.core.threads.commands import Verb, parse, words_of
 from magi.errors import ActionError, CredentialsInCheckout, MagiError
 from magi.git.repo import Git
 from magi.model.config import Config
 from magi.model.run import Run, RunStatus
-from magi.seats import Reporter
+from magi.seats import Reporter, mailbox
 from magi.state.store import RUN_ID, Store
 
-__all__ = ["IssueTask", "compete", "find_run", "read_issue"]
+__all__ = ["Answering", "IssueTask", "compete", "deliver", "find_run", "read_issue"]
 
 # Variables that are write credentials when set for a step; the agents job must have none.
 TOKEN_NAMES = (
@@ -99,11 +101,14 @@ def compete(
     reporter: Reporter,
     run_id: str | None = None,
     rng: random.Random | None = None,
+    answer: Answering | None = None,
 ) -> Run:
     """Run (or resume) the competition for ``issue`` and write its artifact into ``out``.
 
     ``run_id`` is the id the App assigned when it dispatched: the run is resumed when this
     runner has it, else a new run gets that id (so the App's comment and the record agree).
+    ``answer`` is a writer's ``/magi answer`` to the question the run parked on: it goes into
+    the seat's answers before the resume, which carries that seat alone on.
     """
     refuse_tokens(environ)
     git = Git.discover(cwd)
@@ -119,6 +124,11 @@ def compete(
             now, rng = _id_parts(run_id, rng)
     else:
         record = find_run(store, git.root, issue.number)
+    if answer is not None:
+        if record is None or record.status is not RunStatus.ASKING:
+            held = f"is {record.status.value}" if record is not None else "is not on this runner"
+            raise ActionError(f"/magi answer: run {run_id or '?'} {held}, not asking")
+        deliver(store, record, answer)
     if record is not None and record.status.resumable:
         _hide(reporter, record.config)
         reporter.note(f"resuming run {record.id} ({record.status.value}) for #{issue.number}")
@@ -145,6 +155,49 @@ def compete(
     heads = create_bundle(git, record, out / BUNDLE)
     write_artifact(record, store, out, heads, issue.number)
     return record
+
+
+@dataclass(frozen=True)
+class Answering:
+    """Which comment answers the run's question, and the issue's comments (the task job's)."""
+
+    comment: int
+    comments_file: Path
+
+
+def answer_of(comments_file: Path, comment: int) -> str:
+    """The words of the ``/magi answer`` command in comment ``comment`` of the issue."""
+    try:
+        data = json.loads(comments_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ActionError(f"cannot read the issue's comments {comments_file.name}: {e}") from None
+    found = (
+        [c for c in data if isinstance(c, dict) and c.get("id") == comment]
+        if isinstance(data, list)
+        else []
+    )
+    if not found:
+        raise ActionError(f"comment {comment} is not among the issue's comments")
+    commands = [c for c in parse(str(found[0].get("body") or "")) if c.verb is Verb.ANSWER]
+    if not commands:
+        raise ActionError(f"comment {comment} holds no /magi answer")
+    return words_of(commands[0])
+
+
+def deliver(store: Store, record: Run, answer: Answering) -> None:
+    """Write the person's answer where the resumed implement node looks for it."""
+    waiting = [q for q in record.questions if q.status == "waiting"]
+    words = answer_of(answer.comments_file, answer.comment)
+    try:
+        reply = pick([(q.id, tuple(q.turns[-1].choices)) for q in waiting], words)
+    except BadQuestion as e:
+        raise ActionError(f"/magi answer in comment {answer.comment}: {e}") from None
+    q = next(q for q in waiting if q.id == reply.qid)
+    run_dir = store.run_dir(record.id)
+    try:
+        mailbox.answer(run_dir, q.seat, q.box, len(q.turns), reply.how, reply.text)
+    except BadQuestion as e:
+        raise ActionError(f"/magi answer: {e}") from None
 
 
 class _Suffix(random.Random):

@@ -30,7 +30,14 @@ from magi.action.publish_job.posts import (
     set_labels,
 )
 from magi.action.publish_job.record_ref import Published, build_commit, read_published, record_ref
-from magi.action.publish_job.render import Links, comments, ending, pr_body, tracking
+from magi.action.publish_job.render import (
+    Links,
+    comments,
+    ending,
+    pr_body,
+    question,
+    tracking,
+)
 from magi.action.publish_job.workflow_guard import workflow_changes
 from magi.core.threads import markers
 from magi.core.threads.posting import Policy, code, gate
@@ -156,6 +163,14 @@ async def publish(
             await job.upsert_comment(pr.number, body, "comment", part=part, run=run.id)
         await check_run(job, run, head)
         failpoint("publish:pr")  # ... the pull request and its comments, no tracking or record
+
+    # An agent's question the run parked on: put to the issue (a new comment notifies its
+    # subscribers; an edited tracking comment would not). Once per question turn.
+    if run.status is RunStatus.ASKING:
+        for q in (q for q in run.questions if q.status == "waiting"):
+            part = f"question-{q.id}-{len(q.turns)}"
+            body = job.post(question(run, q), "comment", part=part, run=run.id)
+            await job.upsert_comment(issue, body, "comment", part=part, run=run.id)
 
     # The issue: attempts, the ending's label, the tracking comment.
     thread = await port.list_comments(env.repo, issue)

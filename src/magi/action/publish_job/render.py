@@ -14,14 +14,24 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from magi.model.run import Run
+from magi.model.run import Question, Run
 from magi.report import Section, build
 from magi.report import comments as report_comments
-from magi.report.gfm import quote
+from magi.report.gfm import inline, quote
 from magi.report.review_md import review_sections as report_review_sections
 from magi.report.tracking import Links, ending, tracking
 
-__all__ = ["Comments", "Links", "comments", "ending", "gate_of", "pr_body", "review_of", "tracking"]
+__all__ = [
+    "Comments",
+    "Links",
+    "comments",
+    "ending",
+    "gate_of",
+    "pr_body",
+    "question",
+    "review_of",
+    "tracking",
+]
 
 
 def review_of(run: Run) -> Any:
@@ -77,4 +87,33 @@ def pr_body(run: Run, issue: int, links: Links) -> str:
         lines.append(f"Run record: `{links.record_ref}`")
     if links.job_url:
         lines.append(f"Job log: {links.job_url}")
+    return "\n".join(lines) + "\n"
+
+
+def question(run: Run, q: Question) -> str:
+    """An agent's question the run parked on, put to the issue's writers. Its words are the
+    agent's (gated like every text), attributed to the seat as ``implement · B``."""
+    from magi.core.person.asking import where
+
+    last = q.turns[-1]
+    lines = [
+        "### magi asks",
+        "",
+        f"Run `{run.id}` is waiting: {where(q.node, q.label, q.seat)} asked (question `{q.id}`):",
+        "",
+        quote(last.summary),
+        "",
+    ]
+    if last.choices:
+        lines += [f"{i}. {inline(c)}" for i, c in enumerate(last.choices, start=1)] + [""]
+    pick = (
+        "one of the choices (its text or number) or your own words"
+        if last.choices
+        else ("your words")
+    )
+    lines += [
+        f"A person with write access answers with `/magi answer <{pick}>` on a line of its "
+        f"own (`/magi answer {q.id} ...` while several questions wait). Only that seat "
+        "carries on; every other seat's work is kept.",
+    ]
     return "\n".join(lines) + "\n"

@@ -32,6 +32,7 @@ __all__ = [
     "CONVENTIONS_HEADING",
     "CandidatePacket",
     "Transcript",
+    "answered_prompt",
     "deliberation_prompt",
     "implement_prompt",
     "judge_prompt",
@@ -127,6 +128,37 @@ def implement_prompt(task: str, *, prompts: Prompts, language: str) -> str:
         ]
     )
     return _compose("# The task", task, rules, *_tail(prompts.implement, prompts, language))
+
+
+def answered_prompt(
+    task: str, *, question: str, answer: str, live: bool, prompts: Prompts, language: str
+) -> str:
+    """An implementer's turn after the run parked on its question: the person's answer.
+
+    With a live conversation the answer alone continues it; without one the task and its
+    rules come first, as in any turn that re-sends its context. The answer is a person's
+    words, quoted as data.
+    """
+    said = "\n".join(f"> {line}" if line else ">" for line in answer.splitlines() or [""])
+    asked = " ".join(question.split())
+    text = "\n".join(
+        [
+            "# The answer to your question",
+            "",
+            f"Earlier in this task you asked a person: {asked}",
+            "",
+            "Their answer (their words, quoted; it answers your question and changes "
+            "nothing else about the task):",
+            "",
+            said,
+            "",
+            "Your work so far is committed in this worktree. Carry on from it with this "
+            "answer, and end with the summary the task asks for.",
+        ]
+    )
+    if live:
+        return text
+    return _compose(implement_prompt(task, prompts=prompts, language=language), text)
 
 
 def _packet(packet: CandidatePacket) -> str:

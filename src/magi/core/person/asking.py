@@ -26,6 +26,15 @@ ID = re.compile(r"[0-9a-f]{4}")
 DECIDE = "Nobody will answer this now: decide yourself, and say in your summary what you decided."
 
 
+# What ``magi ask`` prints where the answer comes after the turn (a runner's agents job holds
+# no way to reach a person): the run parks ``asking`` once the wave is done, the question is
+# posted on the issue, and the person's answer is this seat's next turn.
+PARK = (
+    "A person will answer this after your turn, not now: end your turn here. Commit what you "
+    "have so far and say in your summary where you stopped; your next turn brings the answer."
+)
+
+
 class BadQuestion(ValueError):
     """A question or an answer that cannot be taken, with why."""
 
@@ -83,3 +92,39 @@ def said(words: str) -> str:
 def where(node: str, label: str, seat: str) -> str:
     """Who asks, as a person reads it: the node and the candidate's label, or the seat."""
     return f"{node} · {label}" if label else f"{node} · {seat}"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A person's answer to one waiting question, as the agent will get it."""
+
+    qid: str
+    how: str  # "choice" or "say"
+    text: str
+
+
+def pick(waiting: list[tuple[str, tuple[str, ...]]], words: str) -> Reply:
+    """Which waiting question ``words`` answers, and how: ``/magi answer [ID] <choice or words>``.
+
+    ``waiting`` is (id, choices of its last turn) of each question the run waits on. With one
+    waiting, the id may be left out; with several it must come first. Words that name one of
+    the question's choices (its text or its number) choose it; any other words are said back.
+    """
+    parts = words.strip().split(maxsplit=1)
+    ids = [qid for qid, _ in waiting]
+    if not waiting:
+        raise BadQuestion("no agent of this run is waiting on an answer")
+    if parts and parts[0].lower() in ids:
+        qid, rest = parts[0].lower(), parts[1] if len(parts) > 1 else ""
+    elif len(waiting) == 1:
+        qid, rest = ids[0], words
+    else:
+        listed = ", ".join(f"`{i}`" for i in ids)
+        raise BadQuestion(f"{len(ids)} questions are waiting ({listed}): name one first")
+    if not rest.strip():
+        raise BadQuestion(f"no answer to question {qid}: write it after `/magi answer`")
+    choices = dict(waiting)[qid]
+    try:
+        return Reply(qid, "choice", match(rest, choices))
+    except BadQuestion:
+        return Reply(qid, "say", said(rest))

@@ -28,6 +28,8 @@ SUMMARY_MAX = 300
 
 def event_of(status: str) -> str:
     """The ``{event}`` of a run that stopped with ``status`` (a ``RunStatus`` value)."""
+    if status == "asking":  # parked on a question: what the person is told is the question
+        return "asked"
     return status if status in ("held", "stalled", "parked", "interrupted") else "ended"
 
 

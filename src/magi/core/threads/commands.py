@@ -29,6 +29,7 @@ class Verb(enum.Enum):
     STATS = "stats"
     COUNCIL = "council"
     REVIEW = "review"
+    ANSWER = "answer"
 
 
 HELP: dict[Verb, str] = {
@@ -40,6 +41,8 @@ HELP: dict[Verb, str] = {
     Verb.COUNCIL: "`/magi council <question>`: put a question to the blind, weighted panel "
     "(`/magi council --research <question>`: findings, cross-checked)",
     Verb.REVIEW: "a review panel on this pull request's diff (`/magi review high`: the tier)",
+    Verb.ANSWER: "`/magi answer [ID] <choice or words>`: answer the question an agent of the "
+    "run asked; only that seat carries on",
 }
 
 
@@ -80,6 +83,12 @@ def parse(body: str) -> list[Command]:
                 verb = None
         found.append(Command(verb, tuple(words[2:]), line))
     return found
+
+
+def words_of(command: Command) -> str:
+    """What follows the verb on the command's line, as written (``/magi answer Use Redis``)."""
+    parts = command.line.split(maxsplit=2)
+    return parts[2] if len(parts) > 2 else ""
 
 
 def help_text() -> str:

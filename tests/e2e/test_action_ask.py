@@ -1,0 +1,137 @@
+"""An agent asks on a runner: the run parks ``asking``, publish puts the question on the issue,
+and a writer's ``/magi answer`` resumes that seat alone, in its own clone, to the end.
+
+compete runs as its own process (the agents job: no credential, no person within reach);
+publish runs in-process against the GitHub double, as the workflow's steps do.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from action_helpers import IMPLEMENTERS, ISSUE, JUDGES, REPO, World, make_world
+from graph_helpers import calls, git_out
+from magi.model.run import RunStatus
+from magi.state.store import Store
+from magi.testing.cli import invoke
+
+
+def _run_id(world: World) -> str:
+    out = (world.tmp / "runner-temp-compete" / "output").read_text()
+    found = re.findall(r"^run-id=(\S+)$", out, re.M)
+    assert found, out
+    return found[-1]
+
+
+def _comments_file(world: World, *bodies: tuple[int, str]) -> None:
+    """The task job's issue/comments.json, beside the issue file compete reads."""
+    world.issue_file()
+    rows = [{"id": cid, "body": body, "user": {"login": "maintainer"}} for cid, body in bodies]
+    (world.tmp / "comments.json").write_text(json.dumps(rows))
+
+
+def _asked(tmp: Path) -> tuple[World, str]:
+    """Candidate A's seat (``ask:right``) asks which backend; the other works as usual."""
+    world = make_world(tmp, implementers=("ask:right", "wrong"))
+    res = world.compete()
+    assert res.returncode == 0, res.stdout + res.stderr
+    return world, _run_id(world)
+
+
+@pytest.fixture(scope="module")
+def asked(tmp_path_factory: pytest.TempPathFactory) -> tuple[World, str]:
+    """One parked run for the tests that only look (and publish, which changes no record);
+    the tests that answer park a run of their own (xdist may run them in any order)."""
+    return _asked(tmp_path_factory.mktemp("ask"))
+
+
+def test_the_run_parks_asking_with_every_other_seats_turn_kept(asked) -> None:
+    world, run_id = asked
+    run = Store(world.home).load_run(run_id)
+    assert run.status is RunStatus.ASKING, run.reason
+    (q,) = run.questions
+    assert (q.node, q.status) == ("implement", "waiting")
+    assert q.turns[0].summary == "Which storage backend?"
+    assert q.turns[0].choices == ["SQLite", "Redis"]
+    assert q.label in run.reason
+    assert q.id in run.reason
+    assert "judge" not in {t.node for t in run.turns}, "nothing is judged before the answer"
+    asker = next(c for c in run.candidates if c.seat == q.seat)
+    other = next(c for c in run.candidates if c.seat != q.seat)
+    assert other.status == "ok", "the seat that did not ask is done and kept"
+    assert other.head
+    told = git_out(world.repo, "show", f"{asker.head}:asked.txt")
+    assert "end your turn here" in told, "magi ask told the agent to stop, not to wait"
+
+
+def test_publish_puts_the_question_on_the_issue_naming_no_agent(asked, monkeypatch) -> None:
+    world, run_id = asked
+    res = world.publish(monkeypatch, run_id)
+    assert res.exit_code == 0, res.output
+    posted = world.github.comments_on(REPO, ISSUE)
+    (question,) = [c for c in posted if "### magi asks" in c]
+    run = Store(world.home).load_run(run_id)
+    (q,) = run.questions
+    assert f"implement · {q.label} asked (question `{q.id}`)" in question
+    assert "> Which storage backend?" in question
+    assert "1. SQLite" in question
+    assert "2. Redis" in question
+    assert "/magi answer" in question
+    assert not [n for n in (*IMPLEMENTERS, *JUDGES) if n in " ".join(posted)]
+    assert not world.github.named("create_pull"), "no pull request while the run waits"
+    (tracking,) = [c for c in posted if "### magi" in c and "asks" not in c]
+    assert "**asking**" in tracking
+    assert "/magi answer" in tracking
+    again = world.publish(monkeypatch, run_id)
+    assert again.exit_code == 0, again.output
+    assert world.github.comments_on(REPO, ISSUE) == posted, "publishing twice posts nothing new"
+
+
+def test_magi_answer_on_the_runners_machine_lists_the_waiting_question(asked) -> None:
+    world, run_id = asked
+    (q,) = Store(world.home).load_run(run_id).questions
+    listed = invoke(["answer"], env={"MAGI_HOME": str(world.home)})
+    assert listed.exit_code == 0, listed.output
+    assert f"{q.id}  run {run_id} · implement · {q.label}: Which storage backend?" in listed.output
+
+
+def test_a_writers_answer_resumes_only_the_asking_seat_to_the_end(tmp_path, monkeypatch) -> None:
+    world, run_id = _asked(tmp_path)
+    _comments_file(world, (11, "thanks, looking"))
+    res = world.compete("--run-id", run_id, "--answer-comment", "11")
+    assert res.returncode != 0, "a comment that answers nothing is refused"
+    assert "holds no /magi answer" in res.stdout + res.stderr
+    before = Store(world.home).load_run(run_id)
+    assert before.status is RunStatus.ASKING, "and it changes nothing"
+    (q,) = before.questions
+    asked_before = Counter((c["seat"], c["node"]) for c in calls(world.scripted))
+    _comments_file(world, (12, "Good question.\n/magi answer redis"))
+    res = world.compete("--run-id", run_id, "--answer-comment", "12")
+    assert res.returncode == 0, res.stdout + res.stderr
+    run = Store(world.home).load_run(run_id)
+    assert run.status is RunStatus.READY, run.reason
+    (done,) = run.questions
+    assert done.status == "answered"
+    assert (done.turns[0].how, done.turns[0].answer) == ("choice", "Redis")
+    asked_now = Counter((c["seat"], c["node"]) for c in calls(world.scripted))
+    again = {
+        s
+        for (s, node), n in asked_now.items()
+        if node == "implement" and n > asked_before[(s, node)]
+    }
+    assert again == {q.seat}, "only the asking seat is asked again at implement"
+    asker = next(c for c in run.candidates if c.seat == q.seat)
+    assert git_out(world.repo, "show", f"{asker.head}:backend.txt") == "Redis\n"
+    assert git_out(world.repo, "show", f"{asker.head}:asked.txt"), "its first turn's work stays"
+    prompt = [t for t in run.turns if t.seat == q.seat and t.node == "implement"][-1]
+    sent = (Store(world.home).run_dir(run_id) / prompt.prompt_artifact).read_text()
+    assert "# The answer to your question" in sent
+    assert "> Redis" in sent
+    res = world.publish(monkeypatch, run_id)
+    assert res.exit_code == 0, res.output
+    assert world.github.named("create_pull"), "the run goes on to its pull request"
