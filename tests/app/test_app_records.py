@@ -247,3 +247,67 @@ def test_a_run_id_that_is_not_one_reaches_no_ref_and_no_url(bad: str) -> None:
     with pytest.raises(StateError, match="not a run id"):
         asyncio.run(records.update(fake, REPO, bad, lambda r: r, message="m"))
     assert fake.calls == []
+
+
+def test_stats_on_the_app_reads_whether_winners_stayed_merged_from_the_base_history(
+    tmp_path: Path,
+) -> None:
+    """The base's history on GitHub (list commits): one winner stayed, one was reverted by a
+    `git revert`, one landed too recently to say; the figures count them as `magi stats`
+    does from a local repository."""
+    import subprocess
+    from datetime import timedelta
+
+    from github_helpers import NOW
+    from magi.model.review import MergeRecord
+    from magi.model.run import Task
+    from stats_helpers import base, cand, tally
+
+    repo = tmp_path / "repo"
+    ident = ["-c", "user.name=t", "-c", "user.email=t@t"]
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", *ident, "-C", str(repo), *args], capture_output=True, text=True, check=True
+        )
+        return done.stdout.strip()
+
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    shas = {}
+    for name in ("start", "kept", "undone", "fresh"):
+        (repo / name).write_text(name)
+        git("add", name)
+        git("commit", "-q", "-m", f"add {name}")
+        shas[name] = git("rev-parse", "HEAD")
+        if name == "undone":
+            git("revert", "--no-edit", shas[name])
+    fake = world(FakeGitHub())
+    fake.mirror_ref(REPO, repo / ".git", "refs/heads/main")
+
+    def merged(run_id: str, commit: str, days_ago: int) -> Run:
+        return base(
+            run_id,
+            {"impl-A": "opus", "impl-B": "sonnet", "judge-1": "j1", "judge-2": "j2"},
+            created_at=NOW - timedelta(days=days_ago, hours=1),
+            task=Task(original="t", cleaned="t", source=f"issue:{run_id[-1]}"),
+            candidates=[cand("A"), cand("B")],
+            tally=tally("A"),
+            merge=MergeRecord(
+                mode="pr", result="merged", commit=commit, base="main", at=NOW - timedelta(days_ago)
+            ),
+        )
+
+    for r in (
+        merged("20251201-000000-0001", shas["kept"], 20),
+        merged("20251201-000000-0002", shas["undone"], 20),
+        merged("20251201-000000-0003", shas["fresh"], 1),
+    ):
+        store_record(fake, text(r), r.id)
+    reply = say_stats(fake)
+    assert len(fake.named("list_commits")) == 1, "the history is read once per base"
+    stayed = reply.split("**stayed merged (stayed / settled merges)**")[1].split("**")[0]
+    assert stayed.strip() == "- `opus`: too few runs (1/2, 2 runs)", "kept stayed, undone not"
+    fake.fail("list_commits", GitHubError("Server Error", status=502))
+    blind = say_stats(fake)
+    stayed = blind.split("**stayed merged (stayed / settled merges)**")[1].split("**")[0]
+    assert stayed.strip() == "- (no data)", "no history: merged, fate unknown, still an answer"

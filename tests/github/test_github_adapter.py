@@ -182,6 +182,21 @@ def test_a_branchs_pushes_come_back_with_githubs_own_times() -> None:
     double.assert_clean()
 
 
+def test_a_branchs_history_comes_back_newest_first_with_messages_and_parents() -> None:
+    """List commits over HTTP (``/magi stats``' afterlife): GitHub's shape, every page."""
+    fake, double, auth, _ = setup()
+    first = fake.commit_files(REPO, {"a": "1"}, message="start")
+    second = fake.commit_files(REPO, {"a": "2"}, parent=first, message='Revert "start"')
+    fake.world(REPO).refs["heads/main"] = second
+
+    async def use(port: GitHubPort) -> list[tuple[str, str, list[str]]]:
+        return [(c.sha, c.message, c.parents) for c in await port.list_commits(REPO, "main")]
+
+    assert go(auth, use) == [(second, 'Revert "start"', [first]), (first, "start", [])]
+    assert double.requests[-1] == ("GET", "/repos/Codertocat/Hello-World/commits")
+    double.assert_clean()
+
+
 def test_the_fakes_log_has_every_branch_change_however_it_was_made() -> None:
     """A fast-forward is a push, a forced non-fast-forward a force_push, a new branch a
     creation and a removed one a deletion; a ref outside refs/heads is not in the log."""

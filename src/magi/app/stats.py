@@ -11,15 +11,22 @@ App's ``RecordCache`` (``ctx.records``): a repeated `/magi stats` costs one list
 
 from __future__ import annotations
 
+from collections import defaultdict
+from datetime import datetime, timedelta
+
 from magi.app.context import AppContext
 from magi.core.figures import stats as figures
+from magi.core.figures.afterlife import Commit, Fate, Landed, fates, history
+from magi.core.figures.stats import merged_runs
 from magi.github import records
 from magi.github.models import Repo
 from magi.github.port import GitHubError, GitHubPort
+from magi.model.review import MergeRecord
 from magi.model.run import Run
 from magi.report.view import revealed
 
 SKIPPED_SHOWN = 20  # skipped records listed in the reply (all of them are logged)
+SETTLE_DAYS = 7  # as `magi stats --settle-days`' default: a winner this long on its base stayed
 
 
 async def reply(
@@ -45,7 +52,7 @@ async def reply(
         )
     competitions = [s.record for s in found.runs if isinstance(s.record, Run)]
     shown = [r for r in competitions if revealed(r)]
-    s = figures.compute(shown)
+    s = figures.compute(shown, await afterlife(ctx, gh, repo, shown, delivery))
     s.hidden = len(competitions) - len(shown)
     lines = [figures.markdown(s, where="recorded").rstrip("\n")]
     other = len(found.runs) - len(competitions)
@@ -74,6 +81,54 @@ async def reply(
             ]
         )
     return "\n".join(lines)
+
+
+async def afterlife(
+    ctx: AppContext, gh: GitHubPort, repo: Repo, runs: list[Run], delivery: str
+) -> dict[str, tuple[Fate | None, bool]]:
+    """Each merged run's fate on its base, read from the base's history on GitHub (from a
+    day before the first merge on: a revert comes after its squash), as ``magi stats``
+    reads it from the local repository. Every record is of this repository, whatever runner
+    path it names, so a follow-up is the same task source started later. A squash commit
+    not in the history read is not known (the read is bounded), never "gone"."""
+    out = dict(merged_runs(runs))
+    later: defaultdict[str, list[datetime]] = defaultdict(list)
+    for r in runs:
+        later[r.task.source].append(r.created_at)
+    by_base: defaultdict[str, list[tuple[Run, MergeRecord]]] = defaultdict(list)
+    for r in runs:
+        m = r.merge
+        if m is not None and m.result == "merged" and m.commit and m.base and m.at:
+            by_base[m.base].append((r, m))
+    for base, merged in by_base.items():
+        since = min(m.at for _, m in merged if m.at) - timedelta(days=1)
+        try:
+            listed = await gh.list_commits(repo, base, since=since)
+        except GitHubError as exc:
+            ctx.log.warning(
+                f"the history of {base} could not be read: {exc.status or 'no answer'}",
+                extra={"delivery": delivery, "repo": repo.full_name, "step": "stats"},
+            )
+            continue  # the records' own word stands: merged, fate unknown
+        log = [Commit(c.sha, c.message.strip()) for c in listed]
+        subjects = {c.sha: c.message.splitlines()[0] if c.message else "" for c in log}
+        landed = [
+            Landed(r.id, m.commit or "", subjects.get(m.commit or "", ""), m.at, r.task.source)
+            for r, m in merged
+            if m.at
+        ]
+        known = {c.sha for c in log}
+        out.update(
+            fates(
+                landed,
+                history(log),
+                now=ctx.clock(),
+                settle_days=SETTLE_DAYS,
+                later_runs=later,
+                unknown=[x.commit for x in landed if x.commit not in known],
+            )
+        )
+    return out
 
 
 def _plain(text: str, limit: int = 300) -> str:

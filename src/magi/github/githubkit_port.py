@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
 from githubkit import GitHub, TokenAuthStrategy
@@ -264,6 +265,20 @@ class GitHubKitPort:
             inputs=dict(inputs),
         )
         return self._parse(Dispatch, data or {})
+
+    async def list_commits(
+        self, repo: Repo, ref: str, *, since: datetime | None = None
+    ) -> list[GitCommit]:
+        kw: dict[str, Any] = {"sha": ref}
+        if since is not None:
+            kw["since"] = since.isoformat()
+        data = await self._pages(self.gh.rest.repos.async_list_commits, repo.owner, repo.name, **kw)
+        try:
+            return [
+                GitCommit.from_api({**d["commit"], "sha": d["sha"], **_parents(d)}) for d in data
+            ]
+        except (KeyError, TypeError, ValidationError) as exc:
+            raise GitHubError("GitHub answered an unexpected commit list shape") from exc
 
     async def list_workflow_runs(
         self, repo: Repo, workflow: str, *, status: str | None = None
@@ -538,3 +553,8 @@ def token_port(api_url: str, token: str) -> GitHubKitPort:
         cache_strategy=MemCacheStrategy(),
     )
     return GitHubKitPort(client)
+
+
+def _parents(d: dict[str, Any]) -> dict[str, Any]:
+    """A repository commit's parents, as the git commit's ``parents`` field takes them."""
+    return {"parents": d.get("parents") or []}

@@ -12,6 +12,7 @@ as values (``create_ref`` -> False when the ref exists, ``get_content``/``get_re
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Protocol
 
 from magi.errors import GitHubError as GitHubError
@@ -57,6 +58,7 @@ CALLS: Mapping[str, tuple[str, str]] = {
     "update_ref": ("contents", "write"),
     "matching_refs": ("contents", "read"),
     "list_activities": ("metadata", "read"),
+    "list_commits": ("contents", "read"),
     "dispatch_workflow": ("actions", "write"),
     "list_workflow_runs": ("actions", "read"),
     "cancel_workflow_run": ("actions", "write"),
@@ -114,6 +116,10 @@ class GitHubPort(Protocol):
     # what GitHub recorded of a branch's changes (``refs/heads/<b>``), newest first, the
     # first page only: when each push reached GitHub, by GitHub's clock (the merge gate's)
     async def list_activities(self, repo: Repo, ref: str) -> list[Activity]: ...
+    # a branch's history, newest first, bounded (``/magi stats``: do winners stay merged)
+    async def list_commits(
+        self, repo: Repo, ref: str, *, since: datetime | None = None
+    ) -> list[GitCommit]: ...
 
     # the runner
     async def dispatch_workflow(

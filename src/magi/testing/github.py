@@ -486,6 +486,28 @@ class FakeGitHub:
         want = prefix.removeprefix("refs/")
         return [GitRef(ref=f"refs/{k}", sha=v) for k, v in w.refs.items() if k.startswith(want)]
 
+    async def list_commits(
+        self, repo: Repo, ref: str, *, since: datetime | None = None
+    ) -> list[GitCommit]:
+        """The commits reachable from branch ``ref`` (or a sha), newest first, as GitHub
+        lists a branch's history; with ``since``, those committed at or after it."""
+        w = await self._enter("list_commits", repo, ref=ref, since=since)
+        head = w.refs.get(f"heads/{ref.removeprefix('refs/heads/')}", ref)
+        out: list[GitCommit] = []
+        seen: set[str] = set()
+        todo = [head]
+        while todo:
+            sha = todo.pop(0)
+            obj = w.objects.get(sha)
+            if sha in seen or not isinstance(obj, GitCommit):
+                continue
+            seen.add(sha)
+            out.append(obj)
+            todo.extend(obj.parents)
+        if since is not None:
+            out = [c for c in out if c.committed_at is None or c.committed_at >= since]
+        return out
+
     async def list_activities(self, repo: Repo, ref: str) -> list[Activity]:
         w = await self._enter("list_activities", repo, ref=ref)
         want = ref if ref.startswith("refs/") else f"refs/heads/{ref}"

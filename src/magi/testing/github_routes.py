@@ -12,6 +12,7 @@ import base64
 import copy
 import json
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -161,6 +162,25 @@ async def _content(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Reque
         C + "/contents/{path}",
         {"type": "file", "path": got.path, "sha": got.sha, "content": text, "encoding": "base64"},
     )
+
+
+@route("GET", C + "/commits")
+async def _commits(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    since = _query(rq, "since")
+    when = datetime.fromisoformat(since.replace("Z", "+00:00")) if since else None
+    every = await d.fake.list_commits(repo, _query(rq, "sha") or "main", since=when)
+    per, page = int(_query(rq, "per_page") or 30), int(_query(rq, "page") or 1)
+    example = (d.example("GET", C + "/commits") or [{}])[0]
+    rows = []
+    for c in every[(page - 1) * per : page * per]:
+        date = c.committed_at.isoformat().replace("+00:00", "Z") if c.committed_at else None
+        ours = {
+            "sha": c.sha,
+            "commit": {"message": c.message, "tree": {"sha": c.tree}, "committer": {"date": date}},
+            "parents": [{"sha": x} for x in c.parents],
+        }
+        rows.append(over(example, ours))
+    return 200, rows
 
 
 @route("GET", C + "/commits/{ref}")
