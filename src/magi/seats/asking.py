@@ -20,11 +20,12 @@ record and the listening goes on.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from pathlib import Path
 from typing import Literal
 
-from magi.core.person.asking import DECIDE, PARK, BadQuestion, clean, said, where
+from magi.core.person.asking import DECIDE, ENDED, PARK, BadQuestion, clean, said, where
 from magi.core.text.sanitize import redact_secrets
 from magi.model.run import Question, QuestionTurn
 from magi.sandbox.notify import send
@@ -70,6 +71,11 @@ class Listening:
             left = [q for q in self._mine() if q.status == "open"]
             for q in left:
                 q.status = "unanswered"
+        for q in left:
+            # A ``magi ask`` that outlived its turn (an unjailed agent's orphan; a jail's
+            # die with it) hears that nobody will answer, rather than waiting for ever.
+            with contextlib.suppress(BadQuestion):
+                mailbox.hand(self.state, q.box, len(q.turns), "ended", ENDED)
         notes = []
         if left:
             notes.append(

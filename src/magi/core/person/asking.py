@@ -35,6 +35,10 @@ PARK = (
 )
 
 
+# What a ``magi ask`` still waiting when its seat's turn ended reads: nobody will answer.
+ENDED = "Your turn ended before anyone answered: nobody will answer this question now."
+
+
 class BadQuestion(ValueError):
     """A question or an answer that cannot be taken, with why."""
 
