@@ -8,7 +8,10 @@ publish runs in-process against the GitHub double, as the workflow's steps do.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -135,3 +138,28 @@ def test_a_writers_answer_resumes_only_the_asking_seat_to_the_end(tmp_path, monk
     res = world.publish(monkeypatch, run_id)
     assert res.exit_code == 0, res.output
     assert world.github.named("create_pull"), "the run goes on to its pull request"
+
+
+def test_answered_on_the_runners_machine_a_local_resume_carries_the_seat_on(tmp_path) -> None:
+    world, run_id = _asked(tmp_path)
+    (q,) = Store(world.home).load_run(run_id).questions
+    env = {"MAGI_HOME": str(world.home)}
+    given = invoke(["answer", q.id, "2"], env=env)
+    assert given.exit_code == 0, given.output
+    assert f"magi run --resume {run_id} carries that seat on" in given.output
+    again = invoke(["answer", q.id, "1"], env=env)
+    assert again.exit_code == 4, "a question is answered once"
+    resumed = subprocess.run(
+        [sys.executable, "-m", "magi", "run", "--resume", run_id],
+        cwd=world.repo,
+        env={**os.environ, **env, "MAGI_CONFIG_DIR": str(tmp_path / "none")},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    run = Store(world.home).load_run(run_id)
+    assert run.status is RunStatus.READY, run.reason
+    asker = next(c for c in run.candidates if c.seat == q.seat)
+    assert git_out(world.repo, "show", f"{asker.head}:backend.txt") == "Redis\n"
