@@ -163,3 +163,35 @@ def test_answered_on_the_runners_machine_a_local_resume_carries_the_seat_on(tmp_
     assert run.status is RunStatus.READY, run.reason
     asker = next(c for c in run.candidates if c.seat == q.seat)
     assert git_out(world.repo, "show", f"{asker.head}:backend.txt") == "Redis\n"
+
+
+def test_killed_during_the_answers_turn_the_resume_gives_that_turn_again(tmp_path) -> None:
+    """kill -9 right after the seat's answer turn was recorded, its node not yet: the answer
+    is kept, and the resume (a plain retry, no answer again) carries it from the same head."""
+    world, run_id = _asked(tmp_path)
+    (q,) = Store(world.home).load_run(run_id).questions
+    first_head = next(
+        c.head for c in Store(world.home).load_run(run_id).candidates if c.seat == q.seat
+    )
+    _comments_file(world, (13, "/magi answer Redis"))
+    killed = world.compete(
+        "--run-id",
+        run_id,
+        "--answer-comment",
+        "13",
+        env={"MAGI_FAILPOINT": f"turn:{q.seat}:implement"},
+    )
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    mid = Store(world.home).load_run(run_id)
+    (taken,) = mid.questions
+    assert (taken.status, taken.turns[0].answer) == ("waiting", "Redis"), "taken, not carried yet"
+    res = world.compete("--run-id", run_id)
+    assert res.returncode == 0, res.stdout + res.stderr
+    run = Store(world.home).load_run(run_id)
+    assert run.status is RunStatus.READY, run.reason
+    assert run.questions[0].status == "answered"
+    turns = [t for t in run.turns if t.seat == q.seat and t.node == "implement"]
+    assert len(turns) == 3, "asked, the killed answer turn, and that turn again"
+    asker = next(c for c in run.candidates if c.seat == q.seat)
+    assert git_out(world.repo, "merge-base", "--is-ancestor", first_head, asker.head) == ""
+    assert git_out(world.repo, "show", f"{asker.head}:backend.txt") == "Redis\n"

@@ -217,9 +217,7 @@ async def _answer(
         state = record.status.value if isinstance(record, Run) else record.kind
         why = f"magi run `{run_id}` is {state}, not waiting on a question."
         return refused_reply(command, why), False
-    waiting = [
-        (q.id, tuple(q.turns[-1].choices)) for q in record.questions if q.status == "waiting"
-    ]
+    waiting = [(q.id, tuple(q.turns[-1].choices)) for q in record.questions if q.parked_on]
     try:
         pick(waiting, words_of(command))
     except BadQuestion as exc:

@@ -152,7 +152,7 @@ def _waiting(store: Store, only: str | None) -> list[tuple[str, Question]]:
             record = store.load(run_id)
         except StateError:
             continue  # one unreadable record hides no other run's question
-        out += [(run_id, q) for q in record.questions if q.status == "waiting"]
+        out += [(run_id, q) for q in record.questions if q.parked_on]
         open_ = [q for q in record.questions if q.status == "open"]
         if not open_:
             continue

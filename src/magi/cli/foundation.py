@@ -193,7 +193,7 @@ def _summary(store: Store, run_id: str) -> dict[str, Any]:
         "winner": run.tally.winner if run.tally else None,
         "created_at": run.created_at.isoformat(),
         "task": first_line(run.task.cleaned, 200),
-        "waiting_on": [q.id for q in run.questions if q.status in ("open", "waiting")],
+        "waiting_on": [q.id for q in run.questions if q.status == "open" or q.parked_on],
     }
 
 

@@ -69,23 +69,27 @@ def _waiting(ctx: Context, c: Candidate) -> Question | None:
 
 def _answer_in(ctx: Context, c: Candidate) -> Question | None:
     """``c``'s waiting question once a person answered it (``magi answer``, or ``/magi
-    answer`` through the runner), the answer recorded on it; None while nobody has."""
+    answer`` through the runner), the answer recorded on it; None while nobody has.
+
+    The question stays ``waiting`` until the turn that carries the answer is over (``_one``):
+    a run killed during that turn gives it again on resume, from the same recorded head."""
     q = _waiting(ctx, c)
     if q is None:
         return None
+    if q.turns[-1].how is not None:
+        return q  # taken before a kill: its turn is given again
     try:
         got = mailbox.answered(ctx.run_dir, q.seat, q.box, len(q.turns))
-        text = said(str((got or {}).get("answer", "")))
+        if got is None:
+            return None
+        text = said(str(got.get("answer", "")))
     except BadQuestion as e:
         ctx.event(NAME, f"question {q.id}: its answer could not be read ({e})", "warn")
-        return None
-    if got is None:
         return None
     with ctx.lock:
         last = q.turns[-1]
         last.how = "choice" if got.get("how") == "choice" else "say"
         last.answer, last.answered_at = text, ctx.clock()
-        q.status = "answered"
         ctx.save()
     ctx.event(NAME, f"candidate {c.label}: question {q.id} answered; its seat carries on")
     return q
@@ -94,7 +98,7 @@ def _answer_in(ctx: Context, c: Candidate) -> Question | None:
 def _park_on_questions(ctx: Context) -> None:
     """Every seat of the wave has finished its turn; one that asked where nobody could
     answer (a runner) parks the run here, until the answer comes."""
-    waiting = [q for q in ctx.run.questions if q.status == "waiting" and q.node == NAME]
+    waiting = [q for q in ctx.run.questions if q.parked_on and q.node == NAME]
     if not waiting:
         return
     who = ", ".join(f"{where(q.node, q.label, q.seat)} (question {q.id})" for q in waiting)
@@ -205,6 +209,8 @@ def _one(ctx: Context, c: Candidate, repo: GuardSnapshot, answered: Question | N
         c.files = files
         c.commits = ctx.git.commit_count(base, head)
         c.summary = cap(result.text.strip(), ctx.config.graph.text_max_chars, keep="tail")
+        if answered is not None and answered.turns[-1].how is not None:
+            answered.status = "answered"  # carried; a reply on the thread keeps it waiting
         c.status = result.status.value
         c.protected_changed = protected_hits(touched, list(ctx.config.blind.protected_paths))
         if c.protected_changed and ctx.config.blind.protected == "fail":

@@ -370,6 +370,11 @@ class Question(_Rec):
     status: Literal["open", "answered", "unanswered", "waiting"] = "open"
     turns: list[QuestionTurn] = Field(default_factory=list)
 
+    @property
+    def parked_on(self) -> bool:
+        """The run waits on a person's answer to it (``waiting``, its last turn unanswered)."""
+        return self.status == "waiting" and bool(self.turns) and self.turns[-1].how is None
+
 
 class Record(_Rec):
     """What every kind of run holds: identity, status, the config it runs with, and the

@@ -186,7 +186,7 @@ def answer_of(comments_file: Path, comment: int) -> str:
 
 def deliver(store: Store, record: Run, answer: Answering) -> None:
     """Write the person's answer where the resumed implement node looks for it."""
-    waiting = [q for q in record.questions if q.status == "waiting"]
+    waiting = [q for q in record.questions if q.parked_on]
     words = answer_of(answer.comments_file, answer.comment)
     try:
         reply = pick([(q.id, tuple(q.turns[-1].choices)) for q in waiting], words)

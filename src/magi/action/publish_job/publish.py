@@ -167,7 +167,7 @@ async def publish(
     # An agent's question the run parked on: put to the issue (a new comment notifies its
     # subscribers; an edited tracking comment would not). Once per question turn.
     if run.status is RunStatus.ASKING:
-        for q in (q for q in run.questions if q.status == "waiting"):
+        for q in (q for q in run.questions if q.parked_on):
             part = f"question-{q.id}-{len(q.turns)}"
             body = job.post(question(run, q), "comment", part=part, run=run.id)
             await job.upsert_comment(issue, body, "comment", part=part, run=run.id)
