@@ -244,3 +244,14 @@ def test_a_non_writers_answer_is_refused_and_dispatches_nothing() -> None:
     (reply,) = say(fake, "/magi answer SQLite", login="drive-by")
     assert "only people with write" in reply
     assert len(fake.world(REPO).dispatches) == dispatched
+
+
+def test_one_answer_per_comment_and_none_on_a_pull_request() -> None:
+    """The runner reads a comment's first answer: a second in it is refused, not dispatched."""
+    fake = finished(started())
+    _asking(fake, ("ab12", ["SQLite"]), ("cd34", ["Redis"]))
+    dispatched = len(fake.world(REPO).dispatches)
+    (reply,) = say(fake, "/magi answer ab12 SQLite\n/magi answer cd34 Redis")
+    assert "one answer per comment" in reply
+    assert len(fake.world(REPO).dispatches) == dispatched + 1
+    assert fake.world(REPO).dispatches[-1]["inputs"]["command"] == "compete"

@@ -48,3 +48,12 @@ def test_the_answer_turn_quotes_the_persons_words_and_resends_the_task_without_a
     assert "Add a cache." not in live, "a live conversation holds the task already"
     cold = answered_prompt("Add a cache.", live=False, language="", **args)  # type: ignore[arg-type]
     assert cold.index("Add a cache.") < cold.index("# The answer to your question")
+
+
+def test_words_naming_a_question_nobody_waits_on_are_refused_not_given_to_another() -> None:
+    waiting = [("c3d4", ("SQLite",))]
+    with pytest.raises(
+        BadQuestion, match=r"question a1b2 is not waiting any more \(waiting: `c3d4`\)"
+    ):
+        pick(waiting, "a1b2 SQLite", others=["a1b2", "c3d4"])
+    assert pick(waiting, "beef up the cache", others=["a1b2", "c3d4"]).how == "say"

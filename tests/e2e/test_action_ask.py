@@ -31,10 +31,15 @@ def _run_id(world: World) -> str:
     return found[-1]
 
 
-def _comments_file(world: World, *bodies: tuple[int, str]) -> None:
+def _comments_file(
+    world: World, *bodies: tuple[int, str], at: str = "2099-01-01T00:00:00Z"
+) -> None:
     """The task job's issue/comments.json, beside the issue file compete reads."""
     world.issue_file()
-    rows = [{"id": cid, "body": body, "user": {"login": "maintainer"}} for cid, body in bodies]
+    rows = [
+        {"id": cid, "body": body, "user": {"login": "maintainer"}, "created_at": at}
+        for cid, body in bodies
+    ]
     (world.tmp / "comments.json").write_text(json.dumps(rows))
 
 
@@ -109,6 +114,10 @@ def test_a_writers_answer_resumes_only_the_asking_seat_to_the_end(tmp_path, monk
     res = world.compete("--run-id", run_id, "--answer-comment", "11")
     assert res.returncode != 0, "a comment that answers nothing is refused"
     assert "holds no /magi answer" in res.stdout + res.stderr
+    _comments_file(world, (10, "/magi answer SQLite"), at="2000-01-01T00:00:00Z")
+    res = world.compete("--run-id", run_id, "--answer-comment", "10")
+    assert res.returncode != 0, "an answer written before the question was asked is refused"
+    assert "written before question" in res.stdout + res.stderr
     before = Store(world.home).load_run(run_id)
     assert before.status is RunStatus.ASKING, "and it changes nothing"
     (q,) = before.questions

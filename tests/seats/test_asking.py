@@ -28,3 +28,28 @@ def test_a_question_still_open_when_the_turn_ends_is_answered_so_no_ask_waits_fo
     asks.start().stop()
     assert [q.status for q in sctx.record.questions] == ["unanswered"]
     assert mailbox.handed(state, "ab12", 1) == {"how": "ended", "answer": ENDED}
+
+
+def test_on_a_runner_a_seat_parks_on_one_question_and_only_where_it_can_be_carried_on(
+    tmp_path: Path,
+) -> None:
+    """An implementer's first question parks; its second in the same turn, and any question
+    (a thread reply too) from a node whose seat cannot be continued later, get DECIDE."""
+    from magi.core.person.asking import DECIDE, PARK
+
+    cfg = Config.model_validate({"agents": [{"id": "a", "kind": "command", "command": ["true"]}]})
+    sctx = seat_context(tmp_path, cfg, {}, environ={"GITHUB_ACTIONS": "true"})
+    state = tmp_path / "state"
+    state.mkdir()
+    for box in ("ab12", "cd34"):
+        mailbox.write(state, mailbox.ASK, box, name="q-1.json", data={"summary": "Which?"})
+    implement = Listening(sctx, seat="impl-A", node="implement", turn=1, label="A", state=state)
+    implement.sweep()
+    assert [(q.id, q.status) for q in sctx.record.questions] == [("ab12", "waiting")]
+    assert mailbox.handed(state, "ab12", 1) == {"how": "park", "answer": PARK}
+    assert mailbox.handed(state, "cd34", 1) == {"how": "decide", "answer": DECIDE}
+    mailbox.write(state, mailbox.ASK, "ab12", name="q-2.json", data={"summary": "And?"})
+    fix = Listening(sctx, seat="impl-A", node="fix", turn=2, label="A", state=state)
+    fix.sweep()
+    assert mailbox.handed(state, "ab12", 2) == {"how": "decide", "answer": DECIDE}
+    assert len(sctx.record.questions[0].turns) == 1, "a reply from fix is not parked on"

@@ -82,9 +82,13 @@ async def commands(ctx: AppContext, d: Delivery[IssueCommentEvent]) -> str:
         return "already-answered"
     replies: list[str] = []
     accepted = False
+    answers = [c for c in found if c.verb is Verb.ANSWER]
     for command in found:
         if command.verb is None:
             replies.append(unknown_reply(command))
+        elif command.verb is Verb.ANSWER and command is not answers[0]:
+            why = "one answer per comment: the runner reads the first; post this one apart."
+            replies.append(refused_reply(command, why))
         else:
             reply, ok = await _run(ctx, gh, d, command)
             accepted = accepted or ok
@@ -138,6 +142,9 @@ async def _run(
     if verb is Verb.FOLD:
         return await _fold(gh, repo, command, (run or {}).get("run", ""))
     if verb is Verb.ANSWER:
+        if p.issue.pull_request is not None:
+            why = "answer on the issue the question was posted on, where the runner reads it."
+            return refused_reply(command, why), False
         return await _answer(
             gh, repo, config, branch, issue, command, p, (run or {}).get("run", "")
         )
@@ -219,7 +226,7 @@ async def _answer(
         return refused_reply(command, why), False
     waiting = [(q.id, tuple(q.turns[-1].choices)) for q in record.questions if q.parked_on]
     try:
-        pick(waiting, words_of(command))
+        pick(waiting, words_of(command), [q.id for q in record.questions])
     except BadQuestion as exc:
         return refused_reply(command, f"{exc}."), False
     inputs = {"run_id": run_id, "issue": str(issue), "command": "compete"}

@@ -46,9 +46,14 @@ def viable(c: Candidate) -> bool:
 
 def run(ctx: Context) -> None:
     r = ctx.run
-    todo = [c for c in r.candidates if c.status in RETRYABLE]
     # Seats the run parked on (``asking``) whose answer has come: their next turn carries it.
-    answered = [(c, q) for c in r.candidates if c not in todo and (q := _answer_in(ctx, c))]
+    answered = [(c, q) for c in r.candidates if (q := _answer_in(ctx, c))]
+    carried = {c.seat for c, _ in answered}
+    todo = [c for c in r.candidates if c.status in RETRYABLE and c.seat not in carried]
+    if any(q.node == NAME and q.status == "waiting" for q in r.questions):
+        # The wave was parked on a question: what its other seats did is kept as it ended
+        # (a timeout's work too); only a seat that never finished a turn is asked again.
+        todo = [c for c in todo if c.status == "pending"]
     if todo or answered:
         # The repository's own git directory, once for the wave; each clone's, per seat.
         repo = GuardSnapshot.take(ctx.git)
@@ -209,8 +214,10 @@ def _one(ctx: Context, c: Candidate, repo: GuardSnapshot, answered: Question | N
         c.files = files
         c.commits = ctx.git.commit_count(base, head)
         c.summary = cap(result.text.strip(), ctx.config.graph.text_max_chars, keep="tail")
-        if answered is not None and answered.turns[-1].how is not None:
-            answered.status = "answered"  # carried; a reply on the thread keeps it waiting
+        if answered is not None and answered.turns[-1].how is not None and result.ok:
+            # Carried. A reply on the thread keeps it waiting; a turn lost to quota or a
+            # timeout is given again with the answer on the next resume.
+            answered.status = "answered"
         c.status = result.status.value
         c.protected_changed = protected_hits(touched, list(ctx.config.blind.protected_paths))
         if c.protected_changed and ctx.config.blind.protected == "fail":

@@ -167,7 +167,9 @@ class Listening:
             mine = next((q for q in self._mine() if q.box == box), None)
             if mine is None:  # a new thread: within the run's bound, and someone to answer it?
                 over = len(sctx.record.questions) >= sctx.config.ask.max_per_run
-                if over or (on_runner(sctx) and self.node not in PARKS):
+                # On a runner the seat parks on one question at a time: its first.
+                parked = any(q.status == "waiting" for q in self._mine())
+                if over or (on_runner(sctx) and (self.node not in PARKS or parked)):
                     mine = None
                 else:
                     mine = Question(
@@ -181,7 +183,9 @@ class Listening:
                     sctx.record.questions.append(mine)
             elif len(mine.turns) >= n:
                 return  # recorded already
-            parks = on_runner(sctx)
+            parks = on_runner(sctx) and self.node in PARKS
+            if mine is not None and on_runner(sctx) and not parks:
+                mine = None  # a reply on a thread from a node that cannot park: decide
             if mine is not None:
                 sctx.record.redactions.extend(found)
                 mine.turns.append(QuestionTurn(summary=summary, choices=kept, asked_at=utcnow()))

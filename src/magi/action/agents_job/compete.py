@@ -165,39 +165,51 @@ class Answering:
     comments_file: Path
 
 
-def answer_of(comments_file: Path, comment: int) -> str:
-    """The words of the ``/magi answer`` command in comment ``comment`` of the issue."""
+def answer_of(comments_file: Path, comment: int) -> tuple[str, datetime | None]:
+    """The words of the first ``/magi answer`` in comment ``comment`` of the issue (the one
+    the App checked), and when GitHub says the comment was written."""
     try:
         data = json.loads(comments_file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise ActionError(f"cannot read the issue's comments {comments_file.name}: {e}") from None
-    found = (
-        [c for c in data if isinstance(c, dict) and c.get("id") == comment]
-        if isinstance(data, list)
-        else []
-    )
+    rows = data if isinstance(data, list) else []
+    found = [c for c in rows if isinstance(c, dict) and c.get("id") == comment]
     if not found:
         raise ActionError(f"comment {comment} is not among the issue's comments")
     commands = [c for c in parse(str(found[0].get("body") or "")) if c.verb is Verb.ANSWER]
     if not commands:
         raise ActionError(f"comment {comment} holds no /magi answer")
-    return words_of(commands[0])
+    try:
+        written = datetime.fromisoformat(str(found[0].get("created_at")).replace("Z", "+00:00"))
+    except ValueError:
+        written = None
+    return words_of(commands[0]), written
 
 
 def deliver(store: Store, record: Run, answer: Answering) -> None:
-    """Write the person's answer where the resumed implement node looks for it."""
+    """Write the person's answer where the resumed implement node looks for it: to the
+    question it names, asked before the comment was written, and only once."""
     waiting = [q for q in record.questions if q.parked_on]
-    words = answer_of(answer.comments_file, answer.comment)
+    words, written = answer_of(answer.comments_file, answer.comment)
+    others = [q.id for q in record.questions]
     try:
-        reply = pick([(q.id, tuple(q.turns[-1].choices)) for q in waiting], words)
+        reply = pick([(q.id, tuple(q.turns[-1].choices)) for q in waiting], words, others)
     except BadQuestion as e:
         raise ActionError(f"/magi answer in comment {answer.comment}: {e}") from None
     q = next(q for q in waiting if q.id == reply.qid)
+    asked = q.turns[-1].asked_at
+    if written is not None and written < asked:
+        raise ActionError(
+            f"/magi answer in comment {answer.comment} was written before question {q.id} "
+            "was asked (an answer to an earlier turn): answer it again"
+        )
     run_dir = store.run_dir(record.id)
     try:
-        mailbox.answer(run_dir, q.seat, q.box, len(q.turns), reply.how, reply.text)
+        given = mailbox.answer(run_dir, q.seat, q.box, len(q.turns), reply.how, reply.text)
     except BadQuestion as e:
         raise ActionError(f"/magi answer: {e}") from None
+    if not given:
+        raise ActionError(f"/magi answer: question {q.id} was answered already")
 
 
 class _Suffix(random.Random):

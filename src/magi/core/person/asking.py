@@ -10,6 +10,7 @@ an agent.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from magi.core.text.bounds import cap
@@ -107,17 +108,26 @@ class Reply:
     text: str
 
 
-def pick(waiting: list[tuple[str, tuple[str, ...]]], words: str) -> Reply:
+def pick(
+    waiting: list[tuple[str, tuple[str, ...]]], words: str, others: Collection[str] = ()
+) -> Reply:
     """Which waiting question ``words`` answers, and how: ``/magi answer [ID] <choice or words>``.
 
     ``waiting`` is (id, choices of its last turn) of each question the run waits on. With one
     waiting, the id may be left out; with several it must come first. Words that name one of
     the question's choices (its text or its number) choose it; any other words are said back.
+    ``others``: the run's other question ids: words that start with one answer a question
+    nobody waits on any more, and are refused rather than given to another.
     """
     parts = words.strip().split(maxsplit=1)
     ids = [qid for qid, _ in waiting]
     if not waiting:
         raise BadQuestion("no agent of this run is waiting on an answer")
+    if parts and parts[0].lower() in set(others) - set(ids):
+        listed = ", ".join(f"`{i}`" for i in ids)
+        raise BadQuestion(
+            f"question {parts[0].lower()} is not waiting any more (waiting: {listed})"
+        )
     if parts and parts[0].lower() in ids:
         qid, rest = parts[0].lower(), parts[1] if len(parts) > 1 else ""
     elif len(waiting) == 1:
