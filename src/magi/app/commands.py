@@ -154,20 +154,32 @@ async def _run(
             "issue": str(issue),
             "command": DISPATCHED[verb],
         }
-        try:
-            await gh.dispatch_workflow(
-                repo, config.github.workflow, branch, dispatch_inputs(config, **inputs)
-            )
-        except GitHubError as exc:
-            why = (
-                f"the runner workflow `{config.github.workflow}` could not be started "
-                f"({exc.status or 'no answer'}: {inert(exc.message)})."
-            )
-            return refused_reply(command, why), False
-        return "", True
+        return await _dispatch(gh, repo, config, branch, command, inputs)
     if verb is Verb.STOP:
         return await _stop(gh, repo, config, command, run or {})
     return await _report(gh, repo, config, verb, issue, run or {}), True
+
+
+async def _dispatch(
+    gh: GitHubPort,
+    repo: Repo,
+    config: Config,
+    branch: str,
+    command: Command,
+    inputs: dict[str, str],
+) -> tuple[str, bool]:
+    """Start the runner workflow with ``inputs``; a refusal reply saying why when GitHub won't."""
+    try:
+        await gh.dispatch_workflow(
+            repo, config.github.workflow, branch, dispatch_inputs(config, **inputs)
+        )
+    except GitHubError as exc:
+        why = (
+            f"the runner workflow `{config.github.workflow}` could not be started "
+            f"({exc.status or 'no answer'}: {inert(exc.message)})."
+        )
+        return refused_reply(command, why), False
+    return "", True
 
 
 async def _panel(
@@ -186,20 +198,7 @@ async def _panel(
         "command": "review" if command.verb is Verb.REVIEW else "council",
         "comment": str(p.comment.id),
     }
-    try:
-        await gh.dispatch_workflow(
-            repo,
-            config.github.workflow,
-            p.repository.default_branch,
-            dispatch_inputs(config, **inputs),
-        )
-    except GitHubError as exc:
-        why = (
-            f"the runner workflow `{config.github.workflow}` could not be started "
-            f"({exc.status or 'no answer'}: {inert(exc.message)})."
-        )
-        return refused_reply(command, why), False
-    return "", True
+    return await _dispatch(gh, repo, config, p.repository.default_branch, command, inputs)
 
 
 async def _answer(
@@ -231,17 +230,7 @@ async def _answer(
         return refused_reply(command, f"{exc}."), False
     inputs = {"run_id": run_id, "issue": str(issue), "command": "compete"}
     inputs["comment"] = str(p.comment.id)
-    try:
-        await gh.dispatch_workflow(
-            repo, config.github.workflow, branch, dispatch_inputs(config, **inputs)
-        )
-    except GitHubError as exc:
-        why = (
-            f"the runner workflow `{config.github.workflow}` could not be started "
-            f"({exc.status or 'no answer'}: {inert(exc.message)})."
-        )
-        return refused_reply(command, why), False
-    return "", True
+    return await _dispatch(gh, repo, config, branch, command, inputs)
 
 
 async def _busy(gh: GitHubPort, repo: Repo, config: Config, run: Mapping[str, str]) -> str:
