@@ -201,6 +201,10 @@ async def _panel(
     return await _dispatch(gh, repo, config, p.repository.default_branch, command, inputs)
 
 
+# Publish posts a question, then writes the record that says the run waits on it.
+_JUST_POSTED = " If a question was posted just now, answer again in a minute."
+
+
 async def _answer(
     gh: GitHubPort,
     repo: Repo,
@@ -217,11 +221,12 @@ async def _answer(
     try:
         stored = await records.read(gh, repo, run_id)
     except StateError as exc:
-        return refused_reply(command, f"magi run `{run_id}` has no readable record ({exc})."), False
+        why = f"magi run `{run_id}` has no readable record ({exc}).{_JUST_POSTED}"
+        return refused_reply(command, why), False
     record = stored.record
     if not isinstance(record, Run) or record.status is not RunStatus.ASKING:
         state = record.status.value if isinstance(record, Run) else record.kind
-        why = f"magi run `{run_id}` is {state}, not waiting on a question."
+        why = f"magi run `{run_id}` is {state}, not waiting on a question.{_JUST_POSTED}"
         return refused_reply(command, why), False
     waiting = [(q.id, tuple(q.turns[-1].choices)) for q in record.questions if q.parked_on]
     try:
