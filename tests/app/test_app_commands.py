@@ -255,3 +255,16 @@ def test_one_answer_per_comment_and_none_on_a_pull_request() -> None:
     assert "one answer per comment" in reply
     assert len(fake.world(REPO).dispatches) == dispatched + 1
     assert fake.world(REPO).dispatches[-1]["inputs"]["command"] == "compete"
+
+
+def test_an_answer_on_the_pull_request_is_refused_where_the_runner_cannot_read_it() -> None:
+    """The runner reads the issue's comments: an answer on a PR thread would never arrive."""
+    fake = finished(started())
+    _asking(fake, ("ab12", ["SQLite"]))
+    body = SEAL.marker(markers.PR, issue=1, run="r")
+    fake.add_pull(REPO, 7, "magi/r/A", "a" * 40, body=body)
+    dispatched = len(fake.world(REPO).dispatches)
+    asyncio.run(deliver(make_app(fake), "issue_comment", pr_comment("/magi answer SQLite")))
+    (reply,) = fake.comments_on(REPO, 7)
+    assert "answer on the issue the question was posted on" in reply
+    assert len(fake.world(REPO).dispatches) == dispatched

@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from magi.core.compete.prompts import answered_prompt, implement_prompt
-from magi.core.person.asking import BadQuestion, said, where
+from magi.core.person.asking import BadQuestion, where
 from magi.core.text.answers import parse_noop
 from magi.core.text.bounds import cap
 from magi.git import clones
@@ -16,7 +16,8 @@ from magi.graph.context import Context, Stop
 from magi.graph.handback import clear_stale_locks, hand_back, watch
 from magi.graph.prep import FRESH, hooks_dir
 from magi.model.run import Candidate, Question, RunStatus
-from magi.seats import RETRYABLE, ask_with_failover, mailbox
+from magi.seats import RETRYABLE, ask_with_failover
+from magi.seats.asking import person_answer
 from magi.seats.jailing import decision
 
 NAME = "implement"
@@ -84,17 +85,16 @@ def _answer_in(ctx: Context, c: Candidate) -> Question | None:
     if q.turns[-1].how is not None:
         return q  # taken before a kill: its turn is given again
     try:
-        got = mailbox.answered(ctx.run_dir, q.seat, q.box, len(q.turns))
-        if got is None:
-            return None
-        text = said(str(got.get("answer", "")))
+        got = person_answer(ctx.run_dir, q.seat, q.box, len(q.turns))
     except BadQuestion as e:
         ctx.event(NAME, f"question {q.id}: its answer could not be read ({e})", "warn")
         return None
+    if got is None:
+        return None
     with ctx.lock:
         last = q.turns[-1]
-        last.how = "choice" if got.get("how") == "choice" else "say"
-        last.answer, last.answered_at = text, ctx.clock()
+        last.how, last.answer = got
+        last.answered_at = ctx.clock()
         ctx.save()
     ctx.event(NAME, f"candidate {c.label}: question {q.id} answered; its seat carries on")
     return q

@@ -44,6 +44,18 @@ def on_runner(sctx: SeatContext) -> bool:
     return sctx.environ.get("GITHUB_ACTIONS") == "true"
 
 
+def person_answer(
+    run_dir: Path, seat: str, box: str, n: int
+) -> tuple[Literal["choice", "say"], str] | None:
+    """A person's answer to turn ``n`` of a question, as ``magi answer`` wrote it (or the
+    runner, from ``/magi answer``); None while there is none, BadQuestion if unreadable."""
+    got = mailbox.answered(run_dir, seat, box, n)
+    if got is None:
+        return None
+    how: Literal["choice", "say"] = "choice" if got.get("how") == "choice" else "say"
+    return how, said(str(got.get("answer", "")))
+
+
 class Listening:
     """The mailbox of one seat turn, looked into on a thread of its own until ``stop``."""
 
@@ -130,14 +142,13 @@ class Listening:
         with self.sctx.lock:
             waiting = [(q, len(q.turns)) for q in self._mine() if q.status == "open"]
         for q, n in waiting:
-            got = mailbox.answered(self.sctx.run_dir, self.seat, q.box, n)  # outside the lock
-            if got is None:
-                continue
-            how: Literal["choice", "say"] = "choice" if got.get("how") == "choice" else "say"
-            try:
-                text = said(str(got.get("answer", "")))
+            try:  # outside the lock
+                got = person_answer(self.sctx.run_dir, self.seat, q.box, n)
             except BadQuestion:
                 continue  # magi answer writes no empty answer; one by hand is not taken
+            if got is None:
+                continue
+            how, text = got
             with self.sctx.lock:
                 last = q.turns[n - 1]
                 if last.how is not None:

@@ -106,11 +106,8 @@ def question(run: Run, q: Question) -> str:
     ]
     if last.choices:
         lines += [f"{i}. {inline(c)}" for i, c in enumerate(last.choices, start=1)] + [""]
-    pick = (
-        "one of the choices (its text or number) or your own words"
-        if last.choices
-        else ("your words")
-    )
+    choices = "one of the choices (its text or number) or your own words"
+    pick = choices if last.choices else "your words"
     lines += [
         f"A person with write access answers with `/magi answer <{pick}>` on a line of its "
         f"own (`/magi answer {q.id} ...` while several questions wait). Only that seat "
