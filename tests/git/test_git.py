@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -263,14 +264,53 @@ def test_commit_msg_hook_strips_trailers_in_that_worktree_only(
     assert TRAILER in agent_git(repo, "log", "-1", "--format=%B")
 
 
-def test_commit_all_runs_magis_own_hook(repo: Path, tmp_path: Path) -> None:
-    """Rescued work goes through magi's commit-msg hook too (no --no-verify)."""
+def test_commit_all_strips_trailers_and_runs_no_hook(repo: Path, tmp_path: Path) -> None:
+    """Rescued work never carries a trailer, though no hook runs: magi strips it itself."""
     hooks = tmp_path / "magi-hooks"
     git = Git(repo, hooks_dir=hooks)
-    git.install_commit_msg_hook(repo, hooks, TRIVIAL_HOOK)
+    script, marker = plant_marker_script(tmp_path, "hook")
+    git.install_commit_msg_hook(repo, hooks, script.read_text())
     (repo / "a.txt").write_text("a")
     assert git.commit_all(repo, f"rescued\n\n{TRAILER}")
-    assert "Co-Authored-By" not in agent_git(repo, "log", "-1", "--format=%B")
+    assert agent_git(repo, "log", "-1", "--format=%B").strip() == "rescued"
+    assert not marker.exists()
+    assert git.commit_all(repo, "again") is False  # the index and HEAD agree now
+    assert agent_git(repo, "status", "--porcelain") == ""
+
+
+def test_span_log_reads_a_branch_in_one_call(repo: Path, git: Git) -> None:
+    """Commits oldest first with their messages, the head first whatever the dates say,
+    and whether the branch descends from the base: a merge of it does, an orphan does not."""
+    base = git.rev_parse("HEAD")
+    commit_file(repo, "a.txt", "a\n", "first\n\nwith a body")
+    env = {
+        **os.environ,
+        "GIT_COMMITTER_DATE": "2001-01-01T00:00:00",
+        "GIT_AUTHOR_DATE": "2001-01-01T00:00:00",
+    }
+    subprocess.run(
+        ["git", "commit", "-q", "--allow-empty", "-m", "older date"], cwd=repo, env=env, check=True
+    )
+    head = git.rev_parse("HEAD")
+    span = git.span_log(base, "HEAD")
+    assert span.head == head
+    assert span.descends
+    assert [m for _, m in span.commits] == ["first\n\nwith a body", "older date"]
+    at_base = git.span_log(base, base)
+    assert (at_base.head, at_base.commits, at_base.descends) == (base, [], True)
+    behind = git.span_log(head, base)  # the base's own ancestor: no commits, not descending
+    assert (behind.head, behind.commits, behind.descends) == (base, [], False)
+    agent_git(repo, "checkout", "-q", "--orphan", "other")
+    commit_file(repo, "o.txt", "o\n", "orphan")
+    orphan = git.span_log(base, "other")
+    assert [m for _, m in orphan.commits] == ["orphan"]
+    assert not orphan.descends
+    agent_git(repo, "checkout", "-q", "main")
+    agent_git(repo, "merge", "-q", "--allow-unrelated-histories", "-m", "merge", "other")
+    merged = git.span_log(base, "main")
+    assert merged.descends
+    assert merged.head == git.rev_parse("main")
+    assert len(merged.commits) == 4
 
 
 def test_planted_hooks_do_not_run_under_magi(repo: Path, tmp_path: Path) -> None:
@@ -313,7 +353,7 @@ def test_history_readers(repo: Path, git: Git) -> None:
     agent_git(repo, "commit", "-q", "-m", "second")
     assert git.commit_count(base, "HEAD") == 2
     assert git.commit_messages(base, "HEAD") == ["first\n\nwith a body", "second"]
-    assert sorted(git.changed_paths(base, "HEAD")) == ["DOCS.md", "README.md", "a.txt"]
+    assert git.numstat_touched(base, "HEAD")[1] == ["DOCS.md", "README.md", "a.txt"]
     assert git.author_identities(base, "HEAD") == ["Agent Smith <smith@vendor.example>"]
 
 

@@ -86,6 +86,43 @@ def test_prep_then_implement_alone_with_fake_agents(env):
     assert not agents["j1"].requests
 
 
+def planter(request: TurnRequest) -> TurnResult:
+    """An unjailed implementer that plants a file in every other candidate's clone."""
+    for other in request.cwd.parent.iterdir():
+        if other != request.cwd and (other / ".git").is_dir():
+            (other / "planted.txt").write_text("from a neighbour\n")
+    return fixer(request)
+
+
+@pytest.mark.parametrize("parallel", [1, 2])
+def test_a_clone_another_seat_could_reach_is_reset_before_its_turn(env, parallel, monkeypatch):
+    """Unjailed, a seat reaches every clone: one whose seat starts after another's turn (one
+    seat at a time) starts from a reset clone, and what was planted never reaches its branch.
+    Seats that start together start on prep's clones as they are, with no reset to pay for
+    (what they do to each other mid-turn is the guard's to report, not a reset's)."""
+    repo, home, sd = env
+    cfg, _ = two_fake_implementers(sd)
+    cfg = cfg.model_copy(update={"graph": cfg.graph.model_copy(update={"max_parallel": parallel})})
+    agents = {"a1": FakeAgent("a1", planter), "a2": FakeAgent("a2", planter)}
+    agents["j1"] = FakeAgent("j1", judging)
+    resets: list[str] = []
+    reset = implement._reset
+    monkeypatch.setattr(
+        implement,
+        "_reset",
+        lambda ctx, tree, branch: (resets.append(tree.name), reset(ctx, tree, branch)),
+    )
+    ctx = context(repo, home, cfg, agents)
+    prep.run(ctx)
+    implement.run(ctx)
+    assert all(c.status == "ok" for c in ctx.run.candidates)
+    if parallel == 1:
+        assert resets == ["B"]  # A went first, on prep's clone; B after A had been at it
+        assert [f.path for c in ctx.run.candidates for f in c.files] == ["textstats.py"] * 2
+    else:
+        assert resets == []
+
+
 def test_verify_alone_records_the_head_it_checked(env):
     """verify runs e2e in each viable candidate and names the commit it checked."""
     repo, home, sd = env
@@ -335,3 +372,20 @@ def test_judge_worktrees_go_however_the_run_ends(env):
     root = Path(run.worktree_root or "")
     assert not (root / "judge-1").exists()
     assert all(Path(c.worktree or "").is_dir() for c in run.candidates), "candidates stay"
+
+
+def test_a_linked_worktrees_seat_cannot_touch_the_users_index(env):
+    """The user's index is read-only in the jail of a seat working in a worktree magi made
+    (so a jailed turn cannot change what the user's ``git status`` shows, and the guard need
+    not look); a seat working in the user's own checkout keeps the index it commits through."""
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+    ctx = context(repo, home, cfg, agents)
+    common = ctx.git.common_dir().resolve()
+    tree = judge.ensure_judge_worktree(ctx, "judge-1")
+    assert common / "index" in judge_paths(ctx, tree)
+    assert common / "index" not in judge_paths(ctx, repo)
+
+
+def judge_paths(ctx: Context, tree: Path) -> list[Path]:
+    return [Path(p) for p in ctx.jail_paths(tree).read]

@@ -56,8 +56,17 @@ def made_by_magi(tree: Path, root: Path) -> bool:
 
 
 def git_of(git: Git, tree: Path) -> Git:
-    """magi's hardened git rooted at a candidate's clone (magi's hooks dir, if any, kept)."""
-    return Git(Path(tree), hooks_dir=git.hooks_dir)
+    """magi's hardened git rooted at a candidate's clone (magi's hooks dir, if any, kept).
+
+    A clone's git directory is its ``.git``, a real directory where magi made it: known
+    without asking git (a ``rev-parse`` a seat turn). A ``.git`` that is anything else (a
+    seat swapped it for a link or a gitfile) is left for git to resolve, and ``damage``
+    refuses such a clone anyway."""
+    own = Git(Path(tree), hooks_dir=git.hooks_dir)
+    gd = Path(tree) / ".git"
+    if gd.is_dir() and not gd.is_symlink():
+        own.known_common_dir(gd.resolve())
+    return own
 
 
 def objects(git: Git) -> Path:
@@ -214,6 +223,7 @@ class Fetched:
 
     head: str
     violations: tuple[str, ...] = ()
+    commits: list[tuple[str, str]] | None = None  # base..head (sha, message), oldest first
 
 
 def fetch_back(git: Git, tree: Path, *, branch: str, base: str, fallback: str) -> Fetched:
@@ -231,6 +241,7 @@ def fetch_back(git: Git, tree: Path, *, branch: str, base: str, fallback: str) -
             "--no-tags",
             "--no-write-fetch-head",
             "--no-recurse-submodules",
+            "--no-auto-gc",  # not even a process to find that gc.auto is 0
             "--end-of-options",
             str(git_dir(Path(tree)).resolve()),
             f"+{ref}:{ref}",
@@ -238,9 +249,9 @@ def fetch_back(git: Git, tree: Path, *, branch: str, base: str, fallback: str) -
     except RepoError as e:
         git.run("update-ref", ref, fallback)
         return Fetched(fallback, (f"its branch could not be fetched ({e}); not taken",))
-    head = git.rev_parse(ref)
-    if not git.is_ancestor(base, head):
+    span = git.span_log(base, ref)
+    if not span.descends:
         git.run("update-ref", ref, fallback)
-        why = f"its branch ({head[:12]}) does not descend from the base {base[:12]}; not taken"
+        why = f"its branch ({span.head[:12]}) does not descend from the base {base[:12]}; not taken"
         return Fetched(fallback, (why,))
-    return Fetched(head)
+    return Fetched(span.head, commits=span.commits)

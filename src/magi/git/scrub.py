@@ -31,18 +31,24 @@ def _rewrite(raw: str, parents: dict[str, str]) -> str:
     return "\n".join(lines) + "\n\n" + strip_trailers(message).rstrip("\n") + "\n"
 
 
-def scrub_branch(git: Git, *, base: str, branch: str) -> int:
-    """Rewrite ``base..branch`` if any message keeps a trailer; returns how many were cleaned."""
-    shas = git.run("rev-list", "--reverse", f"{base}..refs/heads/{branch}").split()
-    messages = [git.run("log", "-1", "--format=%B", s).rstrip("\n") for s in shas]
-    dirty = [m for m in messages if strip_trailers(m) != m]
+def scrub_branch(
+    git: Git, *, base: str, branch: str, commits: list[tuple[str, str]] | None = None
+) -> int:
+    """Rewrite ``base..branch`` if any message keeps a trailer; returns how many were cleaned.
+
+    ``commits``: that span as ``Git.span_log`` read it (sha, message; oldest first), when
+    the caller has it already.
+    """
+    if commits is None:
+        commits = git.span_log(base, f"refs/heads/{branch}").commits
+    dirty = [m for _, m in commits if strip_trailers(m) != m]
     if not dirty:
         return 0
     mapping: dict[str, str] = {}
-    for sha in shas:
+    for sha, _ in commits:
         raw = git.run("cat-file", "commit", sha)
         new = git.run("hash-object", "-t", "commit", "-w", "--stdin", input=_rewrite(raw, mapping))
         mapping[sha] = new.strip()
-    old_tip = shas[-1]
+    old_tip = commits[-1][0]
     git.run("update-ref", f"refs/heads/{branch}", mapping[old_tip], old_tip)
     return len(dirty)

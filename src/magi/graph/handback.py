@@ -17,6 +17,7 @@ from pathlib import Path
 
 from magi.git import clones, refs_guard
 from magi.git.checkout import damage
+from magi.git.repo import Git
 from magi.git.scrub import scrub_branch
 from magi.git.worktree_guard import GuardSnapshot, restore
 from magi.graph.context import Context
@@ -32,6 +33,7 @@ class Watch:
     own: GuardSnapshot | None  # None: not a clone (the user's tree a `magi review` works in)
     refs: refs_guard.RefSnapshot | None
     path: Path | None = None  # the clone's real path before the turn (no link followed since)
+    git: Git | None = None  # the clone's own git (``clones.git_of``), found before the turn
 
 
 @dataclass
@@ -44,6 +46,7 @@ class HandBack:
     sabotaged: str | None = None
     rescued: bool = False
     scrubbed: int = 0
+    commits: int | None = None  # since..head, when the hand-back counted them on its way
     cleared: list[str] = field(default_factory=list)  # stale lock files removed
 
 
@@ -57,6 +60,7 @@ def watch(ctx: Context, tree: Path, repo: GuardSnapshot | None = None) -> Watch:
         own=GuardSnapshot.take(own),
         refs=refs_guard.take(own),
         path=Path(tree).resolve(),
+        git=own,
     )
 
 
@@ -91,7 +95,7 @@ def hand_back(
             ctx, seat=seat, tree=tree, branch=branch, since=since, watched=watched, message=message
         )
     base = ctx.run.base_sha or ctx.run.base
-    own_git = clones.git_of(ctx.git, tree)
+    own_git = watched.git or clones.git_of(ctx.git, tree)
     ref = f"refs/heads/{branch}"
     # Asked before the guard restores anything: files put back into a deleted git
     # directory would make the tree look sound.
@@ -116,7 +120,11 @@ def hand_back(
     out.rescued = own_git.commit_all(tree, message)
     fetched = clones.fetch_back(ctx.git, tree, branch=branch, base=base, fallback=since)
     out.own += fetched.violations
-    out.scrubbed = scrub_branch(ctx.git, base=since, branch=branch)
+    # The fetch read base..head; when the turn began at the base that is the span to scrub.
+    read = fetched.commits if since == base and not fetched.violations else None
+    out.scrubbed = scrub_branch(ctx.git, base=since, branch=branch, commits=read)
+    if read is not None:
+        out.commits = len(read)  # the scrub rewrites messages, never how many
     if fetched.violations or out.scrubbed:  # the repository's branch is not the clone's now
         out.head = ctx.git.rev_parse(ref)
         clones.sync(ctx.git, tree, branch, out.head)

@@ -59,13 +59,27 @@ def run(ctx: Context) -> None:
         # The repository's own git directory, once for the wave; each clone's, per seat.
         repo = GuardSnapshot.take(ctx.git)
         workers = min(ctx.config.graph.max_parallel, len(todo) + len(answered))
+        clean = _untouched(ctx, todo, workers)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="impl") as pool:
-            futures = [pool.submit(_one, ctx, c, repo) for c in todo]
+            futures = [pool.submit(_one, ctx, c, repo, clean=c.seat in clean) for c in todo]
             futures += [pool.submit(_one, ctx, c, repo, q) for c, q in answered]
             for f in futures:
                 f.result()
     _park_on_questions(ctx)
     _settle(ctx)
+
+
+def _untouched(ctx: Context, todo: list[Candidate], workers: int) -> set[str]:
+    """The seats whose clone prep just made in this process and nobody can have reached
+    since: they start without a reset. A jailed seat reaches no clone but its own; an
+    unjailed one reaches every clone, so a clone is untouched only when its seat is of the
+    wave's first batch, decided here before any agent starts."""
+    with ctx.lock:
+        fresh = ctx.cache.pop(FRESH, None)
+    if not isinstance(fresh, set):
+        return set()
+    first = todo if decision(ctx).jailed else todo[:workers]
+    return {c.seat for c in first if c.worktree is not None and Path(c.worktree) in fresh}
 
 
 def _waiting(ctx: Context, c: Candidate) -> Question | None:
@@ -143,17 +157,20 @@ def _keep(ctx: Context, c: Candidate, tree: Path) -> None:
     clones.git_of(ctx.git, tree).run("clean", "-q", "-fdx", cwd=tree)
 
 
-def _one(ctx: Context, c: Candidate, repo: GuardSnapshot, answered: Question | None = None) -> None:
+def _one(
+    ctx: Context,
+    c: Candidate,
+    repo: GuardSnapshot,
+    answered: Question | None = None,
+    *,
+    clean: bool = False,
+) -> None:
     """One implementer turn: from the base, or (``answered``) from the seat's own work so far,
-    continued with a person's answer to the question the run parked on."""
+    continued with a person's answer to the question the run parked on. ``clean``: its
+    clone is as prep made it (``_untouched``)."""
     assert c.worktree is not None  # noqa: S101 - prep made it; only fold clears it
     tree = Path(c.worktree)
     base = ctx.run.base_sha or ctx.run.base
-    with ctx.lock:
-        fresh = ctx.cache.get(FRESH)
-        untouched = isinstance(fresh, set) and tree in fresh
-        if isinstance(fresh, set):
-            fresh.discard(tree)
     task, prompts, language = ctx.run.task.cleaned, ctx.config.prompts, ctx.config.graph.language
     if answered is not None:
         _keep(ctx, c, tree)
@@ -169,9 +186,7 @@ def _one(ctx: Context, c: Candidate, repo: GuardSnapshot, answered: Question | N
                 language=language,
             )
     else:
-        # A clone prep just made in this process is at the base, clean, unless an unjailed
-        # seat of the wave (which can reach every clone) got to it first: then it is reset.
-        if not (untouched and decision(ctx).jailed):
+        if not clean:
             _reset(ctx, tree, c.branch)
         prompt = implement_prompt(task, prompts=prompts, language=language)
 
@@ -199,9 +214,8 @@ def _one(ctx: Context, c: Candidate, repo: GuardSnapshot, answered: Question | N
         message=RESCUE_MESSAGE,
     )
     head = back.head
-    files = ctx.git.numstat(base, head)
     # Both sides of a rename: `git mv .github/workflows/ci.yml x.bak` must not hide the first.
-    touched = ctx.git.changed_paths(base, head)
+    files, touched = ctx.git.numstat_touched(base, head)
     edited = test_scan.scan(ctx, c, base, head)
     violations = [*back.own, *back.shared]
     with ctx.lock:
@@ -212,7 +226,7 @@ def _one(ctx: Context, c: Candidate, repo: GuardSnapshot, answered: Question | N
         c.rescued = c.rescued or back.rescued
         c.head = head
         c.files = files
-        c.commits = ctx.git.commit_count(base, head)
+        c.commits = back.commits if back.commits is not None else ctx.git.commit_count(base, head)
         c.summary = cap(result.text.strip(), ctx.config.graph.text_max_chars, keep="tail")
         if answered is not None and answered.turns[-1].how is not None and result.ok:
             # Carried. A reply on the thread keeps it waiting; a turn lost to quota or a
