@@ -193,3 +193,27 @@ def test_fold_force_removes_a_run_whose_record_is_unreadable(env):
     ).stdout
     assert branches.strip() == ""
     assert all(not Path(c.worktree or "/nonexistent").exists() for c in run.candidates)
+
+
+def test_a_change_to_the_users_checkout_before_a_kill_is_said_on_resume(live_run, tmp_path):
+    """Unjailed, a seat writes into the user's checkout and magi is killed before the wave
+    ends: the resume compares with the baseline the wave left on disk, not with a new look
+    that would take the seat's doing as the user's, and says the kill may hide who did it."""
+    repo = tmp_path / "repo"  # where LiveRun puts its repository
+    scripted = " ".join(MAGI[:1]) + " -m magi.demo.scripted hang-once:partial"
+    drop = f'sh:echo pwned > "{repo}/dropped.txt" && exec {scripted}'
+    live = live_run({"a1": "right", "a2": drop}, {"j1": "evidence"})
+    proc = live.start()
+    live.hung("hung-*")
+    os.killpg(proc.pid, signal.SIGKILL)
+    live.ended(proc, "SIGKILL")
+    run_id = live.run_id()
+    assert (live.store.run_dir(run_id) / "guard-checkout.json").is_file()
+    done = live.magi("run", "--resume", run_id)
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = Store(live.home).load_run(run_id)
+    (said,) = [e.message for e in run.events if "YOUR CHECKOUT" in e.message]
+    assert "dropped.txt" in said
+    assert "since the run was stopped" in said
+    assert not (live.store.run_dir(run_id) / "guard-checkout.json").exists()
+    _nothing_alive(live.home, run_id)

@@ -94,6 +94,8 @@ def _judge(home: Path, wts: Path, sd: Path) -> str:
 cat {home}/runs/*/run.json 2>/dev/null | grep -q '"agent"' && echo "read authors" >> {out}
 ls -d {wts}/*/* 2>/dev/null | grep -v "^$PWD$" | grep -q . && echo "saw other trees" >> {out}
 touch ./judge-was-here 2>/dev/null && echo "wrote its tree" >> {out}
+GIT_DIR="$(git rev-parse --git-common-dir)" git read-tree --empty 2>/dev/null \
+  && echo "emptied the user's index" >> {out}
 echo "probe done" >&2
 touch {out}
 exec {shlex.join([*SCRIPTED, "evidence"])}
@@ -229,7 +231,9 @@ def test_two_candidates_tampering_in_parallel_are_each_charged_correctly(
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_hostile_judge_finds_nothing_and_cannot_write(env, tmp_path: Path, mode: str) -> None:
-    """Run records and worktrees are out of a judge's sight, its tree read-only at the OS level."""
+    """Run records and worktrees are out of a judge's sight, its tree read-only at the OS
+    level, and so is the user's index: the guard does not look at the checkout after a
+    jailed turn, because nothing in the jail can change what it would compare."""
     repo, home, sd = env
     wts = tmp_path / "wts"
     cfg = _cfg(sd, {"a1": "right", "a2": "wrong"}, {"j1": _judge(home, wts, sd)}, wts, mode)
@@ -239,10 +243,16 @@ def test_a_hostile_judge_finds_nothing_and_cannot_write(env, tmp_path: Path, mod
     raw = next(t for t in run.turns if t.seat == "judge-1").raw_artifact
     assert raw is not None
     assert "probe done" in (home / "runs" / run.id / raw).read_text()  # its own raw output
+    checkout = [e.message for e in run.events if "YOUR CHECKOUT" in e.message]
     if mode == "bwrap":
         assert found == []
+        assert git_out(repo, "status", "--porcelain") == ""
+        assert checkout == []
     else:
-        assert {"read authors", "saw other trees", "wrote its tree"} <= set(found)
+        wrote = {"read authors", "saw other trees", "wrote its tree", "emptied the user's index"}
+        assert wrote <= set(found)
+        assert len(checkout) == 1  # looked at after the unjailed turn, and said
+        assert "judge-1" in checkout[0]
 
 
 @pytest.mark.parametrize("mode", MODES)

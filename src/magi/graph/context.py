@@ -38,9 +38,10 @@ class Context(SeatContext):
         """Also hidden: the main checkout and every worktree. A candidate's clone: see below.
         For a judge's or reviewer's worktree of the repository, the shared git directory is
         bound, but what git reads as instructions (config, hooks, info, every worktree's
-        config.worktree), the other worktrees' admin dirs (their HEAD, index) and every
-        branch but the seat's own stay read-only: no hook, filter or fsmonitor can be
-        planted, and no other candidate's branch (nor main) can be moved or deleted."""
+        config.worktree), the user's index, the other worktrees' admin dirs (their HEAD,
+        index) and every branch but the seat's own stay read-only: no hook, filter or
+        fsmonitor can be planted, no other candidate's branch (nor main) can be moved or
+        deleted, and nothing the user's ``git status`` shows can change."""
         base = super().jail_paths(cwd)
         roots = (self.git.root, *([self.worktree_root()] if self.run.worktree_root else []))
         if is_clone(cwd):
@@ -57,6 +58,11 @@ class Context(SeatContext):
         own = _admin_dir(cwd)
         admins = sorted((common / "worktrees").glob("*")) if (common / "worktrees").is_dir() else []
         fixed = [common / n for n in ("config", "config.worktree", "hooks", "info", "packed-refs")]
+        if own is not None:
+            # A linked worktree's seat: the user's index and submodules too. With HEAD and
+            # the branches, that is all the checkout's status reads from the git directory
+            # (the guard does not look at the checkout after a jailed turn).
+            fixed += [common / "index", common / "modules"]
         fixed += [a if a != own else a / "config.worktree" for a in admins]
         fixed += _foreign_refs(common, own_branch=_branch_of(own))
         return JailPaths(

@@ -11,6 +11,8 @@ checkout; after every turn it
   checkout per wave, not per turn), compares the user's checkout with the snapshot and
   reports any change loudly against every seat that worked since the last look, never
   reverting it (the user may be working there), then takes the new state as the baseline.
+  Only unjailed turns are looked after: the jail hides the checkout and binds the
+  repository's index read-only, so a jailed seat cannot change what the look compares.
 
 What it found is appended to the seat's ``violations`` and logged as a warning (an error,
 for the user's checkout). ``pin_heads`` is the same head check on its own, for tally, fold
@@ -18,6 +20,8 @@ and a merge.
 """
 
 from __future__ import annotations
+
+import json
 
 from magi.git import refs_guard
 from magi.git.checkout import MainStatus
@@ -57,7 +61,7 @@ def qualify(found: list[str], others: list[str]) -> list[str]:
 class CompetitionGuard:
     """``magi.seats.TurnGuard`` for a ``Context``; snapshots live in ``ctx.cache``."""
 
-    def before(self, sctx: SeatContext, seat: str, node: str) -> None:
+    def before(self, sctx: SeatContext, seat: str, node: str, *, jailed: bool) -> None:
         ctx = _competition(sctx)
         with ctx.lock:
             ctx.cache.setdefault("guard.live", set())
@@ -71,8 +75,15 @@ class CompetitionGuard:
             if ctx.cache.get("guard.node") != node:
                 ctx.cache["guard.node"] = node
                 ctx.cache["guard.refs"] = refs_guard.take(ctx.git)
-                if "guard.main" not in ctx.cache:
-                    ctx.cache["guard.main"] = MainStatus.take(ctx.git)
+            if not jailed and not ctx.cache.get("guard.look"):
+                ctx.cache["guard.look"] = True  # the checkout is looked at when the wave ends
+                main = ctx.cache.get("guard.main")
+                if not isinstance(main, MainStatus):
+                    main = _left(ctx)  # a wave a kill cut short left its baseline
+                    ctx.cache["guard.stopped"] = main is not None
+                    main = main or MainStatus.take(ctx.git)
+                    ctx.cache["guard.main"] = main
+                _keep(ctx, main)
 
     def after(self, sctx: SeatContext, seat: str, node: str) -> list[str]:
         ctx = _competition(sctx)
@@ -102,12 +113,16 @@ class CompetitionGuard:
             main = ctx.cache.get("guard.main")
             changed: list[str] = []
             suspects: list[str] = []
-            if isinstance(main, MainStatus) and not others:  # the wave's last turn ended
-                now = MainStatus.take(ctx.git)
-                changed = main.changes(now)
-                ctx.cache["guard.main"] = now
+            stopped = False
+            if not others:  # the wave's last turn ended
                 worked = ctx.cache.pop("guard.worked", [seat])
-                suspects = list(worked) if isinstance(worked, list) else [seat]
+                if isinstance(main, MainStatus) and ctx.cache.pop("guard.look", False):
+                    now = MainStatus.take(ctx.git)
+                    changed = main.changes(now)
+                    ctx.cache["guard.main"] = now
+                    (ctx.run_dir / BASELINE).unlink(missing_ok=True)
+                    suspects = list(worked) if isinstance(worked, list) else [seat]
+                    stopped = bool(ctx.cache.pop("guard.stopped", False))
         if found:
             ctx.event(node, f"{seat}: refs changed and restored: " + "; ".join(found), "warn")
         if changed:
@@ -117,6 +132,11 @@ class CompetitionGuard:
                 if len(suspects) == 1
                 else "the turns of " + ", ".join(suspects)
             )
+            if stopped:  # the baseline is from before a kill: the seats then are suspects too
+                during += (
+                    ", or since the run was stopped mid-wave (the seats working then, or "
+                    "you while it was stopped)"
+                )
             ctx.event(
                 node,
                 f"YOUR CHECKOUT {ctx.git.root} CHANGED during {during} (left as it is, "
@@ -134,6 +154,34 @@ class CompetitionGuard:
                         rec.violations = [*rec.violations, why]
                 ctx.save()
         return found + changed
+
+
+# The user's checkout as the wave began, on disk while a wave is out: a kill mid-wave (the
+# cache dies with the process) must not let the resume take what a seat did as the baseline.
+BASELINE = "guard-checkout.json"
+
+
+def _keep(ctx: Context, main: MainStatus) -> None:
+    path = ctx.run_dir / BASELINE
+    spare = path.with_suffix(".tmp")
+    spare.write_text(json.dumps({"head": main.head, "entries": sorted(main.entries)}))
+    spare.replace(path)
+
+
+def _left(ctx: Context) -> MainStatus | None:
+    """The baseline a killed wave left; None without one. An unreadable one is said, never
+    taken as a baseline (a new one is)."""
+    path = ctx.run_dir / BASELINE
+    try:
+        data = json.loads(path.read_text())
+        return MainStatus(head=str(data["head"]), entries=frozenset(map(str, data["entries"])))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        ctx.event(
+            "guard", f"{path}: unreadable ({e}); the checkout's baseline is taken anew", "warn"
+        )
+        return None
 
 
 def pin_heads(ctx: Context, node: str, *, fix: bool = True) -> list[str]:

@@ -204,7 +204,7 @@ def ask(
     )
     sctx.reporter.seat(seat, "asked")
     if sctx.guard is not None:
-        sctx.guard.before(sctx, seat, node)
+        sctx.guard.before(sctx, seat, node, jailed=opened.request.jail is not None)
     started = sctx.clock()
     t0 = time.monotonic()
     since = now_ticks()

@@ -38,9 +38,10 @@ class Cancelled(Exception):
 class TurnGuard(Protocol):
     """What a kind of run checks around every seat turn (``magi.graph.guard`` for a
     competition): ``before`` takes its snapshots, ``after`` restores what the turn changed
-    outside what it was allowed to, records it against the seat, and returns the lines."""
+    outside what it was allowed to, records it against the seat, and returns the lines.
+    ``jailed``: the turn's process runs in the jail, which hides the user's checkout."""
 
-    def before(self, sctx: SeatContext, seat: str, node: str) -> None: ...
+    def before(self, sctx: SeatContext, seat: str, node: str, *, jailed: bool) -> None: ...
     def after(self, sctx: SeatContext, seat: str, node: str) -> list[str]: ...
 
 
