@@ -385,3 +385,26 @@ def test_patch_is_bounded(repo: Path, git: Git) -> None:
     assert git.patch(base, "HEAD", max_bytes=10**9) == (full, 0)
     with pytest.raises(RepoError, match="git diff"):
         git.patch(base, "no-such-ref", max_bytes=100)
+
+
+def test_magi_prunes_only_the_registrations_of_its_own_trees(
+    repo: Path, git: Git, tmp_path: Path
+) -> None:
+    """A user's worktree on a disk that is not mounted now (its directory gone) stays
+    registered; a tree of magi's under the given root, removed, loses its registration; a
+    locked one keeps it, as git's own prune would."""
+    user, ours, locked = (
+        tmp_path / "usb" / "wt",
+        tmp_path / "run" / "judge-1",
+        tmp_path / "run" / "kept",
+    )
+    for path in (user, ours, locked):
+        git.worktree_add(path, start="main")
+    agent_git(repo, "worktree", "lock", str(locked))
+    for path in (user, ours, locked):
+        shutil.rmtree(path)
+    assert git.prune_worktrees(tmp_path / "run") == [ours]
+    listed = {p.resolve() for p in git.worktrees()}
+    assert user.resolve() in listed
+    assert locked.resolve() in listed
+    assert ours.resolve() not in listed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -389,3 +390,16 @@ def test_a_linked_worktrees_seat_cannot_touch_the_users_index(env):
 
 def judge_paths(ctx: Context, tree: Path) -> list[Path]:
     return [Path(p) for p in ctx.jail_paths(tree).read]
+
+
+def test_a_run_leaves_the_users_unreachable_worktree_registered(env, tmp_path):
+    """A worktree of the user's whose directory cannot be seen now (a disk not mounted) is
+    the user's: a whole run, with its trees made, leased and dropped, leaves it registered."""
+    repo, home, sd = env
+    away = tmp_path / "usb" / "feature"
+    subprocess.run(["git", "worktree", "add", "-q", "--detach", str(away)], cwd=repo, check=True)
+    shutil.rmtree(away)
+    run = start(repo, home, config(sd, {"a1": "right", "a2": "partial"}))
+    assert run.status is RunStatus.READY, run.reason
+    listed = git_out(repo, "worktree", "list", "--porcelain")
+    assert f"worktree {away.resolve()}" in listed

@@ -109,7 +109,7 @@ def _lease(git: Git, head: str, path: Path, spares: Path) -> None:
     try:
         git.worktree_add(path, start=head)
     except RepoError:
-        git.run("worktree", "prune")  # a registration a killed run left at ``path``
+        git.prune_worktrees(path.parent)  # a registration a killed run left at ``path``
         git.worktree_add(path, start=head)
 
 
@@ -119,7 +119,8 @@ def _registered(git: Git, *args: str) -> None:
     try:
         git.run("worktree", *args)
     except RepoError:
-        git.run("worktree", "prune")
+        for path in args[-2:]:
+            git.prune_worktrees(Path(path).parent)
         git.run("worktree", *args)
 
 
@@ -132,10 +133,10 @@ def release(git: Git, path: Path, *, spares: Path) -> None:
 def _release(git: Git, path: Path, spares: Path) -> None:
     if path.is_symlink():  # a link planted where the tree was: never what it points at
         path.unlink()
-        git.run("worktree", "prune")
+        git.prune_worktrees(path.parent)
         return
     if not path.exists():
-        git.run("worktree", "prune")
+        git.prune_worktrees(path.parent)
         return
     spares.mkdir(parents=True, exist_ok=True)
     n = 0
@@ -153,7 +154,7 @@ def drop_spares(git: Git, spares: Path) -> list[str]:
         return []
     removed = [str(s) for s in sorted(spares.iterdir())]
     remove_tree(spares)  # every one is magi's: no registration to ask about first
-    git.run("worktree", "prune")
+    git.prune_worktrees(spares)
     return removed
 
 
@@ -229,7 +230,7 @@ def discard(git: Git, path: Path) -> None:
             remove_tree(path)
         else:
             path.unlink()
-    git.run("worktree", "prune")
+    git.prune_worktrees(path.parent)
 
 
 def remove_tree(path: Path) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -288,7 +289,32 @@ class Git:
             # Twice --force: also removes a worktree an agent locked.
             self.run("worktree", "remove", "--force", "--force", str(path))
         else:
-            self.run("worktree", "prune")
+            self.prune_worktrees(path.parent)
+
+    def prune_worktrees(self, under: Path) -> list[Path]:
+        """What ``git worktree prune`` does, for the trees under ``under`` only: the
+        registrations whose tree is gone. Returns the trees they named.
+
+        Never git's own prune, which takes every registration whose tree it cannot see:
+        the user's worktree on a disk not mounted now, or another magi run's tree in the
+        instant its ``worktree move`` has renamed it and not yet rewritten its ``gitdir``.
+        A locked registration is kept, as git keeps it.
+        """
+        admins = self.common_dir() / "worktrees"
+        root = Path(os.path.abspath(under))
+        gone: list[Path] = []
+        for admin in sorted(admins.iterdir()) if admins.is_dir() else []:
+            if (admin / "locked").exists():
+                continue
+            try:
+                named = (admin / "gitdir").read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                continue  # not a registration git wrote: git's own prune may judge it
+            dotgit = Path(os.path.abspath(admin / named))  # relative: to the admin dir
+            if dotgit.parent.is_relative_to(root) and not dotgit.exists():
+                shutil.rmtree(admin, ignore_errors=True)
+                gone.append(dotgit.parent)
+        return gone
 
     def worktrees(self) -> list[Path]:
         """Every registered worktree, the main one first (as git lists them)."""
