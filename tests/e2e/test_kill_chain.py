@@ -123,6 +123,37 @@ def test_a_kill_between_a_turn_and_its_node_asks_that_seat_once_more_at_most(
     assert all(n == 1 for n in again.values()), f"asked more than once again: {dict(again)}"
 
 
+def test_a_kill_after_an_implement_turn_takes_its_work_from_the_clone(reference, live):
+    """Killed after an implementer's turn was recorded, before the hand-back: the resume
+    takes its work from its clone and its reply from the artifacts, and asks no implementer
+    whose turn had ended again (the dearest turns of a run); one still out when the kill
+    came is asked again. The outcome is the unkilled one."""
+    _, paid, winner_agent = reference
+    live.env[ENV] = "turn:impl-B:implement"
+    proc = live.start(seed=3)
+    live.ended(proc, "the failpoint")
+    assert proc.returncode == -9
+    run_id = live.run_id()
+    killed = live.store.load_run(run_id)
+    ended = {t.seat for t in killed.turns if t.node == "implement" and t.status == "ok"}
+    assert "impl-B" in ended
+    assert killed.candidate("B").status == "pending"  # the kill came before its hand-back
+    del live.env[ENV]
+    done = live.magi("run", "--resume", run_id)
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = live.store.load_run(run_id)
+    assert run.status is RunStatus.READY, run.reason
+    assert run.agent_of(run.candidate(run.tally.winner).seat) == winner_agent
+    again = seat_calls(live.sd) - paid
+    assert not [s for s, n in again if n == "implement" and s in ended], dict(again)
+    assert {n for _, n in again} <= {"implement"}, dict(again)
+    taken = run.candidate("B")
+    assert taken.head
+    assert taken.files
+    assert taken.summary
+    assert any("ended before magi was stopped" in e.message for e in run.events)
+
+
 def test_a_kill_after_a_local_merge_landed_does_not_squash_it_twice(live):
     """merge.mode = local, killed between the fast-forward and its record: the resume finds
     the run's own squash on the base and records it; the base holds one squash of the run."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from magi.agents.base import TurnResult, TurnStatus
 from magi.core.compete.prompts import answered_prompt, implement_prompt
 from magi.core.person.asking import BadQuestion, where
 from magi.core.text.answers import parse_noop
@@ -13,9 +14,9 @@ from magi.git import clones
 from magi.git.worktree_guard import GuardSnapshot
 from magi.graph import test_scan
 from magi.graph.context import Context, Stop
-from magi.graph.handback import clear_stale_locks, hand_back, watch
+from magi.graph.handback import Watch, clear_stale_locks, hand_back, watch
 from magi.graph.prep import FRESH, hooks_dir
-from magi.model.run import Candidate, Question, RunStatus
+from magi.model.run import Candidate, Question, RunStatus, Turn
 from magi.seats import RETRYABLE, ask_with_failover
 from magi.seats.asking import person_answer
 from magi.seats.jailing import decision
@@ -61,7 +62,10 @@ def run(ctx: Context) -> None:
         workers = min(ctx.config.graph.max_parallel, len(todo) + len(answered))
         clean = _untouched(ctx, todo, workers)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="impl") as pool:
-            futures = [pool.submit(_one, ctx, c, repo, clean=c.seat in clean) for c in todo]
+            futures = [
+                pool.submit(_one, ctx, c, repo, clean=c.seat in clean, paid=_paid(ctx, c))
+                for c in todo
+            ]
             futures += [pool.submit(_one, ctx, c, repo, q) for c, q in answered]
             for f in futures:
                 f.result()
@@ -80,6 +84,19 @@ def _untouched(ctx: Context, todo: list[Candidate], workers: int) -> set[str]:
         return set()
     first = todo if decision(ctx).jailed else todo[:workers]
     return {c.seat for c in first if c.worktree is not None and Path(c.worktree) in fresh}
+
+
+def _paid(ctx: Context, c: Candidate) -> Turn | None:
+    """The turn a kill cut off from its candidate: recorded as ended well, while the
+    candidate was never settled (the kill came between the turn's record and the hand-back
+    that follows it). Its work is in the clone and its reply in the artifacts: it is taken
+    from there, never asked for again."""
+    if c.status != "pending":
+        return None
+    last = next((t for t in reversed(ctx.run.turns) if t.seat == c.seat), None)
+    if last is None or last.node != NAME or last.status != "ok" or last.reply_artifact is None:
+        return None
+    return last
 
 
 def _waiting(ctx: Context, c: Candidate) -> Question | None:
@@ -164,46 +181,28 @@ def _one(
     answered: Question | None = None,
     *,
     clean: bool = False,
+    paid: Turn | None = None,
 ) -> None:
     """One implementer turn: from the base, or (``answered``) from the seat's own work so far,
     continued with a person's answer to the question the run parked on. ``clean``: its
-    clone is as prep made it (``_untouched``)."""
+    clone is as prep made it (``_untouched``). ``paid``: the turn already ended before a
+    kill (``_paid``); only what follows a turn is done."""
     assert c.worktree is not None  # noqa: S101 - prep made it; only fold clears it
     tree = Path(c.worktree)
     base = ctx.run.base_sha or ctx.run.base
-    task, prompts, language = ctx.run.task.cleaned, ctx.config.prompts, ctx.config.graph.language
-    if answered is not None:
-        _keep(ctx, c, tree)
-        asked = answered.turns[-1]
-
-        def build(live: bool) -> str:
-            return answered_prompt(
-                task,
-                question=asked.summary,
-                answer=asked.answer or "",
-                live=live,
-                prompts=prompts,
-                language=language,
-            )
+    if paid is not None:
+        watched = watch(ctx, tree, repo)
+        ctx.event(
+            NAME,
+            f"candidate {c.label}: its turn ended before magi was stopped; its work is taken "
+            "from its clone as it is (what the turn did to its own git directory before the "
+            "stop cannot be told from the clone's state now)",
+            "warn",
+        )
+        reply = ctx.store.read_artifact(ctx.run.id, paid.reply_artifact or "")
+        result = TurnResult(TurnStatus.OK, text=reply)
     else:
-        if not clean:
-            _reset(ctx, tree, c.branch)
-        prompt = implement_prompt(task, prompts=prompts, language=language)
-
-        def build(live: bool) -> str:
-            return prompt
-
-    watched = watch(ctx, tree, repo)
-    result = ask_with_failover(
-        ctx,
-        seat=c.seat,
-        node=NAME,
-        build=build,
-        cwd=tree,
-        allow_write=True,
-        label=c.label,
-        before_retry=lambda: _keep(ctx, c, tree) if answered else _reset(ctx, tree, c.branch),
-    )
+        watched, result = _turn(ctx, c, tree, repo, answered, clean)
     back = hand_back(
         ctx,
         seat=c.seat,
@@ -269,6 +268,51 @@ def _one(
         ctx.event(
             NAME, f"candidate {c.label}: uncommitted work committed under the neutral identity"
         )
+
+
+def _turn(
+    ctx: Context,
+    c: Candidate,
+    tree: Path,
+    repo: GuardSnapshot,
+    answered: Question | None,
+    clean: bool,
+) -> tuple[Watch, TurnResult]:
+    """The seat's turn itself, its clone made ready first; the snapshots taken before it."""
+    task, prompts, language = ctx.run.task.cleaned, ctx.config.prompts, ctx.config.graph.language
+    if answered is not None:
+        _keep(ctx, c, tree)
+        asked = answered.turns[-1]
+
+        def build(live: bool) -> str:
+            return answered_prompt(
+                task,
+                question=asked.summary,
+                answer=asked.answer or "",
+                live=live,
+                prompts=prompts,
+                language=language,
+            )
+    else:
+        if not clean:
+            _reset(ctx, tree, c.branch)
+        prompt = implement_prompt(task, prompts=prompts, language=language)
+
+        def build(live: bool) -> str:
+            return prompt
+
+    watched = watch(ctx, tree, repo)
+    result = ask_with_failover(
+        ctx,
+        seat=c.seat,
+        node=NAME,
+        build=build,
+        cwd=tree,
+        allow_write=True,
+        label=c.label,
+        before_retry=lambda: _keep(ctx, c, tree) if answered else _reset(ctx, tree, c.branch),
+    )
+    return watched, result
 
 
 def _settle(ctx: Context) -> None:
