@@ -213,9 +213,13 @@ def _one(
         message=RESCUE_MESSAGE,
     )
     head = back.head
-    # Both sides of a rename: `git mv .github/workflows/ci.yml x.bak` must not hide the first.
-    files, touched = ctx.git.numstat_touched(base, head)
-    edited = test_scan.scan(ctx, c, base, head)
+    # Two diffs of the same span, each its own git process: side by side (the slowest
+    # seat's are on the wave's way to its end).
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="impl-scan") as beside:
+        scanned = beside.submit(test_scan.scan, ctx, c, base, head)
+        # Both sides of a rename: `git mv .github/workflows/ci.yml x.bak` must not hide the first.
+        files, touched = ctx.git.numstat_touched(base, head)
+        edited = scanned.result()
     violations = [*back.own, *back.shared]
     with ctx.lock:
         c.violations = [*c.violations, *violations]

@@ -150,9 +150,10 @@ def _record(
     req = opened.request
     with sctx.lock:
         rid = sctx.record.id
-        reply_rel = sctx.store.write_artifact(rid, f"{opened.stem}.reply.md", result.text)
         raw = f"{result.raw_stdout}\n--- stderr ---\n{result.raw_stderr}"
-        raw_rel = sctx.store.write_artifact(rid, f"{opened.stem}.raw.txt", raw)
+        reply_rel, raw_rel = sctx.store.write_artifacts(
+            rid, {f"{opened.stem}.reply.md": result.text, f"{opened.stem}.raw.txt": raw}
+        )
         if result.session_id and sctx.config.graph.sessions:
             sctx.record.seats[req.seat].session_id = result.session_id
         sctx.record.turns.append(

@@ -164,7 +164,7 @@ def _write_swapped(path: Path, text: str) -> bool:
         raise StateError(f"cannot write: {exc.strerror or exc}", path=path) from exc
 
 
-def _write_durable(path: Path, text: str) -> None:
+def _write_durable(path: Path, text: str, *, sync_dir: bool = True) -> None:
     """``text`` at ``path``, on disk, without the beside-then-rename of ``_write_atomic``.
 
     For an artifact: it is written before anything names it (a turn's record is saved after
@@ -179,7 +179,8 @@ def _write_durable(path: Path, text: str) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        _fsync_dir(path.parent)
+        if sync_dir:
+            _fsync_dir(path.parent)
     except OSError as exc:
         raise StateError(f"cannot write: {exc.strerror or exc}", path=path) from exc
 
@@ -392,14 +393,26 @@ class Store:
 
     def write_artifact(self, run_id: str, name: str, text: str) -> str:
         """Store ``text`` as ``artifacts/<sanitized name>``; return that path, run-relative."""
+        return self.write_artifacts(run_id, {name: text})[0]
+
+    def write_artifacts(self, run_id: str, texts: Mapping[str, str]) -> list[str]:
+        """``write_artifact`` of each, the folder made durable once for all of them (a
+        turn's reply and raw output: one ``fsync`` of the folder, not one each)."""
         d = self.run_dir(run_id)
         if not d.is_dir():
             raise StateError(f"no run {run_id}", path=d)
-        safe = _sanitize(name)
         target = d / ARTIFACTS
         target.mkdir(exist_ok=True)
-        _write_durable(target / safe, text)
-        return f"{ARTIFACTS}/{safe}"
+        out = []
+        for name, text in texts.items():
+            safe = _sanitize(name)
+            _write_durable(target / safe, text, sync_dir=False)
+            out.append(f"{ARTIFACTS}/{safe}")
+        try:
+            _fsync_dir(target)
+        except OSError as exc:
+            raise StateError(f"cannot write: {exc.strerror or exc}", path=target) from exc
+        return out
 
     def read_artifact(self, run_id: str, rel: str) -> str:
         d = self.run_dir(run_id)
