@@ -466,3 +466,47 @@ def test_a_tree_swapped_for_a_link_to_the_checkout_costs_the_user_nothing(
     assert git_out(repo, "rev-parse", "main").strip() == run.base_sha
     assert git_out(repo, "status", "--porcelain").strip() == "?? mine.txt"
     assert not Path(bad.worktree or "").is_symlink()  # remade as a clone of its own
+
+
+def _snooping_check(home: Path, repo: Path, wts: Path) -> str:
+    """A candidate that commits a check script: it prints who wrote what (the run records)
+    into its output, which judges read, and writes into the user's checkout and every other
+    tree; then passes."""
+    script = f"""cat {home}/runs/*/run.json 2>/dev/null | grep -o '"agent": "[a-z0-9]*"' | sort -u
+echo x > {repo}/pwned-by-check 2>/dev/null && echo "check wrote the checkout"
+for d in {wts}/*/*; do
+  [ "$d" = "$PWD" ] || {{ echo x > "$d/pwned-by-check" 2>/dev/null && echo "check wrote $d"; }}
+done
+exit 0
+"""
+    return f"sh:cat > check.sh <<'EOS'\n{script}EOS\n{FIX} && {COMMIT} -m fix"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_candidates_check_script_runs_in_the_jail(env, tmp_path: Path, mode: str) -> None:
+    """verify.e2e runs candidate code: jailed like a seat, it reads no run record (so no
+    author reaches a judge through the verification output) and writes nowhere but its
+    own clean checkout."""
+    repo, home, sd = env
+    wts = tmp_path / "wts"
+    snoop = _snooping_check(home, repo, wts)
+    cfg = _cfg(
+        sd,
+        {"a1": snoop, "a2": "right"},
+        {"j1": "evidence"},
+        wts,
+        mode,
+        verify={"e2e": ["sh check.sh || true"]},
+    )
+    run = start(repo, home, cfg)
+    assert run.status is RunStatus.READY, run.reason
+    bad = next(c for c in run.candidates if run.author(c.label) == "a1")
+    assert bad.verification is not None
+    said = bad.verification.tail
+    if mode == "bwrap":
+        assert '"agent"' not in said, said
+        assert "check wrote" not in said, said
+        assert not (repo / "pwned-by-check").exists()
+    else:  # what the jail stops
+        assert '"agent": "a1"' in said
+        assert "check wrote the checkout" in said

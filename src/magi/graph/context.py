@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from magi.core.seats.jail import JailSpec
 from magi.core.seats.seating import Seating
 from magi.git.checkout import SPARES
 from magi.git.clones import git_dir, is_clone, objects
@@ -13,6 +14,7 @@ from magi.git.repo import Git
 from magi.model.run import Run
 from magi.sandbox.bwrap import JailPaths
 from magi.seats import Reporter, SeatContext, SilentReporter, Stop, seat_order, utcnow
+from magi.seats.jailing import seat_jail
 
 __all__ = ["Context", "Reporter", "SilentReporter", "Stop", "seat_order", "utcnow"]
 
@@ -70,6 +72,12 @@ class Context(SeatContext):
             git_dirs=(common,),
             read=(*fixed, self.run_dir / "hooks"),  # magi's commit-msg hook strips trailers
         )
+
+    def check_jail(self, cwd: Path) -> JailSpec | None:
+        """The jail of a check command (verify.e2e, verify.gate) in ``cwd``, a clean checkout
+        magi made: a writing seat's there, with no CLI state of its own. None when seats
+        run unjailed."""
+        return seat_jail(self, "", cwd, True)
 
     def worktree_root(self) -> Path:
         root = self.run.worktree_root

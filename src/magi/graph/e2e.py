@@ -57,6 +57,7 @@ def check(ctx: Context, head: str) -> E2eResult:
             output_max_bytes=ctx.config.graph.output_max_bytes,
             head=at_head,
             cancel=ctx.cancel,
+            jail=ctx.check_jail(clean),
         )
     ctx.check_cancelled()  # killed by cancellation: not a verdict on the winner
     ctx.reporter.seat("e2e", "passed" if v.passed else "failed")

@@ -69,6 +69,7 @@ def _check(ctx: Context, head: str, cwd: Path) -> Gate:
             output_max_bytes=ctx.config.graph.output_max_bytes,
             head=head,
             cancel=ctx.cancel,
+            jail=ctx.check_jail(cwd),
         )
         ctx.check_cancelled()
         results.append(

@@ -68,6 +68,7 @@ def _one(ctx: Context, c: Candidate, clean: Path) -> None:
         output_max_bytes=ctx.config.graph.output_max_bytes,
         head=c.head,
         cancel=ctx.cancel,
+        jail=ctx.check_jail(clean),
     )
     ctx.check_cancelled()  # killed by cancellation: not a verdict on the candidate
     if dirt:

@@ -1,7 +1,10 @@
 """Running the repository's own commands (verify.e2e, verify.gate) through ``sh -c``.
 
 They run candidate code, so they get the same allowlisted environment as an agent: no
-GitHub token or App key reaches a test suite an agent just wrote. One budget covers all the
+GitHub token or App key reaches a test suite an agent just wrote; and, where seats are
+jailed, the same jail as a writing seat in that tree (``jail``): a test a candidate wrote
+cannot read the run records (who wrote what) and print them into the output judges read,
+nor write into another candidate's tree or the user's checkout. One budget covers all the
 commands of one check; output is capped and only its tail is kept for the record.
 """
 
@@ -13,6 +16,7 @@ from pathlib import Path
 
 from magi.agents.base import CancelToken
 from magi.agents.process import allowlisted_env, run
+from magi.core.seats.jail import JailSpec, bwrap_argv
 from magi.model.run import Verification
 
 TAIL_LINES = 60
@@ -32,8 +36,9 @@ def run_checks(
     output_max_bytes: int,
     head: str | None = None,
     cancel: CancelToken | None = None,
+    jail: JailSpec | None = None,
 ) -> Verification:
-    """Run ``commands`` in order, stopping at the first failure."""
+    """Run ``commands`` in order, stopping at the first failure; inside ``jail`` if one."""
     env = allowlisted_env(environ)
     started = time.monotonic()
     out: list[str] = []
@@ -45,14 +50,16 @@ def run_checks(
             timed_out, code = True, None
             out.append(f"$ {cmd}\n[not started: the verification budget of {timeout:.0f}s ran out]")
             break
+        argv = ["sh", "-c", cmd]
         res = run(
-            ["sh", "-c", cmd],
+            bwrap_argv(jail, argv) if jail is not None else argv,
             cwd=cwd,
             stdin=None,
             env=env,
             timeout=left,
             output_max_bytes=output_max_bytes,
             cancel=cancel,
+            contained=jail is not None,
         )
         out.append(f"$ {cmd}\n{res.stdout}{res.stderr}".rstrip("\n"))
         if res.start_error:
