@@ -53,3 +53,25 @@ def test_on_a_runner_a_seat_parks_on_one_question_and_only_where_it_can_be_carri
     fix.sweep()
     assert mailbox.handed(state, "ab12", 2) == {"how": "decide", "answer": DECIDE}
     assert len(sctx.record.questions[0].turns) == 1, "a reply from fix is not parked on"
+
+
+def test_a_question_whose_asker_lost_the_seat_is_withdrawn(tmp_path: Path) -> None:
+    """On a runner the seat parks on its question; if that turn is then lost (quota) and the
+    seat passes to the next agent, the next agent starts afresh: the question is withdrawn
+    (unanswered, said in an event), so the run parks on nothing it asked."""
+    from magi.seats.ask import _hand_on
+
+    agents = [{"id": a, "kind": "command", "command": ["true"]} for a in ("a", "b")]
+    cfg = Config.model_validate({"agents": agents, "roles": {"implementers": ["a", "b"]}})
+    sctx = seat_context(tmp_path, cfg, {"a": None, "b": None}, environ={"GITHUB_ACTIONS": "true"})  # type: ignore[dict-item]
+    state = tmp_path / "state"
+    state.mkdir()
+    mailbox.write(state, mailbox.ASK, "ab12", name="q-1.json", data={"summary": "Which?"})
+    Listening(sctx, seat="impl-A", node="implement", turn=1, label="A", state=state).sweep()
+    (q,) = sctx.record.questions
+    assert q.parked_on
+    assert _hand_on(sctx, "impl-A", "implement", "lost to quota")
+    assert sctx.record.seats["impl-A"].agent == "b"
+    assert q.status == "unanswered"
+    assert not q.parked_on
+    assert any("withdrawn" in e.message for e in sctx.record.events)

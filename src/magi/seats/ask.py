@@ -38,6 +38,7 @@ M = TypeVar("M", bound=Answer)
 RETRYABLE: frozenset[SeatState] = frozenset({"pending", "quota", "timeout"})
 # Turn statuses that hand a seat on to the next agent (with graph.failover).
 _HAND_ON = (TurnStatus.QUOTA, TurnStatus.TIMEOUT)
+_ASKING = ("open", "waiting")  # a question still wanting its answer
 
 
 @runtime_checkable
@@ -264,7 +265,15 @@ def _hand_on(sctx: SeatContext, seat: str, node: str, why: str) -> bool:
         record.failover_from.append(record.agent)
         record.agent = nxt
         record.session_id = None
+        # What the agent that lost the seat asked is nobody's question now: the next agent
+        # starts afresh, and the run must not park (or stay parked) on it.
+        dropped = [q for q in sctx.record.questions if q.seat == seat and q.status in _ASKING]
+        for q in dropped:
+            q.status = "unanswered"
         sctx.save()
+    if dropped:
+        ids = ", ".join(q.id for q in dropped)
+        sctx.event(node, f"{seat}: question {ids} withdrawn: the agent that asked lost the seat")
     skipped = [a for a in bad if a != record.failover_from[-1]]
     note = f" (skipping {', '.join(skipped)}: failed earlier in this run)" if skipped else ""
     sctx.event(node, f"{seat} {why}; handed to {nxt}, the next agent in the roster{note}")
