@@ -510,3 +510,28 @@ def test_a_candidates_check_script_runs_in_the_jail(env, tmp_path: Path, mode: s
     else:  # what the jail stops
         assert '"agent": "a1"' in said
         assert "check wrote the checkout" in said
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_jailed_panel_shares_one_read_only_tree(env, tmp_path: Path, mode: str) -> None:
+    """Jailed, the judges sit in one checkout (one, not a checkout each: the jail keeps it
+    read-only to every one of them, so none can change what another reads); unjailed,
+    where nothing would stop a judge writing there, each has its own."""
+    repo, home, sd = env
+    wts = tmp_path / "wts"
+    log = f"{sd}/cwd-$MAGI_SEAT"
+    evidence = shlex.join([*SCRIPTED, "evidence"])
+    seen = f"sh:pwd >> {log}; touch ./mine 2>/dev/null && echo wrote >> {log}; exec {evidence}"
+    judges = {"j1": seen, "j2": seen}
+    run = start(repo, home, _cfg(sd, {"a1": "right", "a2": "wrong"}, judges, wts, mode))
+    assert run.status is RunStatus.READY, run.reason
+    said = {p.name: p.read_text().split() for p in sorted(sd.glob("cwd-judge-*"))}
+    cwds = {name: {w for w in words if w != "wrote"} for name, words in said.items()}
+    assert sorted(cwds) == ["cwd-judge-1", "cwd-judge-2"]
+    if mode == "bwrap":
+        assert not any("wrote" in words for words in said.values())
+        assert cwds["cwd-judge-1"] == cwds["cwd-judge-2"]
+        assert {Path(c).name for c in cwds["cwd-judge-1"]} == {"judges"}
+    else:
+        assert cwds["cwd-judge-1"].isdisjoint(cwds["cwd-judge-2"])
+        assert all("wrote" in words for words in said.values())

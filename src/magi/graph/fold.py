@@ -9,6 +9,7 @@ from magi.git.clones import made_by_magi
 from magi.git.salvage import free_branch, worktrees_of
 from magi.graph.context import Context
 from magi.graph.guard import pin_heads
+from magi.graph.judge import SHARED
 from magi.model.run import RunStatus
 
 NAME = "fold"
@@ -20,13 +21,15 @@ def remove_judge_worktrees(ctx: Context, *, keep: bool = False) -> list[str]:
     become spares for the review loop's trees."""
     removed = []
     root = Path(ctx.run.worktree_root) if ctx.run.worktree_root else None
-    for j in ctx.run.judges:
-        if root is not None and (root / j.seat).exists():
+    # A tree each, or the panel's one (jailed): a resume may have found the jail otherwise.
+    names = [*(j.seat for j in ctx.run.judges), SHARED]
+    for path in [root / n for n in names] if root is not None else []:
+        if path.exists():
             if keep:
-                release(ctx.git, root / j.seat, spares=ctx.spares())
+                release(ctx.git, path, spares=ctx.spares())
             else:
-                ctx.git.worktree_remove(root / j.seat)
-            removed.append(str(root / j.seat))
+                ctx.git.worktree_remove(path)
+            removed.append(str(path))
     return removed
 
 

@@ -28,14 +28,19 @@ from magi.graph.winner import e2e_text, ensure_review, winner, worktree
 from magi.model.review import ReviewRound, ReviewSeat
 from magi.model.run import RunStatus
 from magi.seats import RETRYABLE, ask_structured, ensure_seat
+from magi.seats.jailing import decision
 
 NAME = "review"
 STATUS = RunStatus.REVIEWING
 
 
+SHARED = "reviewers"  # the one tree of jailed reviewers
+
+
 def reviewer_worktree(ctx: Context, seat: str, head: str) -> Path:
-    """``<root>/<seat>``, detached at ``head``, clean."""
-    path = ctx.worktree_root() / seat
+    """``<root>/<seat>``, detached at ``head``, clean; jailed, one tree for every reviewer
+    (read-only to each in the jail, as the judges' is: ``judge.judge_worktree``)."""
+    path = ctx.worktree_root() / (SHARED if decision(ctx).jailed else seat)
     if path.is_dir() and reset_to(ctx.git, path, head):
         return path
     discard(ctx.git, path)  # a tree that cannot be shown clean is made again
@@ -48,7 +53,8 @@ def remove_reviewer_worktrees(ctx: Context, *, keep: bool = False) -> list[str]:
     they become spares for the checks that follow."""
     root = ctx.worktree_root()
     removed = []
-    for path in sorted(root.glob("review-*")) if root.is_dir() else []:
+    trees = [*root.glob("review-*"), *root.glob(SHARED)] if root.is_dir() else []
+    for path in sorted(trees):
         if keep:
             release(ctx.git, path, spares=ctx.spares())
         else:
