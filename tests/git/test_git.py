@@ -408,3 +408,18 @@ def test_magi_prunes_only_the_registrations_of_its_own_trees(
     assert user.resolve() in listed
     assert locked.resolve() in listed
     assert ours.resolve() not in listed
+
+
+def test_magi_prunes_its_own_trees_named_through_a_link(
+    repo: Path, git: Git, tmp_path: Path
+) -> None:
+    """The run's folder named through a symlink (macOS's /tmp is one): git registered the
+    real path, and the stale registration is still found as the run's own."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    tree = real / "judge-1"
+    git.worktree_add(tree, start="main")
+    shutil.rmtree(tree)
+    assert git.prune_worktrees(tmp_path / "link") == [tree.resolve()]
+    assert tree.resolve() not in {p.resolve() for p in git.worktrees()}

@@ -301,7 +301,8 @@ class Git:
         A locked registration is kept, as git keeps it.
         """
         admins = self.common_dir() / "worktrees"
-        root = Path(os.path.abspath(under))
+        # git writes real paths; ``under`` may be named through a link (macOS's /tmp).
+        roots = {Path(os.path.abspath(under)), Path(os.path.realpath(under))}
         gone: list[Path] = []
         for admin in sorted(admins.iterdir()) if admins.is_dir() else []:
             if (admin / "locked").exists():
@@ -310,8 +311,9 @@ class Git:
                 named = (admin / "gitdir").read_text(encoding="utf-8").strip()
             except (OSError, UnicodeDecodeError):
                 continue  # not a registration git wrote: git's own prune may judge it
-            dotgit = Path(os.path.abspath(admin / named))  # relative: to the admin dir
-            if dotgit.parent.is_relative_to(root) and not dotgit.exists():
+            dotgit = Path(os.path.realpath(admin / named))  # relative: to the admin dir
+            mine = any(dotgit.parent.is_relative_to(r) for r in roots)
+            if mine and not dotgit.exists() and not dotgit.is_symlink():
                 shutil.rmtree(admin, ignore_errors=True)
                 gone.append(dotgit.parent)
         return gone
