@@ -468,7 +468,7 @@ def test_a_tree_swapped_for_a_link_to_the_checkout_costs_the_user_nothing(
     assert not Path(bad.worktree or "").is_symlink()  # remade as a clone of its own
 
 
-def _snooping_check(home: Path, repo: Path, wts: Path) -> str:
+def _snooping_check(home: Path, repo: Path, wts: Path, sd: Path) -> str:
     """A candidate that commits a check script: it prints who wrote what (the run records)
     into its output, which judges read, and writes into the user's checkout and every other
     tree; then passes."""
@@ -477,6 +477,7 @@ echo x > {repo}/pwned-by-check 2>/dev/null && echo "check wrote the checkout"
 for d in {wts}/*/*; do
   [ "$d" = "$PWD" ] || {{ echo x > "$d/pwned-by-check" 2>/dev/null && echo "check wrote $d"; }}
 done
+echo x > {sd}/check-wrote-state
 exit 0
 """
     return f"sh:cat > check.sh <<'EOS'\n{script}EOS\n{FIX} && {COMMIT} -m fix"
@@ -486,10 +487,10 @@ exit 0
 def test_a_candidates_check_script_runs_in_the_jail(env, tmp_path: Path, mode: str) -> None:
     """verify.e2e runs candidate code: jailed like a seat, it reads no run record (so no
     author reaches a judge through the verification output) and writes nowhere but its
-    own clean checkout."""
+    own clean checkout and the paths of ``[sandbox] state``."""
     repo, home, sd = env
     wts = tmp_path / "wts"
-    snoop = _snooping_check(home, repo, wts)
+    snoop = _snooping_check(home, repo, wts, sd)
     cfg = _cfg(
         sd,
         {"a1": snoop, "a2": "right"},
@@ -503,6 +504,7 @@ def test_a_candidates_check_script_runs_in_the_jail(env, tmp_path: Path, mode: s
     bad = next(c for c in run.candidates if run.author(c.label) == "a1")
     assert bad.verification is not None
     said = bad.verification.tail
+    assert (sd / "check-wrote-state").exists(), "[sandbox] state stays writable to a check"
     if mode == "bwrap":
         assert '"agent"' not in said, said
         assert "check wrote" not in said, said
