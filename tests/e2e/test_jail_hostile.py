@@ -478,6 +478,9 @@ for d in {wts}/*/*; do
   [ "$d" = "$PWD" ] || {{ echo x > "$d/pwned-by-check" 2>/dev/null && echo "check wrote $d"; }}
 done
 echo x > {sd}/check-wrote-state
+common=$(git rev-parse --git-common-dir 2>/dev/null)
+# Where a planted commondir would redirect the next git run outside the jail (harmless here).
+echo x > "$common/planted-by-check" 2>/dev/null && echo "check wrote the git directory"
 exit 0
 """
     return f"sh:cat > check.sh <<'EOS'\n{script}EOS\n{FIX} && {COMMIT} -m fix"
@@ -502,16 +505,18 @@ def test_a_candidates_check_script_runs_in_the_jail(env, tmp_path: Path, mode: s
     run = start(repo, home, cfg)
     assert run.status is RunStatus.READY, run.reason
     bad = next(c for c in run.candidates if run.author(c.label) == "a1")
-    assert bad.verification is not None
+    assert bad.verification is not None, (bad, [e.message for e in run.events])
     said = bad.verification.tail
     assert (sd / "check-wrote-state").exists(), "[sandbox] state stays writable to a check"
     if mode == "bwrap":
         assert '"agent"' not in said, said
         assert "check wrote" not in said, said
         assert not (repo / "pwned-by-check").exists()
+        assert not (repo / ".git" / "planted-by-check").exists()
     else:  # what the jail stops
         assert '"agent": "a1"' in said
         assert "check wrote the checkout" in said
+        assert "check wrote the git directory" in said
 
 
 @pytest.mark.parametrize("mode", MODES)

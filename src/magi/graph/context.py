@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from magi.core.seats.jail import JailSpec
@@ -75,9 +75,16 @@ class Context(SeatContext):
 
     def check_jail(self, cwd: Path) -> JailSpec | None:
         """The jail of a check command (verify.e2e, verify.gate) in ``cwd``, a clean checkout
-        magi made: a writing seat's there, with no CLI state of its own. None when seats
+        magi made: its tree writable, the repository's git directory read-only (a check
+        commits nothing, and a file planted at its top, a ``commondir``, would redirect the
+        next git command run outside any jail), no CLI state of its own. None when seats
         run unjailed."""
-        return seat_jail(self, "", cwd, True)
+        spec = seat_jail(self, "", cwd, True)
+        if spec is None:
+            return None
+        shared = {os.path.realpath(p) for p in self.jail_paths(cwd).git_dirs}
+        kept = tuple(w for w in spec.write if w not in shared)
+        return replace(spec, write=kept, read=(*spec.read, *sorted(shared - set(spec.read))))
 
     def worktree_root(self) -> Path:
         root = self.run.worktree_root
