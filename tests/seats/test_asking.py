@@ -75,3 +75,21 @@ def test_a_question_whose_asker_lost_the_seat_is_withdrawn(tmp_path: Path) -> No
     assert q.status == "unanswered"
     assert not q.parked_on
     assert any("withdrawn" in e.message for e in sctx.record.events)
+
+
+def test_a_question_a_person_answered_stays_when_its_seat_fails_over(tmp_path: Path) -> None:
+    """The turn carrying a person's answer is lost and the seat passes on: the answer is the
+    next agent's turn too, so the question is not withdrawn."""
+    from magi.seats.ask import _hand_on
+
+    agents = [{"id": a, "kind": "command", "command": ["true"]} for a in ("a", "b")]
+    cfg = Config.model_validate({"agents": agents, "roles": {"implementers": ["a", "b"]}})
+    sctx = seat_context(tmp_path, cfg, {"a": None, "b": None}, environ={"GITHUB_ACTIONS": "true"})  # type: ignore[dict-item]
+    state = tmp_path / "state"
+    state.mkdir()
+    mailbox.write(state, mailbox.ASK, "ab12", name="q-1.json", data={"summary": "Which?"})
+    Listening(sctx, seat="impl-A", node="implement", turn=1, label="A", state=state).sweep()
+    (q,) = sctx.record.questions
+    q.turns[-1].how, q.turns[-1].answer = "choice", "SQLite"
+    assert _hand_on(sctx, "impl-A", "implement", "lost to timeout")
+    assert q.status == "waiting"

@@ -267,7 +267,12 @@ def _hand_on(sctx: SeatContext, seat: str, node: str, why: str) -> bool:
         record.session_id = None
         # What the agent that lost the seat asked is nobody's question now: the next agent
         # starts afresh, and the run must not park (or stay parked) on it.
-        dropped = [q for q in sctx.record.questions if q.seat == seat and q.status in _ASKING]
+        # One a person answered stays: its answer is the next agent's turn too.
+        dropped = [
+            q
+            for q in sctx.record.questions
+            if q.seat == seat and q.status in _ASKING and not (q.turns and q.turns[-1].how)
+        ]
         for q in dropped:
             q.status = "unanswered"
         sctx.save()
