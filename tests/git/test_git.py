@@ -311,6 +311,14 @@ def test_span_log_reads_a_branch_in_one_call(repo: Path, git: Git) -> None:
     assert merged.descends
     assert merged.head == git.rev_parse("main")
     assert len(merged.commits) == 4
+    # An annotated tag at either end is the commit it points at, never the tag object.
+    agent_git(repo, "tag", "-a", "-m", "at base", "base-tag", base)
+    tagged = git.span_log("base-tag", "main")
+    assert tagged.descends
+    assert len(tagged.commits) == 4
+    assert git.span_log("base-tag", "base-tag") == type(at_base)(
+        head=base, commits=[], descends=True
+    )
 
 
 def test_planted_hooks_do_not_run_under_magi(repo: Path, tmp_path: Path) -> None:

@@ -378,7 +378,8 @@ class Git:
 
     def span_log(self, base: str, ref: str) -> Span:
         """``base..ref`` in one ``git log``: its commits oldest first with their messages,
-        the head, and whether ``ref`` descends from ``base``.
+        the head, and whether ``ref`` descends from ``base``. Either end may name an
+        annotated tag: both are compared as the commits they point at.
 
         ``--boundary`` lists the excluded parents of the listed commits: ``base`` is among
         them exactly when it is an ancestor of a head that is not ``base`` itself. Topo
@@ -398,12 +399,12 @@ class Git:
                 boundary.add(sha)
             else:
                 commits.append((sha, rest.rstrip("\n")))
+        base_sha = base if _OID.fullmatch(base) else self.rev_parse(f"{base}^{{commit}}")
         if not commits:
-            head = self.rev_parse(ref)
+            head = self.rev_parse(f"{ref}^{{commit}}")
             return Span(
-                head=head, commits=[], descends=head == base or self.is_ancestor(base, head)
+                head=head, commits=[], descends=head == base_sha or self.is_ancestor(base_sha, head)
             )
-        base_sha = base if _OID.fullmatch(base) else self.rev_parse(base)
         return Span(head=commits[0][0], commits=commits[::-1], descends=base_sha in boundary)
 
     def head(self, worktree: Path) -> str:
