@@ -154,6 +154,35 @@ def test_a_kill_after_an_implement_turn_takes_its_work_from_the_clone(reference,
     assert any("ended before magi was stopped" in e.message for e in run.events)
 
 
+def test_a_paid_turn_whose_clone_a_resume_remade_is_asked_again(reference, live):
+    """Killed after an implementer's turn, its clone then found unsound (off its branch):
+    the resume's prep makes it again at the base, so the work is gone and the seat is asked
+    once more, never handed back as a candidate that did nothing."""
+    _, paid, winner_agent = reference
+    live.env[ENV] = "turn:impl-B:implement"
+    proc = live.start(seed=3)
+    live.ended(proc, "the failpoint")
+    assert proc.returncode == -9
+    run_id = live.run_id()
+    killed = live.store.load_run(run_id)
+    assert killed.candidate("B").status == "pending"
+    tree = killed.candidate("B").worktree
+    assert tree
+    subprocess.run(["git", "checkout", "-q", "--detach"], cwd=tree, check=True)
+    del live.env[ENV]
+    done = live.magi("run", "--resume", run_id)
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = live.store.load_run(run_id)
+    assert run.status is RunStatus.READY, run.reason
+    assert run.agent_of(run.candidate(run.tally.winner).seat) == winner_agent
+    again = seat_calls(live.sd) - paid
+    assert again[("impl-B", "implement")] == 1, dict(again)
+    assert run.candidate("B").files  # its work, done again, not an empty hand-back
+    assert any("made again, so what it did is lost" in e.message for e in run.events)
+    taken = "candidate B: its turn ended before magi was stopped; its work is taken"
+    assert not any(e.message.startswith(taken) for e in run.events)
+
+
 def test_a_kill_after_a_local_merge_landed_does_not_squash_it_twice(live):
     """merge.mode = local, killed between the fast-forward and its record: the resume finds
     the run's own squash on the base and records it; the base holds one squash of the run."""

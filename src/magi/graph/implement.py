@@ -15,7 +15,7 @@ from magi.git.worktree_guard import GuardSnapshot
 from magi.graph import test_scan
 from magi.graph.context import Context, Stop
 from magi.graph.handback import Watch, clear_stale_locks, hand_back, watch
-from magi.graph.prep import FRESH, hooks_dir
+from magi.graph.prep import FRESH, REMADE, hooks_dir
 from magi.model.run import Candidate, Question, RunStatus, Turn
 from magi.seats import RETRYABLE, ask_with_failover
 from magi.seats.asking import person_answer
@@ -90,11 +90,22 @@ def _paid(ctx: Context, c: Candidate) -> Turn | None:
     """The turn a kill cut off from its candidate: recorded as ended well, while the
     candidate was never settled (the kill came between the turn's record and the hand-back
     that follows it). Its work is in the clone and its reply in the artifacts: it is taken
-    from there, never asked for again."""
+    from there, never asked for again. Unless this resume's prep found that clone unsound
+    and made it again: the work is gone with it, and the seat is asked once more (handing
+    back a tree at the base would record the candidate as having done nothing)."""
     if c.status != "pending":
         return None
     last = next((t for t in reversed(ctx.run.turns) if t.seat == c.seat), None)
     if last is None or last.node != NAME or last.status != "ok" or last.reply_artifact is None:
+        return None
+    remade = ctx.cache.get(REMADE)
+    if isinstance(remade, set) and c.worktree is not None and Path(c.worktree) in remade:
+        ctx.event(
+            NAME,
+            f"candidate {c.label}: its turn ended before magi was stopped, but its clone was "
+            "found damaged and made again, so what it did is lost: its seat is asked again",
+            "warn",
+        )
         return None
     return last
 

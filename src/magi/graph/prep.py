@@ -14,6 +14,8 @@ from magi.seats import ensure_seat, jailing
 
 NAME = "prep"
 FRESH = "prep.fresh"  # ctx.cache: the clones this process made and no seat has used yet
+# ctx.cache: the clones a resume found unsound and made again, whatever work was in them lost
+REMADE = "prep.remade"
 STATUS = RunStatus.PREPARING
 
 
@@ -107,6 +109,11 @@ def _make_worktrees(ctx: Context, *, fresh: bool) -> None:
             how = adopt_or_make(ctx.git, tree, branch=c.branch, base=base, hooks=hooks)
         if how != "created":
             ctx.event(NAME, f"candidate {c.label}: tree left by an earlier prep {how}")
+        if how == "recreated":
+            with ctx.lock:
+                remade = ctx.cache.setdefault(REMADE, set())
+                assert isinstance(remade, set)  # noqa: S101 - only prep sets it
+                remade.add(tree)
         with ctx.lock:
             c.worktree = str(root / c.label)
             ctx.save()  # the record says which clones are whole, each as it is made
