@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -403,3 +404,39 @@ def test_a_run_leaves_the_users_unreachable_worktree_registered(env, tmp_path):
     assert run.status is RunStatus.READY, run.reason
     listed = git_out(repo, "worktree", "list", "--porcelain")
     assert f"worktree {away.resolve()}" in listed
+
+
+@pytest.mark.parametrize("jailed", [True, False])
+def test_a_checkout_baseline_a_kill_left_is_settled_before_the_next_seat(env, jailed):
+    """A wave killed mid-way left the user's checkout as it began on disk: the next process
+    compares with it before its first seat starts, jailed or not (a jailed resume would
+    otherwise keep it for a later wave to blame on its own seats), says who worked then or
+    that it may have been the user, and drops it. Nothing is charged to this process's seats."""
+    from magi.git.checkout import MainStatus
+    from magi.graph.guard import BASELINE, CompetitionGuard
+
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+    ctx = context(repo, home, cfg, agents)
+    prep.run(ctx)
+    left = MainStatus.take(ctx.git)
+    data = {
+        "head": left.head,
+        "entries": sorted(left.entries),
+        "node": "implement",
+        "seats": ["impl-A"],
+    }
+    (ctx.run_dir / BASELINE).write_text(json.dumps(data))
+    (repo / "while-stopped.txt").write_text("the user's, or impl-A's before the kill\n")
+    guard = CompetitionGuard()
+    guard.before(ctx, "impl-B", "implement", jailed=jailed)
+    assert not (ctx.run_dir / BASELINE).exists() or not jailed
+    (said,) = [e.message for e in ctx.run.events if "YOUR CHECKOUT" in e.message]
+    assert "while-stopped.txt" in said
+    assert "stopped mid-wave at implement (by impl-A" in said
+    assert "by you while it was stopped" in said
+    (why,) = ctx.run.seats["impl-A"].violations
+    assert "it may have been you" in why
+    assert not ctx.run.seats["impl-B"].violations
+    assert guard.after(ctx, "impl-B", "implement") == []  # the file is the baseline no more
+    assert not (ctx.run_dir / BASELINE).exists()

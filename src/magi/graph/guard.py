@@ -75,15 +75,18 @@ class CompetitionGuard:
             if ctx.cache.get("guard.node") != node:
                 ctx.cache["guard.node"] = node
                 ctx.cache["guard.refs"] = refs_guard.take(ctx.git)
-            if not jailed and not ctx.cache.get("guard.look"):
-                ctx.cache["guard.look"] = True  # the checkout is looked at when the wave ends
+            if not ctx.cache.get("guard.left"):
+                # Once per process, before its first seat starts, jailed or not: what a wave
+                # a kill cut short left is settled now, so nothing of this process is blamed.
+                ctx.cache["guard.left"] = True
+                _settle_left(ctx)
+            if not jailed:
                 main = ctx.cache.get("guard.main")
                 if not isinstance(main, MainStatus):
-                    main = _left(ctx)  # a wave a kill cut short left its baseline
-                    ctx.cache["guard.stopped"] = main is not None
-                    main = main or MainStatus.take(ctx.git)
+                    main = MainStatus.take(ctx.git)
                     ctx.cache["guard.main"] = main
-                _keep(ctx, main)
+                ctx.cache["guard.look"] = True  # the checkout is looked at when the wave ends
+                _keep(ctx, main, node, [s for s in worked if isinstance(s, str)])
 
     def after(self, sctx: SeatContext, seat: str, node: str) -> list[str]:
         ctx = _competition(sctx)
@@ -113,7 +116,6 @@ class CompetitionGuard:
             main = ctx.cache.get("guard.main")
             changed: list[str] = []
             suspects: list[str] = []
-            stopped = False
             if not others:  # the wave's last turn ended
                 worked = ctx.cache.pop("guard.worked", [seat])
                 if isinstance(main, MainStatus) and ctx.cache.pop("guard.look", False):
@@ -122,7 +124,6 @@ class CompetitionGuard:
                     ctx.cache["guard.main"] = now
                     (ctx.run_dir / BASELINE).unlink(missing_ok=True)
                     suspects = list(worked) if isinstance(worked, list) else [seat]
-                    stopped = bool(ctx.cache.pop("guard.stopped", False))
         if found:
             ctx.event(node, f"{seat}: refs changed and restored: " + "; ".join(found), "warn")
         if changed:
@@ -132,27 +133,7 @@ class CompetitionGuard:
                 if len(suspects) == 1
                 else "the turns of " + ", ".join(suspects)
             )
-            if stopped:  # the baseline is from before a kill: the seats then are suspects too
-                during += (
-                    ", or since the run was stopped mid-wave (the seats working then, or "
-                    "you while it was stopped)"
-                )
-            ctx.event(
-                node,
-                f"YOUR CHECKOUT {ctx.git.root} CHANGED during {during} (left as it is, "
-                f"check it): {line}",
-                "error",
-            )
-            with ctx.lock:
-                for who in suspects:
-                    rec = ctx.run.seats.get(who)
-                    if rec is not None:
-                        also = [s for s in suspects if s != who]
-                        why = f"the user's checkout changed: {line}"
-                        if also:
-                            why += f" (while {', '.join(also)} also worked)"
-                        rec.violations = [*rec.violations, why]
-                ctx.save()
+            _say_changed(ctx, node, f"during {during}", line, suspects, hedge="")
         return found + changed
 
 
@@ -161,27 +142,65 @@ class CompetitionGuard:
 BASELINE = "guard-checkout.json"
 
 
-def _keep(ctx: Context, main: MainStatus) -> None:
+def _say_changed(
+    ctx: Context, node: str, when: str, line: str, suspects: list[str], *, hedge: str
+) -> None:
+    """The user's checkout changed: said loudly, and on each suspect seat's record."""
+    ctx.event(
+        node,
+        f"YOUR CHECKOUT {ctx.git.root} CHANGED {when} (left as it is, check it): {line}",
+        "error",
+    )
+    with ctx.lock:
+        for who in suspects:
+            rec = ctx.run.seats.get(who)
+            if rec is not None:
+                also = [s for s in suspects if s != who]
+                why = f"the user's checkout changed: {line}"
+                if also:
+                    why += f" (while {', '.join(also)} also worked)"
+                rec.violations = [*rec.violations, why + hedge]
+        ctx.save()
+
+
+def _keep(ctx: Context, main: MainStatus, node: str, seats: list[str]) -> None:
     path = ctx.run_dir / BASELINE
     spare = path.with_suffix(".tmp")
-    spare.write_text(json.dumps({"head": main.head, "entries": sorted(main.entries)}))
+    data = {"head": main.head, "entries": sorted(main.entries), "node": node, "seats": seats}
+    spare.write_text(json.dumps(data))
     spare.replace(path)
 
 
-def _left(ctx: Context) -> MainStatus | None:
-    """The baseline a killed wave left; None without one. An unreadable one is said, never
-    taken as a baseline (a new one is)."""
+def _settle_left(ctx: Context) -> None:
+    """The baseline a wave a kill cut short left, compared with the checkout now, before
+    any seat of this process starts, then dropped. What changed was done by a seat working
+    then or by the user while the run was stopped (a resume may come days later): both are
+    said, and the seats' records carry the doubt with the charge."""
     path = ctx.run_dir / BASELINE
     try:
         data = json.loads(path.read_text())
-        return MainStatus(head=str(data["head"]), entries=frozenset(map(str, data["entries"])))
+        left = MainStatus(head=str(data["head"]), entries=frozenset(map(str, data["entries"])))
+        node = str(data.get("node") or "a node")
+        seats = [str(s) for s in data.get("seats") or []]
     except FileNotFoundError:
-        return None
+        return
     except (OSError, ValueError, KeyError, TypeError) as e:
-        ctx.event(
-            "guard", f"{path}: unreadable ({e}); the checkout's baseline is taken anew", "warn"
+        ctx.event("guard", f"{path}: unreadable ({e}); dropped, nothing compared with it", "warn")
+        path.unlink(missing_ok=True)
+        return
+    changed = left.changes(MainStatus.take(ctx.git))
+    path.unlink(missing_ok=True)
+    if changed:
+        working = ", ".join(seats) or "its seats"
+        _say_changed(
+            ctx,
+            node,
+            f"since the run was stopped mid-wave at {node} (by {working}, working then, or "
+            "by you while it was stopped)",
+            "; ".join(changed),
+            seats,
+            hedge=" (before the run was stopped: it may have been you while it was stopped)",
         )
-        return None
 
 
 def pin_heads(ctx: Context, node: str, *, fix: bool = True) -> list[str]:
