@@ -155,6 +155,23 @@ def test_fold_removes_worktrees_and_losing_branches_but_keeps_the_winner(repo, t
     assert "nothing left to remove" in again.stdout, "a second fold claims nothing it did not do"
 
 
+def test_fold_keeps_a_losing_branch_you_checked_out_and_your_worktree(repo, tmp_path):
+    """A worktree of yours on a losing branch (to read a candidate): fold removes neither it,
+    nor what you wrote there, nor the branch, and says how to let it go."""
+    assert invoke(["run", "repair", "it"]).exit_code == 0
+    run = home(tmp_path).load(home(tmp_path).latest() or "")
+    loser = next(c for c in run.candidates if c.label != run.tally.winner)
+    mine = tmp_path / "look"
+    git_out(repo, "worktree", "add", "-q", str(mine), loser.branch)
+    (mine / "notes.txt").write_text("mine\n")
+    res = invoke(["fold", run.id])
+    assert res.exit_code == 0, res.output
+    assert (mine / "notes.txt").read_text() == "mine\n"
+    assert loser.branch in git_out(repo, "branch", "--format=%(refname:short)").split()
+    assert f"checked out in your worktree {mine}" in res.stdout
+    assert str(mine) in git_out(repo, "worktree", "list")
+
+
 def test_resume_of_a_finished_run_is_refused(repo, tmp_path):
     """There is nothing to resume in a ready run."""
     assert invoke(["run", "repair", "it"]).exit_code == 0

@@ -191,8 +191,9 @@ def test_a_runs_clones_are_found_and_removed_from_git_alone(
 ) -> None:
     """Git lists no clone, so the run's folder is searched: fold and a lost record find them."""
     assert worktrees_of(git, RUN, [tmp_path / "wt"]) == [clone.resolve()]
-    removed = discard_run(git, RUN, [tmp_path / "wt"])
+    removed, kept = discard_run(git, RUN, [tmp_path / "wt"])
     assert str(clone.resolve()) in removed
+    assert kept == []
     assert not clone.exists()
     assert not (tmp_path / "wt" / RUN).exists()
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from magi.git.repo import Git
-from magi.git.salvage import adopt_or_recreate, discard_run, free_branch, worktrees_of
+from magi.git.salvage import discard_run, free_branch, worktrees_of
 
 RUN = "20261201-080000-cafe"
 pytestmark = pytest.mark.usefixtures("isolated_git")
@@ -22,33 +22,21 @@ def git(tmp_path: Path) -> Git:
     return Git(repo)
 
 
-def test_a_worktree_prep_made_before_it_was_killed_is_adopted(git: Git, tmp_path: Path) -> None:
-    """Made but never recorded: the resume adopts it instead of failing on 'already exists'."""
-    path = tmp_path / "wt" / RUN / "B"
-    git.worktree_add(path, start="main", branch=f"magi/{RUN}/B")
-    (path / "work").write_text("x")
-    assert adopt_or_recreate(git, path, branch=f"magi/{RUN}/B", start="main") == "adopted"
-    assert (path / "work").exists()
-
-
-def test_a_half_made_worktree_directory_is_recreated(git: Git, tmp_path: Path) -> None:
-    """A directory without .git (killed mid-add) is replaced by a real worktree on the branch."""
-    path = tmp_path / "wt" / RUN / "B"
-    git.run("branch", f"magi/{RUN}/B")
-    path.mkdir(parents=True)
-    (path / "partial").write_text("x")
-    assert adopt_or_recreate(git, path, branch=f"magi/{RUN}/B", start="main") == "recreated"
-    assert (path / ".git").is_file()
-    assert not (path / "partial").exists()
-
-
 def test_a_branch_checked_out_in_a_stray_worktree_can_be_freed(git: Git, tmp_path: Path) -> None:
-    """'Cannot delete branch … checked out': the stray worktree goes first."""
-    stray = tmp_path / "elsewhere"
+    """'Cannot delete branch … checked out': a stray worktree under magi's folder goes first;
+    one of the user's elsewhere is left with what it holds, and named."""
+    root = tmp_path / "wt"
+    stray = root / RUN / "A"
     git.worktree_add(stray, start="main", branch=f"magi/{RUN}/A")
-    assert free_branch(git, f"magi/{RUN}/A") == [stray]
+    assert free_branch(git, f"magi/{RUN}/A", root) == []
+    assert not stray.exists()
     git.delete_branch(f"magi/{RUN}/A")
-    assert git.branches(f"magi/{RUN}/") == []
+    mine = tmp_path / "look"
+    git.worktree_add(mine, start="main", branch=f"magi/{RUN}/B")
+    (mine / "notes.txt").write_text("mine, uncommitted\n")
+    assert free_branch(git, f"magi/{RUN}/B", root) == [mine]
+    assert (mine / "notes.txt").read_text() == "mine, uncommitted\n"
+    assert git.branches(f"magi/{RUN}/") == [f"magi/{RUN}/B"]
 
 
 def test_discard_run_removes_everything_of_the_run_and_nothing_else(
@@ -61,10 +49,17 @@ def test_discard_run_removes_everything_of_the_run_and_nothing_else(
     git.worktree_add(root / RUN / "judge-1", start="main")
     other = "20261201-080000-0001"
     git.worktree_add(root / other / "A", start="main", branch=f"magi/{other}/A")
+    mine = tmp_path / "look"  # the user's, reading a candidate: never the run's
+    git.run("branch", f"magi/{RUN}/C")
+    git.worktree_add(mine, start=f"magi/{RUN}/C")
+    git.run("checkout", "-q", f"magi/{RUN}/C", cwd=mine)
+    (mine / "notes.txt").write_text("mine\n")
     assert len(worktrees_of(git, RUN, [root])) == 3
-    removed = discard_run(git, RUN, [root])
+    removed, kept = discard_run(git, RUN, [root])
     assert f"magi/{RUN}/A" in removed
-    assert git.branches(f"magi/{RUN}/") == []
+    assert git.branches(f"magi/{RUN}/") == [f"magi/{RUN}/C"]
+    assert kept == [f"magi/{RUN}/C: checked out in your worktree {mine} (left as it is)"]
+    assert (mine / "notes.txt").exists()
     assert not (root / RUN).exists()
     assert git.branches(f"magi/{other}/") == [f"magi/{other}/A"]
     assert (root / other / "A" / ".git").exists()

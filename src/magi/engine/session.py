@@ -219,7 +219,8 @@ def fold(
             record = store.load_run(run_id)
         except MagiError as e:
             if force and not all_runs:
-                out.append(Folded(run_id, removed=_salvage(store, run_id, cwd)))
+                removed, kept = _salvage(store, run_id, cwd)
+                out.append(Folded(run_id, removed=removed, kept=kept))
             else:
                 hint = f"; `magi fold --force {run_id}` removes what git holds of it"
                 out.append(Folded(run_id, skipped=e.message + hint))
@@ -248,6 +249,6 @@ def _fold_id(store: Store, ref: str, force: bool) -> str:
         raise
 
 
-def _salvage(store: Store, run_id: str, cwd: Path | None) -> list[str]:
+def _salvage(store: Store, run_id: str, cwd: Path | None) -> tuple[list[str], list[str]]:
     git = Git.discover(cwd or Path.cwd())
     return discard_run(git, run_id, [store.home / "worktrees"])

@@ -6,8 +6,8 @@ the record never heard of; the resume then failed on ``'…/B' already exists`` 
 could not be folded at all. Everything of a run is named by its id (branches
 ``magi/<id>/*``, worktrees under ``<root>/<id>/``), so git itself can say what is there:
 ``worktrees_of`` lists them (with the candidate clones under the run's folder, which git
-does not list), ``adopt_or_recreate`` makes a worktree idempotent (``clones.adopt_or_make``
-does it for a clone), ``discard_run`` removes the lot.
+does not list; ``clones.adopt_or_make`` makes a clone idempotent), ``discard_run`` removes
+the lot.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from magi.git.checkout import damage, discard
-from magi.git.clones import is_clone
+from magi.git.checkout import discard
+from magi.git.clones import is_clone, made_by_magi
 from magi.git.repo import Git
 
 
@@ -45,9 +45,9 @@ def worktrees(git: Git) -> list[Worktree]:
 
 
 def worktrees_of(git: Git, run_id: str, roots: Iterable[Path] = ()) -> list[Path]:
-    """Worktrees on a ``magi/<run_id>/`` branch, or under ``<root>/<run_id>/`` of a root, and
-    the candidate clones under ``<root>/<run_id>/``."""
-    prefix = f"magi/{run_id}/"
+    """Worktrees under ``<root>/<run_id>/`` (of a root given, or a folder named for the run
+    anywhere), and the candidate clones under ``<root>/<run_id>/``. A worktree elsewhere on
+    a ``magi/<run_id>/`` branch is not the run's: it is the user's, reading a candidate."""
     dirs = [(Path(r) / run_id).resolve() for r in roots]
     out = []
     for i, wt in enumerate(worktrees(git)):
@@ -57,7 +57,7 @@ def worktrees_of(git: Git, run_id: str, roots: Iterable[Path] = ()) -> list[Path
         under = run_id in wt.path.parts[:-1] or any(
             wt.path.resolve().is_relative_to(d) for d in dirs
         )
-        if under or (wt.branch or "").startswith(prefix):
+        if under:
             out.append(wt.path)
     # Candidate clones are repositories of their own: git lists none of them.
     for d in dirs:
@@ -66,47 +66,37 @@ def worktrees_of(git: Git, run_id: str, roots: Iterable[Path] = ()) -> list[Path
     return out
 
 
-def free_branch(git: Git, branch: str) -> list[Path]:
-    """Remove every linked worktree that has ``branch`` checked out (so it can be deleted)."""
-    freed = [w.path for i, w in enumerate(worktrees(git)) if i and w.branch == branch]
-    for path in freed:
-        discard(git, path)
-    return freed
+def free_branch(git: Git, branch: str, within: Path) -> list[Path]:
+    """Remove every linked worktree under ``within`` (magi's own folder of trees) that has
+    ``branch`` checked out, so the branch can be deleted; the worktrees elsewhere that hold
+    it, left as they are. Those are the user's (``git worktree add ../look magi/<run>/B``
+    to read a candidate): magi never removes them, nor what they hold uncommitted."""
+    held = [w.path for i, w in enumerate(worktrees(git)) if i and w.branch == branch]
+    left = [p for p in held if not made_by_magi(p, within)]
+    for path in held:
+        if path not in left:
+            discard(git, path)
+    return left
 
 
-def adopt_or_recreate(git: Git, path: Path, *, branch: str, start: str) -> str:
-    """Leave ``path`` a sound worktree of ``branch``: "adopted", "recreated" or "created".
-
-    A sound worktree a killed prep made is adopted as it is; anything else at ``path`` (a
-    half-made directory, a stale registration, a tree on another branch) is removed and the
-    worktree made again, on the branch if it exists, else on a new branch from ``start``.
-    """
-    path = Path(path)
-    if path.exists() and damage(git, path, branch) is None:
-        return "adopted"
-    existed = path.exists() or path.resolve() in {w.path.resolve() for w in worktrees(git)}
-    discard(git, path)
-    free_branch(git, branch)  # a branch checked out elsewhere cannot be checked out here
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if git.ref_exists(f"refs/heads/{branch}"):
-        git.run("worktree", "add", "--end-of-options", str(path.resolve()), branch)
-    else:
-        git.worktree_add(path, start=start, branch=branch)
-    return "recreated" if existed else "created"
-
-
-def discard_run(git: Git, run_id: str, roots: Iterable[Path] = ()) -> list[str]:
-    """Remove every worktree and branch of ``run_id``; what was removed, one line each."""
+def discard_run(git: Git, run_id: str, roots: Iterable[Path] = ()) -> tuple[list[str], list[str]]:
+    """Remove every worktree and branch of ``run_id``: what was removed and what was kept
+    (a branch a worktree of the user's has checked out), one line each."""
     roots = list(roots)
     removed: list[str] = []
+    kept: list[str] = []
     for path in worktrees_of(git, run_id, roots):
         discard(git, path)
         removed.append(str(path))
+    held = {w.branch: w.path for w in worktrees(git) if w.branch}
     for branch in git.branches(f"magi/{run_id}/"):
+        if branch in held:
+            kept.append(f"{branch}: checked out in your worktree {held[branch]} (left as it is)")
+            continue
         git.delete_branch(branch)
         removed.append(branch)
     for root in roots:
         d = Path(root) / run_id
         if d.is_dir() and not any(d.iterdir()):
             d.rmdir()
-    return removed
+    return removed, kept

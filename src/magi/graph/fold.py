@@ -101,7 +101,15 @@ def fold_all(
                 f"(`magi fold --force {r.id}` deletes it)"
             )
             continue
-        free_branch(ctx.git, branch)  # a stray worktree on it: "Cannot delete branch"
+        # A stray worktree of magi's on it goes ("Cannot delete branch … checked out"); one of
+        # yours keeps the branch, and what you have in it.
+        yours = free_branch(ctx.git, branch, ctx.worktree_root())
+        if yours:
+            kept.append(
+                f"{branch}: checked out in your worktree {yours[0]} (left as it is; "
+                f"`git worktree remove {yours[0]}`, then `magi fold {r.id}` again)"
+            )
+            continue
         ctx.git.delete_branch(branch)
         removed.append(branch)
     # What no record names: verification checkouts, a worktree a killed prep made.
