@@ -137,10 +137,14 @@ def test_the_users_checkout_is_looked_at_once_a_wave_and_a_change_named_against_
     assert sorted(named.split(", ")) == seats
     for seat in seats:
         assert any("the user's checkout changed" in v for v in run.seats[seat].violations)
-    # Once at the start, then once per wave (each node here is one), not once per turn.
+    # Once at the start, then once per wave (each node here is one), not once per turn; and
+    # once after each batch of unjailed check commands (verify, each round's e2e), so what
+    # candidate code did there is never charged to the next wave's seats.
     waves = {t.node for t in run.turns}
     assert len(run.turns) > len(waves)
-    assert len(taken) == 1 + len(waves), (len(taken), [t.node for t in run.turns])
+    e2e_runs = [r for r in (run.review.rounds if run.review else []) if r.e2e is not None]
+    checks = 1 + len(e2e_runs)
+    assert len(taken) == 1 + len(waves) + checks, (len(taken), [t.node for t in run.turns])
 
 
 def test_a_worktree_deleted_under_its_seat_is_never_rescued_as_work(env):

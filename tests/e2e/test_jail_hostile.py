@@ -517,6 +517,11 @@ def test_a_candidates_check_script_runs_in_the_jail(env, tmp_path: Path, mode: s
         assert '"agent": "a1"' in said
         assert "check wrote the checkout" in said
         assert "check wrote the git directory" in said
+        # Said as the checks' doing, and no seat of a later wave is charged with it.
+        (changed,) = [e.message for e in run.events if "YOUR CHECKOUT" in e.message]
+        assert "while the candidates' verify.e2e ran candidate code unjailed" in changed
+        assert "pwned-by-check" in changed
+        assert not [v for rec in run.seats.values() for v in rec.violations if "checkout" in v]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from magi.core.review.loop import defer_e2e
 from magi.git.checkout import clean_worktree
 from magi.graph.context import Context
+from magi.graph.guard import after_checks
 from magi.graph.winner import ensure_review, worktree
 from magi.model.review import E2eResult
 from magi.model.run import RunStatus
@@ -60,6 +61,7 @@ def check(ctx: Context, head: str) -> E2eResult:
             jail=ctx.check_jail(clean),
         )
     ctx.check_cancelled()  # killed by cancellation: not a verdict on the winner
+    after_checks(ctx, NAME, "the winner's verify.e2e")
     ctx.reporter.seat("e2e", "passed" if v.passed else "failed")
     return E2eResult(
         head=at_head,

@@ -13,6 +13,7 @@ from pathlib import Path
 from magi.git.checkout import clean_worktree, drop_spares
 from magi.graph.context import Context, Stop
 from magi.graph.fix import conclude
+from magi.graph.guard import after_checks
 from magi.graph.review import remove_reviewer_worktrees
 from magi.graph.winner import ensure_review, worktree
 from magi.model.review import CheckResult, Gate
@@ -83,6 +84,8 @@ def _check(ctx: Context, head: str, cwd: Path) -> Gate:
         )
         if not v.passed:
             break
+    if results:
+        after_checks(ctx, NAME, "verify.gate")
     passed = len(results) == len(commands) and all(
         r.exit_code == 0 and not r.timed_out for r in results
     )

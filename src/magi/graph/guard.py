@@ -28,6 +28,7 @@ from magi.git.checkout import MainStatus
 from magi.graph.context import Context
 from magi.model.run import Candidate
 from magi.seats import RETRYABLE, SeatContext
+from magi.seats.jailing import decision
 
 
 def _heads(ctx: Context, *, skip: str | None = None) -> dict[str, str]:
@@ -200,6 +201,27 @@ def _settle_left(ctx: Context) -> None:
             "; ".join(changed),
             seats,
             hedge=" (before the run was stopped: it may have been you while it was stopped)",
+        )
+
+
+def after_checks(ctx: Context, node: str, what: str) -> None:
+    """Check commands ran candidate code unjailed (verify.e2e, verify.gate): whatever they
+    did to the user's checkout is said now, as theirs, and the next wave's baseline is taken
+    after them. Unsaid, the next wave's look charged it to the seats of that wave (a judge
+    accused of a file a candidate's test wrote). Jailed, a check cannot reach the checkout."""
+    if decision(ctx).jailed:
+        return
+    with ctx.lock:
+        main = ctx.cache.get("guard.main")
+    if not isinstance(main, MainStatus):
+        return  # no wave looked yet: the next one takes its baseline after these checks
+    now = MainStatus.take(ctx.git)
+    with ctx.lock:
+        ctx.cache["guard.main"] = now
+    changed = main.changes(now)
+    if changed:
+        _say_changed(
+            ctx, node, f"while {what} ran candidate code unjailed", "; ".join(changed), [], hedge=""
         )
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from magi.git.checkout import clean_worktree, dirty
 from magi.graph.context import Context
+from magi.graph.guard import after_checks
 from magi.graph.implement import viable
 from magi.model.run import Candidate, RunStatus
 from magi.sandbox.shell import run_checks
@@ -49,6 +50,7 @@ def run(ctx: Context) -> None:
         ) as pool:
             for f in [pool.submit(_one, ctx, c, clean[c.label]) for c in todo]:
                 f.result()
+    after_checks(ctx, NAME, "the candidates' verify.e2e")
 
 
 def _one(ctx: Context, c: Candidate, clean: Path) -> None:
