@@ -131,6 +131,15 @@ def test_unparseable_config_is_restored(repo: Path, git: Git) -> None:
     assert (repo / ".git" / "config").read_bytes() == before
 
 
+def test_a_commondir_planted_in_the_repositorys_git_dir_is_removed(repo: Path, git: Git) -> None:
+    """A seat that can write the shared git dir plants ``commondir`` there: git would then take
+    a directory of the seat's choosing as the repository. Caught and removed."""
+    snap = take(git)
+    (repo / ".git" / "commondir").write_text("/tmp/attacker/.git\n")
+    assert restore(git, snap) == ["commondir added"]
+    assert not (repo / ".git" / "commondir").exists()
+
+
 def test_worktree_hooks_path_tampering_is_restored(repo: Path, git: Git, worktree: Path) -> None:
     """Unsetting the per-worktree hooksPath (to dodge the trailer hook) is caught and undone."""
     snap = take(git, [worktree])

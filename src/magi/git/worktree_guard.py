@@ -53,7 +53,14 @@ class GuardSnapshot:
         common = git.common_dir().resolve()
         # alternates names the object stores git reads as its own (a candidate clone's
         # names the user's; the user's own names none, usually).
-        singles = [common / "config", common / "config.worktree", common / _ALTERNATES]
+        # commondir, which a main git dir never has, would point every later git command
+        # (magi's too, outside any jail) at a git dir of the seat's choosing.
+        singles = [
+            common / "config",
+            common / "config.worktree",
+            common / _ALTERNATES,
+            common / "commondir",
+        ]
         trees = [common / "hooks", common / "info"]
         if git.hooks_dir is not None:
             trees.append(git.hooks_dir)
