@@ -91,16 +91,25 @@ def test_a_kill_at_every_node_resumes_to_the_unkilled_outcome(reference, live):
     assert len(killed) == len(nodes) + 1
 
 
-def _kill_then_finish(live, point: str) -> str:
+def _killed_at(live, point: str) -> str:
+    """``magi run`` killed -9 at failpoint ``point``: the run's id."""
     live.env[ENV] = point
     proc = live.start(seed=3)
     out = live.ended(proc, point)
     assert proc.returncode == -9, f"{point}: exited {proc.returncode}\n{out}"
-    run_id = live.run_id()
     del live.env[ENV]
+    return live.run_id()
+
+
+def _resumed(live, run_id: str) -> str:
+    """``magi run --resume``, which must exit 0."""
     done = live.magi("run", "--resume", run_id)
     assert done.returncode == 0, done.stdout + done.stderr
     return run_id
+
+
+def _kill_then_finish(live, point: str) -> str:
+    return _resumed(live, _killed_at(live, point))
 
 
 @pytest.mark.parametrize("point", ["turn:judge-1:vote"])
@@ -129,19 +138,12 @@ def test_a_kill_after_an_implement_turn_takes_its_work_from_the_clone(reference,
     whose turn had ended again (the dearest turns of a run); one still out when the kill
     came is asked again. The outcome is the unkilled one."""
     _, paid, winner_agent = reference
-    live.env[ENV] = "turn:impl-B:implement"
-    proc = live.start(seed=3)
-    live.ended(proc, "the failpoint")
-    assert proc.returncode == -9
-    run_id = live.run_id()
+    run_id = _killed_at(live, "turn:impl-B:implement")
     killed = live.store.load_run(run_id)
     ended = {t.seat for t in killed.turns if t.node == "implement" and t.status == "ok"}
     assert "impl-B" in ended
     assert killed.candidate("B").status == "pending"  # the kill came before its hand-back
-    del live.env[ENV]
-    done = live.magi("run", "--resume", run_id)
-    assert done.returncode == 0, done.stdout + done.stderr
-    run = live.store.load_run(run_id)
+    run = live.store.load_run(_resumed(live, run_id))
     assert run.status is RunStatus.READY, run.reason
     assert run.agent_of(run.candidate(run.tally.winner).seat) == winner_agent
     again = seat_calls(live.sd) - paid
@@ -159,20 +161,13 @@ def test_a_paid_turn_whose_clone_a_resume_remade_is_asked_again(reference, live)
     the resume's prep makes it again at the base, so the work is gone and the seat is asked
     once more, never handed back as a candidate that did nothing."""
     _, paid, winner_agent = reference
-    live.env[ENV] = "turn:impl-B:implement"
-    proc = live.start(seed=3)
-    live.ended(proc, "the failpoint")
-    assert proc.returncode == -9
-    run_id = live.run_id()
+    run_id = _killed_at(live, "turn:impl-B:implement")
     killed = live.store.load_run(run_id)
     assert killed.candidate("B").status == "pending"
     tree = killed.candidate("B").worktree
     assert tree
     subprocess.run(["git", "checkout", "-q", "--detach"], cwd=tree, check=True)
-    del live.env[ENV]
-    done = live.magi("run", "--resume", run_id)
-    assert done.returncode == 0, done.stdout + done.stderr
-    run = live.store.load_run(run_id)
+    run = live.store.load_run(_resumed(live, run_id))
     assert run.status is RunStatus.READY, run.reason
     assert run.agent_of(run.candidate(run.tally.winner).seat) == winner_agent
     again = seat_calls(live.sd) - paid

@@ -7,7 +7,8 @@ from pathlib import Path
 from budget_helpers import seat_context
 from magi.core.person.asking import ENDED
 from magi.model.config import Config
-from magi.seats import mailbox
+from magi.model.run import Question
+from magi.seats import SeatContext, mailbox
 from magi.seats.asking import Listening
 
 
@@ -55,12 +56,8 @@ def test_on_a_runner_a_seat_parks_on_one_question_and_only_where_it_can_be_carri
     assert len(sctx.record.questions[0].turns) == 1, "a reply from fix is not parked on"
 
 
-def test_a_question_whose_asker_lost_the_seat_is_withdrawn(tmp_path: Path) -> None:
-    """On a runner the seat parks on its question; if that turn is then lost (quota) and the
-    seat passes to the next agent, the next agent starts afresh: the question is withdrawn
-    (unanswered, said in an event), so the run parks on nothing it asked."""
-    from magi.seats.ask import _hand_on
-
+def _asked_on_a_runner(tmp_path: Path) -> tuple[SeatContext, Question]:
+    """A seat of two agents on a runner, whose first agent asked a question it parks on."""
     agents = [{"id": a, "kind": "command", "command": ["true"]} for a in ("a", "b")]
     cfg = Config.model_validate({"agents": agents, "roles": {"implementers": ["a", "b"]}})
     sctx = seat_context(tmp_path, cfg, {"a": None, "b": None}, environ={"GITHUB_ACTIONS": "true"})  # type: ignore[dict-item]
@@ -69,6 +66,16 @@ def test_a_question_whose_asker_lost_the_seat_is_withdrawn(tmp_path: Path) -> No
     mailbox.write(state, mailbox.ASK, "ab12", name="q-1.json", data={"summary": "Which?"})
     Listening(sctx, seat="impl-A", node="implement", turn=1, label="A", state=state).sweep()
     (q,) = sctx.record.questions
+    return sctx, q
+
+
+def test_a_question_whose_asker_lost_the_seat_is_withdrawn(tmp_path: Path) -> None:
+    """On a runner the seat parks on its question; if that turn is then lost (quota) and the
+    seat passes to the next agent, the next agent starts afresh: the question is withdrawn
+    (unanswered, said in an event), so the run parks on nothing it asked."""
+    from magi.seats.ask import _hand_on
+
+    sctx, q = _asked_on_a_runner(tmp_path)
     assert q.parked_on
     assert _hand_on(sctx, "impl-A", "implement", "lost to quota")
     assert sctx.record.seats["impl-A"].agent == "b"
@@ -82,14 +89,7 @@ def test_a_question_a_person_answered_stays_when_its_seat_fails_over(tmp_path: P
     next agent's turn too, so the question is not withdrawn."""
     from magi.seats.ask import _hand_on
 
-    agents = [{"id": a, "kind": "command", "command": ["true"]} for a in ("a", "b")]
-    cfg = Config.model_validate({"agents": agents, "roles": {"implementers": ["a", "b"]}})
-    sctx = seat_context(tmp_path, cfg, {"a": None, "b": None}, environ={"GITHUB_ACTIONS": "true"})  # type: ignore[dict-item]
-    state = tmp_path / "state"
-    state.mkdir()
-    mailbox.write(state, mailbox.ASK, "ab12", name="q-1.json", data={"summary": "Which?"})
-    Listening(sctx, seat="impl-A", node="implement", turn=1, label="A", state=state).sweep()
-    (q,) = sctx.record.questions
+    sctx, q = _asked_on_a_runner(tmp_path)
     q.turns[-1].how, q.turns[-1].answer = "choice", "SQLite"
     assert _hand_on(sctx, "impl-A", "implement", "lost to timeout")
     assert q.status == "waiting"
