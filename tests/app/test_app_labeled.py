@@ -260,6 +260,18 @@ def test_the_dispatch_carries_the_configs_runner_labels() -> None:
     assert sent["inputs"]["runner-labels"] == '["self-hosted", "gpu"]'
 
 
+def test_the_dispatch_asks_for_every_agents_own_labels_too() -> None:
+    """An agent logged in only on the GPU box: the job that may seat it runs where it can."""
+    fake = world(FakeGitHub())
+    fake.world(REPO).files[("main", ".magi/config.toml")] = (
+        '[[agents]]\nid = "boxed"\nkind = "command"\ncommand = ["true"]\n'
+        'runner_labels = ["self-hosted", "gpu"]\n'
+    )
+    asyncio.run(deliver(make_app(fake), "issues", labeled()))
+    (sent,) = fake.world(REPO).dispatches
+    assert sent["inputs"]["runner-labels"] == '["self-hosted", "magi", "gpu"]'
+
+
 def test_the_app_reads_both_repository_layers_as_the_cli_does() -> None:
     """`magi.toml` over `.magi/config.toml`, from the default branch: its label counts."""
     fake = world(FakeGitHub())

@@ -69,3 +69,42 @@ def test_plain_doctor_checks_no_runner(repo):
     """Without --runner nothing of it is said."""
     res = invoke(["doctor", "--no-auth-check", "--json"])
     assert "runner" not in json.loads(res.stdout)
+
+
+def test_an_agents_own_labels_are_wanted_and_the_seats_here_said(repo, monkeypatch):
+    """An agent logged in on the GPU box only (``runner_labels``): the agents job needs a
+    runner with its labels too, and doctor says which agents a runner can seat and what it
+    lacks for the others."""
+    monkeypatch.setenv("MAGI_HOME", str(Path.home() / ".magi-test-home-not-created"))
+    (repo / "magi.toml").write_text(
+        '[[agents]]\nid = "here"\nkind = "command"\ncommand = ["true"]\n\n'
+        '[[agents]]\nid = "boxed"\nkind = "command"\ncommand = ["true"]\n'
+        'runner_labels = ["self-hosted", "gpu"]\n'
+    )
+    res = invoke(["doctor", "--runner", "--labels", "self-hosted,magi", "--no-auth-check"])
+    said = _said(res.stdout)
+    assert res.exit_code != 0
+    assert "this runner lacks ['gpu'] (boxed needs gpu)" in said
+    assert "seats here here" in said
+    assert "not boxed lacks gpu" in said
+    out = json.loads(
+        invoke(
+            ["doctor", "--runner", "--labels", "self-hosted,magi,gpu", "--no-auth-check", "--json"]
+        ).stdout
+    )
+    assert out["runner"]["wanted"] == ["self-hosted", "magi", "gpu"]
+    assert out["runner"]["serves"] == ["here", "boxed"]
+    assert out["runner"]["lacking"] == {}
+
+
+def test_a_bad_runner_label_of_an_agent_names_the_agent_and_file(repo):
+    """A label GitHub could never match is refused where it is written."""
+    (repo / "magi.toml").write_text(
+        '[[agents]]\nid = "x"\nkind = "command"\ncommand = ["true"]\nrunner_labels = ["gpu box"]\n'
+    )
+    res = invoke(["doctor", "--no-auth-check"])
+    assert res.exit_code != 0
+    said = _said(res.stdout + res.stderr)
+    assert "magi.toml" in said
+    assert "runner_labels" in said
+    assert "gpu box" in said

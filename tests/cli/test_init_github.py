@@ -136,6 +136,14 @@ def test_the_agents_jobs_fall_back_to_the_repositorys_runner_labels(repo: Path) 
     assert fallbacks == ['["self-hosted", "gpu-box"]'] * 3
     assert 'default: \'["self-hosted", "gpu-box"]\'' in flow
     assert '"magi"]' not in flow
+    # And an agent's own labels, as the App would send them.
+    (repo / "magi.toml").write_text(
+        '[[agents]]\nid = "boxed"\nkind = "command"\ncommand = ["true"]\n'
+        'runner_labels = ["self-hosted", "gpu"]\n'
+    )
+    assert invoke(["init", "--github", "--force", "--source", f"acme/magi@{SHA}"]).exit_code == 0
+    flow = (repo / ".github" / "workflows" / "magi.yml").read_text()
+    assert 'default: \'["self-hosted", "magi", "gpu"]\'' in flow
 
 
 def test_runner_labels_that_could_leave_the_json_are_refused(repo: Path) -> None:

@@ -224,6 +224,9 @@ def _runner_section(facts: RunnerFacts) -> RenderableType:
         ("labels", ", ".join(facts.labels) or "not given (--labels)"),
         ("wanted", ", ".join(facts.wanted) or "?"),
     ]
+    if facts.labels:
+        rows.append(("seats here", ", ".join(facts.serves) or "no agent of the roster"))
+        rows += [(f"not {a}", f"lacks {', '.join(m)}") for a, m in facts.lacking.items()]
     return Group(_heading("runner", "run as the runner's service user"), _grid(rows))
 
 

@@ -35,13 +35,15 @@ def latest_run() -> Run | None:
 
 
 def _repo_runner_labels(root: Path, config_text: str | None) -> list[str]:
-    """``[github] runner_labels`` as the App reads it: the repository's layers alone, with
-    ``config_text`` as ``.magi/config.toml`` when init is about to write that."""
+    """The agents jobs' labels as the App sends them (``[github] runner_labels`` and every
+    agent's ``runner_labels``): the repository's layers alone, with ``config_text`` as
+    ``.magi/config.toml`` when init is about to write that."""
     from magi.config.load import load_repo_dir
+    from magi.core.seats.runners import job_labels
 
     given = {".magi/config.toml": config_text} if config_text is not None else None
     try:
-        return list(load_repo_dir(root, given).config.github.runner_labels)
+        return job_labels(load_repo_dir(root, given).config)
     except ConfigError as exc:
         raise UsageError(f"the workflow takes its runner labels from the config: {exc}") from None
 

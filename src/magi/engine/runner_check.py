@@ -4,8 +4,9 @@ Run it as the user the runner service runs as, in a checkout of the repository (
 ``--config``): the CLIs it finds and their logins are that user's (doctor's own checks), and
 these are the runner's: Python and git new enough, the jail usable, magi's home persistent
 (resume, landing and ``/magi retry`` read the run from it; an ephemeral runner loses it),
-room on its disk, and the runner's labels against ``[github] runner_labels`` (GitHub keeps
-a runner's labels, not the runner's own files, so they are given with ``--labels``).
+room on its disk, and the runner's labels against the agents jobs' (``[github]
+runner_labels`` and every agent's ``runner_labels``; GitHub keeps a runner's labels, not the
+runner's own files, so they are given with ``--labels``), with the agents it can seat.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from magi.core.seats.runners import job_labels, served_here
 from magi.engine.diagnose import Diagnosis
 from magi.state.store import magi_home
 
@@ -37,6 +39,8 @@ class RunnerFacts:
     free_bytes: int | None = None
     labels: list[str] = field(default_factory=list)
     wanted: list[str] = field(default_factory=list)
+    serves: list[str] = field(default_factory=list)  # the agents a runner with these labels seats
+    lacking: dict[str, list[str]] = field(default_factory=dict)  # agent -> labels it lacks
 
 
 def _version(tool: str, path: str | None) -> tuple[str, tuple[int, ...]]:
@@ -95,7 +99,7 @@ def check_runner(d: Diagnosis, env: Mapping[str, str], labels: Sequence[str] | N
         )
     config = d.config or (d.resolved.config if d.resolved is not None else None)
     if config is not None:
-        facts.wanted = list(config.github.runner_labels)
+        facts.wanted = job_labels(config)
     if labels is None:
         d.warn(
             "the runner's labels are not known here: pass --labels with the labels you "
@@ -104,11 +108,18 @@ def check_runner(d: Diagnosis, env: Mapping[str, str], labels: Sequence[str] | N
     else:
         facts.labels = [label.strip() for label in labels if label.strip()]
         missing = [w for w in facts.wanted if w not in facts.labels]
+        if config is not None:
+            served = served_here(config, facts.labels)
+            facts.serves = list(served.here)
+            facts.lacking = {a: list(m) for a, m in served.lacking.items()}
         if missing:
+            who = "; ".join(f"{a} needs {', '.join(m)}" for a, m in facts.lacking.items())
             d.error(
-                f"[github] runner_labels asks for {facts.wanted}, and this runner lacks "
-                f"{missing}: no agents job would ever run here. Add them to the runner "
-                "(its settings page, or config.sh --labels) or change runner_labels"
+                f"the agents jobs run on {facts.wanted} ([github] runner_labels and every "
+                f"agent's runner_labels), and this runner lacks {missing}"
+                + (f" ({who})" if who else "")
+                + ": no agents job would ever run here. Add them to the runner (its settings "
+                "page, or config.sh --labels) or change runner_labels"
             )
     if os.geteuid() == 0 if hasattr(os, "geteuid") else False:
         d.warn(

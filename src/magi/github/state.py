@@ -12,6 +12,7 @@ import logging
 import re
 
 from magi.config.load import REPO_LAYERS, load_repo_texts
+from magi.core.seats.runners import job_labels
 from magi.core.threads import markers
 from magi.core.threads.markers import Seal
 from magi.github.models import Comment, GitRef, Repo
@@ -37,10 +38,10 @@ CONFIG_PATH = REPO_LAYERS[0]
 
 
 def dispatch_inputs(config: Config, **inputs: str) -> dict[str, str]:
-    """A ``workflow_dispatch``'s inputs, with ``[github] runner_labels`` (JSON) for the
-    ``runs-on`` of every agents job: the labels are the repository's config, not the
-    workflow file's fallback."""
-    return {**inputs, "runner-labels": json.dumps(config.github.runner_labels)}
+    """A ``workflow_dispatch``'s inputs, with the agents jobs' ``runs-on`` labels (JSON):
+    ``[github] runner_labels`` and every agent's own (``magi.core.seats.runners``), from the
+    repository's config, not the workflow file's fallback."""
+    return {**inputs, "runner-labels": json.dumps(job_labels(config))}
 
 
 def claim_ref(number: int) -> str:

@@ -29,6 +29,14 @@ def unknown_fields(command: Sequence[str]) -> list[str]:
 
 RUNNER_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
+
+def _runner_labels_checked(labels: list[str]) -> list[str]:
+    bad = [label for label in labels if not RUNNER_LABEL.fullmatch(label)]
+    if bad:
+        raise ValueError(f"not runner labels: {bad} (letters, digits, '.', '_' and '-', up to 100)")
+    return labels
+
+
 BUILTIN_KINDS = ("claude", "codex", "opencode", "gemini", "antigravity", "command")
 AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 DEFAULT_PROTECTED = [".github/workflows/", ".magi/", "magi.toml", "CODEOWNERS"]
@@ -105,6 +113,18 @@ class AgentConfig(_Strict):
         "key). Nothing else outside the allowlist reaches an agent.",
     )
     timeouts: AgentTimeouts = Field(default_factory=AgentTimeouts)
+    runner_labels: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="Labels of the self-hosted runners this agent's CLI is installed and "
+        "logged in on (default: [github] runner_labels). An agents job runs on a runner "
+        "with every label of every agent of the roster.",
+    )
+
+    @field_validator("runner_labels")
+    @classmethod
+    def _runner_labels(cls, labels: list[str] | None) -> list[str] | None:
+        return None if labels is None else _runner_labels_checked(labels)
 
     @field_validator("id")
     @classmethod
@@ -298,12 +318,7 @@ class Github(_Strict):
     @field_validator("runner_labels")
     @classmethod
     def _labels(cls, labels: list[str]) -> list[str]:
-        bad = [label for label in labels if not RUNNER_LABEL.fullmatch(label)]
-        if bad:
-            raise ValueError(
-                f"not runner labels: {bad} (letters, digits, '.', '_' and '-', up to 100)"
-            )
-        return labels
+        return _runner_labels_checked(labels)
 
 
 class Price(_Strict):

@@ -116,6 +116,9 @@ def _landing_recorded(record: Record) -> Record:
     return record
 
 
+# Additions that read correctly by default, with no bump: ``[[agents]] runner_labels`` in a
+# run's stored config (absent: ``[github] runner_labels``, where every run before it ran).
+
 # from-version -> the step that produces from-version + 1.
 MIGRATIONS: dict[int, Migration] = {
     1: Migration("seats_hold_authors", _seats_hold_authors),
