@@ -154,7 +154,10 @@ def test_the_merge_jobs_token_grants_exactly_what_the_gate_calls(monkeypatch, tm
     job = WORKFLOW.split("\n  merge:\n", 1)[1].split("\n  compete:\n", 1)[0]
     granted = dict(re.findall(r"permission-([a-z-]+): (read|write)", job))
     assert {k.replace("-", "_"): v for k, v in granted.items()} == needed
-    assert "    permissions: {}" in job
+    # The job's own token: only the step that says GitHub refused the App's token.
+    own = re.search(r"    permissions:.*\n((?:      .*\n)+)", job)
+    assert own
+    assert [ln.split("#")[0].strip() for ln in own.group(1).splitlines()] == ["issues: write"]
 
 
 def test_a_merge_before_green_waits_and_a_finished_workflow_run_merges(monkeypatch, tmp_path):
