@@ -102,9 +102,9 @@ def test_a_bad_runner_label_of_an_agent_names_the_agent_and_file(repo):
     (repo / "magi.toml").write_text(
         '[[agents]]\nid = "x"\nkind = "command"\ncommand = ["true"]\nrunner_labels = ["gpu box"]\n'
     )
-    res = invoke(["doctor", "--no-auth-check"])
+    res = invoke(["doctor", "--no-auth-check", "--json"])
     assert res.exit_code != 0
-    said = _said(res.stdout + res.stderr)
+    said = " ".join(p["message"] for p in json.loads(res.stdout)["problems"])
     assert "magi.toml" in said
     assert "runner_labels" in said
     assert "gpu box" in said
