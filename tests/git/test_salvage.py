@@ -37,6 +37,10 @@ def test_a_branch_checked_out_in_a_stray_worktree_can_be_freed(git: Git, tmp_pat
     assert free_branch(git, f"magi/{RUN}/B", root) == [mine]
     assert (mine / "notes.txt").read_text() == "mine, uncommitted\n"
     assert git.branches(f"magi/{RUN}/") == [f"magi/{RUN}/B"]
+    # The main checkout on a run's branch is the user's too: named, never removed.
+    git.run("checkout", "-q", "-b", f"magi/{RUN}/C")
+    assert free_branch(git, f"magi/{RUN}/C", root) == [git.root]
+    assert git.root.is_dir()
 
 
 def test_discard_run_removes_everything_of_the_run_and_nothing_else(

@@ -70,8 +70,9 @@ def free_branch(git: Git, branch: str, within: Path) -> list[Path]:
     """Remove every linked worktree under ``within`` (magi's own folder of trees) that has
     ``branch`` checked out, so the branch can be deleted; the worktrees elsewhere that hold
     it, left as they are. Those are the user's (``git worktree add ../look magi/<run>/B``
-    to read a candidate): magi never removes them, nor what they hold uncommitted."""
-    held = [w.path for i, w in enumerate(worktrees(git)) if i and w.branch == branch]
+    to read a candidate, or the main checkout itself): magi never removes them, nor what
+    they hold uncommitted."""
+    held = [w.path for w in worktrees(git) if w.branch == branch]
     left = [p for p in held if not made_by_magi(p, within)]
     for path in held:
         if path not in left:
