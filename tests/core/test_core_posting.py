@@ -125,9 +125,11 @@ def test_a_record_is_gated_string_by_string():
 
 
 def test_a_record_keeps_valid_ids_before_the_tally():
-    """Roster ids in a stored record become agent-<n>: still ids, still unique, no author."""
+    """Roster ids in a stored record become agent-<n>: still ids, still unique, no author.
+    Inside a text an id is redacted, not aliased: an alias follows the roster's order (the
+    committed config's), so "agent-1 lost judge-2" would name the agent that lost it."""
     out = gate_json({"agents": ["opus-main", "oc"], "note": "opus-main lost judge-2"}, HIDDEN)
-    assert out == {"agents": ["agent-1", "agent-2"], "note": "agent-1 lost judge-2"}
+    assert out == {"agents": ["agent-1", "agent-2"], "note": "[redacted] lost judge-2"}
 
 
 def _html(text: str) -> str:

@@ -100,6 +100,32 @@ def test_publish_puts_the_question_on_the_issue_naming_no_agent(asked, monkeypat
     assert world.github.comments_on(REPO, ISSUE) == posted, "publishing twice posts nothing new"
 
 
+def test_what_leaves_the_runner_before_the_tally_cannot_be_traced_to_an_author(
+    asked, monkeypatch
+) -> None:
+    """The parked run's artifact (downloadable) and the record ref publish writes (readable)
+    hold neither the seed, which with the committed ``[roles] implementers`` order gave
+    every label's author, nor an implementer seat's agent, nor its CLI's raw output."""
+    world, run_id = asked
+    run = Store(world.home).load_run(run_id)
+    assert run.seed != 0, "the local record keeps its seed (a seed of 0 proves nothing)"
+    res = world.publish(monkeypatch, run_id)
+    assert res.exit_code == 0, res.output
+    ref = world.remote_refs()[f"refs/magi/runs/{run_id}"]
+    stored = git_out(world.remote, "cat-file", "blob", f"{ref}:run.json")
+    names = git_out(world.remote, "ls-tree", "-r", "--name-only", ref)
+    for record, files in (
+        ((world.artifact / "run.json").read_text(), os.listdir(world.artifact / "artifacts")),
+        (stored, names.splitlines()),
+    ):
+        published = json.loads(record)
+        assert published["seed"] == 0
+        for c in run.candidates:
+            assert published["seats"][c.seat]["agent"] == "[redacted]"
+            assert not [f for f in files if f"-{c.seat}-" in f and f.endswith(".raw.txt")]
+        assert [f for f in files if f.endswith(".prompt.md")], "magi's own prompts still go"
+
+
 def test_magi_answer_on_the_runners_machine_lists_the_waiting_question(asked) -> None:
     world, run_id = asked
     (q,) = Store(world.home).load_run(run_id).questions

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from magi.core.threads.before_tally import public_copy
 from magi.core.threads.posting import Policy, gate, gate_json
 from magi.errors import TamperedArtifact
 from magi.model.run import Run
@@ -76,13 +77,19 @@ def write_artifact(run: Run, store: Store, out: Path, heads: dict[str, str], iss
     """Write the gated record, its artifacts and the manifest into ``out`` (bundle apart)."""
     policy = policy_for(run, store)
     out.mkdir(parents=True, exist_ok=True)
-    record = gate_json(run.model_dump(mode="json", by_alias=True), policy)
+    # Before the tally the artifact is public and its record unlinkable from the roster
+    # (magi.core.threads.before_tally: why hiding the names is not enough).
+    public = None if policy.revealed else public_copy(run)
+    shown = public.run if public is not None else run
+    record = gate_json(shown.model_dump(mode="json", by_alias=True), policy)
     (out / RUN).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     src = store.run_dir(run.id) / ARTIFACTS
     dst = out / ARTIFACTS
     dst.mkdir(exist_ok=True)
     if src.is_dir():
         for path in sorted(src.iterdir()):
+            if public is not None and not public.publishes(path.name):
+                continue
             if path.is_file() and not path.is_symlink():
                 text = path.read_text(encoding="utf-8", errors="replace")[:ARTIFACT_MAX]
                 unlimited = Policy(policy.roster, policy.revealed, policy.roots, limit=1 << 62)

@@ -42,6 +42,17 @@ def preflight(
         if d.config.merge.mode == "local":
             reporter.note("merge.mode = 'local' does not apply on a runner: the PR is the merge")
         merge = d.config.merge.model_copy(update={"mode": "pr"})
-        return d.config.model_copy(update={"merge": merge})
+        update: dict[str, object] = {"merge": merge}
+        if d.config.blind.seed is not None:
+            # The labels are shuffle_labels(n, seed) over [roles] implementers: with both in
+            # the repository, every reader would know each label's author before the tally.
+            reporter.note(
+                "[blind] seed is not used on a runner: with it and [roles] implementers, "
+                "anyone who reads the repository could tell each label's author before the "
+                "tally; the seed is drawn afresh (it reproduces a run locally: magi run --seed)",
+                "warn",
+            )
+            update["blind"] = d.config.blind.model_copy(update={"seed": None})
+        return d.config.model_copy(update=update)
     merge_preflight(d.config)  # merge.mode = "pr" is refused before anything is spent
     return d.config

@@ -275,17 +275,25 @@ def aliases(roster: Sequence[AgentConfig]) -> dict[str, str]:
     return {a.id: f"agent-{i}" for i, a in enumerate(roster, start=1)}
 
 
-def _aliased(text: str, names: dict[str, str]) -> str:
+def _unnamed(text: str, names: dict[str, str]) -> str:
+    """``text`` with every roster id in it ``[redacted]``, however short (a record's texts
+    are magi's own sentences, where a short id is a name, not a word of code)."""
     if text in names:
         return names[text]
-    for real, alias in sorted(names.items(), key=lambda kv: -len(kv[0])):
-        text = re.sub(rf"(?<![^\W_]){re.escape(real)}(?![^\W_])", alias, text, flags=re.I)
+    for real in sorted(names, key=len, reverse=True):
+        pattern = rf"(?<![^\W_]){re.escape(real)}(?![^\W_])"
+        text = re.sub(pattern, "[redacted]", text, flags=re.I)
     return text
 
 
 def gate_json(value: Any, policy: Policy, where: str = "record") -> Any:
     """Every string in a JSON value gated (no size cut): a record to store. Before the
-    tally, keys that name an author (a model's name keying its tokens) are hidden too."""
+    tally, keys that name an author (a model's name keying its tokens) are hidden too.
+
+    Only a string that is a roster id becomes its alias (an id field must still be one);
+    an id inside a text is ``[redacted]`` like any name: an alias follows the roster's
+    order, which the committed config shows, so a sentence saying which alias did what
+    would say which agent did (``magi.core.threads.before_tally`` for the fields)."""
     unlimited = Policy(
         roster=policy.roster, revealed=policy.revealed, roots=policy.roots, limit=1 << 62
     )
@@ -296,11 +304,11 @@ def gate_json(value: Any, policy: Policy, where: str = "record") -> Any:
         # tally; two that become one keep the last (the detail returns once revealed).
         if policy.revealed or not isinstance(k, str):
             return k
-        return hide_identities(_aliased(k, names), policy.roster)[0]
+        return hide_identities(_unnamed(k, names), policy.roster)[0]
 
     def walk(v: Any) -> Any:
         if isinstance(v, str):
-            return gate(_aliased(v, names) if names else v, unlimited, where).text
+            return gate(_unnamed(v, names) if names else v, unlimited, where).text
         if isinstance(v, list):
             return [walk(x) for x in v]
         if isinstance(v, dict):

@@ -1,0 +1,108 @@
+"""The record published before a tally cannot be put back together with the committed
+config: not by its seed, not by an alias, not by what an implementer's CLI printed."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from magi.core.compete.blind import shuffle_labels
+from magi.core.threads.before_tally import HIDDEN, public_copy
+from magi.core.threads.posting import Policy, gate_json
+from magi.model.config import AgentConfig
+from magi.model.run import Event, Run, RunStatus, Seat, Turn, Usage
+from record_helpers import run as fixture_run
+
+ROSTER = [
+    AgentConfig(id="cl", kind="claude", model="claude-sonnet-4-5"),
+    AgentConfig(id="cx", kind="codex", model="gpt-5-codex"),
+    AgentConfig(id="oc", kind="opencode", model="anthropic/claude-opus-4"),
+    AgentConfig(id="jx", kind="gemini", model="gemini-2.5-pro"),
+]
+AT = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
+
+
+def _turn(seat: str, agent: str, **kw: object) -> Turn:
+    return Turn(
+        seat=seat,
+        node="implement" if seat.startswith("impl-") else "judge",
+        turn=1,
+        agent=agent,
+        status="ok",
+        started_at=AT,
+        duration_s=60.0,
+        prompt_artifact=f"artifacts/x-{seat}-t1.prompt.md",
+        raw_artifact=f"artifacts/x-{seat}-t1.raw.txt",
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def _run(authors: dict[str, str], seed: int) -> Run:
+    """A run stopped before its tally, ``authors`` seat -> agent, each agent's own traces."""
+    traces = {
+        "cl": {"session_id": "0b5a6e52-1c1e-4b6e-9a55-9d2f", "usage": Usage(cost_usd=0.4)},
+        "cx": {"session_id": "019a-thread", "usage": Usage(input_tokens=900, output_tokens=90)},
+        "oc": {"session_id": "ses_4f2a", "usage": Usage()},
+    }
+    # impl-C's turn failed (a seat's fact, shown anyway); its wording is its CLI's own.
+    wording = {"cl": "API Error: 529", "cx": "stream error", "oc": "ProviderModelNotFoundError"}
+    base = fixture_run("20261203-120000-abcd")
+    config = base.config.model_copy(update={"agents": ROSTER})
+    r = base.model_copy(
+        update={"seed": seed, "tally": None, "status": RunStatus.ASKING, "config": config}
+    )
+    r.seats = {
+        seat: Seat(name=seat, agent=agent, session_id=str(traces[agent]["session_id"]))
+        for seat, agent in authors.items()
+    }
+    r.seats["impl-C"].failover_from = ["cx"] if authors["impl-C"] != "cx" else ["cl"]
+    r.seats["judge-1"] = Seat(name="judge-1", agent="jx")
+    r.turns = [
+        _turn(seat, agent, **traces[agent], error=wording[agent] if seat == "impl-C" else None)
+        for seat, agent in authors.items()
+    ] + [_turn("judge-1", "jx", usage=Usage(cost_usd=0.1))]
+    said = f"impl-B: {authors['impl-B']} ran out of quota; the seat passes on"
+    r.events = [*r.events, Event(at=AT, node="implement", message=said, level="warn")]
+    return r
+
+
+def _published(r: Run) -> dict[str, object]:
+    copy = public_copy(r)
+    return gate_json(copy.run.model_dump(mode="json", by_alias=True), Policy(roster=ROSTER))
+
+
+def test_who_sat_where_leaves_no_trace_in_the_published_copy() -> None:
+    """Two runs that differ only in which agent wrote which candidate (and in their seeds)
+    publish the same record: nothing in it can tell them apart."""
+    one = _run({"impl-A": "cl", "impl-B": "cx", "impl-C": "oc"}, seed=11)
+    other = _run({"impl-A": "oc", "impl-B": "cl", "impl-C": "cx"}, seed=29)
+    assert _published(one) == _published(other)
+
+
+def test_the_seed_and_the_committed_roster_order_no_longer_name_an_author() -> None:
+    """Before: ``shuffle_labels(n, seed)`` over ``[roles] implementers`` was the answer."""
+    r = _run({"impl-A": "cl", "impl-B": "cx", "impl-C": "oc"}, seed=11)
+    assert shuffle_labels(3, r.seed)  # the attack needs only the seed
+    out = _published(r)
+    assert out["seed"] == 0
+    seats = out["seats"]
+    assert isinstance(seats, dict)
+    assert {seats[s]["agent"] for s in ("impl-A", "impl-B", "impl-C")} == {HIDDEN}
+    assert seats["judge-1"]["agent"] == "agent-4", "a judge is no author: its alias stays"
+
+
+def test_an_implementers_raw_output_is_withheld_and_its_usage_pooled() -> None:
+    r = _run({"impl-A": "cl", "impl-B": "cx", "impl-C": "oc"}, seed=11)
+    copy = public_copy(r)
+    assert not copy.publishes("x-impl-A-t1.raw.txt")
+    assert not copy.publishes("implement-impl-B-t2.raw.txt"), "named like one, unreferenced"
+    assert copy.publishes("x-impl-A-t1.prompt.md")
+    assert copy.publishes("x-judge-1-t1.raw.txt")
+    impl = [t for t in copy.run.turns if t.seat.startswith("impl-")]
+    assert impl[0].usage == Usage(cost_usd=0.4, input_tokens=900, output_tokens=90)
+    assert all(t.usage == Usage() for t in impl[1:])
+    assert sum(t.usage.cost_usd or 0 for t in copy.run.turns) == sum(
+        t.usage.cost_usd or 0 for t in r.turns
+    ), "budgets over published records add up as before"
+    assert "ProviderModelNotFoundError" not in copy.run.model_dump_json()
+    assert copy.run.turns[2].error is not None, "that it failed is the seat's, and shown"
+    assert r.seats["impl-A"].agent == "cl", "the run itself is untouched"
