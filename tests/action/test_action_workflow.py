@@ -94,7 +94,7 @@ def test_the_agents_job_holds_no_credential(job):
     uses = compete.count("github.token")
     assert uses == (1 if job == "compete" else 0)
     if uses:
-        step = compete[compete.index("- name: Today's run records") :]
+        step = compete[compete.index("- name: The run records") :]
         step = step[: step.index("\n      - ")]
         assert "GH_TOKEN: ${{ github.token }}" in step
         assert "uses:" not in step

@@ -20,7 +20,7 @@ import pytest
 from action_helpers import IMPLEMENTERS, ISSUE, JUDGES, REPO, World, make_world
 from graph_helpers import calls, git_out
 from magi.model.run import RunStatus
-from magi.state.store import Store
+from magi.state.store import Store, parse_record
 from magi.testing.cli import invoke
 
 
@@ -114,6 +114,9 @@ def test_what_leaves_the_runner_before_the_tally_cannot_be_traced_to_an_author(
     ref = world.remote_refs()[f"refs/magi/runs/{run_id}"]
     stored = git_out(world.remote, "cat-file", "blob", f"{ref}:run.json")
     names = git_out(world.remote, "ls-tree", "-r", "--name-only", ref)
+    # ... and it is still a record every reader takes (day_usd, stats, another runner):
+    # gated again with the aliases as names, its agent ids had become "[redacted]".
+    parse_record(stored, path=Path(f"{ref}:run.json"), run_id=run_id)
     for record, files in (
         ((world.artifact / "run.json").read_text(), os.listdir(world.artifact / "artifacts")),
         (stored, names.splitlines()),

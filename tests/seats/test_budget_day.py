@@ -142,27 +142,21 @@ def test_records_that_cannot_be_read_leave_a_warning_and_this_runners_count(
     )
 
 
-def test_a_private_repository_is_read_from_what_the_workflow_step_fetched(
-    tmp_path: Path, checkout: tuple[Path, Path]
-) -> None:
-    """No anonymous fetch (a private repository): the workflow's step before compete fetches
-    the day's records with the job's read token into a bare repository, and the budget reads
-    that. The step is run here as the workflow has it, against a file:// origin."""
+def _records_step(tmp_path: Path, origin: Path, run_id: str = "") -> tuple[str, Path]:
+    """The compete job's records step, run as the workflow has it against a file:// origin:
+    its stdout, and the bare repository it fetched into."""
     import os
-    import re
     import stat
 
     import yaml
 
     from magi.config.workflow import template
 
-    repo, origin = checkout
-    sh(repo, "remote", "set-url", "origin", str(tmp_path / "gone.git"))  # no anonymous read
     steps = yaml.safe_load(template())["jobs"]["compete"]["steps"]
     (step,) = [s for s in steps if "day_usd" in s.get("name", "")]
-    assert step["env"] == {"GH_TOKEN": "${{ github.token }}"}
+    assert step["env"] == {"GH_TOKEN": "${{ github.token }}", "RUN_ID": "${{ inputs.run_id }}"}
     fake_bin = tmp_path / "bin"
-    fake_bin.mkdir()
+    fake_bin.mkdir(exist_ok=True)
     day = NOW.strftime("%Y%m%d")
     before = (NOW - timedelta(days=1)).strftime("%Y%m%d")
     # The step asks the runner's Python for today and yesterday (UTC): the test's own days.
@@ -170,7 +164,7 @@ def test_a_private_repository_is_read_from_what_the_workflow_step_fetched(
     clock.write_text(f"#!/bin/sh\necho {day} {before}\n")
     clock.chmod(clock.stat().st_mode | stat.S_IEXEC)
     temp = tmp_path / "runner-temp"
-    temp.mkdir()
+    temp.mkdir(exist_ok=True)
     env = {
         **os.environ,
         "PATH": f"{fake_bin}:{os.environ['PATH']}",
@@ -178,11 +172,26 @@ def test_a_private_repository_is_read_from_what_the_workflow_step_fetched(
         "GH_TOKEN": "ghs_notarealtoken",
         "GITHUB_SERVER_URL": f"file://{origin.parent}",
         "GITHUB_REPOSITORY": origin.name,
+        "RUN_ID": run_id,
     }
     done = subprocess.run(["bash", "-c", step["run"]], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert "::warning::" not in done.stdout
-    fetched = temp / "magi-records.git"
+    return done.stdout, temp / "magi-records.git"
+
+
+def test_a_private_repository_is_read_from_what_the_workflow_step_fetched(
+    tmp_path: Path, checkout: tuple[Path, Path]
+) -> None:
+    """No anonymous fetch (a private repository): the workflow's step before compete fetches
+    the day's records with the job's read token into a bare repository, and the budget reads
+    that. The step is run here as the workflow has it, against a file:// origin."""
+    import re
+
+    repo, origin = checkout
+    sh(repo, "remote", "set-url", "origin", str(tmp_path / "gone.git"))  # no anonymous read
+    out, fetched = _records_step(tmp_path, origin)
+    assert "::warning::" not in out
+    day, before = NOW.strftime("%Y%m%d"), (NOW - timedelta(days=1)).strftime("%Y%m%d")
     refs = sh(fetched, "for-each-ref", "--format=%(refname)", "refs/magi/runs/")
     assert re.findall(r"\d{8}", refs)
     assert all(d in (day, before) for d in re.findall(r"/(\d{8})-", refs))
@@ -194,3 +203,33 @@ def test_a_private_repository_is_read_from_what_the_workflow_step_fetched(
     assert held.value.reason == (
         "budget: ~$2.00 ($0.50 est.) spent today against the $2.00 daily cap"
     )
+
+
+def test_the_records_step_fetches_a_retried_runs_record_whatever_its_day(
+    tmp_path: Path, checkout: tuple[Path, Path]
+) -> None:
+    """/magi retry of a run begun days ago: its record is fetched beside the day's, so a
+    runner that never saw it can carry it on (magi.action.agents_job.adopt)."""
+    _, origin = checkout
+    out, fetched = _records_step(tmp_path, origin, "20261126-100000-3333")
+    assert "::warning::" not in out
+    refs = sh(fetched, "for-each-ref", "--format=%(refname)", "refs/magi/runs/").split()
+    assert "refs/magi/runs/20261126-100000-3333" in refs
+
+
+@pytest.mark.parametrize(
+    ("run_id", "warned"),
+    [("20261201-120000-beef", False), ("x\n::add-mask::y", True), ("../../heads/main", True)],
+)
+def test_a_run_id_without_a_record_or_not_an_id_fetches_the_days_records_still(
+    tmp_path: Path, checkout: tuple[Path, Path], run_id: str, warned: bool
+) -> None:
+    """A new run (the App names it before it has a record) is no warning; an input that is
+    not a run id is one, and is never echoed into the log's workflow commands."""
+    _, origin = checkout
+    out, fetched = _records_step(tmp_path, origin, run_id)
+    assert ("::warning::" in out) is warned
+    assert "add-mask" not in out
+    refs = sh(fetched, "for-each-ref", "--format=%(refname)", "refs/magi/").split()
+    assert refs
+    assert all(r.startswith("refs/magi/runs/2026112") for r in refs), refs

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from magi import engine
+from magi.action.agents_job.adopt import adopt
 from magi.action.agents_job.checkout import refuse_credentials
 from magi.action.agents_job.log import LogReporter
 from magi.action.artifact import BUNDLE, write_artifact
@@ -27,8 +28,9 @@ from magi.core.threads.commands import Verb, parse, words_of
 from magi.errors import ActionError, CredentialsInCheckout, MagiError
 from magi.git.repo import Git
 from magi.model.config import Config
-from magi.model.run import Run, RunStatus
+from magi.model.run import Event, Run, RunStatus
 from magi.seats import Reporter, mailbox
+from magi.seats.day_spend import RECORDS_ENV
 from magi.state.store import RUN_ID, Store
 
 __all__ = ["Answering", "IssueTask", "compete", "deliver", "find_run", "read_issue"]
@@ -114,6 +116,8 @@ def compete(
     git = Git.discover(cwd)
     refuse_credentials(git.root)
     now: datetime | None = None
+    config: Config | None = None
+    fresh_because: str | None = None
     if run_id is not None:
         if not RUN_ID.fullmatch(run_id):
             raise ActionError(f"{run_id!r} is not a magi run id (YYYYMMDD-HHMMSS-xxxx)")
@@ -121,7 +125,24 @@ def compete(
         if record is not None and record.task.source != f"issue:{issue.number}":
             raise ActionError(f"run {run_id} is not issue #{issue.number}'s")
         if record is None:
-            now, rng = _id_parts(run_id, rng)
+            # Not on this runner: the repository's record of it decides (agents_job.adopt).
+            config = engine.preflight(git.root, None, environ, reporter, action=True)
+            records = environ.get(RECORDS_ENV)
+            adopted = adopt(
+                records=Path(records) if records else None,
+                run_id=run_id,
+                issue=issue.number,
+                store=store,
+                git=git,
+                config=config,
+            )
+            if adopted is None:
+                now, rng = _id_parts(run_id, rng)  # the App's id for a new run
+            elif adopted.run is not None:
+                record = adopted.run
+            else:
+                fresh_because = adopted.fresh_because
+                reporter.note(fresh_because or "", "warn")
     else:
         record = find_run(store, git.root, issue.number)
     if answer is not None:
@@ -135,7 +156,8 @@ def compete(
         record = engine.resume(store, record.id, environ=environ, reporter=reporter).run
     elif record is None or record.status is RunStatus.FAILED:
         # A failed run is an attempt spent; `/magi retry` after it is a new competition.
-        config = engine.preflight(git.root, None, environ, reporter, action=True)
+        if config is None:
+            config = engine.preflight(git.root, None, environ, reporter, action=True)
         _hide(reporter, config)
         record = engine.start(
             task=issue.text,
@@ -148,6 +170,11 @@ def compete(
             rng=rng,
             now=now,
         ).run
+        if fresh_because:
+            record.events.append(
+                Event(at=datetime.now(UTC), node="run", message=fresh_because, level="warn")
+            )
+            store.save(record)
     else:
         reporter.note(f"run {record.id} already ended {record.status.value}; writing it out")
     out.mkdir(parents=True, exist_ok=True)

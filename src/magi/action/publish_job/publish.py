@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
 
 from magi.action.artifact import Artifact, policy_for
 from magi.action.bundle import INCOMING, check_bundle
@@ -45,7 +47,7 @@ from magi.errors import TamperedArtifact
 from magi.git.remote import Remote
 from magi.git.repo import Git
 from magi.github.port import GitHubPort
-from magi.model.run import RunStatus
+from magi.model.run import Run, RunStatus
 from magi.report import revealed
 from magi.report.tracking import carry_jobs
 from magi.state.failpoint import failpoint
@@ -67,6 +69,33 @@ def ended_on_github(git: Git, record: str | None) -> str | None:
         return None  # not this check's business: reading the record proper reports it
     ended = {RunStatus.MERGED.value, RunStatus.CLOSED.value}
     return status if isinstance(status, str) and status in ended else None
+
+
+def _another_incarnation(git: Git, record: str | None, run: Run) -> str | None:
+    """Why the record ref's run is not the artifact's run (None when it is, or when there is
+    none): a run carried on keeps every implement turn it had, so a run of the same id
+    (the App names a new run) missing one of them started over elsewhere."""
+    if record is None:
+        return None
+    text = git.run("cat-file", "blob", f"{record}:run.json", check=False)
+    try:
+        turns = json.loads(text).get("turns") if text.strip() else None
+    except (json.JSONDecodeError, AttributeError):
+        return None  # not this check's business: reading the record proper reports it
+    if not isinstance(turns, list):
+        return None
+
+    def key(t: Any) -> tuple[str, datetime] | None:
+        try:
+            return (str(t.get("seat")), datetime.fromisoformat(str(t.get("started_at"))))
+        except ValueError:
+            return None
+
+    stored = {key(t) for t in turns if isinstance(t, dict) and t.get("node") == "implement"}
+    stored.discard(None)
+    mine = {(t.seat, t.started_at) for t in run.turns if t.node == "implement"}
+    lost = stored - mine
+    return f"{len(lost)} of its implement turns are not in this one" if lost else None
 
 
 @dataclass
@@ -103,6 +132,13 @@ async def publish(
 
     ref = record_ref(run.id)
     prev = remote.fetch(ref, f"{INCOMING}/{run.id}/record")
+    if (other := _another_incarnation(git, prev, run)) is not None:
+        raise TamperedArtifact(
+            f"{ref} holds another run of id {run.id} ({other}); this artifact is not "
+            "published over it, so nothing that record holds is lost. The compete job did "
+            "not find the record (its records step could not read the repository's run "
+            "records): see that job's log, then `/magi retry`"
+        )
     published = read_published(git, prev)
     if (ended := ended_on_github(git, prev)) is not None:
         # The App wrote the PR's ending into the record (merged or closed): this artifact
@@ -237,7 +273,12 @@ def _workflow_note(refused: dict[str, list[str]], winner: str | None) -> str:
 
 
 def _unlimited(p: Policy) -> Policy:
-    return Policy(roster=p.roster, revealed=p.revealed, roots=p.roots, limit=1 << 62)
+    """The policy for what the record ref stores. Before the tally the artifact's record
+    was gated with the real roster already, and its roster holds the aliases: gated again
+    with those as names, every ``agent-<n>`` id would become ``[redacted]``, and the stored
+    record would no longer validate for any reader (day_usd, stats, a later runner)."""
+    roster = p.roster if p.revealed else ()
+    return Policy(roster=roster, revealed=p.revealed, roots=p.roots, limit=1 << 62)
 
 
 async def publish_missing(*, port: GitHubPort, env: ActionEnv, issue: int, why: str) -> None:

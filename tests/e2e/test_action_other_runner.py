@@ -1,0 +1,132 @@
+"""``/magi retry`` on a runner that never saw the run: carried on from the record ref after
+the tally, a new competition (under a new id, the old record kept) before it.
+
+Each runner is its own checkout (a clone of origin, as ``actions/checkout`` with
+``fetch-depth: 0`` makes it) and its own ``MAGI_HOME``; the records step's bare repository
+is a fetch of ``refs/magi/runs/*`` from origin. Only origin and the GitHub double are shared.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from action_helpers import World, make_world
+from magi.model.run import RunStatus
+from magi.report import revealed
+from magi.state.store import Store
+
+
+def _run_id(world: World) -> str:
+    out = (world.tmp / "runner-temp-compete" / "output").read_text()
+    found = re.findall(r"^run-id=(\S+)$", out, re.M)
+    assert found, out
+    return found[-1]
+
+
+def _other_runner(world: World) -> tuple[World, Path]:
+    """A second runner: its own clone of origin and home, the records its step fetched."""
+    tmp = world.tmp / "runner-2"
+    tmp.mkdir()
+    checkout = tmp / "checkout"
+    subprocess.run(["git", "clone", "-q", str(world.remote), str(checkout)], check=True)
+    records = tmp / "magi-records.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(records)], check=True)
+    subprocess.run(
+        ["git", "-C", str(records), "fetch", "-q", str(world.remote),
+         "+refs/magi/runs/*:refs/magi/runs/*"],
+        check=True,
+    )  # fmt: skip
+    return World(tmp, checkout, world.remote, world.scripted, world.github), records
+
+
+def _calls(world: World) -> list[dict[str, str]]:
+    path = world.scripted / "calls.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _stopped(tmp: Path, monkeypatch: pytest.MonkeyPatch, at: str) -> tuple[World, str]:
+    """A run whose every seat is out of quota at ``at``, competed and published."""
+    world = make_world(
+        tmp,
+        judges=f"quota-at-{at}:evidence",
+        implementers=(f"quota-at-{at}:right", f"quota-at-{at}:wrong"),
+    )
+    res = world.compete()
+    assert res.returncode == 0, res.stdout + res.stderr
+    run_id = _run_id(world)
+    assert Store(world.home).load_run(run_id).status is RunStatus.STALLED
+    published = world.publish(monkeypatch, run_id)
+    assert published.exit_code == 0, published.output
+    return world, run_id
+
+
+def test_after_the_tally_another_runner_carries_the_run_on_from_the_record_ref(
+    tmp_path, monkeypatch
+) -> None:
+    world, run_id = _stopped(tmp_path, monkeypatch, "review")
+    first = Store(world.home).load_run(run_id)
+    assert first.tally is not None
+    assert first.tally.winner is not None
+    other, records = _other_runner(world)
+    (world.scripted / "unlock").write_text("")  # the quota is back
+    before = len(_calls(world))
+    res = other.compete("--run-id", run_id, env={"MAGI_RUN_RECORDS": str(records)})
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert _run_id(other) == run_id, "the same run, not a new competition"
+    run = Store(other.home).load_run(run_id)
+    assert run.status is not RunStatus.STALLED, run.reason
+    assert run.tally == first.tally, "the tally is the record's"
+    asked = {c["node"] for c in _calls(world)[before:]}
+    assert asked, "the review was carried on"
+    assert not asked & {"implement", "judge", "deliberate", "vote"}, asked
+    said = [e.message for e in run.events if "carried on from refs/magi/runs/" in e.message]
+    assert said, [e.message for e in run.events]
+    assert Path(run.repo) == other.repo.resolve()
+    assert not any(s.session_id for n, s in first.seats.items() if n.startswith("impl-")) or (
+        "full context" in said[0]
+    )
+    kept = {p.name for p in (Store(other.home).run_dir(run_id) / "artifacts").iterdir()}
+    assert {n for n in kept if n.startswith("judge-")}, "the judges' transcripts came along"
+
+
+def test_before_the_tally_another_runner_starts_over_under_a_new_id_and_says_why(
+    tmp_path, monkeypatch
+) -> None:
+    world, run_id = _stopped(tmp_path, monkeypatch, "judge")
+    assert not revealed(Store(world.home).load_run(run_id)), "stalled before a tally counted"
+    ref = f"refs/magi/runs/{run_id}"
+    old = world.remote_refs()[ref]
+    other, records = _other_runner(world)
+    (world.scripted / "unlock").write_text("")
+    res = other.compete("--run-id", run_id, env={"MAGI_RUN_RECORDS": str(records)})
+    assert res.returncode == 0, res.stdout + res.stderr
+    new_id = _run_id(other)
+    assert new_id != run_id, "never a second run under the first one's id"
+    run = Store(other.home).load_run(new_id)
+    assert run.status is not RunStatus.STALLED
+    (why,) = [e.message for e in run.events if run_id in e.message]
+    assert "before its tally" in why
+    assert "new competition" in why
+    assert world.remote_refs()[ref] == old, "the old record is untouched"
+
+
+def test_a_second_run_of_one_id_is_not_published_over_the_first(tmp_path, monkeypatch) -> None:
+    """The records step could not read the records: compete starts the App's id afresh,
+    and publish refuses to write that run over the record that id already has."""
+    world, run_id = _stopped(tmp_path, monkeypatch, "judge")
+    ref = f"refs/magi/runs/{run_id}"
+    old = world.remote_refs()[ref]
+    other, _ = _other_runner(world)
+    (world.scripted / "unlock").write_text("")
+    res = other.compete("--run-id", run_id)  # no records: nothing says the id is taken
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert _run_id(other) == run_id
+    published = other.publish(monkeypatch, run_id)
+    assert published.exit_code != 0
+    assert "holds another run of id" in published.output
+    assert world.remote_refs()[ref] == old
