@@ -223,3 +223,50 @@ def test_gemini_auth_exit_is_marked_auth() -> None:
     err = {"session_id": "g", "error": {"type": "Error", "message": "Please set", "code": 41}}
     parsed = GeminiAdapter(cfg("gemini")).parse("", json.dumps(err, indent=2), 41, REQ)
     assert (parsed.status, parsed.failure) == (TurnStatus.ERROR, "auth")
+
+
+def test_a_command_reports_its_usage_on_stderr_and_the_lines_add_up() -> None:
+    c = cfg("command", command=["x"], model="llama3")
+    err = (
+        'MAGI-USAGE: {"input_tokens": 100, "cached_tokens": 40, "output_tokens": 20}\n'
+        "thinking...\n"
+        'MAGI-USAGE: {"output_tokens": 5, "cost_usd": 0.25, "model": "other"}\n'
+    )
+    parsed = CommandAdapter(c).parse("the reply", err, 0, REQ)
+    assert parsed.status is TurnStatus.OK
+    u = parsed.usage
+    assert (u.input_tokens, u.cached_tokens, u.output_tokens) == (140, 40, 25)
+    assert u.cost_usd == 0.25
+    assert u.models["llama3"].model_dump() == {"input": 100, "cached": 40, "output": 20}
+    assert u.models["other"].model_dump() == {"input": 0, "cached": 0, "output": 5}
+    assert CommandAdapter(c).live('MAGI-USAGE: {"cost_usd": 1}').text is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'MAGI-USAGE: {"input_tokens": "100"}',  # a string is not a count
+        'MAGI-USAGE: {"tokens": 100}',  # no such key: not read as nothing spent
+        'MAGI-USAGE: {"cost_usd": -1}',
+        "MAGI-USAGE: cost=0.2",
+        'MAGI-USAGE: {"output_tokens": true}',
+    ],
+)
+def test_a_usage_line_that_is_not_usage_fails_the_turn_naming_the_line(line: str) -> None:
+    c = cfg("command", command=["x"])
+    parsed = CommandAdapter(c).parse(
+        "the reply", f'MAGI-USAGE: {{"cost_usd": 1}}\n{line}\n', 0, REQ
+    )
+    assert parsed.status is TurnStatus.ERROR
+    assert parsed.error is not None
+    assert "MAGI-USAGE line 2" in parsed.error
+    assert parsed.usage == Usage(), "nothing half-read is counted"
+
+
+def test_a_failing_command_keeps_what_it_reported_spending() -> None:
+    c = cfg("command", command=["x"])
+    parsed = CommandAdapter(c).parse("", 'MAGI-USAGE: {"cost_usd": 0.5}\nboom\n', 3, REQ)
+    assert parsed.status is TurnStatus.ERROR
+    assert parsed.usage.cost_usd == 0.5
+    assert parsed.error is not None
+    assert "MAGI-USAGE" not in parsed.error

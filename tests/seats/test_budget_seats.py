@@ -154,3 +154,24 @@ def test_check_budget_with_no_caps_reads_nothing(tmp_path: Path) -> None:
     check_budget(sctx)
     assert source.asked == []
     assert not [e for e in sctx.record.events if e.node == "budget"]
+
+
+def test_a_command_seat_that_reports_its_cost_is_held_by_run_usd(tmp_path: Path) -> None:
+    """A real command process printing ``MAGI-USAGE`` on stderr: its dollars count against
+    run_usd like a CLI's, and its time no longer counts against run_minutes."""
+    import sys
+
+    script = (
+        "import sys; print('done'); "
+        'print(\'MAGI-USAGE: {"cost_usd": 0.3, "output_tokens": 7}\', file=sys.stderr)'
+    )
+    entry = {"id": "cmd", "kind": "command", "command": [sys.executable, "-c", script]}
+    cfg = budget_config([entry], run_usd=0.5, run_minutes=1)
+    sctx = seat_context(tmp_path / "home", cfg, {"cmd": build_agent(cfg.agents[0])})
+    _ask(sctx, tmp_path)
+    _ask(sctx, tmp_path)
+    assert [t.usage.cost_usd for t in sctx.record.turns] == [0.3, 0.3]
+    with pytest.raises(Stop) as held:
+        _ask(sctx, tmp_path)
+    assert held.value.status is RunStatus.HELD
+    assert held.value.reason == "budget: this run has spent $0.60 of its $0.50 cap"

@@ -15,26 +15,81 @@ The contract a command agent is written against:
 - exit 75 (EX_TEMPFAIL), or a failing exit with "rate limit" or "quota" on stderr, means the
   agent hit a quota: the seat is refunded rather than failed. Any other non-zero exit is an
   error;
-- a command reports no tokens and no cost: its turns' wall time is what ``[budget]
-  run_minutes`` counts.
+- to report what a turn spent, print ``MAGI-USAGE: {json}`` on stderr, one object per
+  line (several lines add up): ``input_tokens`` (uncached), ``cached_tokens``,
+  ``output_tokens``, ``cost_usd`` (your own figure) and ``model`` (the model that spent the
+  tokens, priced by ``[budget.prices]``; default: the agent's ``model``), every key
+  optional. A line that is not such an object fails the turn, naming the line: a budget
+  must not silently read a typo as nothing spent. A turn that reports neither dollars nor
+  priced tokens has its wall time counted by ``[budget] run_minutes``.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from magi.agents.base import TurnRequest, TurnStatus
 from magi.agents.cli import Invocation, Parsed, tail
 from magi.agents.live import NO_SIGNALS, LiveLine, Signals
 from magi.model.config import AgentConfig
+from magi.model.run import ModelTokens, Usage
 
 EXECUTABLE = None  # whatever the config names
 VERSION_ARGV: tuple[str, ...] = ()
 KEY_ENV_VARS: tuple[str, ...] = ()
 EX_TEMPFAIL = 75
 SESSION_LINE = re.compile(r"^MAGI-SESSION:\s*(\S+)\s*$", re.MULTILINE)
+USAGE_LINE = re.compile(r"^MAGI-USAGE:(.*)$", re.MULTILINE)
+
+
+class Reported(BaseModel):
+    """One ``MAGI-USAGE`` line, strictly: an unknown key is an error, not a silent zero."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    input_tokens: int | None = Field(None, ge=0)
+    cached_tokens: int | None = Field(None, ge=0)
+    output_tokens: int | None = Field(None, ge=0)
+    cost_usd: float | int | None = Field(None, ge=0)
+    model: str | None = Field(None, min_length=1, max_length=200)
+
+    def usage(self, default_model: str | None) -> Usage:
+        model = self.model or default_model
+        tokens = (self.input_tokens, self.cached_tokens, self.output_tokens)
+        counted = model is not None and any(t is not None for t in tokens)
+        split = ModelTokens(
+            input=self.input_tokens or 0,
+            cached=self.cached_tokens or 0,
+            output=self.output_tokens or 0,
+        )
+        total_in = None if self.input_tokens is None and self.cached_tokens is None else (
+            (self.input_tokens or 0) + (self.cached_tokens or 0)
+        )
+        return Usage(
+            input_tokens=total_in,
+            output_tokens=self.output_tokens,
+            cached_tokens=self.cached_tokens,
+            cost_usd=None if self.cost_usd is None else float(self.cost_usd),
+            models={model: split} if counted and model else {},
+        )
+
+
+def reported_usage(stderr: str, default_model: str | None) -> tuple[Usage, str | None]:
+    """What the ``MAGI-USAGE`` lines of ``stderr`` add up to, or why one is not usage."""
+    total = Usage()
+    for n, match in enumerate(USAGE_LINE.finditer(stderr), start=1):
+        text = match.group(1).strip()
+        try:
+            total = total + Reported.model_validate(json.loads(text)).usage(default_model)
+        except (ValueError, ValidationError) as e:
+            why = e.errors()[0]["msg"] if isinstance(e, ValidationError) else str(e)
+            return Usage(), f"MAGI-USAGE line {n} ({text[:80]!r}) is not usage: {why}"
+    return total, None
 QUOTA = re.compile(r"rate limit|quota", re.IGNORECASE)
 
 
@@ -53,7 +108,7 @@ class CommandAdapter:
     signals: ClassVar[Signals] = NO_SIGNALS  # a command's words mean what its author says
 
     def live(self, line: str) -> LiveLine:
-        return LiveLine(None if SESSION_LINE.match(line) else line)
+        return LiveLine(None if SESSION_LINE.match(line) or USAGE_LINE.match(line) else line)
 
     def build(self, request: TurnRequest, session_id_to_open: str | None) -> Invocation:
         values = {
@@ -70,13 +125,22 @@ class CommandAdapter:
     ) -> Parsed:
         reported = SESSION_LINE.findall(stderr)
         session_id = reported[-1] if reported else request.session_id
-        stderr = SESSION_LINE.sub("", stderr)  # protocol, not part of an error message
+        usage, bad = reported_usage(stderr, self.cfg.model)
+        # Protocol, not part of an error message.
+        stderr = USAGE_LINE.sub("", SESSION_LINE.sub("", stderr))
         if exit_code == EX_TEMPFAIL or (exit_code != 0 and QUOTA.search(stderr)):
             why = tail(stderr) or f"exit {exit_code}"
-            return Parsed(TurnStatus.QUOTA, session_id=session_id, error=f"command: {why}")
+            return Parsed(
+                TurnStatus.QUOTA, session_id=session_id, usage=usage, error=f"command: {why}"
+            )
         if exit_code != 0:
             why = tail(stderr) or "no stderr"
             return Parsed(
-                TurnStatus.ERROR, session_id=session_id, error=f"command exited {exit_code}: {why}"
+                TurnStatus.ERROR,
+                session_id=session_id,
+                usage=usage,
+                error=f"command exited {exit_code}: {why}",
             )
-        return Parsed(TurnStatus.OK, text=stdout.strip(), session_id=session_id)
+        if bad is not None:
+            return Parsed(TurnStatus.ERROR, session_id=session_id, error=f"command: {bad}")
+        return Parsed(TurnStatus.OK, text=stdout.strip(), session_id=session_id, usage=usage)
