@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from magi import report
+from magi.model.config import AgentConfig
 from magi.model.run import (
     Candidate,
     CountedVote,
@@ -338,3 +339,28 @@ def test_a_stalled_run_keeps_its_authors_hidden() -> None:
     assert "hidden until the tally" in text_of(run)
     run.tally = run.tally.model_copy(update={"winner": "A", "quorum": True})
     assert report.revealed(run)
+
+
+def _codex_continued(*, tallied: bool) -> Run:
+    """impl-A's agent is codex and its conversation was continued (a second turn in it)."""
+    run = make_run(tallied=tallied, status=RunStatus.READY if tallied else RunStatus.STALLED)
+    agents = [{"id": "opus-agent", "kind": "codex", "model": "gpt-5-codex"}]
+    config = run.config.model_copy(update={"agents": [AgentConfig(**a) for a in agents]})
+    first, second = (t.model_copy(update={"session_id": "019a-thread"}) for t in run.turns[:2])
+    return run.model_copy(update={"config": config, "turns": [first, second, run.turns[2]]})
+
+
+def test_a_continued_codex_seats_figures_are_said_to_err_high_once_authors_are_out() -> None:
+    """codex may report a resumed thread's running total: the cost table says which seats'
+    figures may count earlier turns again; before the tally it does not (it names a kind)."""
+    from magi.report.markdown import comments
+
+    shown = text_of(_codex_continued(tallied=True))
+    assert "impl-A: codex may report a resumed thread's running total" in shown
+    (review,) = [
+        c for c in comments(report.build(_codex_continued(tallied=True))) if c.name == "review"
+    ]
+    assert "impl-A: codex may report" in review.body
+    hidden = text_of(_codex_continued(tallied=False))
+    assert "codex" not in hidden
+    assert "running total" not in text_of(make_run())

@@ -27,6 +27,27 @@ ESTIMATE_NOTE = (
     "- no cost and no priced tokens (that time counts toward [budget] run_minutes)"
 )
 
+RUNNING_TOTALS = (
+    "{seats}: codex may report a resumed thread's running total rather than the turn's, "
+    "so a later turn of these seats can count the earlier ones again (an estimate that "
+    "errs high, never low)"
+)
+
+
+def running_totals(run: Run) -> str | None:
+    """The caveat for seats whose codex conversation was continued, if any: it names a
+    kind, so it is for a report whose authors are out."""
+    kinds = {a.id: a.kind for a in run.config.agents}
+    seen: set[tuple[str, str]] = set()
+    seats: set[str] = set()
+    for t in run.turns:
+        if kinds.get(t.agent) != "codex" or not t.session_id:
+            continue
+        if (t.seat, t.session_id) in seen:
+            seats.add(t.seat)
+        seen.add((t.seat, t.session_id))
+    return RUNNING_TOTALS.format(seats=", ".join(sorted(seats))) if seats else None
+
 
 @dataclass(frozen=True)
 class UsageRow:

@@ -181,7 +181,10 @@ def review_comment(v: RunView, sections: Sequence[Section] = ()) -> Comment:
         for u in v.usage
         if len(v.usage) > 1
     ]
-    note = _tildes(ESTIMATE_NOTE) if usage and shows_estimates(v.usage) else None
+    notes = [ESTIMATE_NOTE] if usage and shows_estimates(v.usage) else []
+    if usage and v.usage_caveat:
+        notes.append(v.usage_caveat)
+    note = _tildes("; ".join(notes)) if notes else None
     body = _ENV.get_template("review.md.j2").render(
         v=v,
         task=inline(v.task.strip().splitlines()[0] if v.task.strip() else "", 200),

@@ -158,6 +158,8 @@ def _costs(v: RunView) -> list[RenderableType]:
         out += [_heading("time and tokens per seat"), table]
         if shows_estimates(v.usage):
             out.append(Text(ESTIMATE_NOTE, style="dim"))
+        if v.usage_caveat:
+            out.append(Text(v.usage_caveat, style="dim"))
     return out
 
 

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from magi.core.compete.edited_tests import describe
 from magi.model.run import Candidate, Ranking, Run, RunStatus
-from magi.report.costs import USAGE_KEYS, UsageRow, node_times, usage_rows
+from magi.report.costs import USAGE_KEYS, UsageRow, node_times, running_totals, usage_rows
 from magi.report.failures import SeatView, Stopped, Terms, seat_views, stopped_node, warnings
 
 HIDDEN = "hidden until the tally"
@@ -156,6 +156,7 @@ class RunView:
     merge: str | None  # the command that merges the winner
     merge_mode: str
     jail: str = "not recorded"  # the guarantee the run's agents had
+    usage_caveat: str | None = None  # said beside the cost table (report.costs)
 
     @property
     def failed_seats(self) -> tuple[SeatView, ...]:
@@ -279,6 +280,7 @@ def build(run: Run) -> RunView:
         merge=_merge_hint(run),
         merge_mode=_merge_mode(run),
         jail="not recorded" if run.jail is None else f"{run.jail.mode} ({run.jail.reason})",
+        usage_caveat=running_totals(run) if terms.revealed else None,
     )
 
 
