@@ -44,6 +44,22 @@ def _other_runner(world: World) -> tuple[World, Path]:
     return World(tmp, checkout, world.remote, world.scripted, world.github), records
 
 
+def _tree(world: World, ref: str) -> list[str]:
+    out = subprocess.run(
+        ["git", "-C", str(world.remote), "ls-tree", "-r", "--name-only", ref],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return out.stdout.split()
+
+
+def _blob(world: World, spec: str) -> str:
+    out = subprocess.run(
+        ["git", "-C", str(world.remote), "cat-file", "blob", spec],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return out.stdout
+
+
 def _calls(world: World) -> list[dict[str, str]]:
     path = world.scripted / "calls.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
@@ -92,6 +108,14 @@ def test_after_the_tally_another_runner_carries_the_run_on_from_the_record_ref(
     )
     kept = {p.name for p in (Store(other.home).run_dir(run_id) / "artifacts").iterdir()}
     assert {n for n in kept if n.startswith("judge-")}, "the judges' transcripts came along"
+    # Published again from the second runner: the same record, carried on, nothing lost.
+    ref = f"refs/magi/runs/{run_id}"
+    stored_before = set(_tree(world, ref))
+    published = other.publish(monkeypatch, run_id)
+    assert published.exit_code == 0, published.output
+    assert stored_before <= set(_tree(world, ref)), "every artifact the record held is kept"
+    record = json.loads(_blob(world, f"{ref}:run.json"))
+    assert record["status"] == run.status.value
 
 
 def test_before_the_tally_another_runner_starts_over_under_a_new_id_and_says_why(
@@ -113,6 +137,26 @@ def test_before_the_tally_another_runner_starts_over_under_a_new_id_and_says_why
     assert "before its tally" in why
     assert "new competition" in why
     assert world.remote_refs()[ref] == old, "the old record is untouched"
+
+
+def test_an_answer_for_a_run_another_runner_holds_is_refused_with_the_reason(
+    tmp_path, monkeypatch
+) -> None:
+    """``/magi answer`` never starts a competition: the asking run waits for its runner."""
+    world = make_world(tmp_path, implementers=("ask:right", "wrong"))
+    res = world.compete()
+    assert res.returncode == 0, res.stdout + res.stderr
+    run_id = _run_id(world)
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    other, records = _other_runner(world)
+    other.issue_file()
+    rows = [{"id": 5, "body": "/magi answer SQLite", "created_at": "2099-01-01T00:00:00Z"}]
+    (other.tmp / "comments.json").write_text(json.dumps(rows))
+    env = {"MAGI_RUN_RECORDS": str(records)}
+    res = other.compete("--run-id", run_id, "--answer-comment", "5", env=env)
+    assert res.returncode != 0
+    assert "only by the runner that holds it" in res.stderr
+    assert not Store(other.home).list_ids(), "no competition was started"
 
 
 def test_a_second_run_of_one_id_is_not_published_over_the_first(tmp_path, monkeypatch) -> None:

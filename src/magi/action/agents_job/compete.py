@@ -124,6 +124,12 @@ def compete(
         record = store.load_run(run_id) if run_id in store.list_ids() else None
         if record is not None and record.task.source != f"issue:{issue.number}":
             raise ActionError(f"run {run_id} is not issue #{issue.number}'s")
+        if record is None and answer is not None:
+            raise ActionError(
+                f"/magi answer: run {run_id} is not on this runner; a run asking is carried "
+                "on only by the runner that holds it (before its tally its published record "
+                "ties no candidate to an agent), so the answer waits for that runner"
+            )
         if record is None:
             # Not on this runner: the repository's record of it decides (agents_job.adopt).
             config = engine.preflight(git.root, None, environ, reporter, action=True)
