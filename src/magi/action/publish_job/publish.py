@@ -58,15 +58,21 @@ __all__ = ["PublishResult", "publish", "publish_missing"]
 SPENDS = frozenset({RunStatus.FAILED})
 
 
-def ended_on_github(git: Git, record: str | None) -> str | None:
-    """``merged`` or ``closed`` when the record ref says the run's PR ended, else None."""
+def _stored_field(git: Git, record: str | None, name: str) -> Any:
+    """One top-level field of the record ref's ``run.json`` (None when there is no record,
+    or it does not read: not these checks' business, reading the record proper reports it)."""
     if record is None:
         return None
     text = git.run("cat-file", "blob", f"{record}:run.json", check=False)
     try:
-        status = json.loads(text).get("status") if text.strip() else None
+        return json.loads(text).get(name) if text.strip() else None
     except (json.JSONDecodeError, AttributeError):
-        return None  # not this check's business: reading the record proper reports it
+        return None
+
+
+def ended_on_github(git: Git, record: str | None) -> str | None:
+    """``merged`` or ``closed`` when the record ref says the run's PR ended, else None."""
+    status = _stored_field(git, record, "status")
     ended = {RunStatus.MERGED.value, RunStatus.CLOSED.value}
     return status if isinstance(status, str) and status in ended else None
 
@@ -75,13 +81,7 @@ def _another_incarnation(git: Git, record: str | None, run: Run) -> str | None:
     """Why the record ref's run is not the artifact's run (None when it is, or when there is
     none): a run carried on keeps every implement turn it had, so a run of the same id
     (the App names a new run) missing one of them started over elsewhere."""
-    if record is None:
-        return None
-    text = git.run("cat-file", "blob", f"{record}:run.json", check=False)
-    try:
-        turns = json.loads(text).get("turns") if text.strip() else None
-    except (json.JSONDecodeError, AttributeError):
-        return None  # not this check's business: reading the record proper reports it
+    turns = _stored_field(git, record, "turns")
     if not isinstance(turns, list):
         return None
 
