@@ -67,8 +67,10 @@ class Reported(BaseModel):
             cached=self.cached_tokens or 0,
             output=self.output_tokens or 0,
         )
-        total_in = None if self.input_tokens is None and self.cached_tokens is None else (
-            (self.input_tokens or 0) + (self.cached_tokens or 0)
+        total_in = (
+            None
+            if self.input_tokens is None and self.cached_tokens is None
+            else ((self.input_tokens or 0) + (self.cached_tokens or 0))
         )
         return Usage(
             input_tokens=total_in,
@@ -90,6 +92,8 @@ def reported_usage(stderr: str, default_model: str | None) -> tuple[Usage, str |
             why = e.errors()[0]["msg"] if isinstance(e, ValidationError) else str(e)
             return Usage(), f"MAGI-USAGE line {n} ({text[:80]!r}) is not usage: {why}"
     return total, None
+
+
 QUOTA = re.compile(r"rate limit|quota", re.IGNORECASE)
 
 
