@@ -248,19 +248,24 @@ def test_a_command_reports_its_usage_on_stderr_and_the_lines_add_up() -> None:
         'MAGI-USAGE: {"input_tokens": "100"}',  # a string is not a count
         'MAGI-USAGE: {"tokens": 100}',  # no such key: not read as nothing spent
         'MAGI-USAGE: {"cost_usd": -1}',
+        'MAGI-USAGE: {"cost_usd": Infinity}',  # would hold every cap, and store as null
+        'MAGI-USAGE: {"cost_usd": NaN}',
         "MAGI-USAGE: cost=0.2",
         'MAGI-USAGE: {"output_tokens": true}',
+        '[info] MAGI-USAGE: {"cost_usd": 0.2}',  # not at the start: said, not skipped
+        '  MAGI-USAGE: {"cost_usd": 0.2}',
     ],
 )
 def test_a_usage_line_that_is_not_usage_fails_the_turn_naming_the_line(line: str) -> None:
+    """The turn fails naming the line; what the good lines reported still counts (a cap
+    errs early, not late)."""
     c = cfg("command", command=["x"])
-    parsed = CommandAdapter(c).parse(
-        "the reply", f'MAGI-USAGE: {{"cost_usd": 1}}\n{line}\n', 0, REQ
-    )
+    err = f'MAGI-USAGE: {{"cost_usd": 1}}\n{line}\n'
+    parsed = CommandAdapter(c).parse("the reply", err, 0, REQ)
     assert parsed.status is TurnStatus.ERROR
     assert parsed.error is not None
     assert "MAGI-USAGE line 2" in parsed.error
-    assert parsed.usage == Usage(), "nothing half-read is counted"
+    assert parsed.usage == Usage(cost_usd=1.0)
 
 
 def test_a_failing_command_keeps_what_it_reported_spending() -> None:

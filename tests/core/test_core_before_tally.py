@@ -9,7 +9,7 @@ from magi.core.compete.blind import shuffle_labels
 from magi.core.threads.before_tally import HIDDEN, public_copy
 from magi.core.threads.posting import Policy, gate_json
 from magi.model.config import AgentConfig
-from magi.model.run import Event, Run, RunStatus, Seat, Turn, Usage
+from magi.model.run import Event, Leak, Run, RunStatus, Seat, Turn, Usage
 from record_helpers import run as fixture_run
 
 ROSTER = [
@@ -22,46 +22,69 @@ AT = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 
 
 def _turn(seat: str, agent: str, **kw: object) -> Turn:
-    return Turn(
-        seat=seat,
-        node="implement" if seat.startswith("impl-") else "judge",
-        turn=1,
-        agent=agent,
-        status="ok",
-        started_at=AT,
-        duration_s=60.0,
-        prompt_artifact=f"artifacts/x-{seat}-t1.prompt.md",
-        raw_artifact=f"artifacts/x-{seat}-t1.raw.txt",
-        **kw,  # type: ignore[arg-type]
-    )
+    fields: dict[str, object] = {
+        "seat": seat,
+        "node": "implement" if seat.startswith("impl-") else "judge",
+        "turn": 1,
+        "agent": agent,
+        "status": "ok",
+        "started_at": AT,
+        "duration_s": 60.0,
+        "prompt_artifact": f"artifacts/x-{seat}-t1.prompt.md",
+        "reply_artifact": f"artifacts/x-{seat}-t1.reply.md",
+        "raw_artifact": f"artifacts/x-{seat}-t1.raw.txt",
+    }
+    return Turn.model_validate({**fields, **kw})
 
 
 def _run(authors: dict[str, str], seed: int) -> Run:
-    """A run stopped before its tally, ``authors`` seat -> agent, each agent's own traces."""
+    """A run stopped before its tally, ``authors`` seat -> agent, each agent's own traces:
+    its session id's format, how it reports spend, how long it takes (and so the order its
+    turns end in), its words. impl-C's turn failed its login (that it failed is the seat's,
+    shown anyway), and the same agent held judge-2, which passed on because of it."""
     traces = {
-        "cl": {"session_id": "0b5a6e52-1c1e-4b6e-9a55-9d2f", "usage": Usage(cost_usd=0.4)},
-        "cx": {"session_id": "019a-thread", "usage": Usage(input_tokens=900, output_tokens=90)},
-        "oc": {"session_id": "ses_4f2a", "usage": Usage()},
+        "cl": {"session_id": "0b5a6e52-1c1e", "usage": Usage(cost_usd=0.4), "duration_s": 30.0},
+        "cx": {
+            "session_id": "019a-thread",
+            "usage": Usage(input_tokens=900, output_tokens=90),
+            "duration_s": 600.0,  # its configured implement timeout, say
+        },
+        "oc": {"session_id": "ses_4f2a", "usage": Usage(), "duration_s": 90.0},
     }
-    # impl-C's turn failed (a seat's fact, shown anyway); its wording is its CLI's own.
-    wording = {"cl": "API Error: 529", "cx": "stream error", "oc": "ProviderModelNotFoundError"}
+    wording = {"cl": "API Error: 401", "cx": "codex login required", "oc": "ProviderAuthError"}
+    failing = authors["impl-C"]
     base = fixture_run("20261203-120000-abcd")
     config = base.config.model_copy(update={"agents": ROSTER})
     r = base.model_copy(
-        update={"seed": seed, "tally": None, "status": RunStatus.ASKING, "config": config}
+        update={"seed": seed, "tally": None, "status": RunStatus.STALLED, "config": config}
     )
     r.seats = {
         seat: Seat(name=seat, agent=agent, session_id=str(traces[agent]["session_id"]))
         for seat, agent in authors.items()
     }
-    r.seats["impl-C"].failover_from = ["cx"] if authors["impl-C"] != "cx" else ["cl"]
     r.seats["judge-1"] = Seat(name="judge-1", agent="jx")
-    r.turns = [
-        _turn(seat, agent, **traces[agent], error=wording[agent] if seat == "impl-C" else None)
+    r.seats["judge-2"] = Seat(name="judge-2", agent="jx", failover_from=[failing])
+    impl = [
+        _turn(
+            seat,
+            agent,
+            **traces[agent],  # type: ignore[arg-type]
+            error=wording[agent] if seat == "impl-C" else None,
+            failure="auth" if seat == "impl-C" else None,
+        )
         for seat, agent in authors.items()
-    ] + [_turn("judge-1", "jx", usage=Usage(cost_usd=0.1))]
-    said = f"impl-B: {authors['impl-B']} ran out of quota; the seat passes on"
-    r.events = [*r.events, Event(at=AT, node="implement", message=said, level="warn")]
+    ]
+    impl.sort(key=lambda t: t.duration_s)  # turns are recorded as they end
+    r.turns = [*impl, _turn("judge-1", "jx", usage=Usage(cost_usd=0.1))]
+    for c in r.candidates:
+        c.summary = f"{authors[c.seat]}: done, in my own words"
+    r.leaks = [Leak(label="B", where="patch", term=authors["impl-B"], action="warned")]
+    said = [
+        f"impl-B: {authors['impl-B']} ran out of quota; the seat passes on",
+        f"judge-2 held by {failing}, which auth: {wording[failing]}; handed to jx, the next "
+        "agent in the roster",
+    ]
+    r.events = [*r.events, *(Event(at=AT, node="judge", message=m, level="warn") for m in said)]
     return r
 
 
@@ -86,23 +109,28 @@ def test_the_seed_and_the_committed_roster_order_no_longer_name_an_author() -> N
     assert out["seed"] == 0
     seats = out["seats"]
     assert isinstance(seats, dict)
-    assert {seats[s]["agent"] for s in ("impl-A", "impl-B", "impl-C")} == {HIDDEN}
-    assert seats["judge-1"]["agent"] == "agent-4", "a judge is no author: its alias stays"
+    assert {seats[s]["agent"] for s in seats} == {HIDDEN}, "judges too: one may implement"
 
 
-def test_an_implementers_raw_output_is_withheld_and_its_usage_pooled() -> None:
+def test_an_implementers_words_are_withheld_and_its_spend_pooled_as_dollars() -> None:
     r = _run({"impl-A": "cl", "impl-B": "cx", "impl-C": "oc"}, seed=11)
     copy = public_copy(r)
     assert not copy.publishes("x-impl-A-t1.raw.txt")
+    assert not copy.publishes("x-impl-B-t1.reply.md")
     assert not copy.publishes("implement-impl-B-t2.raw.txt"), "named like one, unreferenced"
-    assert copy.publishes("x-impl-A-t1.prompt.md")
+    assert copy.publishes("x-impl-A-t1.prompt.md"), "magi's own prompt"
     assert copy.publishes("x-judge-1-t1.raw.txt")
     impl = [t for t in copy.run.turns if t.seat.startswith("impl-")]
-    assert impl[0].usage == Usage(cost_usd=0.4, input_tokens=900, output_tokens=90)
+    assert [t.seat for t in impl] == ["impl-A", "impl-B", "impl-C"], "seat order, not speed"
+    assert {t.duration_s for t in impl} == {0.0}
+    assert impl[0].usage == Usage(cost_usd=0.4), "one dollar figure, nothing per CLI"
     assert all(t.usage == Usage() for t in impl[1:])
     assert sum(t.usage.cost_usd or 0 for t in copy.run.turns) == sum(
         t.usage.cost_usd or 0 for t in r.turns
     ), "budgets over published records add up as before"
-    assert "ProviderModelNotFoundError" not in copy.run.model_dump_json()
-    assert copy.run.turns[2].error is not None, "that it failed is the seat's, and shown"
+    assert impl[2].error is not None, "that it failed is the seat's, and shown"
+    assert impl[2].failure is None
+    text = copy.run.model_dump_json()
+    for words in ("ProviderAuthError", "in my own words", "ses_4f2a"):
+        assert words not in text
     assert r.seats["impl-A"].agent == "cl", "the run itself is untouched"

@@ -44,13 +44,13 @@ VERSION_ARGV: tuple[str, ...] = ()
 KEY_ENV_VARS: tuple[str, ...] = ()
 EX_TEMPFAIL = 75
 SESSION_LINE = re.compile(r"^MAGI-SESSION:\s*(\S+)\s*$", re.MULTILINE)
-USAGE_LINE = re.compile(r"^MAGI-USAGE:(.*)$", re.MULTILINE)
+USAGE_LINE = re.compile(r"^.*MAGI-USAGE:.*$", re.MULTILINE)
 
 
 class Reported(BaseModel):
     """One ``MAGI-USAGE`` line, strictly: an unknown key is an error, not a silent zero."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
     input_tokens: int | None = Field(None, ge=0)
     cached_tokens: int | None = Field(None, ge=0)
@@ -82,16 +82,22 @@ class Reported(BaseModel):
 
 
 def reported_usage(stderr: str, default_model: str | None) -> tuple[Usage, str | None]:
-    """What the ``MAGI-USAGE`` lines of ``stderr`` add up to, or why one is not usage."""
-    total = Usage()
-    for n, match in enumerate(USAGE_LINE.finditer(stderr), start=1):
-        text = match.group(1).strip()
+    """What the ``MAGI-USAGE`` lines of ``stderr`` add up to, and why the first line that
+    is not usage is not (the lines that are still count: a cap errs early, not late). A
+    line that carries the word anywhere but at its start is one too: never silently read
+    as nothing spent."""
+    total, bad = Usage(), None
+    lines = [line for line in stderr.splitlines() if "MAGI-USAGE:" in line]
+    for n, line in enumerate(lines, start=1):
+        text = line.partition("MAGI-USAGE:")[2].strip()
         try:
+            if not line.startswith("MAGI-USAGE:"):
+                raise ValueError("the line must begin with MAGI-USAGE:")
             total = total + Reported.model_validate(json.loads(text)).usage(default_model)
         except (ValueError, ValidationError) as e:
             why = e.errors()[0]["msg"] if isinstance(e, ValidationError) else str(e)
-            return Usage(), f"MAGI-USAGE line {n} ({text[:80]!r}) is not usage: {why}"
-    return total, None
+            bad = bad or f"MAGI-USAGE line {n} ({line.strip()[:80]!r}) is not usage: {why}"
+    return total, bad
 
 
 QUOTA = re.compile(r"rate limit|quota", re.IGNORECASE)
@@ -146,5 +152,7 @@ class CommandAdapter:
                 error=f"command exited {exit_code}: {why}",
             )
         if bad is not None:
-            return Parsed(TurnStatus.ERROR, session_id=session_id, error=f"command: {bad}")
+            return Parsed(
+                TurnStatus.ERROR, session_id=session_id, usage=usage, error=f"command: {bad}"
+            )
         return Parsed(TurnStatus.OK, text=stdout.strip(), session_id=session_id, usage=usage)

@@ -22,6 +22,7 @@ repository of its own). What it says decides:
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -113,11 +114,14 @@ def _remade(run: Run, records: Path | None, store: Store, git: Git, config: Conf
         if not c.head:
             continue
         if git._exec(["cat-file", "-e", f"{c.head}^{{commit}}"], check=False).returncode:
-            if run.tally is not None and c.label == run.tally.winner:
+            won = run.tally is not None and c.label == run.tally.winner
+            if won or not run.folded:  # fold still pins every head it removes
                 raise ActionError(
-                    f"run {run.id}: the winner's head {c.head[:12]} ({c.branch}) is not in "
-                    "this checkout; publish pushes it to GitHub after the tally, and the "
-                    "checkout fetches every branch (fetch-depth: 0)"
+                    f"run {run.id} cannot be carried on here: candidate {c.label}'s head "
+                    f"{c.head[:12]} ({c.branch}) is not in this checkout. publish pushes "
+                    "the candidates to GitHub after the tally (not one that changes a "
+                    "workflow, unless [github] workflow_changes), and the checkout fetches "
+                    "every branch (fetch-depth: 0)"
                 )
             continue
         git.run("update-ref", f"refs/heads/{c.branch}", c.head)
@@ -130,7 +134,12 @@ def _remade(run: Run, records: Path | None, store: Store, git: Git, config: Conf
     run.config = config
     run.processes = []
     store.create(run)
-    _copy_artifacts(records, run.id, store.run_dir(run.id))
+    try:
+        _copy_artifacts(records, run.id, store.run_dir(run.id))
+    except BaseException:
+        # Half made is not made: the next retry must find no run here, not resume this.
+        shutil.rmtree(store.run_dir(run.id), ignore_errors=True)
+        raise
     note = f"carried on from {RUNS}{run.id} on another runner: " + (
         f"the conversations of {', '.join(moved)} stayed on the runner that held them, "
         "so their next turns are sent their full context"

@@ -29,6 +29,7 @@ from magi.errors import ActionError, CredentialsInCheckout, MagiError
 from magi.git.repo import Git
 from magi.model.config import Config
 from magi.model.run import Event, Run, RunStatus
+from magi.report import revealed
 from magi.seats import Reporter, mailbox
 from magi.seats.day_spend import RECORDS_ENV
 from magi.state.store import RUN_ID, Store
@@ -185,7 +186,9 @@ def compete(
         reporter.note(f"run {record.id} already ended {record.status.value}; writing it out")
     out.mkdir(parents=True, exist_ok=True)
     (out / BUNDLE).unlink(missing_ok=True)
-    heads = create_bundle(git, record, out / BUNDLE)
+    # Before the tally no candidate leaves the runner (publish pushes none yet, and a
+    # patch can name its author): the artifact is public (core.threads.before_tally).
+    heads = create_bundle(git, record, out / BUNDLE) if revealed(record) else {}
     write_artifact(record, store, out, heads, issue.number)
     return record
 

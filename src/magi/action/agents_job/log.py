@@ -3,7 +3,11 @@
 A job log is readable by everyone who can read the repository, and GitHub parses lines that
 start with ``::`` as workflow commands (``::add-mask::``, ``::stop-commands::``). So agent
 text that reaches the log (an error, a failover note) goes through the posting gate with
-authors hidden, continuation lines are indented, and ``::`` is broken up.
+authors hidden, continuation lines are indented, and ``::`` is broken up. The log is
+written while the run is blind, so it is as reticent as the record published before the
+tally (``magi.core.threads.before_tally``): an implementer seat's line says how its turn
+ended, never its CLI's words, and a hand-on says only that a seat passed on; the run's
+record on the runner (``magi show``) holds the whole of both.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
+from magi.core.threads.before_tally import public_event
 from magi.core.threads.posting import Policy, gate
 from magi.model.config import AgentConfig
 
@@ -43,7 +48,10 @@ class LogReporter:
         self._line(f"node {name}")
 
     def seat(self, seat: str, state: str, detail: str = "") -> None:
+        if seat.startswith("impl-") and detail:
+            detail = "details in the run record on this runner (magi show)"
         self._line(f"  {seat}: {state}" + (f" ({detail})" if detail else ""))
 
     def note(self, message: str, level: str = "info") -> None:
-        self._line(message, {"warn": "::warning::", "error": "::error::"}.get(level, ""))
+        prefix = {"warn": "::warning::", "error": "::error::"}.get(level, "")
+        self._line(public_event(message), prefix)

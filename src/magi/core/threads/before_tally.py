@@ -11,31 +11,49 @@ rest of the record can be put back together with what the repository holds in th
 * **the seed.** Labels are drawn by ``shuffle_labels(n, seed)`` over the implementers in
   the order ``[roles] implementers`` lists them, and that list is in the committed config:
   the seed alone says who wrote A. The copy carries ``seed = 0``.
-* **an implementer seat's agent.** Stored ids become ``agent-<n>`` in roster order, the
-  committed config's order again; so an implementer seat, its turns and its failovers say
-  ``[redacted]`` instead, and their CLI sessions (whose id formats differ from CLI to CLI)
-  are dropped.
-* **what an implementer's CLI printed.** Its raw output (``*.raw.txt``) is in the CLI's own
-  format (one stream of JSON events or another, its own error wording), which names the CLI
-  as plainly as its name: it is withheld, and a failed turn's error is replaced by a
-  neutral sentence. Its usage (whether dollars are reported or only tokens tells the CLIs
-  apart too) is pooled onto the wave's first turn, so budgets over published records still
-  add up.
+* **who sat where.** Stored ids become ``agent-<n>`` in roster order, the committed
+  config's order again, and judges sit in ``[roles] judges`` order: so every seat, every
+  turn and every failover list says ``[redacted]`` (a judge who is also an implementer would
+  otherwise tie the two: "the agent that failed its login in impl-B lost judge-1 too"),
+  and the sentences that tell a hand-on (``held by``, ``lost to``, ``handed to``) say only
+  that a seat passed on. CLI sessions, whose id formats differ from CLI to CLI, are dropped.
+* **what an implementer's CLI said, and how it worked.** Its raw output (``*.raw.txt``, in
+  the CLI's own format) and its replies are withheld, as are the candidates' summaries and
+  no-op evidence (its words, in its style); a failed turn's error and failure kind are
+  replaced by a neutral sentence; its turns are listed in seat order with no duration (a
+  timeout's duration is the agent's configured timeout; the order they ended in, their
+  speed). Their spend is pooled as one dollar figure on the first of them (whether dollars
+  are reported or only tokens tells CLIs apart, and so would two snapshots' difference):
+  budgets over published records still add up. A leak the scan found keeps its label and
+  place, not its term (the term is usually the author's own name).
 
-Judges are not authors: their seats keep their aliases. Once the tally is stored the
-whole record is published, and this copy is replaced by it.
+Judges keep their seats and order; the candidates' patches go out only after the tally
+(compete writes no bundle before it). Once the tally is stored the whole record is
+published, and this copy is replaced by it.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+from magi.core.figures.pricing import price_table, spend
 from magi.model.run import Run, Usage
 
-__all__ = ["HIDDEN", "HIDDEN_ERROR", "PublicCopy", "public_copy"]
+__all__ = ["HIDDEN", "HIDDEN_ERROR", "PublicCopy", "public_copy", "public_event"]
 
 HIDDEN = "[redacted]"
 HIDDEN_ERROR = "the turn failed; what its CLI said is withheld until the tally"
+HIDDEN_TEXT = "[withheld until the tally]"
+PASSED_ON = (
+    "a seat passed to the next agent of the roster; which, and why, is withheld until the tally"
+)
+_HAND_ON = re.compile(r"\b(?:held by|lost to|handed to)\b")
+
+
+def public_event(message: str) -> str:
+    """An event's sentence as it may be read before the tally: a hand-on says only that."""
+    return PASSED_ON if _HAND_ON.search(message) else message
 
 
 @dataclass(frozen=True)
@@ -46,11 +64,11 @@ class PublicCopy:
 
     def publishes(self, name: str) -> bool:
         """Whether artifact ``name`` may go out with the copy: no implementer's raw CLI
-        output, whether a turn names it or it is only named like one."""
+        output or reply, whether a turn names it or it is only named like one."""
         if name in self.withheld:
             return False
-        raw = name.endswith(".raw.txt")
-        return not (raw and any(f"-{seat}-" in name for seat in self.implementers))
+        theirs = name.endswith((".raw.txt", ".reply.md"))
+        return not (theirs and any(f"-{seat}-" in name for seat in self.implementers))
 
 
 def public_copy(run: Run) -> PublicCopy:
@@ -58,27 +76,36 @@ def public_copy(run: Run) -> PublicCopy:
     out = run.model_copy(deep=True)
     out.seed = 0
     implementers = {c.seat for c in out.candidates}
-    for name, seat in out.seats.items():
-        if name in implementers:
-            seat.agent = HIDDEN
-            seat.session_id = None
-            seat.failover_from = []
+    for seat in out.seats.values():
+        seat.agent = HIDDEN
+        seat.session_id = None
+        seat.failover_from = []
+    for c in out.candidates:
+        c.summary = HIDDEN_TEXT if c.summary else ""
+        c.noop_evidence = HIDDEN_TEXT if c.noop_evidence else None
+    for leak in out.leaks:
+        leak.term = HIDDEN
+    for event in out.events:
+        event.message = public_event(event.message)
     withheld: set[str] = set()
-    pooled = Usage()
-    first = None
+    theirs = [t for t in out.turns if t.seat in implementers]
+    spent = spend(theirs, price_table(out.config.budget.prices))
     for turn in out.turns:
-        if turn.seat not in implementers:
-            continue
         turn.agent = HIDDEN
         turn.session_id = None
-        if turn.raw_artifact is not None:
-            withheld.add(turn.raw_artifact.rsplit("/", 1)[-1])
-            turn.raw_artifact = None
-        if turn.error is not None:
-            turn.error = HIDDEN_ERROR
-        pooled = pooled + turn.usage
+        if turn.seat not in implementers:
+            continue
+        for name in (turn.raw_artifact, turn.reply_artifact):
+            if name is not None:
+                withheld.add(name.rsplit("/", 1)[-1])
+        turn.raw_artifact = turn.reply_artifact = None
+        turn.error = HIDDEN_ERROR if turn.error is not None else None
+        turn.failure = None
+        turn.duration_s = 0.0
         turn.usage = Usage()
-        first = first or turn
-    if first is not None:
-        first.usage = pooled
+    ordered = sorted(theirs, key=lambda t: (t.seat, t.turn, t.started_at))
+    if ordered:
+        ordered[0].usage = Usage(cost_usd=round(spent.usd, 6)) if spent.metered else Usage()
+        slots = iter(ordered)
+        out.turns = [next(slots) if t.seat in implementers else t for t in out.turns]
     return PublicCopy(out, frozenset(withheld), frozenset(implementers))

@@ -1,0 +1,134 @@
+"""What a runner that lacks a run makes of its record ref (``magi.action.agents_job.adopt``):
+each answer a record can give, and each reason it cannot be carried on, said."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from git_helpers import one_commit_repo
+from magi.action.agents_job.adopt import Adopted, adopt
+from magi.errors import ActionError
+from magi.git.repo import Git
+from magi.model.config import Config
+from magi.model.run import RunStatus, Tally
+from magi.state.store import Store
+from record_helpers import run as fixture_run
+from record_helpers import text
+
+RUN = "20261203-120000-abcd"
+AGENTS = ["opus-agent", "sonnet-agent", "oc-agent", "judge-agent-x"]
+
+
+def _git(where: Path, *args: str, stdin: str | None = None) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=where, input=stdin, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def _records(tmp: Path, record: str) -> Path:
+    """A bare repository holding ``refs/magi/runs/<RUN>`` with ``record`` as its run.json."""
+    bare = tmp / "records.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    blob = _git(bare, "hash-object", "-w", "--stdin", stdin=record)
+    reply = _git(bare, "hash-object", "-w", "--stdin", stdin="judge-1's transcript\n")
+    sub = _git(bare, "mktree", stdin=f"100644 blob {reply}\tjudge-judge-1-t1.reply.md\n")
+    tree = _git(
+        bare, "mktree", stdin=f"100644 blob {blob}\trun.json\n040000 tree {sub}\tartifacts\n"
+    )
+    env = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    commit = _git(bare, *env, "commit-tree", tree, "-m", "record")
+    _git(bare, "update-ref", f"refs/magi/runs/{RUN}", commit)
+    return bare
+
+
+def _config(agents: list[str]) -> Config:
+    return Config.model_validate(
+        {"agents": [{"id": a, "kind": "command", "command": ["true"]} for a in agents]}
+    )
+
+
+def _stalled(checkout: Path, **update: object) -> str:
+    """The fixture run, an issue's, stalled in review after its tally, heads in ``checkout``."""
+    head = _git(checkout, "rev-parse", "HEAD")
+    r = fixture_run(RUN, status=RunStatus.STALLED, **update)
+    r.task = r.task.model_copy(update={"source": "issue:7"})
+    for c in r.candidates:
+        c.head = head if c.head else None
+    r.folded = True
+    return text(r)
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> tuple[Path, Store, Git]:
+    checkout = one_commit_repo(tmp_path / "checkout", {"README": "x"})
+    return tmp_path, Store(tmp_path / "home"), Git.discover(checkout)
+
+
+def _adopt(
+    world: tuple[Path, Store, Git], record: str, agents: list[str] = AGENTS
+) -> Adopted | None:
+    tmp, store, git = world
+    return adopt(
+        records=_records(tmp, record),
+        run_id=RUN,
+        issue=7,
+        store=store,
+        git=git,
+        config=_config(agents),
+    )
+
+
+def test_after_the_tally_the_run_is_made_here_from_its_record(world) -> None:
+    _, store, git = world
+    adopted = _adopt(world, _stalled(git.root))
+    assert adopted is not None
+    assert adopted.run is not None
+    run = store.load_run(RUN)
+    assert Path(run.repo) == git.root
+    assert git.rev_parse(f"refs/heads/{run.candidate('A').branch}") == run.candidate("A").head
+    kept = store.run_dir(RUN) / "artifacts" / "judge-judge-1-t1.reply.md"
+    assert kept.read_text() == "judge-1's transcript\n"
+    assert any("carried on from refs/magi/runs/" in e.message for e in run.events)
+
+
+def test_no_record_is_a_new_run_of_the_apps_id(world) -> None:
+    tmp, store, git = world
+    bare = tmp / "empty.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    got = adopt(records=bare, run_id=RUN, issue=7, store=store, git=git, config=_config(AGENTS))
+    assert got is None
+
+
+def test_before_the_tally_a_new_competition_and_why(world) -> None:
+    _, store, git = world
+    no_quorum = Tally(winner=None, counts={}, counted=[], judges=3, answered=0, quorum=False)
+    adopted = _adopt(world, _stalled(git.root, tally=no_quorum))
+    assert adopted is not None
+    assert adopted.run is None
+    assert "before its tally" in (adopted.fresh_because or "")
+    assert not store.list_ids()
+
+
+def test_a_seat_whose_agent_this_runner_lacks_is_named(world) -> None:
+    _, store, git = world
+    with pytest.raises(ActionError, match=r"seats' agents sonnet-agent are not in this runner"):
+        _adopt(world, _stalled(git.root), agents=[a for a in AGENTS if a != "sonnet-agent"])
+    assert not store.list_ids(), "nothing half made"
+
+
+def test_a_winner_not_in_the_checkout_is_named(world) -> None:
+    _, store, git = world
+    record = _stalled(git.root).replace(_git(git.root, "rev-parse", "HEAD"), "f" * 40)
+    with pytest.raises(ActionError, match=r"candidate A's head ffffffffffff"):
+        _adopt(world, record)
+    assert not store.list_ids()
+
+
+def test_a_record_of_another_issue_is_refused(world) -> None:
+    _, _, git = world
+    with pytest.raises(ActionError, match="is not issue #7's"):
+        _adopt(world, _stalled(git.root).replace('"issue:7"', '"issue:8"'))

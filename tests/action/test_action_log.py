@@ -1,0 +1,37 @@
+"""The job log is public and written while the run is blind: an implementer seat's line says
+how its turn ended, not its CLI's words, and a hand-on says only that a seat passed on."""
+
+from __future__ import annotations
+
+import io
+
+from magi.action.agents_job.log import LogReporter
+from magi.model.config import AgentConfig
+
+ROSTER = [AgentConfig(id="claude-main", kind="claude"), AgentConfig(id="cx", kind="codex")]
+
+
+def _log() -> tuple[LogReporter, io.StringIO]:
+    out = io.StringIO()
+    return LogReporter(out, ROSTER), out
+
+
+def test_an_implementer_seats_error_is_not_in_the_log() -> None:
+    log, out = _log()
+    log.seat("impl-B", "error", "codex login required: run `codex login`")
+    log.seat("judge-1", "error", "ProviderAuthError")
+    text = out.getvalue()
+    assert "impl-B: error (details in the run record on this runner (magi show))" in text
+    assert "codex login" not in text
+    assert "ProviderAuthError" in text, "a judge is no author: its words may help"
+
+
+def test_a_hand_on_says_only_that_a_seat_passed_on() -> None:
+    log, out = _log()
+    log.note("judge-2 held by cx, which auth: Not logged in; handed to claude-main", "warn")
+    log.note("worktrees ready")
+    lines = out.getvalue().splitlines()
+    assert "Not logged in" not in lines[0]
+    assert "a seat passed to the next agent" in lines[0]
+    assert lines[0].split("] ", 1)[0].startswith("::warning::")
+    assert lines[1].endswith("worktrees ready")
