@@ -135,9 +135,10 @@ async def publish(
     if (other := _another_incarnation(git, prev, run)) is not None:
         raise TamperedArtifact(
             f"{ref} holds another run of id {run.id} ({other}); this artifact is not "
-            "published over it, so nothing that record holds is lost. The compete job did "
-            "not find the record (its records step could not read the repository's run "
-            "records): see that job's log, then `/magi retry`"
+            "published over it, so nothing that record holds is lost. Either the compete "
+            "job did not find that record (its step \"The run records\" could not read "
+            "the repository's run records: see its log) and started the id afresh, or this "
+            "artifact is older than the record (a re-run of an old publish job)"
         )
     published = read_published(git, prev)
     if (ended := ended_on_github(git, prev)) is not None:
