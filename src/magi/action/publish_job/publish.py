@@ -136,7 +136,7 @@ async def publish(
         raise TamperedArtifact(
             f"{ref} holds another run of id {run.id} ({other}); this artifact is not "
             "published over it, so nothing that record holds is lost. Either the compete "
-            "job did not find that record (its step \"The run records\" could not read "
+            'job did not find that record (its step "The run records" could not read '
             "the repository's run records: see its log) and started the id afresh, or this "
             "artifact is older than the record (a re-run of an old publish job)"
         )
