@@ -18,11 +18,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from magi.core.threads.before_tally import public_copy
 from magi.core.threads.posting import Policy, gate, gate_json
 from magi.errors import TamperedArtifact
 from magi.model.run import Run
 from magi.report import revealed
+from magi.report.before_tally import public_copy
 from magi.state.migrations import migrate
 from magi.state.store import Store
 
@@ -78,7 +78,7 @@ def write_artifact(run: Run, store: Store, out: Path, heads: dict[str, str], iss
     policy = policy_for(run, store)
     out.mkdir(parents=True, exist_ok=True)
     # Before the tally the artifact is public and its record unlinkable from the roster
-    # (magi.core.threads.before_tally: why hiding the names is not enough).
+    # (magi.report.before_tally: why hiding the names is not enough).
     public = None if policy.revealed else public_copy(run)
     shown = public.run if public is not None else run
     record = gate_json(shown.model_dump(mode="json", by_alias=True), policy)

@@ -12,7 +12,7 @@ repository of its own). What it says decides:
   finished is asked again. The seats' CLI conversations stayed on the runner that held
   them, so their next turns are sent their full context, and the record says so;
 * **before the tally** the published copy ties no candidate to an agent
-  (``magi.core.threads.before_tally``), so it cannot be carried on anywhere but on the
+  (``magi.report.before_tally``), so it cannot be carried on anywhere but on the
   runner that holds the run: a new competition starts under a new id, the old record
   untouched, and the new run says why;
 * **failed**: an attempt spent; ``/magi retry`` after it is a new competition, as on the

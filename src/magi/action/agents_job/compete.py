@@ -187,7 +187,7 @@ def compete(
     out.mkdir(parents=True, exist_ok=True)
     (out / BUNDLE).unlink(missing_ok=True)
     # Before the tally no candidate leaves the runner (publish pushes none yet, and a
-    # patch can name its author): the artifact is public (core.threads.before_tally).
+    # patch can name its author): the artifact is public (report.before_tally).
     heads = create_bundle(git, record, out / BUNDLE) if revealed(record) else {}
     write_artifact(record, store, out, heads, issue.number)
     return record

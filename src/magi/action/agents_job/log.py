@@ -5,7 +5,7 @@ start with ``::`` as workflow commands (``::add-mask::``, ``::stop-commands::``)
 text that reaches the log (an error, a failover note) goes through the posting gate with
 authors hidden, continuation lines are indented, and ``::`` is broken up. The log is
 written while the run is blind, so it is as reticent as the record published before the
-tally (``magi.core.threads.before_tally``): an implementer seat's line says how its turn
+tally (``magi.report.before_tally``): an implementer seat's line says how its turn
 ended, never its CLI's words, and a hand-on says only that a seat passed on; the run's
 record on the runner (``magi show``) holds the whole of both.
 """
@@ -17,9 +17,9 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-from magi.core.threads.before_tally import public_event
 from magi.core.threads.posting import Policy, gate
 from magi.model.config import AgentConfig
+from magi.report.before_tally import public_event
 
 __all__ = ["LogReporter"]
 

@@ -293,7 +293,7 @@ def gate_json(value: Any, policy: Policy, where: str = "record") -> Any:
     Only a string that is a roster id becomes its alias (an id field must still be one);
     an id inside a text is ``[redacted]`` like any name: an alias follows the roster's
     order, which the committed config shows, so a sentence saying which alias did what
-    would say which agent did (``magi.core.threads.before_tally`` for the fields)."""
+    would say which agent did (``magi.report.before_tally`` for the fields)."""
     unlimited = Policy(
         roster=policy.roster, revealed=policy.revealed, roots=policy.roots, limit=1 << 62
     )

@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from magi.core.compete.blind import shuffle_labels
-from magi.core.threads.before_tally import HIDDEN, public_copy
 from magi.core.threads.posting import Policy, gate_json
 from magi.model.config import AgentConfig
 from magi.model.run import Event, Leak, Run, RunStatus, Seat, Turn, Usage
+from magi.report.before_tally import HIDDEN, public_copy
 from record_helpers import run as fixture_run
 
 ROSTER = [
