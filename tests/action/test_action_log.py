@@ -35,3 +35,11 @@ def test_a_hand_on_says_only_that_a_seat_passed_on() -> None:
     assert "a seat passed to the next agent" in lines[0]
     assert lines[0].split("] ", 1)[0].startswith("::warning::")
     assert lines[1].endswith("worktrees ready")
+
+
+def test_the_runs_seed_is_not_in_the_log() -> None:
+    """The seed with the committed ``[roles] implementers`` gives every label's author."""
+    log, out = _log()
+    log.note("run 20261203-120000-abcd: seed 1303096079, base main (0123456789)")
+    assert "1303096079" not in out.getvalue()
+    assert "seed withheld until the tally" in out.getvalue()

@@ -48,12 +48,16 @@ HIDDEN_TEXT = "[withheld until the tally]"
 PASSED_ON = (
     "a seat passed to the next agent of the roster; which, and why, is withheld until the tally"
 )
+_SEED = re.compile(r"\bseed \d+")
 _HAND_ON = re.compile(r"\b(?:held by|lost to|handed to)\b")
 
 
 def public_event(message: str) -> str:
-    """An event's sentence as it may be read before the tally: a hand-on says only that."""
-    return PASSED_ON if _HAND_ON.search(message) else message
+    """A sentence of magi's as it may be read before the tally: a hand-on says only that,
+    and a seed is not given (the run's first log line names it, for a local reader)."""
+    if _HAND_ON.search(message):
+        return PASSED_ON
+    return _SEED.sub("seed withheld until the tally", message)
 
 
 @dataclass(frozen=True)
