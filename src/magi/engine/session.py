@@ -29,7 +29,7 @@ from magi.graph import PIPELINE, REVIEW_PIPELINE, Context, Stage
 from magi.graph.fold import fold_all, remove_judge_worktrees
 from magi.graph.tally import compute
 from magi.model.config import Config
-from magi.model.run import Run, RunStatus, Tally
+from magi.model.run import Event, Run, RunStatus, Tally
 from magi.sandbox.notify import send
 from magi.seats import Cancelled, Reporter, SilentReporter
 from magi.seats.census import end_leftovers
@@ -107,10 +107,12 @@ def start(
     pipeline: Sequence[Stage] = PIPELINE,
     cancel: CancelToken | None = None,
     park_on_sigterm: bool = False,
+    why: str | None = None,
 ) -> Outcome:
     """Create a run of ``task`` and drive it through ``pipeline``; ``cancel`` is its token.
     ``park_on_sigterm``: a first SIGTERM parks the run at its next node boundary instead of
-    ending the seats that are out (a second one ends them)."""
+    ending the seats that are out (a second one ends them). ``why``: a warning the run's
+    record carries from its first save (why this run exists, when that needs saying)."""
     reporter = reporter or SilentReporter()
     run = create(
         task=task,
@@ -124,6 +126,9 @@ def start(
         base=base,
     )
     reporter.note(f"run {run.id}: seed {run.seed}, base {run.base} ({(run.base_sha or '')[:10]})")
+    if why:
+        run.events.append(Event(at=utc_now(), node="run", message=why, level="warn"))
+        store.save(run)
     ctx = context_for(
         run, store=store, environ=environ, agents=agents, reporter=reporter, cancel=cancel
     )

@@ -28,7 +28,7 @@ from magi.core.threads.commands import Verb, parse, words_of
 from magi.errors import ActionError, CredentialsInCheckout, MagiError
 from magi.git.repo import Git
 from magi.model.config import Config
-from magi.model.run import Event, Run, RunStatus
+from magi.model.run import Run, RunStatus
 from magi.report import revealed
 from magi.seats import Reporter, mailbox
 from magi.seats.day_spend import RECORDS_ENV
@@ -176,12 +176,8 @@ def compete(
             reporter=reporter,
             rng=rng,
             now=now,
+            why=fresh_because,
         ).run
-        if fresh_because:
-            record.events.append(
-                Event(at=datetime.now(UTC), node="run", message=fresh_because, level="warn")
-            )
-            store.save(record)
     else:
         reporter.note(f"run {record.id} already ended {record.status.value}; writing it out")
     out.mkdir(parents=True, exist_ok=True)
