@@ -132,3 +132,30 @@ def test_a_record_of_another_issue_is_refused(world) -> None:
     _, _, git = world
     with pytest.raises(ActionError, match="is not issue #7's"):
         _adopt(world, _stalled(git.root).replace('"issue:7"', '"issue:8"'))
+
+
+def test_a_run_half_made_is_not_left_to_be_resumed(world, monkeypatch) -> None:
+    """The record's artifacts could not be copied: no run is left in the store, locked or
+    not, for the next retry to take for this runner's own."""
+    from magi.action.agents_job import adopt as module
+
+    def broken(*_a: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(module, "_copy_artifacts", broken)
+    _, store, git = world
+    with pytest.raises(OSError, match="disk full"):
+        _adopt(world, _stalled(git.root))
+    assert not store.list_ids()
+    assert not store.run_dir(RUN).exists()
+
+
+def test_a_losers_missing_head_is_named_while_fold_has_yet_to_pin_it(world) -> None:
+    _, store, git = world
+    head = _git(git.root, "rev-parse", "HEAD")
+    record = _stalled(git.root).replace('"folded": true', '"folded": false')
+    record = record.replace(head, "e" * 40, 2)  # A's head stays: B's is gone
+    record = record.replace("e" * 40, head, 1)
+    with pytest.raises(ActionError, match=r"candidate B's head eeeeeeeeeeee"):
+        _adopt(world, record)
+    assert not store.list_ids()

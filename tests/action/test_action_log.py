@@ -21,7 +21,8 @@ def test_an_implementer_seats_error_is_not_in_the_log() -> None:
     log.seat("impl-B", "error", "codex login required: run `codex login`")
     log.seat("judge-1", "error", "ProviderAuthError")
     text = out.getvalue()
-    assert "impl-B: error (details in the run record on this runner (magi show))" in text
+    assert "an implementer seat: error (which, and its CLI's words: the run record" in text
+    assert "impl-B" not in text, "when and in what order seats end would tell them apart"
     assert "codex login" not in text
     assert "ProviderAuthError" in text, "a judge is no author: its words may help"
 

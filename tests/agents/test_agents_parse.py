@@ -252,8 +252,7 @@ def test_a_command_reports_its_usage_on_stderr_and_the_lines_add_up() -> None:
         'MAGI-USAGE: {"cost_usd": NaN}',
         "MAGI-USAGE: cost=0.2",
         'MAGI-USAGE: {"output_tokens": true}',
-        '[info] MAGI-USAGE: {"cost_usd": 0.2}',  # not at the start: said, not skipped
-        '  MAGI-USAGE: {"cost_usd": 0.2}',
+        '  MAGI-USAGE: {"cost_usd": 0.2}',  # indented: said, not skipped
     ],
 )
 def test_a_usage_line_that_is_not_usage_fails_the_turn_naming_the_line(line: str) -> None:
@@ -275,3 +274,12 @@ def test_a_failing_command_keeps_what_it_reported_spending() -> None:
     assert parsed.usage.cost_usd == 0.5
     assert parsed.error is not None
     assert "MAGI-USAGE" not in parsed.error
+
+
+def test_a_line_that_only_mentions_usage_is_no_usage_line() -> None:
+    """A wrapper under ``set -x`` traces its ``echo``: that is not a report, nor an error."""
+    c = cfg("command", command=["x"])
+    err = '+ echo \'MAGI-USAGE: {"cost_usd": 0.2}\'\nMAGI-USAGE: {"cost_usd": 0.2}\n'
+    parsed = CommandAdapter(c).parse("the reply", err, 0, REQ)
+    assert parsed.status is TurnStatus.OK
+    assert parsed.usage == Usage(cost_usd=0.2)

@@ -3,12 +3,27 @@ config: not by its seed, not by an alias, not by what an implementer's CLI print
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+
+import pytest
 
 from magi.core.compete.blind import shuffle_labels
+from magi.core.figures.pricing import price_table, spend
 from magi.core.threads.posting import Policy, gate_json
 from magi.model.config import AgentConfig
-from magi.model.run import Event, Leak, Run, RunStatus, Seat, Turn, Usage
+from magi.model.run import (
+    Event,
+    Leak,
+    ModelTokens,
+    Ranking,
+    Run,
+    RunStatus,
+    Seat,
+    Turn,
+    Usage,
+    Verification,
+    Vote,
+)
 from magi.report.before_tally import HIDDEN, public_copy
 from record_helpers import run as fixture_run
 
@@ -74,8 +89,42 @@ def _run(authors: dict[str, str], seed: int) -> Run:
         )
         for seat, agent in authors.items()
     ]
-    impl.sort(key=lambda t: t.duration_s)  # turns are recorded as they end
-    r.turns = [*impl, _turn("judge-1", "jx", usage=Usage(cost_usd=0.1))]
+    # Each agent's own pace: a second turn starts when its first ended (after a timeout,
+    # the agent's configured one); turns are recorded as they end.
+    again = _turn(
+        "impl-A",
+        authors["impl-A"],
+        turn=2,
+        started_at=AT + timedelta(seconds=float(traces[authors["impl-A"]]["duration_s"])),
+    )  # type: ignore[arg-type]
+    impl.append(again)
+    impl.sort(key=lambda t: t.started_at + timedelta(seconds=t.duration_s))
+    tokens = Usage(models={"gemini-2.5-pro": ModelTokens(input=1000, output=100)})
+    r.turns = [*impl, _turn("judge-1", "jx", usage=tokens)]
+    ended = {t.seat: t.started_at + timedelta(seconds=t.duration_s) for t in impl}
+    r.events = [
+        *r.events,
+        *(
+            Event(at=ended[c.seat], node="implement", message=f"candidate {c.label}: rescued")
+            for c in r.candidates
+            if c.seat in ended
+        ),
+    ]
+    for c in r.candidates:
+        c.verification = Verification(
+            passed=True, commands=["pytest"], exit_code=0, tail=f"{authors.get(c.seat)} printed"
+        )
+    r.judgements = [
+        Ranking(
+            seat="judge-1",
+            status="ok",
+            ranking=["A", "B"],
+            text=f"A reads like {authors['impl-A']}",
+        )
+    ]
+    r.votes = [
+        Vote(seat="judge-1", status="ok", vote="A", rationale=f"{authors['impl-A']}'s style")
+    ]
     for c in r.candidates:
         c.summary = f"{authors[c.seat]}: done, in my own words"
     r.leaks = [Leak(label="B", where="patch", term=authors["impl-B"], action="warned")]
@@ -112,25 +161,44 @@ def test_the_seed_and_the_committed_roster_order_no_longer_name_an_author() -> N
     assert {seats[s]["agent"] for s in seats} == {HIDDEN}, "judges too: one may implement"
 
 
+def test_only_magis_implement_prompts_go_out_of_the_artifacts() -> None:
+    """A judge's packet holds every candidate's summary and patch; an implementer's reply
+    and raw output are its own words and its CLI's format."""
+    copy = public_copy(_run({"impl-A": "cl", "impl-B": "cx", "impl-C": "oc"}, seed=11))
+    assert copy.publishes("implement-impl-A-t1.prompt.md")
+    for name in (
+        "implement-impl-A-t1.raw.txt",
+        "implement-impl-B-t1.reply.md",
+        "judge-judge-1-t1.prompt.md",
+        "deliberate-judge-2-t2.reply.md",
+        "vote-judge-1-t3.raw.txt",
+    ):
+        assert not copy.publishes(name), name
+
+
 def test_an_implementers_words_are_withheld_and_its_spend_pooled_as_dollars() -> None:
     r = _run({"impl-A": "cl", "impl-B": "cx", "impl-C": "oc"}, seed=11)
     copy = public_copy(r)
-    assert not copy.publishes("x-impl-A-t1.raw.txt")
-    assert not copy.publishes("x-impl-B-t1.reply.md")
-    assert not copy.publishes("implement-impl-B-t2.raw.txt"), "named like one, unreferenced"
-    assert copy.publishes("x-impl-A-t1.prompt.md"), "magi's own prompt"
-    assert copy.publishes("x-judge-1-t1.raw.txt")
     impl = [t for t in copy.run.turns if t.seat.startswith("impl-")]
-    assert [t.seat for t in impl] == ["impl-A", "impl-B", "impl-C"], "seat order, not speed"
+    assert [(t.seat, t.turn) for t in impl] == [
+        ("impl-A", 1),
+        ("impl-A", 2),
+        ("impl-B", 1),
+        ("impl-C", 1),
+    ], "seat order, not the order they ended in"
     assert {t.duration_s for t in impl} == {0.0}
+    assert {t.started_at for t in impl} == {AT}, "each starts when the wave did"
     assert impl[0].usage == Usage(cost_usd=0.4), "one dollar figure, nothing per CLI"
     assert all(t.usage == Usage() for t in impl[1:])
-    assert sum(t.usage.cost_usd or 0 for t in copy.run.turns) == sum(
-        t.usage.cost_usd or 0 for t in r.turns
-    ), "budgets over published records add up as before"
-    assert impl[2].error is not None, "that it failed is the seat's, and shown"
-    assert impl[2].failure is None
+    (judge,) = [t for t in copy.run.turns if t.seat == "judge-1"]
+    assert judge.usage.models == {}, "a model's name would be hidden, collapsing its prices"
+    assert judge.usage.cost_usd is not None, "priced here, with its model's price"
+    prices = price_table(r.config.budget.prices)
+    before, after = spend(r.turns, prices).usd, spend(copy.run.turns, prices).usd
+    assert after == pytest.approx(before), "budgets over published records add up as before"
+    assert impl[3].error is not None, "that it failed is the seat's, and shown"
+    assert impl[3].failure is None
     text = copy.run.model_dump_json()
-    for words in ("ProviderAuthError", "in my own words", "ses_4f2a"):
+    for words in ("ProviderAuthError", "in my own words", "ses_4f2a", "printed", "style"):
         assert words not in text
     assert r.seats["impl-A"].agent == "cl", "the run itself is untouched"

@@ -44,7 +44,7 @@ VERSION_ARGV: tuple[str, ...] = ()
 KEY_ENV_VARS: tuple[str, ...] = ()
 EX_TEMPFAIL = 75
 SESSION_LINE = re.compile(r"^MAGI-SESSION:\s*(\S+)\s*$", re.MULTILINE)
-USAGE_LINE = re.compile(r"^.*MAGI-USAGE:.*$", re.MULTILINE)
+USAGE_LINE = re.compile(r"^[ \t]*MAGI-USAGE:.*$", re.MULTILINE)
 
 
 class Reported(BaseModel):
@@ -83,16 +83,16 @@ class Reported(BaseModel):
 
 def reported_usage(stderr: str, default_model: str | None) -> tuple[Usage, str | None]:
     """What the ``MAGI-USAGE`` lines of ``stderr`` add up to, and why the first line that
-    is not usage is not (the lines that are still count: a cap errs early, not late). A
-    line that carries the word anywhere but at its start is one too: never silently read
-    as nothing spent."""
+    is not usage is not (the lines that are still count: a cap errs early, not late). An
+    indented one is one too, never silently read as nothing spent; a line that only
+    mentions the word (a shell's ``set -x`` trace of an ``echo``) is no usage line."""
     total, bad = Usage(), None
-    lines = [line for line in stderr.splitlines() if "MAGI-USAGE:" in line]
+    lines = [line for line in stderr.splitlines() if line.lstrip().startswith("MAGI-USAGE:")]
     for n, line in enumerate(lines, start=1):
         text = line.partition("MAGI-USAGE:")[2].strip()
         try:
             if not line.startswith("MAGI-USAGE:"):
-                raise ValueError("the line must begin with MAGI-USAGE:")
+                raise ValueError("the line must begin with MAGI-USAGE: (no indent)")
             total = total + Reported.model_validate(json.loads(text)).usage(default_model)
         except (ValueError, ValidationError) as e:
             why = e.errors()[0]["msg"] if isinstance(e, ValidationError) else str(e)

@@ -29,7 +29,7 @@ from magi.graph import PIPELINE, REVIEW_PIPELINE, Context, Stage
 from magi.graph.fold import fold_all, remove_judge_worktrees
 from magi.graph.tally import compute
 from magi.model.config import Config
-from magi.model.run import Event, Run, RunStatus, Tally
+from magi.model.run import Run, RunStatus, Tally
 from magi.sandbox.notify import send
 from magi.seats import Cancelled, Reporter, SilentReporter
 from magi.seats.census import end_leftovers
@@ -124,11 +124,9 @@ def start(
         rng=rng or random.Random(),
         seed=seed,
         base=base,
+        why=why,
     )
     reporter.note(f"run {run.id}: seed {run.seed}, base {run.base} ({(run.base_sha or '')[:10]})")
-    if why:
-        run.events.append(Event(at=utc_now(), node="run", message=why, level="warn"))
-        store.save(run)
     ctx = context_for(
         run, store=store, environ=environ, agents=agents, reporter=reporter, cancel=cancel
     )

@@ -36,9 +36,11 @@ def create(
     rng: random.Random,
     seed: int | None = None,
     base: str | None = None,
+    why: str | None = None,
 ) -> Run:
     """Record a new run (nothing has been spent yet). The original task text is kept as given,
-    but for the values of the secrets it redacted: those are stored nowhere."""
+    but for the values of the secrets it redacted: those are stored nowhere. ``why``: a
+    warning its first record carries (why this run exists, when that needs saying)."""
     check_task(task, config.graph.task_max_bytes)  # before anything is recorded or spent
     cleaned, removed = clean_task(task)
     cleaned, redactions = redact_secrets(cleaned, "task")
@@ -76,6 +78,8 @@ def create(
         config=config,
         worktree_root=str(root / run_id),
     )
+    if why:
+        run.events.append(Event(at=now, node="run", message=why, level="warn"))
     store.create(run)
     return run
 

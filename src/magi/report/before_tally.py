@@ -17,19 +17,29 @@ rest of the record can be put back together with what the repository holds in th
   otherwise tie the two: "the agent that failed its login in impl-B lost judge-1 too"),
   and the sentences that tell a hand-on (``held by``, ``lost to``, ``handed to``) say only
   that a seat passed on. CLI sessions, whose id formats differ from CLI to CLI, are dropped.
-* **what an implementer's CLI said, and how it worked.** Its raw output (``*.raw.txt``, in
-  the CLI's own format) and its replies are withheld, as are the candidates' summaries and
-  no-op evidence (its words, in its style); a failed turn's error and failure kind are
-  replaced by a neutral sentence; its turns are listed in seat order with no duration (a
-  timeout's duration is the agent's configured timeout; the order they ended in, their
-  speed). Their spend is pooled as one dollar figure on the first of them (whether dollars
-  are reported or only tokens tells CLIs apart, and so would two snapshots' difference):
-  budgets over published records still add up. A leak the scan found keeps its label and
-  place, not its term (the term is usually the author's own name).
+* **what an implementer's CLI said, and how it worked.** Its raw output (in the CLI's own
+  format) and its replies are withheld, as are the candidates' summaries and no-op
+  evidence (its words, in its style) and what its code printed under the checks; a failed
+  turn's error and failure kind are replaced by a neutral sentence; its turns are listed
+  in seat order, each starting when the wave did and lasting no time (a timeout's
+  duration is the agent's configured timeout; the order and time they ended in, its
+  speed), and the events' times are the run's start.
+* **what the judges read and wrote.** A judge's packet holds every candidate's summary
+  and patch, and its reasons quote them: before the tally only magi's implement prompts
+  (the task) go out of ``artifacts/``, and the judges' texts say ``[withheld ...]``; their
+  rankings and votes (labels only) stay.
+* **how spend was reported.** Whether dollars are reported or only tokens tells CLIs apart,
+  and so would two snapshots' difference: every turn's spend is one dollar figure (a
+  model's name keying its tokens would be hidden anyway, collapsing its prices), the
+  implementers' pooled on the first of them, so budgets over published records still add
+  up (on the wave's first day, for a wave that crosses midnight).
 
-Judges keep their seats and order; the candidates' patches go out only after the tally
-(compete writes no bundle before it). Once the tally is stored the whole record is
-published, and this copy is replaced by it.
+A leak the scan found keeps its label and place, not its term (usually the author's own
+name). The candidates' patches go out only after the tally (compete writes no bundle
+before it). Once the tally is stored the whole record is published, and this copy is
+replaced by it. What is left: when the wave started, how long the job ran, whether a seat
+failed or timed out (the tracking comment says it anyway); and a per-agent timeout that
+differs from the others' could be matched with a candidate that timed out.
 """
 
 from __future__ import annotations
@@ -37,7 +47,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from magi.core.figures.pricing import price_table, spend
+from magi.core.figures.pricing import price_table, spend, turn_cost
 from magi.model.run import Run, Usage
 
 __all__ = ["HIDDEN", "HIDDEN_ERROR", "PublicCopy", "public_copy", "public_event"]
@@ -63,22 +73,18 @@ def public_event(message: str) -> str:
 @dataclass(frozen=True)
 class PublicCopy:
     run: Run
-    withheld: frozenset[str]  # artifact file names (``artifacts/<name>``) its turns name
-    implementers: frozenset[str]  # impl-A ...
 
     def publishes(self, name: str) -> bool:
-        """Whether artifact ``name`` may go out with the copy: no implementer's raw CLI
-        output or reply, whether a turn names it or it is only named like one."""
-        if name in self.withheld:
-            return False
-        theirs = name.endswith((".raw.txt", ".reply.md"))
-        return not (theirs and any(f"-{seat}-" in name for seat in self.implementers))
+        """Whether artifact ``name`` may go out with the copy: magi's implement prompts (the
+        task as each seat got it), nothing an agent wrote or a judge read."""
+        return name.startswith("implement-") and name.endswith(".prompt.md")
 
 
 def public_copy(run: Run) -> PublicCopy:
     """``run`` as it may be published before its tally (see the module docstring)."""
     out = run.model_copy(deep=True)
     out.seed = 0
+    prices = price_table(out.config.budget.prices)
     implementers = {c.seat for c in out.candidates}
     for seat in out.seats.values():
         seat.agent = HIDDEN
@@ -87,29 +93,36 @@ def public_copy(run: Run) -> PublicCopy:
     for c in out.candidates:
         c.summary = HIDDEN_TEXT if c.summary else ""
         c.noop_evidence = HIDDEN_TEXT if c.noop_evidence else None
+        if c.verification is not None and c.verification.tail:
+            c.verification.tail = HIDDEN_TEXT  # what the candidate's own code printed
+    for ranking in (*out.judgements, *out.deliberation):
+        ranking.text = HIDDEN_TEXT if ranking.text else ranking.text
+    for vote in out.votes:
+        vote.rationale = HIDDEN_TEXT if vote.rationale else vote.rationale
     for leak in out.leaks:
         leak.term = HIDDEN
     for event in out.events:
         event.message = public_event(event.message)
-    withheld: set[str] = set()
+        event.at = out.created_at
     theirs = [t for t in out.turns if t.seat in implementers]
-    spent = spend(theirs, price_table(out.config.budget.prices))
+    spent = spend(theirs, prices)
+    wave = min((t.started_at for t in theirs), default=None)
     for turn in out.turns:
         turn.agent = HIDDEN
         turn.session_id = None
+        cost = turn_cost(turn.usage, prices)
+        turn.usage = Usage(cost_usd=round(cost.usd, 6)) if cost is not None else Usage()
         if turn.seat not in implementers:
             continue
-        for name in (turn.raw_artifact, turn.reply_artifact):
-            if name is not None:
-                withheld.add(name.rsplit("/", 1)[-1])
         turn.raw_artifact = turn.reply_artifact = None
         turn.error = HIDDEN_ERROR if turn.error is not None else None
         turn.failure = None
         turn.duration_s = 0.0
+        turn.started_at = wave or turn.started_at
         turn.usage = Usage()
-    ordered = sorted(theirs, key=lambda t: (t.seat, t.turn, t.started_at))
+    ordered = sorted(theirs, key=lambda t: (t.seat, t.turn))
     if ordered:
         ordered[0].usage = Usage(cost_usd=round(spent.usd, 6)) if spent.metered else Usage()
         slots = iter(ordered)
         out.turns = [next(slots) if t.seat in implementers else t for t in out.turns]
-    return PublicCopy(out, frozenset(withheld), frozenset(implementers))
+    return PublicCopy(out)

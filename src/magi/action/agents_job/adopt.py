@@ -138,6 +138,7 @@ def _remade(run: Run, records: Path | None, store: Store, git: Git, config: Conf
         _copy_artifacts(records, run.id, store.run_dir(run.id))
     except BaseException:
         # Half made is not made: the next retry must find no run here, not resume this.
+        store.unlock(run.id)
         shutil.rmtree(store.run_dir(run.id), ignore_errors=True)
         raise
     note = f"carried on from {RUNS}{run.id} on another runner: " + (

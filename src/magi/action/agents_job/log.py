@@ -5,8 +5,8 @@ start with ``::`` as workflow commands (``::add-mask::``, ``::stop-commands::``)
 text that reaches the log (an error, a failover note) goes through the posting gate with
 authors hidden, continuation lines are indented, and ``::`` is broken up. The log is
 written while the run is blind, so it is as reticent as the record published before the
-tally (``magi.report.before_tally``): an implementer seat's line says how its turn
-ended, never its CLI's words, and a hand-on says only that a seat passed on; the run's
+tally (``magi.report.before_tally``): an implementer seat's end is logged without its
+label or its CLI's words, and a hand-on says only that a seat passed on; the run's
 record on the runner (``magi show``) holds the whole of both.
 """
 
@@ -48,8 +48,11 @@ class LogReporter:
         self._line(f"node {name}")
 
     def seat(self, seat: str, state: str, detail: str = "") -> None:
-        if seat.startswith("impl-") and detail:
-            detail = "details in the run record on this runner (magi show)"
+        if seat.startswith("impl-") and state != "asked":
+            # When and in what order implementer seats end would tell them apart (their
+            # speed, a timeout the config gives one agent): the log counts, it names none.
+            detail = "which, and its CLI's words: the run record on this runner (magi show)"
+            seat = "an implementer seat"
         self._line(f"  {seat}: {state}" + (f" ({detail})" if detail else ""))
 
     def note(self, message: str, level: str = "info") -> None:

@@ -79,23 +79,25 @@ def ended_on_github(git: Git, record: str | None) -> str | None:
 
 def _another_incarnation(git: Git, record: str | None, run: Run) -> str | None:
     """Why the record ref's run is not the artifact's run (None when it is, or when there is
-    none): a run carried on keeps every implement turn it had, so a run of the same id
-    (the App names a new run) missing one of them started over elsewhere."""
+    none). A run's implement wave began once: a run carried on keeps that first turn's
+    start (the copy published before the tally gives every implement turn that start,
+    ``report.before_tally``), so a run of the same id (the App names a new run) whose
+    wave began at another instant started over elsewhere."""
     turns = _stored_field(git, record, "turns")
     if not isinstance(turns, list):
         return None
-
-    def key(t: Any) -> tuple[str, datetime] | None:
-        try:
-            return (str(t.get("seat")), datetime.fromisoformat(str(t.get("started_at"))))
-        except ValueError:
-            return None
-
-    stored = {key(t) for t in turns if isinstance(t, dict) and t.get("node") == "implement"}
-    stored.discard(None)
-    mine = {(t.seat, t.started_at) for t in run.turns if t.node == "implement"}
-    lost = stored - mine
-    return f"{len(lost)} of its implement turns are not in this one" if lost else None
+    stored: list[datetime] = []
+    for t in turns:
+        if isinstance(t, dict) and t.get("node") == "implement":
+            try:
+                stored.append(datetime.fromisoformat(str(t.get("started_at"))))
+            except ValueError:
+                continue
+    mine = [t.started_at for t in run.turns if t.node == "implement"]
+    if not stored or not mine or min(stored) == min(mine):
+        return None
+    began, mine_began = min(stored), min(mine)
+    return f"its implement wave began {began:%Y-%m-%d %H:%M:%S}, this one's {mine_began:%H:%M:%S}"
 
 
 @dataclass
