@@ -24,7 +24,7 @@ from magi.model.run import (
     Verification,
     Vote,
 )
-from magi.report.before_tally import HIDDEN, public_copy
+from magi.report.before_tally import HIDDEN, public_copy, published_before_tally
 from record_helpers import run as fixture_run
 
 ROSTER = [
@@ -139,7 +139,7 @@ def _run(authors: dict[str, str], seed: int) -> Run:
 
 def _published(r: Run) -> dict[str, object]:
     copy = public_copy(r)
-    return gate_json(copy.run.model_dump(mode="json", by_alias=True), Policy(roster=ROSTER))
+    return gate_json(copy.model_dump(mode="json", by_alias=True), Policy(roster=ROSTER))
 
 
 def test_who_sat_where_leaves_no_trace_in_the_published_copy() -> None:
@@ -164,8 +164,7 @@ def test_the_seed_and_the_committed_roster_order_no_longer_name_an_author() -> N
 def test_only_magis_implement_prompts_go_out_of_the_artifacts() -> None:
     """A judge's packet holds every candidate's summary and patch; an implementer's reply
     and raw output are its own words and its CLI's format."""
-    copy = public_copy(_run({"impl-A": "cl", "impl-B": "cx", "impl-C": "oc"}, seed=11))
-    assert copy.publishes("implement-impl-A-t1.prompt.md")
+    assert published_before_tally("implement-impl-A-t1.prompt.md")
     for name in (
         "implement-impl-A-t1.raw.txt",
         "implement-impl-B-t1.reply.md",
@@ -173,13 +172,13 @@ def test_only_magis_implement_prompts_go_out_of_the_artifacts() -> None:
         "deliberate-judge-2-t2.reply.md",
         "vote-judge-1-t3.raw.txt",
     ):
-        assert not copy.publishes(name), name
+        assert not published_before_tally(name), name
 
 
 def test_an_implementers_words_are_withheld_and_its_spend_pooled_as_dollars() -> None:
     r = _run({"impl-A": "cl", "impl-B": "cx", "impl-C": "oc"}, seed=11)
     copy = public_copy(r)
-    impl = [t for t in copy.run.turns if t.seat.startswith("impl-")]
+    impl = [t for t in copy.turns if t.seat.startswith("impl-")]
     assert [(t.seat, t.turn) for t in impl] == [
         ("impl-A", 1),
         ("impl-A", 2),
@@ -190,15 +189,15 @@ def test_an_implementers_words_are_withheld_and_its_spend_pooled_as_dollars() ->
     assert {t.started_at for t in impl} == {AT}, "each starts when the wave did"
     assert impl[0].usage == Usage(cost_usd=0.4), "one dollar figure, nothing per CLI"
     assert all(t.usage == Usage() for t in impl[1:])
-    (judge,) = [t for t in copy.run.turns if t.seat == "judge-1"]
+    (judge,) = [t for t in copy.turns if t.seat == "judge-1"]
     assert judge.usage.models == {}, "a model's name would be hidden, collapsing its prices"
     assert judge.usage.cost_usd is not None, "priced here, with its model's price"
     prices = price_table(r.config.budget.prices)
-    before, after = spend(r.turns, prices).usd, spend(copy.run.turns, prices).usd
+    before, after = spend(r.turns, prices).usd, spend(copy.turns, prices).usd
     assert after == pytest.approx(before), "budgets over published records add up as before"
     assert impl[3].error is not None, "that it failed is the seat's, and shown"
     assert impl[3].failure is None
-    text = copy.run.model_dump_json()
+    text = copy.model_dump_json()
     for words in ("ProviderAuthError", "in my own words", "ses_4f2a", "printed", "style"):
         assert words not in text
     assert r.seats["impl-A"].agent == "cl", "the run itself is untouched"

@@ -22,7 +22,7 @@ from magi.core.threads.posting import Policy, gate, gate_json
 from magi.errors import TamperedArtifact
 from magi.model.run import Run
 from magi.report import revealed
-from magi.report.before_tally import public_copy
+from magi.report.before_tally import public_copy, published_before_tally
 from magi.state.migrations import migrate
 from magi.state.store import Store
 
@@ -79,8 +79,7 @@ def write_artifact(run: Run, store: Store, out: Path, heads: dict[str, str], iss
     out.mkdir(parents=True, exist_ok=True)
     # Before the tally the artifact is public and its record unlinkable from the roster
     # (magi.report.before_tally: why hiding the names is not enough).
-    public = None if policy.revealed else public_copy(run)
-    shown = public.run if public is not None else run
+    shown = run if policy.revealed else public_copy(run)
     record = gate_json(shown.model_dump(mode="json", by_alias=True), policy)
     (out / RUN).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     src = store.run_dir(run.id) / ARTIFACTS
@@ -88,7 +87,7 @@ def write_artifact(run: Run, store: Store, out: Path, heads: dict[str, str], iss
     dst.mkdir(exist_ok=True)
     if src.is_dir():
         for path in sorted(src.iterdir()):
-            if public is not None and not public.publishes(path.name):
+            if not policy.revealed and not published_before_tally(path.name):
                 continue
             if path.is_file() and not path.is_symlink():
                 text = path.read_text(encoding="utf-8", errors="replace")[:ARTIFACT_MAX]

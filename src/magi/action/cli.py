@@ -46,13 +46,9 @@ def job_summary(run: Run, env: ActionEnv) -> str:
     from magi.action.artifact import policy_for
     from magi.action.publish_job.render import Links, tracking
     from magi.core.threads.posting import gate
-    from magi.report import revealed
-    from magi.report.before_tally import public_copy
 
     links = Links(repo_url=env.repo_url, job_url=env.job_url)
-    # A step summary is as public as the artifact: before the tally, from the same copy.
-    shown = run if revealed(run) else public_copy(run).run
-    return gate(tracking(shown, links), policy_for(run)).text
+    return gate(tracking(run, links), policy_for(run)).text
 
 
 @app.command()

@@ -237,6 +237,10 @@ class Git:
     def ref_exists(self, ref: str) -> bool:
         return self._ok("rev-parse", "--verify", "--quiet", "--end-of-options", _rev(ref))
 
+    def has_commit(self, sha: str) -> bool:
+        """Whether this repository holds commit ``sha`` (fetched, or made here)."""
+        return self._ok("cat-file", "-e", f"{sha}^{{commit}}")
+
     def current_branch(self) -> str | None:
         res = self._exec(["symbolic-ref", "--quiet", "HEAD"], check=False)
         ref = res.stdout.decode().strip()

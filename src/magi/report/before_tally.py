@@ -45,12 +45,11 @@ differs from the others' could be matched with a candidate that timed out.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from magi.core.figures.pricing import price_table, spend, turn_cost
 from magi.model.run import Run, Usage
 
-__all__ = ["HIDDEN", "HIDDEN_ERROR", "PublicCopy", "public_copy", "public_event"]
+__all__ = ["HIDDEN", "HIDDEN_ERROR", "public_copy", "public_event", "published_before_tally"]
 
 HIDDEN = "[redacted]"
 HIDDEN_ERROR = "the turn failed; what its CLI said is withheld until the tally"
@@ -70,17 +69,13 @@ def public_event(message: str) -> str:
     return _SEED.sub("seed withheld until the tally", message)
 
 
-@dataclass(frozen=True)
-class PublicCopy:
-    run: Run
-
-    def publishes(self, name: str) -> bool:
-        """Whether artifact ``name`` may go out with the copy: magi's implement prompts (the
-        task as each seat got it), nothing an agent wrote or a judge read."""
-        return name.startswith("implement-") and name.endswith(".prompt.md")
+def published_before_tally(name: str) -> bool:
+    """Whether artifact ``name`` may go out before the tally: magi's implement prompts (the
+    task as each seat got it), nothing an agent wrote or a judge read."""
+    return name.startswith("implement-") and name.endswith(".prompt.md")
 
 
-def public_copy(run: Run) -> PublicCopy:
+def public_copy(run: Run) -> Run:
     """``run`` as it may be published before its tally (see the module docstring)."""
     out = run.model_copy(deep=True)
     out.seed = 0
@@ -125,4 +120,4 @@ def public_copy(run: Run) -> PublicCopy:
         ordered[0].usage = Usage(cost_usd=round(spent.usd, 6)) if spent.metered else Usage()
         slots = iter(ordered)
         out.turns = [next(slots) if t.seat in implementers else t for t in out.turns]
-    return PublicCopy(out)
+    return out

@@ -32,11 +32,11 @@ from magi.git.repo import Git
 from magi.model.config import Config
 from magi.model.run import Event, Run, RunStatus
 from magi.report import revealed
+from magi.seats.day_spend import RUNS
 from magi.state.store import Store, parse_record
 
 __all__ = ["Adopted", "adopt"]
 
-RUNS = "refs/magi/runs/"
 ARTIFACTS = "artifacts/"
 
 
@@ -113,7 +113,7 @@ def _remade(run: Run, records: Path | None, store: Store, git: Git, config: Conf
         c.worktree = None  # made again where needed (graph.winner.worktree)
         if not c.head:
             continue
-        if git._exec(["cat-file", "-e", f"{c.head}^{{commit}}"], check=False).returncode:
+        if not git.has_commit(c.head):
             won = run.tally is not None and c.label == run.tally.winner
             if won or not run.folded:  # fold still pins every head it removes
                 raise ActionError(

@@ -131,10 +131,6 @@ def _landing_copy(run: Run, *, root: Path, tmp: Path, base: str, pr: int) -> Run
     return work
 
 
-def _has_commit(git: Git, sha: str) -> bool:
-    return git._exec(["cat-file", "-e", f"{sha}^{{commit}}"], check=False).returncode == 0
-
-
 def fix_round(
     *,
     checkout: Path,
@@ -151,7 +147,7 @@ def fix_round(
     refuse_credentials(git.root)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="magi-land-") as tmp:
-        base = inp.base if inp.base and _has_commit(git, inp.base) else ""
+        base = inp.base if inp.base and git.has_commit(inp.base) else ""
         work = _landing_copy(run, root=git.root, tmp=Path(tmp), base=base, pr=inp.pr)
         scratch = Store(Path(tmp) / "home")
         scratch.create(work)
