@@ -28,13 +28,23 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 _PROC = Path("/proc")
 _PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
 _subreaper = False
+
+# The children magi waits for itself (``agents.process.run``): from before the fork until
+# they are reaped. A child between its fork and its exec already sits in a session of its
+# own but still carries magi's environment, not the run's marker; one that has exited is a
+# zombie whose environment reads empty. Either looks like an unmarked orphan to the
+# sweep, and ending (and reaping) it loses a seat's turn or its exit status, so the sweep
+# leaves orphans alone while magi has a child of its own starting or unreaped.
+_ours: set[int] = set()
+_starting = 0
+_ours_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -143,21 +153,52 @@ def now_ticks() -> int:
     return int(uptime * os.sysconf("SC_CLK_TCK"))
 
 
-def orphans(live: Collection[int], since: int = 0) -> list[Found]:
-    """Children re-parented to this (subreaper) process, outside its session, not live leaders,
-    started at or after ``since`` (a child magi started itself before the turn is not one)."""
+@contextlib.contextmanager
+def starting() -> Iterator[Callable[[int], None]]:
+    """Around the start of a child magi will wait for: yields ``own``, to be called with its
+    pid before the block ends; ``reaped(pid)`` once it has been waited for."""
+    global _starting
+    with _ours_lock:
+        _starting += 1
+
+    def own(pid: int) -> None:
+        with _ours_lock:
+            _ours.add(pid)
+
+    try:
+        yield own
+    finally:
+        with _ours_lock:
+            _starting -= 1
+
+
+def reaped(pid: int) -> None:
+    with _ours_lock:
+        _ours.discard(pid)
+
+
+def _quiet() -> bool:
+    """No child of magi's own is starting or unreaped."""
+    with _ours_lock:
+        return _starting == 0 and not _ours
+
+
+def orphans(since: int = 0) -> list[Found]:
+    """Children re-parented to this (subreaper) process, outside its session and unmarked,
+    started at or after ``since`` (a child magi started itself before the turn is not one);
+    none while a child of magi's own is starting or unreaped (``_ours``), asked after the
+    listing: a child listed between its fork and its registration is then still starting."""
     if not (available() and _subreaper):
         return []
     me, my_sid = os.getpid(), os.getsid(0)
-    leaders = set(live)
     out = []
     for pid in _pids():
         info = stat(pid)
         if info is None or info.ppid != me or info.sid == my_sid or info.start < since:
             continue
-        if not {info.pid, info.pgid} & leaders and "MAGI_RUN" not in environ(info.pid):
+        if "MAGI_RUN" not in environ(info.pid):
             out.append(info)
-    return out
+    return out if _quiet() else []
 
 
 def _children() -> list[int] | None:
@@ -278,16 +319,10 @@ def sweep_run(run_id: str, *, run_dir: str = "") -> list[int]:
 
 
 def sweep_turn(
-    run_id: str,
-    seat: str,
-    turn: int,
-    live: Collection[int],
-    *,
-    run_dir: str = "",
-    since: int = 0,
+    run_id: str, seat: str, turn: int, *, run_dir: str = "", since: int = 0
 ) -> list[int]:
-    """At the end of a turn: its marked descendants, and unmarked orphans if no turn is live."""
+    """At the end of a turn: its marked descendants, and unmarked orphans if no process of
+    magi's own is live (``orphans``)."""
     found = marked(run_id, seat, turn, run_dir=run_dir)
-    if not live:
-        found += [o for o in orphans(live, since) if o.pid not in {f.pid for f in found}]
+    found += [o for o in orphans(since) if o.pid not in {f.pid for f in found}]
     return end(found)

@@ -201,15 +201,19 @@ def run(
     token = cancel or DEFAULT_CANCEL
     started = time.monotonic()
     try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        # Owned by the census from before the fork until reaped: another seat's sweep of
+        # orphans must never take it for one (``census.starting``).
+        with census.starting() as own:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+            own(proc.pid)
     except OSError as e:
         # e.filename tells a missing executable from a missing working directory.
         why = f"{e.strerror or e}: {e.filename}" if e.filename else str(e.strerror or e)
@@ -221,51 +225,56 @@ def run(
             time.monotonic() - started,
             start_error=f"cannot start {argv[0]!r}: {why}",
         )
-    # The pipes exist: PIPE was asked for each of them.
-    out = _Capture(cast(IO[bytes], proc.stdout), output_max_bytes, on_output)
-    err = _Capture(cast(IO[bytes], proc.stderr), output_max_bytes, on_output)
-    if stdin is not None:
-        threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
-
-    # Wait without reaping (WNOWAIT): while the exited leader is a zombie its pid, which is the
-    # group id, cannot be reused, so the group kill below can never hit an unrelated process.
-    exited = threading.Event()
-
-    def watch() -> None:
-        with contextlib.suppress(ChildProcessError):
-            os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
-        exited.set()
-
-    threading.Thread(target=watch, daemon=True).start()
-    token.register(proc.pid, contained=contained)
-    gave_up: str | None = None
     try:
-        gave_up, timed_out = _wait(exited, started + timeout, give_up, poll_s)
+        # The pipes exist: PIPE was asked for each of them.
+        out = _Capture(cast(IO[bytes], proc.stdout), output_max_bytes, on_output)
+        err = _Capture(cast(IO[bytes], proc.stderr), output_max_bytes, on_output)
+        if stdin is not None:
+            threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
+
+        # Wait without reaping (WNOWAIT): while the exited leader is a zombie its pid, which is
+        # the group id, cannot be reused, so the group kill below can never hit an unrelated
+        # process.
+        exited = threading.Event()
+
+        def watch() -> None:
+            with contextlib.suppress(ChildProcessError):
+                os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+            exited.set()
+
+        threading.Thread(target=watch, daemon=True).start()
+        token.register(proc.pid, contained=contained)
+        gave_up: str | None = None
+        try:
+            gave_up, timed_out = _wait(exited, started + timeout, give_up, poll_s)
+        finally:
+            token.unregister(proc.pid)
+        if timed_out or gave_up is not None:
+            _killpg(proc.pid, signal.SIGTERM)
+            if not exited.wait(kill_grace):
+                _killpg(proc.pid, signal.SIGKILL)
+                # Also the leader itself, should the group kill have failed: the wait below
+                # must end.
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGKILL)
+                exited.wait()
+        _killpg(proc.pid, signal.SIGKILL)  # leftovers: children the CLI spawned and left behind
+        census.reap_group(proc.pid)  # those re-parented to magi (bwrap's pid 1), before the leader
+        exit_code = proc.wait()
+        for cap in (out, err):
+            cap.thread.join(_READER_JOIN_S)
+        return ProcessResult(
+            stdout=out.text(),
+            stderr=err.text(),
+            exit_code=None if timed_out or gave_up is not None else exit_code,
+            timed_out=timed_out,
+            duration_s=time.monotonic() - started,
+            stdout_dropped=out.dropped,
+            stderr_dropped=err.dropped,
+            gave_up=gave_up,
+        )
     finally:
-        token.unregister(proc.pid)
-    if timed_out or gave_up is not None:
-        _killpg(proc.pid, signal.SIGTERM)
-        if not exited.wait(kill_grace):
-            _killpg(proc.pid, signal.SIGKILL)
-            # Also the leader itself, should the group kill have failed: the wait below must end.
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(proc.pid, signal.SIGKILL)
-            exited.wait()
-    _killpg(proc.pid, signal.SIGKILL)  # leftovers: children the CLI spawned and left behind
-    census.reap_group(proc.pid)  # those re-parented to magi (bwrap's pid 1), before the leader
-    exit_code = proc.wait()
-    for cap in (out, err):
-        cap.thread.join(_READER_JOIN_S)
-    return ProcessResult(
-        stdout=out.text(),
-        stderr=err.text(),
-        exit_code=None if timed_out or gave_up is not None else exit_code,
-        timed_out=timed_out,
-        duration_s=time.monotonic() - started,
-        stdout_dropped=out.dropped,
-        stderr_dropped=err.dropped,
-        gave_up=gave_up,
-    )
+        census.reaped(proc.pid)  # waited for: no longer one of magi's own
 
 
 def _wait(

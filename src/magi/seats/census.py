@@ -12,8 +12,6 @@ that is still the same process, and everything still carrying the run's marker.
 
 from __future__ import annotations
 
-import threading
-
 from magi.agents import census
 from magi.agents.base import CancelToken
 from magi.model.run import Process
@@ -26,19 +24,11 @@ class RecordingToken(CancelToken):
     def __init__(self) -> None:
         super().__init__()
         self._sctx: SeatContext | None = None
-        self._mine: set[int] = set()
-        self._mine_lock = threading.Lock()
 
     def attach(self, sctx: SeatContext) -> None:
         self._sctx = sctx
 
-    def live(self) -> set[int]:
-        with self._mine_lock:
-            return set(self._mine)
-
     def register(self, pgid: int, *, contained: bool = False) -> None:
-        with self._mine_lock:
-            self._mine.add(pgid)
         super().register(pgid, contained=contained)
         sctx = self._sctx
         if sctx is None or contained:
@@ -63,8 +53,6 @@ class RecordingToken(CancelToken):
 
     def unregister(self, pgid: int) -> None:
         super().unregister(pgid)
-        with self._mine_lock:
-            self._mine.discard(pgid)
         sctx = self._sctx
         if sctx is None:
             return
@@ -116,10 +104,7 @@ def end_turn(
     """
     if jailed:
         return []
-    live = sctx.cancel.live() if isinstance(sctx.cancel, RecordingToken) else set()
-    ended = census.sweep_turn(
-        sctx.record.id, seat, turn, live=live, run_dir=str(sctx.run_dir), since=since
-    )
+    ended = census.sweep_turn(sctx.record.id, seat, turn, run_dir=str(sctx.run_dir), since=since)
     if ended:
         sctx.event(
             "run",
