@@ -10,6 +10,7 @@ import pytest
 
 from git_helpers import one_commit_repo
 from magi.action.agents_job.adopt import Adopted, adopt
+from magi.action.seal import load_key, new_key, seal
 from magi.errors import ActionError
 from magi.git.repo import Git
 from magi.model.config import Config
@@ -29,16 +30,19 @@ def _git(where: Path, *args: str, stdin: str | None = None) -> str:
     return done.stdout.strip()
 
 
-def _records(tmp: Path, record: str) -> Path:
-    """A bare repository holding ``refs/magi/runs/<RUN>`` with ``record`` as its run.json."""
+def _records(tmp: Path, record: str, sealed: str | None = None) -> Path:
+    """A bare repository holding ``refs/magi/runs/<RUN>`` with ``record`` as its run.json
+    (and ``sealed`` as its sealed.txt)."""
     bare = tmp / "records.git"
     subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
     blob = _git(bare, "hash-object", "-w", "--stdin", stdin=record)
     reply = _git(bare, "hash-object", "-w", "--stdin", stdin="judge-1's transcript\n")
     sub = _git(bare, "mktree", stdin=f"100644 blob {reply}\tjudge-judge-1-t1.reply.md\n")
-    tree = _git(
-        bare, "mktree", stdin=f"100644 blob {blob}\trun.json\n040000 tree {sub}\tartifacts\n"
-    )
+    entries = f"100644 blob {blob}\trun.json\n040000 tree {sub}\tartifacts\n"
+    if sealed is not None:
+        entries += f"100644 blob {_git(bare, 'hash-object', '-w', '--stdin', stdin=sealed)}"
+        entries += "\tsealed.txt\n"
+    tree = _git(bare, "mktree", stdin=entries)
     env = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
     commit = _git(bare, *env, "commit-tree", tree, "-m", "record")
     _git(bare, "update-ref", f"refs/magi/runs/{RUN}", commit)
@@ -69,11 +73,14 @@ def world(tmp_path: Path) -> tuple[Path, Store, Git]:
 
 
 def _adopt(
-    world: tuple[Path, Store, Git], record: str, agents: list[str] = AGENTS
+    world: tuple[Path, Store, Git],
+    record: str,
+    agents: list[str] = AGENTS,
+    sealed: str | None = None,
 ) -> Adopted | None:
     tmp, store, git = world
     return adopt(
-        records=_records(tmp, record),
+        records=_records(tmp, record, sealed),
         run_id=RUN,
         issue=7,
         store=store,
@@ -142,7 +149,7 @@ def test_a_run_half_made_is_not_left_to_be_resumed(world, monkeypatch) -> None:
     def broken(*_a: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(module, "_copy_artifacts", broken)
+    monkeypatch.setattr(module, "_write_artifacts", broken)
     _, store, git = world
     with pytest.raises(OSError, match="disk full"):
         _adopt(world, _stalled(git.root))
@@ -158,4 +165,75 @@ def test_a_losers_missing_head_is_named_while_fold_has_yet_to_pin_it(world) -> N
     record = record.replace("e" * 40, head, 1)
     with pytest.raises(ActionError, match=r"candidate B's head eeeeeeeeeeee"):
         _adopt(world, record)
+    assert not store.list_ids()
+
+
+def _pre_tally(checkout: Path) -> tuple[str, str]:
+    """The run stalled before its tally: (its public copy, its whole record)."""
+    whole = _stalled(checkout, tally=None).replace('"folded": true', '"folded": false')
+    public = whole.replace('"opus-agent"', '"[redacted]"')
+    return public, whole
+
+
+def _sealed_for(store: Store, whole: str, base: str, **changes: object) -> str:
+    key = load_key(store.home) or new_key(store.home)
+    members: dict[str, bytes] = {"run.json": whole.encode(), "artifacts/x.prompt.md": b"task\n"}
+    where = {"run_id": RUN, "issue": 7, "base": base, **changes}
+    return seal(key, members, **where)  # type: ignore[arg-type]
+
+
+def test_before_the_tally_a_sealed_copy_this_runner_can_open_is_carried_on(world) -> None:
+    _, store, git = world
+    public, whole = _pre_tally(git.root)
+    base = fixture_run(RUN).base_sha or ""
+    adopted = _adopt(world, public, sealed=_sealed_for(store, whole, base))
+    assert adopted is not None
+    assert adopted.run is not None
+    run = store.load_run(RUN)
+    assert run.base_sha == base
+    assert "opus-agent" in {s.agent for s in run.seats.values()}, "the whole record, not the copy"
+    assert (store.run_dir(RUN) / "artifacts" / "x.prompt.md").read_text() == "task\n"
+    assert all(c.worktree for c in run.candidates), "trees where implement remakes them"
+    (said,) = [e.message for e in run.events if "carried on from" in e.message]
+    assert "its sealed copy, runner key" in said
+
+
+def test_a_sealed_copy_that_was_changed_or_made_for_another_run_is_refused(world) -> None:
+    _, store, git = world
+    public, whole = _pre_tally(git.root)
+    base = fixture_run(RUN).base_sha or ""
+    good = _sealed_for(store, whole, base)
+    head, body = good.splitlines()
+    flipped = body[:40] + ("A" if body[40] != "A" else "B") + body[41:]
+    with pytest.raises(ActionError, match="does not open as run"):
+        _adopt(world, public, sealed=f"{head}\n{flipped}\n")
+    with pytest.raises(ActionError, match="does not open as run"):
+        _adopt(world, public, sealed=_sealed_for(store, whole, base, issue=8))
+    with pytest.raises(ActionError, match="not a sealed run"):
+        _adopt(world, public, sealed="hello\n")
+    assert not store.list_ids(), "nothing made of any of them"
+
+
+def test_a_sealed_copy_of_another_state_of_the_run_is_refused(world) -> None:
+    _, store, git = world
+    public, whole = _pre_tally(git.root)
+    base = fixture_run(RUN).base_sha or ""
+    older = whole.replace('"status": "stalled"', '"status": "asking"')
+    with pytest.raises(ActionError, match="not the published record's run as it stopped"):
+        _adopt(world, public, sealed=_sealed_for(store, older, base))
+
+
+def test_without_the_key_or_with_another_a_new_competition_says_which(world, tmp_path) -> None:
+    _, store, git = world
+    public, whole = _pre_tally(git.root)
+    base = fixture_run(RUN).base_sha or ""
+    other = Store(tmp_path / "elsewhere")
+    sealed = _sealed_for(other, whole, base)
+    adopted = _adopt(world, public, sealed=sealed)
+    assert adopted is not None
+    assert "this runner holds no runner key" in (adopted.why or "")
+    new_key(store.home)
+    adopted = _adopt(world, public, sealed=sealed)
+    assert adopted is not None
+    assert "needs runner key" in (adopted.why or "")
     assert not store.list_ids()

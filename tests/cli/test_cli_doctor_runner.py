@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -108,3 +109,28 @@ def test_a_bad_runner_label_of_an_agent_names_the_agent_and_file(repo):
     assert "magi.toml" in said
     assert "runner_labels" in said
     assert "gpu box" in said
+
+
+def test_the_runner_key_made_shown_and_checked(repo, tmp_path, monkeypatch):
+    """`magi runner-key --new` makes the pool's key once; doctor shows which key this runner
+    holds, warns when it holds none and fails when the file is not the owner's alone."""
+    monkeypatch.setenv("MAGI_HOME", str(tmp_path / "home"))
+    none = invoke(["doctor", "--runner", "--no-auth-check", "--json"])
+    said = " ".join(p["message"] for p in json.loads(none.stdout)["problems"])
+    assert "no runner key" in said
+    assert "magi runner-key --new" in said
+    assert "no runner key at" in invoke(["runner-key"]).stdout
+    made = invoke(["runner-key", "--new"])
+    assert made.exit_code == 0, made.output
+    fingerprint = re.findall(r"\bkey ([0-9a-f]{16})\b", _said(made.stdout))[0]
+    assert "Copy it to MAGI_HOME of every other runner" in _said(made.stdout)
+    assert fingerprint in invoke(["runner-key"]).stdout
+    again = invoke(["runner-key", "--new"])
+    assert again.exit_code != 0
+    assert "exists" in again.stderr
+    out = json.loads(invoke(["doctor", "--runner", "--no-auth-check", "--json"]).stdout)
+    assert out["runner"]["runner_key"] == fingerprint
+    (tmp_path / "home" / "runner.key").chmod(0o640)
+    bad = invoke(["doctor", "--runner", "--no-auth-check"])
+    assert bad.exit_code != 0
+    assert "readable by others (mode 640); fix: chmod 600" in _said(bad.stdout)

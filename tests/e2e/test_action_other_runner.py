@@ -1,5 +1,6 @@
 """``/magi retry`` on a runner that never saw the run: carried on from the record ref after
-the tally, a new competition (under a new id, the old record kept) before it.
+the tally; before it, from the copy sealed beside it when both runners hold the pool's
+runner key, else a new competition (under a new id, the old record kept).
 
 Each runner is its own checkout (a clone of origin, as ``actions/checkout`` with
 ``fetch-depth: 0`` makes it) and its own ``MAGI_HOME``; the records step's bare repository
@@ -8,14 +9,17 @@ is a fetch of ``refs/magi/runs/*`` from origin. Only origin and the GitHub doubl
 
 from __future__ import annotations
 
+import base64
 import json
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from action_helpers import World, make_world
+from action_helpers import IMPLEMENTERS, World, make_world
+from magi.action.seal import KEY_FILE, new_key
 from magi.model.run import RunStatus
 from magi.report import revealed
 from magi.state.store import Store
@@ -31,7 +35,7 @@ def _run_id(world: World) -> str:
 def _other_runner(world: World) -> tuple[World, Path]:
     """A second runner: its own clone of origin and home, the records its step fetched."""
     tmp = world.tmp / "runner-2"
-    tmp.mkdir()
+    tmp.mkdir(exist_ok=True)  # a test may have put the pool's key in its home first
     checkout = tmp / "checkout"
     subprocess.run(["git", "clone", "-q", str(world.remote), str(checkout)], check=True)
     records = tmp / "magi-records.git"
@@ -154,7 +158,8 @@ def test_an_answer_for_a_run_another_runner_holds_is_refused_with_the_reason(
     env = {"MAGI_RUN_RECORDS": str(records)}
     res = other.compete("--run-id", run_id, "--answer-comment", "5", env=env)
     assert res.returncode != 0
-    assert "only by the runner that holds it" in res.stderr
+    assert "cannot be carried on here" in res.stderr
+    assert "sealed no copy of it (it holds no runner key)" in res.stderr
     assert not Store(other.home).list_ids(), "no competition was started"
 
 
@@ -173,3 +178,131 @@ def test_a_second_run_of_one_id_is_not_published_over_the_first(tmp_path, monkey
     assert published.exit_code != 0
     assert "holds another run of id" in published.output
     assert world.remote_refs()[ref] == old
+
+
+def _same_key(world: World, other: World) -> str:
+    """Both runners hold the pool's runner key (made on one, copied to the other)."""
+    key = new_key(world.home)
+    other.home.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(key.path, other.home / KEY_FILE)
+    (other.home / KEY_FILE).chmod(0o600)
+    return key.fingerprint
+
+
+def test_before_the_tally_a_runner_holding_the_pools_key_carries_the_run_on(
+    tmp_path, monkeypatch
+) -> None:
+    """Stalled at judging on runner 1; runner 2 opens the sealed copy beside the public
+    record, fetches the candidates from it and goes on to the tally and beyond; no
+    implementer is asked again, and no reader of the repository learns an author."""
+    world = make_world(
+        tmp_path,
+        judges="quota-at-judge:evidence",
+        implementers=("quota-at-judge:right", "quota-at-judge:wrong"),
+    )
+    other = World(world.tmp / "runner-2", *[Path()] * 2, world.scripted, world.github)
+    fingerprint = _same_key(world, other)
+    res = world.compete()
+    assert res.returncode == 0, res.stdout + res.stderr
+    run_id = _run_id(world)
+    first = Store(world.home).load_run(run_id)
+    assert first.status is RunStatus.STALLED
+    assert not revealed(first)
+    assert f"sealed for the runners holding key {fingerprint}" in res.stdout + res.stderr
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    ref = f"refs/magi/runs/{run_id}"
+    sealed = _blob(world, f"{ref}:sealed.txt")
+    assert sealed.startswith(f"magi-sealed 1 key={fingerprint}\n")
+    body = base64.b64decode(sealed.splitlines()[1])
+    for plain in (b'"agent"', b"word_count", b"\x1f\x8b\x08", b"PACK"):
+        assert plain not in body  # ciphertext: no record, code, gzip or pack reads through
+    assert json.loads(_blob(world, f"{ref}:run.json"))["seed"] == 0, "the public copy as before"
+    other, records = _other_runner(world)
+    (world.scripted / "unlock").write_text("")
+    before = len(_calls(world))
+    res = other.compete("--run-id", run_id, env={"MAGI_RUN_RECORDS": str(records)})
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert _run_id(other) == run_id, "the same run, not a new competition"
+    run = Store(other.home).load_run(run_id)
+    assert run.tally is not None, run.reason
+    assert run.seed == first.seed, "the run's own seed, from the sealed record"
+    winner = run.author(run.tally.winner or "")
+    assert winner == IMPLEMENTERS[0], "the right candidate wins, as it would on runner 1"
+    asked = [c["node"] for c in _calls(world)[before:]]
+    assert "judge" in asked, "the judging was carried on"
+    assert "implement" not in asked, "no implementer asked again"
+    (said,) = [e.message for e in run.events if "carried on from refs/magi/runs/" in e.message]
+    assert f"its sealed copy, runner key {fingerprint}" in said
+    # Published from runner 2: after the tally the whole record is public, nothing sealed.
+    assert other.publish(monkeypatch, run_id).exit_code == 0
+    assert "sealed.txt" not in _tree(world, ref)
+    assert json.loads(_blob(world, f"{ref}:run.json"))["seed"] == first.seed
+
+
+def test_an_answer_reaches_the_asking_seat_on_a_runner_holding_the_pools_key(
+    tmp_path, monkeypatch
+) -> None:
+    """The run parked ``asking`` on runner 1; the writer's ``/magi answer`` is dispatched
+    to runner 2, which carries only the asking seat on, with the answer, to the end."""
+    world = make_world(tmp_path, implementers=("ask:right", "wrong"))
+    other = World(world.tmp / "runner-2", *[Path()] * 2, world.scripted, world.github)
+    _same_key(world, other)
+    res = world.compete()
+    assert res.returncode == 0, res.stdout + res.stderr
+    run_id = _run_id(world)
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    (q,) = Store(world.home).load_run(run_id).questions
+    other, records = _other_runner(world)
+    other.issue_file()
+    rows = [{"id": 5, "body": "/magi answer Redis", "created_at": "2099-01-01T00:00:00Z"}]
+    (other.tmp / "comments.json").write_text(json.dumps(rows))
+    before = len(_calls(world))
+    env = {"MAGI_RUN_RECORDS": str(records)}
+    res = other.compete("--run-id", run_id, "--answer-comment", "5", env=env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    run = Store(other.home).load_run(run_id)
+    assert run.status is RunStatus.READY, run.reason
+    (done,) = run.questions
+    assert (done.status, done.turns[0].answer) == ("answered", "Redis")
+    again = {c["seat"] for c in _calls(world)[before:] if c["node"] == "implement"}
+    assert again == {q.seat}, "only the asking seat is asked again"
+    asker = next(c for c in run.candidates if c.seat == q.seat)
+    show = ["git", "-C", str(other.repo), "show"]
+    got = subprocess.run([*show, f"{asker.head}:backend.txt"], capture_output=True, text=True)
+    assert got.stdout == "Redis\n", got.stderr
+    kept = subprocess.run([*show, f"{asker.head}:asked.txt"], capture_output=True, text=True)
+    assert kept.stdout, "its first turn's work, from the sealed bundle, stays"
+
+
+def test_a_runner_with_another_key_starts_over_and_says_which_key_it_lacks(
+    tmp_path, monkeypatch
+) -> None:
+    world, run_id = _stopped(tmp_path, monkeypatch, "judge")  # no key on runner 1: unsealed
+    assert "sealed.txt" not in _tree(world, f"refs/magi/runs/{run_id}")
+    other, records = _other_runner(world)
+    (world.scripted / "unlock").write_text("")
+    new_key(other.home)
+    res = other.compete("--run-id", run_id, env={"MAGI_RUN_RECORDS": str(records)})
+    assert res.returncode == 0, res.stdout + res.stderr
+    run = Store(other.home).load_run(_run_id(other))
+    (why,) = [e.message for e in run.events if run_id in e.message]
+    assert "sealed no copy of it" in why
+    # Sealed on runner 1 with its key, tried on a runner with another: said which.
+    world2 = make_world(
+        tmp_path / "two",
+        judges="quota-at-judge:evidence",
+        implementers=("quota-at-judge:right", "quota-at-judge:wrong"),
+    )
+    mine = new_key(world2.home)
+    assert world2.compete().returncode == 0
+    run_id2 = _run_id(world2)
+    assert world2.publish(monkeypatch, run_id2).exit_code == 0
+    other2, records2 = _other_runner(world2)
+    theirs = new_key(other2.home)
+    res = other2.compete("--run-id", run_id2, env={"MAGI_RUN_RECORDS": str(records2)})
+    assert res.returncode == 0, res.stdout + res.stderr
+    run2 = Store(other2.home).load_run(_run_id(other2))
+    assert run2.id != run_id2
+    (why2,) = [e.message for e in run2.events if run_id2 in e.message]
+    assert f"needs runner key {mine.fingerprint}, not this runner's" in why2
+    assert theirs.fingerprint not in why2

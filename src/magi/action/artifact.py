@@ -4,6 +4,8 @@
     run.json           the run record, every string through the posting gate
     artifacts/<name>   prompts and replies, gated the same way (each capped)
     candidates.bundle  the viable candidate branches (absent when nothing is viable)
+    sealed.txt         stopped before its tally: the run as the runner holds it, sealed
+                       with the runner key (``magi.action.seal``); absent otherwise
 
 Everything in it is written by magi but lived on a disk the agents could write, so the
 reader validates it strictly (``extra="forbid"``) and ``magi.action.bundle`` checks the
@@ -18,8 +20,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from magi.action.seal import SEALED, parse_sealed
 from magi.core.threads.posting import Policy, gate, gate_json
-from magi.errors import TamperedArtifact
+from magi.errors import ActionError, TamperedArtifact
 from magi.model.run import Run
 from magi.report import revealed
 from magi.report.before_tally import public_copy, published_before_tally
@@ -60,6 +63,7 @@ class Artifact:
     run: Run
     bundle: Path | None
     files: dict[str, str]  # artifacts/<name> -> text, already gated
+    sealed: str | None = None  # its form checked; only runners holding the key open it
 
 
 def policy_for(run: Run, store: Store | None = None) -> Policy:
@@ -122,7 +126,22 @@ def read_artifact(where: Path, run_id: str | None = None) -> Artifact:
     bundle = where / BUNDLE
     if bundle.is_symlink():
         raise TamperedArtifact("the bundle is a symbolic link")
-    return Artifact(manifest, run, bundle if bundle.is_file() else None, files)
+    return Artifact(manifest, run, bundle if bundle.is_file() else None, files, _sealed(where))
+
+
+def _sealed(where: Path) -> str | None:
+    path = where / SEALED
+    if path.is_symlink():
+        raise TamperedArtifact(f"{SEALED} is a symbolic link")
+    if not path.is_file():
+        return None
+    try:
+        text = path.read_text(encoding="ascii")
+        return parse_sealed(text, f"the artifact's {SEALED}").text
+    except (UnicodeDecodeError, ActionError) as e:
+        raise TamperedArtifact(
+            e.message if isinstance(e, ActionError) else f"{SEALED} is not text"
+        ) from None
 
 
 def write_refusal(out: Path, issue: int, message: str) -> None:

@@ -223,6 +223,7 @@ def _runner_section(facts: RunnerFacts) -> RenderableType:
         ("MAGI_HOME", f"{facts.home} ({free})"),
         ("labels", ", ".join(facts.labels) or "not given (--labels)"),
         ("wanted", ", ".join(facts.wanted) or "?"),
+        ("runner key", facts.runner_key or "none (this runner alone resumes its runs)"),
     ]
     if facts.labels:
         rows.append(("seats here", ", ".join(facts.serves) or "no agent of the roster"))
@@ -284,6 +285,36 @@ def as_json(d: Diagnosis) -> dict[str, Any]:
             for p in d.problems
         ],
     }
+
+
+@app.command("runner-key")
+def runner_key(
+    new: Annotated[
+        bool, typer.Option("--new", help="Make the key (refused when this runner has one).")
+    ] = False,
+) -> None:
+    """Show, or make, the key the runners of a pool share: with it, a run stopped before its
+    tally on one runner is carried on by another (docs/runner.md)."""
+    import os
+
+    from magi.state.runner_key import KEY_FILE, load_key, new_key
+    from magi.state.store import magi_home
+
+    home = magi_home(os.environ).expanduser()
+    key = new_key(home) if new else load_key(home)  # a MagiError is said on stderr
+    if key is None:
+        emit(Text(f"no runner key at {home / KEY_FILE}; `magi runner-key --new` makes one"))
+        return
+    emit(Text(f"{key.path}  key {key.fingerprint}"))
+    if new:
+        emit(
+            Text(
+                "Copy it to MAGI_HOME of every other runner of the pool, as their service "
+                f"user, mode 600 (scp -p {key.path} runner-2:<MAGI_HOME>/{KEY_FILE}); every "
+                "runner's `magi runner-key` then shows the same key. Never put it in a "
+                "repository secret or a job's environment: it is the runners' alone."
+            )
+        )
 
 
 @app.command()

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from magi.core.seats.runners import job_labels, served_here
 from magi.engine.diagnose import Diagnosis
+from magi.errors import MagiError
+from magi.state.runner_key import KEY_FILE, load_key
 from magi.state.store import magi_home
 
 __all__ = ["GIT_MIN", "MIN_FREE", "RunnerFacts", "check_runner"]
@@ -41,6 +43,7 @@ class RunnerFacts:
     wanted: list[str] = field(default_factory=list)
     serves: list[str] = field(default_factory=list)  # the agents a runner with these labels seats
     lacking: dict[str, list[str]] = field(default_factory=dict)  # agent -> labels it lacks
+    runner_key: str = ""  # the pool's key's fingerprint ("" when this runner holds none)
 
 
 def _version(tool: str, path: str | None) -> tuple[str, tuple[int, ...]]:
@@ -92,6 +95,20 @@ def check_runner(d: Diagnosis, env: Mapping[str, str], labels: Sequence[str] | N
     if facts.free_bytes is not None and facts.free_bytes < MIN_FREE:
         gib = facts.free_bytes / 1024**3
         d.warn(f"{gib:.1f} GiB free under {probe}: a competition wants 5 GiB or more")
+    try:
+        key = load_key(home)
+    except MagiError as e:
+        d.error(e.message)
+        key = None
+    else:
+        if key is None:
+            d.warn(
+                f"no runner key ({home / KEY_FILE}): a run stopped before its tally (asking, "
+                "stalled) can be carried on only by this runner. With more than one runner, "
+                "make one with `magi runner-key --new` and copy it to every runner's "
+                "MAGI_HOME (docs/runner.md)"
+            )
+    facts.runner_key = key.fingerprint if key is not None else ""
     if d.jail is not None and not d.jail.jailed:
         d.warn(
             "agents would run unjailed on this runner; a runner for a repository's issues "

@@ -12,9 +12,12 @@ repository of its own). What it says decides:
   finished is asked again. The seats' CLI conversations stayed on the runner that held
   them, so their next turns are sent their full context, and the record says so;
 * **before the tally** the published copy ties no candidate to an agent
-  (``magi.report.before_tally``), so it cannot be carried on anywhere but on the
-  runner that holds the run: a new competition starts under a new id, the old record
-  untouched, and the new run says why;
+  (``magi.report.before_tally``) and no candidate's code was pushed; what carries the run
+  on is the copy sealed beside it with the runner key (``magi.action.seal``). A runner that
+  holds the same key opens it, fetches the candidates' branches from its bundle and goes on
+  as above (a question's answer included). Without it (no sealed copy, no key here, another
+  key) a new competition starts under a new id, the old record untouched, and the new run
+  says why; a sealed copy that does not open is refused;
 * **failed**: an attempt spent; ``/magi retry`` after it is a new competition, as on the
   runner that ran it;
 * **otherwise ended** (ready, blocked, merged...): nothing to carry on; said, with the state.
@@ -23,17 +26,28 @@ repository of its own). What it says decides:
 from __future__ import annotations
 
 import shutil
+import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from magi.action.seal import (
+    BUNDLE,
+    KEY_FILE,
+    SEALED,
+    RunnerKey,
+    Sealed,
+    load_key,
+    open_sealed,
+    parse_sealed,
+)
 from magi.errors import ActionError, MagiError
 from magi.git.repo import Git
 from magi.model.config import Config
 from magi.model.run import Event, Run, RunStatus
 from magi.report import revealed
 from magi.seats.day_spend import RUNS
-from magi.state.store import Store, parse_record
+from magi.state.store import RECORD, Store, parse_record
 
 __all__ = ["Adopted", "adopt"]
 
@@ -46,6 +60,7 @@ class Adopted:
 
     run: Run | None = None
     fresh_because: str | None = None  # a new competition, under a new id, and why
+    why: str | None = None  # the same, short: why this runner cannot carry it on
 
 
 def _show(records: Git, spec: str) -> str | None:
@@ -82,26 +97,98 @@ def adopt(
         raise ActionError(f"run {run_id} is not issue #{issue}'s")
     where = f"{RUNS}{run_id}"
     if run.status is RunStatus.FAILED:
-        return Adopted(fresh_because=f"run {run_id} failed ({where}): this is a new attempt")
+        return Adopted(
+            fresh_because=f"run {run_id} failed ({where}): this is a new attempt",
+            why=f"it failed ({where})",
+        )
     if run.status.finished:
         raise ActionError(
             f"run {run_id} already ended {run.status.value} ({where}); nothing to carry on"
         )
-    if not revealed(run):
-        return Adopted(
-            fresh_because=(
-                f"run {run_id} stopped {run.status.value} before its tally on another runner; "
-                f"its published record ({where}) ties no candidate to an agent, so only that "
-                "runner can carry it on. This is a new competition (the old record is kept). "
-                "Keep a repository's runs on one runner to resume them (docs/runner.md)"
-            )
+    if revealed(run):
+        return Adopted(run=_remade(run, store, git, config, _record_artifacts(records, run_id)))
+    text = _show(Git(records), f"{where}:{SEALED}") if records is not None else None
+    key = load_key(store.home)
+    sealed = parse_sealed(text, f"{where}:{SEALED}") if text is not None else None
+    if sealed is None:
+        why = "the runner that ran it sealed no copy of it (it holds no runner key)"
+    elif key is None:
+        why = f"this runner holds no runner key ($MAGI_HOME/{KEY_FILE})"
+    elif sealed.fingerprint != key.fingerprint:
+        why = f"its sealed copy needs runner key {sealed.fingerprint}, not this runner's"
+    else:
+        return Adopted(run=_unsealed(run, sealed, key, store, git, config, issue))
+    return Adopted(
+        fresh_because=(
+            f"run {run_id} stopped {run.status.value} before its tally on another runner, and "
+            f"{why}: its published record ({where}) ties no candidate to an agent, so this is "
+            "a new competition (the old record is kept). Give every runner of the pool the "
+            "same runner key to carry such runs on (docs/runner.md)"
+        ),
+        why=f"it stopped {run.status.value} before its tally on another runner, and {why}",
+    )
+
+
+def _unsealed(
+    public: Run, sealed: Sealed, key: RunnerKey, store: Store, git: Git, config: Config, issue: int
+) -> Run:
+    """The run as the runner that stopped it held it: its record, its artifacts and its
+    candidates' branches, from the sealed copy beside the public record."""
+    where = f"{RUNS}{public.id}:{SEALED}"
+    base = public.base_sha or ""
+    members = open_sealed(key, sealed, run_id=public.id, issue=issue, base=base, where=where)
+    try:
+        run = parse_record(
+            members[RECORD].decode("utf-8"), path=Path(f"{where}:{RECORD}"), run_id=public.id
         )
-    return Adopted(run=_remade(run, records, store, git, config))
+    except (MagiError, UnicodeDecodeError) as e:
+        why = e.message if isinstance(e, MagiError) else "not UTF-8"
+        raise ActionError(f"{where}: its record cannot be read: {why}") from None
+    if not isinstance(run, Run) or (run.status, run.base_sha, run.task.source) != (
+        public.status,
+        public.base_sha,
+        public.task.source,
+    ):
+        raise ActionError(
+            f"{where} is not the published record's run as it stopped (another state of it): "
+            "nothing carried on"
+        )
+    if BUNDLE in members:
+        _fetch_candidates(git, run, members[BUNDLE], where)
+    files = {k.removeprefix(ARTIFACTS): v for k, v in members.items() if k.startswith(ARTIFACTS)}
+    return _remade(run, store, git, config, files, sealed_with=key.fingerprint)
 
 
-def _remade(run: Run, records: Path | None, store: Store, git: Git, config: Config) -> Run:
+def _fetch_candidates(git: Git, run: Run, bundle: bytes, where: str) -> None:
+    """The candidates' branches, from the sealed bundle into this checkout, each at the head
+    the sealed record gives it (anything else in the bundle is not fetched)."""
+    moved = [c for c in run.candidates if c.head and c.head != run.base_sha]
+    if not moved:
+        return
+    with tempfile.TemporaryDirectory(prefix="magi-unseal-") as tmp:
+        path = Path(tmp) / BUNDLE
+        path.write_bytes(bundle)
+        specs = [f"+refs/heads/{c.branch}:refs/heads/{c.branch}" for c in moved]
+        done = git._exec(["fetch", "--quiet", "--no-tags", str(path), *specs], check=False)
+    if done.returncode:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["(silent)"]
+        raise ActionError(f"{where}: its candidates do not fetch: {said[0]}")
+    for c in moved:
+        if git.rev_parse(f"refs/heads/{c.branch}") != c.head:
+            raise ActionError(f"{where}: candidate {c.label}'s branch is not at its recorded head")
+
+
+def _remade(
+    run: Run,
+    store: Store,
+    git: Git,
+    config: Config,
+    artifacts: dict[str, bytes],
+    *,
+    sealed_with: str | None = None,
+) -> Run:
     """``run`` on this checkout and in this store: branches at their recorded heads, no
-    CLI session, this runner's config, the record ref's artifacts copied in."""
+    CLI session, this runner's config, ``artifacts`` (name -> bytes) in its folder."""
     missing = sorted({s.agent for s in run.seats.values()} - {a.id for a in config.agents})
     if missing:
         raise ActionError(
@@ -109,8 +196,12 @@ def _remade(run: Run, records: Path | None, store: Store, git: Git, config: Conf
             "are not in this runner's config (the repository's config and this runner's "
             "user config)"
         )
+    root = Path(config.graph.worktree_root).expanduser() if config.graph.worktree_root else None
+    trees = (root or store.home / "worktrees") / run.id
     for c in run.candidates:
-        c.worktree = None  # made again where needed (graph.winner.worktree)
+        # After the tally a tree is made again where needed (graph.winner.worktree); before
+        # it, at the path prep gives it, which implement remakes from the branch when absent.
+        c.worktree = str(trees / c.label) if run.tally is None and not run.folded else None
         if not c.head:
             continue
         if not git.has_commit(c.head):
@@ -128,20 +219,20 @@ def _remade(run: Run, records: Path | None, store: Store, git: Git, config: Conf
     moved = sorted(name for name, seat in run.seats.items() if seat.session_id)
     for name in moved:
         run.seats[name].session_id = None
-    root = Path(config.graph.worktree_root).expanduser() if config.graph.worktree_root else None
     run.repo = str(git.root)
-    run.worktree_root = str((root or store.home / "worktrees") / run.id)
+    run.worktree_root = str(trees)
     run.config = config
     run.processes = []
     store.create(run)
     try:
-        _copy_artifacts(records, run.id, store.run_dir(run.id))
+        _write_artifacts(store.run_dir(run.id) / "artifacts", artifacts)
     except BaseException:
         # Half made is not made: the next retry must find no run here, not resume this.
         store.unlock(run.id)
         shutil.rmtree(store.run_dir(run.id), ignore_errors=True)
         raise
-    note = f"carried on from {RUNS}{run.id} on another runner: " + (
+    how = f" (its sealed copy, runner key {sealed_with})" if sealed_with else ""
+    note = f"carried on from {RUNS}{run.id}{how} on another runner: " + (
         f"the conversations of {', '.join(moved)} stayed on the runner that held them, "
         "so their next turns are sent their full context"
         if moved
@@ -153,23 +244,30 @@ def _remade(run: Run, records: Path | None, store: Store, git: Git, config: Conf
     return run
 
 
-def _copy_artifacts(records: Path | None, run_id: str, run_dir: Path) -> None:
-    """The record ref's ``artifacts/`` (prompts, replies, transcripts) into the run's
+def _write_artifacts(folder: Path, artifacts: dict[str, bytes]) -> None:
+    folder.mkdir(exist_ok=True)
+    for name, data in artifacts.items():
+        if not (folder / name).exists():
+            (folder / name).write_bytes(data)
+
+
+def _record_artifacts(records: Path | None, run_id: str) -> dict[str, bytes]:
+    """The record ref's ``artifacts/`` (prompts, replies, transcripts), for the run's
     folder, so the next publish, which stores what the run's folder holds, loses none."""
     if records is None:
-        return
+        return {}
     bare = Git(records)
     listing = bare._exec(
         ["ls-tree", "-r", "-z", "--name-only", f"{RUNS}{run_id}", "--", ARTIFACTS], check=False
     )
     if listing.returncode:
-        return
-    out = run_dir / "artifacts"
-    out.mkdir(exist_ok=True)
+        return {}
+    out: dict[str, bytes] = {}
     for name in filter(None, listing.stdout.decode("utf-8", "replace").split("\0")):
         leaf = name.removeprefix(ARTIFACTS)
         if "/" in leaf or leaf.startswith("."):
             continue  # magi writes a flat folder: anything else is not its
         text = _show(bare, f"{RUNS}{run_id}:{name}")
-        if text is not None and not (out / leaf).exists():
-            (out / leaf).write_text(text, encoding="utf-8")
+        if text is not None:
+            out[leaf] = text.encode("utf-8")
+    return out

@@ -23,6 +23,7 @@ from magi.action.agents_job.checkout import refuse_credentials
 from magi.action.agents_job.log import LogReporter
 from magi.action.artifact import BUNDLE, write_artifact
 from magi.action.bundle import create_bundle
+from magi.action.seal import KEY_FILE, SEALED, SEALED_MAX, load_key, members_of, seal
 from magi.core.person.asking import BadQuestion, pick
 from magi.core.threads.commands import Verb, parse, words_of
 from magi.errors import ActionError, CredentialsInCheckout, MagiError
@@ -125,12 +126,6 @@ def compete(
         record = store.load_run(run_id) if run_id in store.list_ids() else None
         if record is not None and record.task.source != f"issue:{issue.number}":
             raise ActionError(f"run {run_id} is not issue #{issue.number}'s")
-        if record is None and answer is not None:
-            raise ActionError(
-                f"/magi answer: run {run_id} is not on this runner; a run asking is carried "
-                "on only by the runner that holds it (before its tally its published record "
-                "ties no candidate to an agent), so the answer waits for that runner"
-            )
         if record is None:
             # Not on this runner: the repository's record of it decides (agents_job.adopt).
             config = engine.preflight(git.root, None, environ, reporter, action=True)
@@ -143,10 +138,22 @@ def compete(
                 git=git,
                 config=config,
             )
-            if adopted is None:
-                now, rng = _id_parts(run_id, rng)  # the App's id for a new run
-            elif adopted.run is not None:
+            if adopted is not None and adopted.run is not None:
                 record = adopted.run
+            elif answer is not None:
+                # An answer never starts a competition: the asking run waits for a runner
+                # that holds it, or holds the key it was sealed with.
+                raise ActionError(
+                    f"/magi answer: run {run_id} is not on this runner and cannot be carried "
+                    "on here: "
+                    + (
+                        adopted.why or ""
+                        if adopted is not None
+                        else "the repository holds no record of it"
+                    )
+                )
+            elif adopted is None:
+                now, rng = _id_parts(run_id, rng)  # the App's id for a new run
             else:
                 fresh_because = adopted.fresh_because
                 reporter.note(fresh_because or "", "warn")
@@ -186,7 +193,33 @@ def compete(
     # patch can name its author): the artifact is public (report.before_tally).
     heads = create_bundle(git, record, out / BUNDLE) if revealed(record) else {}
     write_artifact(record, store, out, heads, issue.number)
+    (out / SEALED).unlink(missing_ok=True)
+    if not revealed(record) and record.status.resumable:
+        _seal(record, store, git, out, issue.number, reporter)
     return record
+
+
+def _seal(run: Run, store: Store, git: Git, out: Path, issue: int, reporter: Reporter) -> None:
+    """Stopped before its tally: sealed for the runners of the pool (``magi.action.seal``)."""
+    try:
+        key = load_key(store.home)
+    except ActionError as e:
+        reporter.note(f"the run is not sealed for other runners: {e.message}", "warn")
+        return
+    if key is None:
+        reporter.note(
+            f"no runner key ($MAGI_HOME/{KEY_FILE}): stopped before its tally, this run can "
+            'be carried on only by this runner (docs/runner.md, "How many runners")'
+        )
+        return
+    text = seal(
+        key, members_of(run, store, git), run_id=run.id, issue=issue, base=run.base_sha or ""
+    )
+    if len(text) > SEALED_MAX:
+        reporter.note(f"the sealed run is {len(text)} characters, over {SEALED_MAX}: not sent")
+        return
+    (out / SEALED).write_text(text, encoding="ascii")
+    reporter.note(f"sealed for the runners holding key {key.fingerprint}")
 
 
 @dataclass(frozen=True)

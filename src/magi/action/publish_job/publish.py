@@ -249,6 +249,8 @@ async def publish(
         published=done,
         parent=prev,
         message=f"magi run {run.id}: {run.status.value}",
+        # Ciphertext (no gate reads it); once authors are out the whole record is public.
+        sealed=artifact.sealed if not revealed(run) else None,
     )
     if commit is not None:
         remote.push(commit, ref, expect=prev)

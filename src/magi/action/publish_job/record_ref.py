@@ -1,6 +1,7 @@
 """The run record kept in the repository: ``refs/magi/runs/<id>``, one commit per change.
 
-The commit's tree holds ``run.json`` and ``artifacts/`` (both as the posting gate left them)
+The commit's tree holds ``run.json`` and ``artifacts/`` (both as the posting gate left them),
+before the tally ``sealed.txt`` (``magi.action.seal``: opened only by a runner of the pool),
 and ``published.json``: what publish last pushed (branch -> sha, the leases of the next
 publish), the pull request and the attempt it counted. A later job on any runner (a fix
 round, ``/magi retry``, the App's stats) reads the run from here. Publishing a tree equal
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from magi.action.seal import SEALED
 from magi.git.repo import NEUTRAL_EMAIL, NEUTRAL_NAME, Git
 
 __all__ = ["Published", "build_commit", "read_published", "record_ref"]
@@ -79,13 +81,17 @@ def build_commit(
     published: Published,
     parent: str | None,
     message: str,
+    sealed: str | None = None,
 ) -> str | None:
-    """A record commit on ``parent``; None when its tree would be ``parent``'s own."""
+    """A record commit on ``parent``; None when its tree would be ``parent``'s own.
+    ``sealed``: the run sealed for the pool's runners (before the tally only)."""
     files = [f"100644 blob {_blob(git, text)}\t{name}" for name, text in artifacts.items()]
     entries = [
         f"100644 blob {_blob(git, run_json)}\trun.json",
         f"100644 blob {_blob(git, published.to_json())}\t{PUBLISHED}",
     ]
+    if sealed is not None:
+        entries.append(f"100644 blob {_blob(git, sealed)}\t{SEALED}")
     if files:
         entries.append(f"040000 tree {_tree(git, files)}\tartifacts")
     tree = _tree(git, entries)
