@@ -306,3 +306,52 @@ def test_a_runner_with_another_key_starts_over_and_says_which_key_it_lacks(
     (why2,) = [e.message for e in run2.events if run_id2 in e.message]
     assert f"needs runner key {mine.fingerprint}, not this runner's" in why2
     assert theirs.fingerprint not in why2
+
+
+def test_a_runner_whose_copy_is_behind_goes_on_from_the_repositorys_record(
+    tmp_path, monkeypatch
+) -> None:
+    """Runner 2 carried the run on (and it stalled again); the next retry lands on runner 1,
+    whose own copy is older: going on from it would undo runner 2's work, so the record ref
+    decides and runner 1's copy is set aside. Once the run has ended, a stale copy is
+    never resumed at all."""
+    world, run_id = _stopped(tmp_path, monkeypatch, "review")
+    other, records = _other_runner(world)
+    res = other.compete("--run-id", run_id, env={"MAGI_RUN_RECORDS": str(records)})
+    assert res.returncode == 0, res.stdout + res.stderr
+    second = Store(other.home).load_run(run_id)
+    assert second.status is RunStatus.STALLED, "still out of quota on runner 2"
+    assert other.publish(monkeypatch, run_id).exit_code == 0
+    mine = Store(world.home).load_run(run_id)
+    assert len(mine.events) < len(second.events)
+    fresh = world.tmp / "records-now.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(fresh)], check=True)
+    subprocess.run(
+        ["git", "-C", str(fresh), "fetch", "-q", str(world.remote),
+         "+refs/magi/runs/*:refs/magi/runs/*"],
+        check=True,
+    )  # fmt: skip
+    (world.scripted / "unlock").write_text("")
+    res = world.compete("--run-id", run_id, env={"MAGI_RUN_RECORDS": str(fresh)})
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "went further on another runner" in res.stdout + res.stderr
+    run = Store(world.home).load_run(run_id)
+    assert run.status is RunStatus.READY, run.reason
+    carried = [e.message for e in second.events if "carried on from" in e.message]
+    assert carried
+    assert carried[0] in [e.message for e in run.events], "runner 2's history is this run's"
+    assert list(Store(world.home).runs_dir.glob(f"{run_id}.behind-*")), "the old copy kept"
+    # Ended now (published from runner 1): runner 2's copy is behind, and is not resumed.
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    subprocess.run(
+        ["git", "-C", str(records), "fetch", "-q", str(world.remote),
+         "+refs/magi/runs/*:refs/magi/runs/*"],
+        check=True,
+    )  # fmt: skip
+    before = len(_calls(world))
+    res = other.compete("--run-id", run_id, env={"MAGI_RUN_RECORDS": str(records)})
+    assert run.status is RunStatus.READY, run.reason
+    assert res.returncode != 0
+    assert "already ended ready" in res.stderr
+    assert Store(other.home).load_run(run_id).status is RunStatus.STALLED, "kept as it was"
+    assert len(_calls(world)) == before, "no agent asked from a stale copy"

@@ -49,7 +49,7 @@ from magi.report import revealed
 from magi.seats.day_spend import RUNS
 from magi.state.store import RECORD, Store, parse_record
 
-__all__ = ["Adopted", "adopt"]
+__all__ = ["Adopted", "adopt", "behind", "set_aside"]
 
 ARTIFACTS = "artifacts/"
 
@@ -83,6 +83,29 @@ def published(records: Path | None, run_id: str) -> Run | None:
     if not isinstance(record, Run):
         raise ActionError(f"{RUNS}{run_id} is not a competition's record")
     return record
+
+
+def behind(records: Path | None, run: Run) -> int | None:
+    """How many events the published record holds when it has gone further than ``run``,
+    this runner's own copy (another runner carried the run on since this one last held it:
+    a run's events only grow, and publish adds none); None otherwise."""
+    pub = published(records, run.id)
+    if pub is None or pub.task.source != run.task.source:
+        return None
+    return len(pub.events) if len(pub.events) > len(run.events) else None
+
+
+def set_aside(store: Store, run_id: str) -> Path:
+    """This runner's copy of ``run_id`` moved to ``runs/<id>.behind-<n>``, which no listing
+    reads as a run; refused (RunLockedError) while a live process holds the run."""
+    store.lock(run_id)
+    store.unlock(run_id)
+    here = store.run_dir(run_id)
+    n = 1
+    while (aside := here.with_name(f"{run_id}.behind-{n}")).exists():
+        n += 1
+    here.rename(aside)
+    return aside
 
 
 def adopt(

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from magi import engine
-from magi.action.agents_job.adopt import adopt
+from magi.action.agents_job.adopt import adopt, behind, set_aside
 from magi.action.agents_job.checkout import refuse_credentials
 from magi.action.agents_job.log import LogReporter
 from magi.action.artifact import BUNDLE, write_artifact
@@ -126,18 +126,42 @@ def compete(
         record = store.load_run(run_id) if run_id in store.list_ids() else None
         if record is not None and record.task.source != f"issue:{issue.number}":
             raise ActionError(f"run {run_id} is not issue #{issue.number}'s")
+        records = environ.get(RECORDS_ENV)
+        aside: Path | None = None
+        if record is not None and (further := behind(Path(records) if records else None, record)):
+            # Another runner carried it on since: this copy is behind the repository's.
+            aside = set_aside(store, run_id)
+            reporter.note(
+                f"run {run_id} went further on another runner ({further} events, this "
+                f"runner's copy {len(record.events)}): the repository's record decides, "
+                "and this runner's copy is set aside",
+                "warn",
+            )
+            record = None
         if record is None:
             # Not on this runner: the repository's record of it decides (agents_job.adopt).
             config = engine.preflight(git.root, None, environ, reporter, action=True)
-            records = environ.get(RECORDS_ENV)
-            adopted = adopt(
-                records=Path(records) if records else None,
-                run_id=run_id,
-                issue=issue.number,
-                store=store,
-                git=git,
-                config=config,
-            )
+            try:
+                adopted = adopt(
+                    records=Path(records) if records else None,
+                    run_id=run_id,
+                    issue=issue.number,
+                    store=store,
+                    git=git,
+                    config=config,
+                )
+            except BaseException:
+                if aside is not None:
+                    aside.rename(store.run_dir(run_id))  # this runner's copy, as it was
+                raise
+            if aside is not None and (adopted is None or adopted.run is None):
+                aside.rename(store.run_dir(run_id))  # nothing newer to go on from: as it was
+                raise ActionError(
+                    f"run {run_id} went further on another runner than this runner's copy, "
+                    "and the repository's record of it cannot be carried on here: "
+                    + (adopted.why or "" if adopted is not None else "it is gone")
+                    + ". Going on from this runner's older copy would undo that work"
+                )
             if adopted is not None and adopted.run is not None:
                 record = adopted.run
             elif answer is not None:
