@@ -175,9 +175,13 @@ def _pre_tally(checkout: Path) -> tuple[str, str]:
     return public, whole
 
 
-def _sealed_for(store: Store, whole: str, base: str, **changes: object) -> str:
+def _sealed_for(
+    store: Store, whole: str, base: str, bundle: bytes | None = None, **changes: object
+) -> str:
     key = load_key(store.home) or new_key(store.home)
     members: dict[str, bytes] = {"run.json": whole.encode(), "artifacts/x.prompt.md": b"task\n"}
+    if bundle is not None:
+        members["candidates.bundle"] = bundle
     where = {"run_id": RUN, "issue": 7, "base": base, **changes}
     return seal(key, members, **where)  # type: ignore[arg-type]
 
@@ -236,4 +240,15 @@ def test_without_the_key_or_with_another_a_new_competition_says_which(world, tmp
     adopted = _adopt(world, public, sealed=sealed)
     assert adopted is not None
     assert "needs runner key" in (adopted.why or "")
+    assert not store.list_ids()
+
+
+def test_a_sealed_candidate_is_fetched_only_into_its_own_branch(world) -> None:
+    """Whatever the sealed record names, nothing but ``magi/<run>/<label>`` is written."""
+    _, store, git = world
+    public, whole = _pre_tally(git.root)
+    base = fixture_run(RUN).base_sha or ""
+    hostile = whole.replace('"magi/20260830-153012-a1b2/A"', '"main"')
+    with pytest.raises(ActionError, match="candidate A's branch is 'main'"):
+        _adopt(world, public, sealed=_sealed_for(store, hostile, base, bundle=b"x"))
     assert not store.list_ids()

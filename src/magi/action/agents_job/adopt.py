@@ -186,6 +186,9 @@ def _fetch_candidates(git: Git, run: Run, bundle: bytes, where: str) -> None:
     """The candidates' branches, from the sealed bundle into this checkout, each at the head
     the sealed record gives it (anything else in the bundle is not fetched)."""
     moved = [c for c in run.candidates if c.head and c.head != run.base_sha]
+    for c in moved:
+        if c.branch != f"magi/{run.id}/{c.label}":
+            raise ActionError(f"{where}: candidate {c.label}'s branch is {c.branch!r}")
     if not moved:
         return
     with tempfile.TemporaryDirectory(prefix="magi-unseal-") as tmp:
