@@ -134,3 +134,15 @@ def test_the_runner_key_made_shown_and_checked(repo, tmp_path, monkeypatch):
     bad = invoke(["doctor", "--runner", "--no-auth-check"])
     assert bad.exit_code != 0
     assert "readable by others (mode 640); fix: chmod 600" in _said(bad.stdout)
+
+
+def test_a_runner_key_beside_unjailed_agents_is_warned(repo, tmp_path, monkeypatch):
+    """Unjailed, an agent reads $MAGI_HOME, and with the key every sealed run of the pool."""
+    monkeypatch.setenv("MAGI_HOME", str(tmp_path / "home"))
+    (repo / "magi.toml").write_text(AGENT + '\n[sandbox]\nmode = "off"\n')
+    quiet = json.loads(invoke(["doctor", "--runner", "--no-auth-check", "--json"]).stdout)
+    assert "can read the runner key" not in json.dumps(quiet)
+    assert invoke(["runner-key", "--new"]).exit_code == 0
+    out = json.loads(invoke(["doctor", "--runner", "--no-auth-check", "--json"]).stdout)
+    said = " ".join(p["message"] for p in out["problems"])
+    assert "agents would run unjailed here, where they can read the runner key" in said

@@ -109,6 +109,12 @@ def check_runner(d: Diagnosis, env: Mapping[str, str], labels: Sequence[str] | N
                 "MAGI_HOME (docs/runner.md)"
             )
     facts.runner_key = key.fingerprint if key is not None else ""
+    if key is not None and d.jail is not None and not d.jail.jailed:
+        d.warn(
+            f"agents would run unjailed here, where they can read the runner key "
+            f"({home / KEY_FILE}) and open every run the pool sealed before its tally: jail "
+            "them, or keep the key off this runner"
+        )
     if d.jail is not None and not d.jail.jailed:
         d.warn(
             "agents would run unjailed on this runner; a runner for a repository's issues "
