@@ -63,3 +63,27 @@ def test_the_suite_runs_against_the_installed_package_when_asked():
     if not os.environ.get("MAGI_TEST_WHEEL"):
         return
     assert "site-packages" in Path(magi.__file__).parts, magi.__file__
+
+
+def test_the_wheel_records_the_commit_it_was_built_from():
+    """`magi init --github` pins every `uses:` to the commit the installed magi was built
+    from: the build writes it into the package (setup.py), and the installed magi reads
+    it back. Built here from this checkout, the record is this checkout's HEAD."""
+    import os
+    import subprocess
+
+    import pytest
+
+    from magi.config.source import RECORD, installed_source
+
+    if not os.environ.get("MAGI_TEST_WHEEL"):
+        pytest.skip("runs against the built wheel (make test-wheel)")
+    import magi
+
+    assert (Path(magi.__file__).parent / RECORD).is_file(), "the build wrote no record"
+    head = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    source = installed_source()
+    assert source is not None
+    assert source.commit == head
