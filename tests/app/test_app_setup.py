@@ -173,3 +173,43 @@ def test_the_command_runs_the_flow_and_ends(tmp_path) -> None:
     assert code == 0
     assert "Created the GitHub App magi-acme (id 4242)" in said
     assert "GITHUB_APP_ID=4242" in out.read_text()
+
+
+def test_the_receiver_starts_from_the_file_setup_wrote(tmp_path) -> None:
+    """The file is sourced as app/README.md says (`set -a; . file; set +a`), and the App's
+    settings come from that environment: the key read from the path beside it, even a path
+    with a space in it, and a value that looks like a command is a value, never run."""
+    import subprocess
+
+    from magi.app.settings import settings_from_env
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    pem = (
+        rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        .private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.TraditionalOpenSSL,
+            serialization.NoEncryption(),
+        )
+        .decode()
+    )
+    where = tmp_path / "my creds"
+    out = where / "magi-app.env"
+    hostile = {**MADE, "pem": pem, "webhook_secret": "$(touch pwned)`touch pwned2`;x"}
+    Setup(out, "https://api.github.test").write(hostile)
+    shell = subprocess.run(
+        ["sh", "-c", 'set -a; . "$1"; set +a; env -0', "sh", str(out)],
+        cwd=tmp_path,
+        capture_output=True,
+        check=True,
+    )
+    env = dict(item.split("=", 1) for item in shell.stdout.decode().split("\0") if "=" in item)
+    assert not list(tmp_path.glob("pwned*")), "sourcing the file ran nothing"
+    settings = settings_from_env(env)
+    assert settings.app_id == "4242"
+    assert settings.app_slug == "magi-acme"
+    assert settings.webhook_secret == hostile["webhook_secret"]
+    assert settings.private_key.strip() == pem.strip()
+    assert env["MAGI_APP_CLIENT_ID"] == "Iv23liAbCdEf"

@@ -20,6 +20,7 @@ import html
 import json
 import os
 import secrets
+import shlex
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -161,14 +162,19 @@ class Setup:
                 raise RuntimeError(f"{path} exists: magi does not overwrite credentials")
         self.out.parent.mkdir(parents=True, exist_ok=True)
         _private(key, str(got["pem"]))
+        # Sourced by a shell (`set -a; . file`): every value quoted as the shell reads it
+        # back (a key path with a space, or anything GitHub answered, stays one word and is
+        # never run); a plain value stays bare, as docker's --env-file wants it.
+        q = shlex.quote
         lines = [
             "# The magi App's credentials (magi app setup). Keep this file to yourself.",
-            f"GITHUB_APP_ID={got['id']}",
-            f"GITHUB_APP_SLUG={got['slug']}",
-            f"GITHUB_WEBHOOK_SECRET={got['webhook_secret']}",
-            f"GITHUB_APP_PRIVATE_KEY_PATH={key}",
-            f"# the workflow's secrets: MAGI_APP_CLIENT_ID, and MAGI_APP_PRIVATE_KEY = {key}",
-            f"MAGI_APP_CLIENT_ID={got['client_id']}",
+            f"GITHUB_APP_ID={q(str(got['id']))}",
+            f"GITHUB_APP_SLUG={q(str(got['slug']))}",
+            f"GITHUB_WEBHOOK_SECRET={q(str(got['webhook_secret']))}",
+            f"GITHUB_APP_PRIVATE_KEY_PATH={q(str(key))}",
+            "# the workflow's secrets: MAGI_APP_CLIENT_ID, and MAGI_APP_PRIVATE_KEY = "
+            + " ".join(str(key).splitlines()),
+            f"MAGI_APP_CLIENT_ID={q(str(got['client_id']))}",
         ]
         _private(self.out, "\n".join(lines) + "\n")
         installs = got.get("html_url", "").rstrip("/") + "/installations/new"
