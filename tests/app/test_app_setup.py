@@ -181,10 +181,10 @@ def test_the_receiver_starts_from_the_file_setup_wrote(tmp_path) -> None:
     with a space in it, and a value that looks like a command is a value, never run."""
     import subprocess
 
-    from magi.app.settings import settings_from_env
-
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from magi.app.settings import settings_from_env
 
     pem = (
         rsa.generate_private_key(public_exponent=65537, key_size=2048)

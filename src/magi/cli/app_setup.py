@@ -185,7 +185,8 @@ class Setup:
             "then: in the repository's settings, add the secrets MAGI_APP_CLIENT_ID (from "
             f"{self.out}) and MAGI_APP_PRIVATE_KEY (the contents of {key})\n"
             f"then: start the receiver with that environment (app/README.md), e.g. "
-            f"`set -a; . {self.out}; set +a; uvicorn magi.app:create_app --factory`\n"
+            f"`set -a; . {shlex.quote(str(self.out))}; set +a; uvicorn magi.app:create_app "
+            "--factory`\n"
             "then: `magi init --github` in the repository, and a runner (docs/runner.md)"
         )
 

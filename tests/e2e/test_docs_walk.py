@@ -1,0 +1,196 @@
+"""The setup docs walked as a new user follows them, against the GitHub double.
+
+app/README.md: `magi app setup` (its own process; the page driven as a browser posts it),
+what it prints against what the README shows, then the receiver started the way the
+printed next step says (`set -a; . magi-app.env; set +a; uvicorn ...`, a real uvicorn
+process) answering /healthz once it has learned its App from GitHub with the key setup
+wrote. docs/runner.md: the runner key commands and `magi doctor --runner`, as shown.
+Only what points at the double is added (`--api-url`, `GITHUB_API_URL`, a held socket for
+the address), so a renamed option, a changed message or a file the receiver cannot start
+from fails here."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from magi.testing.cli import invoke
+from magi.testing.github import FakeGitHub
+from magi.testing.github_http import GitHubHTTP, asgi
+
+ROOT = Path(__file__).parents[2]
+BIN = Path(sys.executable).parent
+_FENCE = re.compile(r"^```console\n(.*?)^```", re.S | re.M)
+
+
+def _blocks(doc: str) -> list[list[str]]:
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    return [block.splitlines() for block in _FENCE.findall(text)]
+
+
+def _shown(doc: str, command: str) -> tuple[list[str], list[str]]:
+    """The argv of the console line ``$ <command>...`` and the output lines shown after it."""
+    for lines in _blocks(doc):
+        for i, line in enumerate(lines):
+            if line.startswith(f"$ {command}"):
+                words = shlex.split(line[2:].split(" #", 1)[0].replace("[--org ORG]", ""))
+                out = []
+                for after in lines[i + 1 :]:
+                    if after.startswith("$ "):
+                        break
+                    out.append(after)
+                return words, [o for o in out if o.strip()]
+    raise AssertionError(f"{doc} shows no `$ {command}`")
+
+
+class _Form(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.action = ""
+        self.fields: dict[str, str] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "form":
+            self.action = a.get("action") or ""
+        if tag == "input" and a.get("name"):
+            self.fields[str(a["name"])] = a.get("value") or ""
+
+
+_VALUE = r"\S*(?:magi-yourname|/path|/srv|\.\.\.|https?://|\(id\b|[0-9a-f]{16})"
+
+
+def _lead(line: str) -> str:
+    """A shown output line's fixed start: its words before the first value (a name, a path,
+    a URL, an id, a fingerprint, an elision), which differ from run to run."""
+    return re.split(rf"(?:^|\s){_VALUE}", line.strip(), maxsplit=1)[0]
+
+
+def test_app_readme_from_setup_to_a_healthy_receiver(tmp_path: Path) -> None:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.TraditionalOpenSSL,
+        serialization.NoEncryption(),
+    ).decode()
+    public = (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
+    made = {
+        "id": 4242,
+        "slug": "magi-yourname",
+        "client_id": "Iv23liAbCdEf",
+        "client_secret": "shh-client",
+        "webhook_secret": "shh-hook",
+        "pem": pem,
+        "html_url": "https://github.com/apps/magi-yourname",
+    }
+    double = GitHubHTTP(FakeGitHub(), app=("4242", public))
+    double.manifest_codes["c0de"] = made
+    github_sock = socket.socket()
+    github_sock.bind(("127.0.0.1", 0))
+    github_sock.listen(16)
+    api = f"http://127.0.0.1:{github_sock.getsockname()[1]}"
+    argv, shown = _shown("app/README.md", "magi app setup")
+    work = tmp_path / "me"
+    work.mkdir()
+    receiver_sock = socket.socket()
+    receiver_sock.bind(("127.0.0.1", 0))
+    receiver_sock.listen(16)
+    receiver = f"http://127.0.0.1:{receiver_sock.getsockname()[1]}"
+
+    async def main() -> tuple[int, str, int, str]:
+        server = uvicorn.Server(
+            uvicorn.Config(asgi(double), log_level="warning", access_log=False, lifespan="off")
+        )
+        serving = asyncio.create_task(server.serve(sockets=[github_sock]))
+        env = {**os.environ, "COLUMNS": "200", "PATH": f"{BIN}:{os.environ['PATH']}"}
+        proc = await asyncio.create_subprocess_exec(
+            *(sys.executable, "-m", "magi", *argv[1:], "--api-url", api),
+            stdout=asyncio.subprocess.PIPE,
+            cwd=work,
+            env=env,
+        )
+        assert proc.stdout is not None
+        first = (await proc.stdout.readline()).decode()
+        here = re.search(r"open (http://127\.0\.0\.1:\d+)/", first)
+        assert here, first
+        async with httpx.AsyncClient(timeout=30) as client:
+            form = _Form()
+            form.feed((await client.get(here.group(1) + "/")).text)
+            state = form.action.split("state=", 1)[1]
+            posted: dict[str, Any] = json.loads(form.fields["manifest"])
+            back = await client.get(posted["redirect_url"], params={"code": "c0de", "state": state})
+            assert back.status_code == 200
+        rest = (await proc.stdout.read()).decode()
+        code = await proc.wait()
+        # The next step as printed, run by a shell in the folder it wrote to, on a socket
+        # held here (the README's --host/--port replaced by it), GitHub being the double.
+        step = re.search(r"e\.g\. `([^`]+)`", rest)
+        assert step, rest
+        start = step.group(1) + f" --fd {receiver_sock.fileno()} --no-access-log"
+        app = await asyncio.create_subprocess_exec(
+            "sh",
+            "-c",
+            start,
+            cwd=work,
+            env={**env, "GITHUB_API_URL": api},
+            pass_fds=(receiver_sock.fileno(),),
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,  # the shell and the uvicorn it starts: one group
+        )
+        try:
+            async with httpx.AsyncClient(timeout=60) as client:
+                health = await client.get(receiver + "/healthz")
+        finally:
+            os.killpg(app.pid, signal.SIGTERM)
+            _, err = await app.communicate()
+        server.should_exit = True
+        await serving
+        return code, first + rest, health.status_code, health.text + err.decode()
+
+    code, said, health, why = asyncio.run(main())
+    github_sock.close()
+    receiver_sock.close()
+    assert code == 0, said
+    for line in shown:
+        assert _lead(line) in said, f"app/README.md shows {line!r}; magi said:\n{said}"
+    assert (work / "magi-app.env").is_file()
+    assert health == 200, why
+
+
+def test_runner_md_key_and_doctor_commands_run_as_shown(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("MAGI_HOME", str(tmp_path / "srv-magi"))
+    monkeypatch.setenv("MAGI_CONFIG_DIR", str(tmp_path / "machine"))
+    argv, shown = _shown("docs/runner.md", "magi runner-key --new")
+    made = invoke(argv[1:])
+    assert made.exit_code == 0, made.output
+    for line in shown:
+        assert _lead(line) in made.stdout, (line, made.stdout)
+    assert re.search(r"runner\.key\s+key [0-9a-f]{16}\n", made.stdout), made.stdout
+    again = invoke(["runner-key"])
+    assert again.stdout.split()[-1] == made.stdout.split()[2], "the same key, shown again"
+    repo = tmp_path / "checkout"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    monkeypatch.chdir(repo)
+    argv, _ = _shown("docs/runner.md", "cd ~/checkout-of-the-repository && magi doctor")
+    doctor = invoke([*argv[argv.index("magi") + 1 :], "--no-auth-check"])
+    assert "runner key" in doctor.stdout
+    assert made.stdout.split()[2] in doctor.stdout
