@@ -10,7 +10,6 @@ import re
 import socket
 import stat
 import sys
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ import uvicorn
 from magi.cli.app_setup import Setup, manifest, read_manifest
 from magi.testing.github import FakeGitHub
 from magi.testing.github_http import GitHubHTTP, asgi
+from page_helpers import Form, read_form
 
 ROOT = Path(__file__).parents[2]
 MADE = {
@@ -32,28 +32,6 @@ MADE = {
     "pem": "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----\n",
     "html_url": "https://github.com/apps/magi-acme",
 }
-
-
-class _Form(HTMLParser):
-    """The page's form as a browser would post it: its action and its fields."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.action = ""
-        self.fields: dict[str, str] = {}
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        if tag == "form":
-            self.action = a.get("action") or ""
-        if tag == "input" and a.get("name"):
-            self.fields[str(a["name"])] = a.get("value") or ""
-
-
-def _form(text: str) -> _Form:
-    f = _Form()
-    f.feed(text)
-    return f
 
 
 def test_the_manifest_is_app_yml_and_says_what_the_receiver_gets() -> None:
@@ -68,11 +46,11 @@ def test_the_manifest_is_app_yml_and_says_what_the_receiver_gets() -> None:
     assert manifest(None, "x")["hook_attributes"]["active"] is False
 
 
-async def _flow(job: Setup, code: str, state: str | None = None) -> tuple[_Form, httpx.Response]:
+async def _flow(job: Setup, code: str, state: str | None = None) -> tuple[Form, httpx.Response]:
     app = job.app("http://127.0.0.1:1/done")
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://setup") as client:
-        form = _form((await client.get("/")).text)
+        form = read_form((await client.get("/")).text)
         back = await client.get("/done", params={"code": code, "state": state or job.state})
     return form, back
 
@@ -156,7 +134,7 @@ def test_the_command_runs_the_flow_and_ends(tmp_path) -> None:
         here = re.search(r"open (http://127\.0\.0\.1:\d+)/", first)
         assert here, first
         async with httpx.AsyncClient(timeout=30) as client:
-            form = _form((await client.get(here.group(1) + "/")).text)
+            form = read_form((await client.get(here.group(1) + "/")).text)
             state = form.action.split("state=", 1)[1]
             posted: dict[str, Any] = json.loads(form.fields["manifest"])
             assert posted["redirect_url"] == here.group(1) + "/done"

@@ -20,7 +20,6 @@ import signal
 import socket
 import subprocess
 import sys
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from magi.testing.cli import invoke
 from magi.testing.github import FakeGitHub
 from magi.testing.github_http import GitHubHTTP, asgi
+from page_helpers import read_form
 
 ROOT = Path(__file__).parents[2]
 BIN = Path(sys.executable).parent
@@ -56,20 +56,6 @@ def _shown(doc: str, command: str) -> tuple[list[str], list[str]]:
                     out.append(after)
                 return words, [o for o in out if o.strip()]
     raise AssertionError(f"{doc} shows no `$ {command}`")
-
-
-class _Form(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.action = ""
-        self.fields: dict[str, str] = {}
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        if tag == "form":
-            self.action = a.get("action") or ""
-        if tag == "input" and a.get("name"):
-            self.fields[str(a["name"])] = a.get("value") or ""
 
 
 _VALUE = r"\S*(?:magi-yourname|/path|/srv|\.\.\.|https?://|\(id\b|[0-9a-f]{16})"
@@ -133,8 +119,7 @@ def test_app_readme_from_setup_to_a_healthy_receiver(tmp_path: Path) -> None:
         here = re.search(r"open (http://127\.0\.0\.1:\d+)/", first)
         assert here, first
         async with httpx.AsyncClient(timeout=30) as client:
-            form = _Form()
-            form.feed((await client.get(here.group(1) + "/")).text)
+            form = read_form((await client.get(here.group(1) + "/")).text)
             state = form.action.split("state=", 1)[1]
             posted: dict[str, Any] = json.loads(form.fields["manifest"])
             back = await client.get(posted["redirect_url"], params={"code": "c0de", "state": state})
