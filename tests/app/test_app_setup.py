@@ -6,12 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import socket
 import stat
 import sys
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -20,7 +18,7 @@ import uvicorn
 from magi.cli.app_setup import Setup, manifest, read_manifest
 from magi.testing.github import FakeGitHub
 from magi.testing.github_http import GitHubHTTP, asgi
-from page_helpers import Form, read_form
+from page_helpers import Form, press_the_button, read_form
 
 ROOT = Path(__file__).parents[2]
 MADE = {
@@ -130,16 +128,7 @@ def test_the_command_runs_the_flow_and_ends(tmp_path) -> None:
             env={**os.environ, "COLUMNS": "200"},
         )
         assert proc.stdout is not None
-        first = (await proc.stdout.readline()).decode()  # printed once its socket listens
-        here = re.search(r"open (http://127\.0\.0\.1:\d+)/", first)
-        assert here, first
-        async with httpx.AsyncClient(timeout=30) as client:
-            form = read_form((await client.get(here.group(1) + "/")).text)
-            state = form.action.split("state=", 1)[1]
-            posted: dict[str, Any] = json.loads(form.fields["manifest"])
-            assert posted["redirect_url"] == here.group(1) + "/done"
-            back = await client.get(posted["redirect_url"], params={"code": "c0de", "state": state})
-            assert back.status_code == 200
+        await press_the_button(proc.stdout, "c0de")
         rest = (await proc.stdout.read()).decode()
         code = await proc.wait()
         server.should_exit = True

@@ -12,7 +12,6 @@ from fails here."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import shlex
@@ -21,7 +20,6 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import httpx
 import uvicorn
@@ -31,7 +29,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from magi.testing.cli import invoke
 from magi.testing.github import FakeGitHub
 from magi.testing.github_http import GitHubHTTP, asgi
-from page_helpers import read_form
+from page_helpers import press_the_button
 
 ROOT = Path(__file__).parents[2]
 BIN = Path(sys.executable).parent
@@ -115,15 +113,7 @@ def test_app_readme_from_setup_to_a_healthy_receiver(tmp_path: Path) -> None:
             env=env,
         )
         assert proc.stdout is not None
-        first = (await proc.stdout.readline()).decode()
-        here = re.search(r"open (http://127\.0\.0\.1:\d+)/", first)
-        assert here, first
-        async with httpx.AsyncClient(timeout=30) as client:
-            form = read_form((await client.get(here.group(1) + "/")).text)
-            state = form.action.split("state=", 1)[1]
-            posted: dict[str, Any] = json.loads(form.fields["manifest"])
-            back = await client.get(posted["redirect_url"], params={"code": "c0de", "state": state})
-            assert back.status_code == 200
+        first = await press_the_button(proc.stdout, "c0de")
         rest = (await proc.stdout.read()).decode()
         code = await proc.wait()
         # The next step as printed, run by a shell in the folder it wrote to, on a socket
