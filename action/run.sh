@@ -119,8 +119,17 @@ case "$MAGI_ACTION_COMMAND" in
       args+=(--artifact-dir "$MAGI_ARTIFACT_DIR")
     fi
     ;;
+  token-refused)
+    # After create-github-app-token failed: why, asked with the App's key; said on the
+    # thread with the job's own GITHUB_TOKEN (issues: write). No agent runs in this job.
+    if [ -z "${MAGI_GITHUB_TOKEN:-}" ]; then
+      echo "::error::token-refused needs the job's own GITHUB_TOKEN (input token)" >&2
+      exit 2
+    fi
+    args+=(--thread "${MAGI_ISSUE:-}")
+    ;;
   *)
-    echo "::error::unknown command '$MAGI_ACTION_COMMAND' (admit, claim, merge, compete, publish, council, review, publish-council, publish-review, land-read, land, publish-land, rebase)" >&2
+    echo "::error::unknown command '$MAGI_ACTION_COMMAND' (admit, claim, merge, compete, publish, council, review, publish-council, publish-review, land-read, land, publish-land, rebase, token-refused)" >&2
     exit 2
     ;;
 esac

@@ -302,6 +302,41 @@ def notify(
         typer.echo(f"::warning::{why}; the publish is not affected")
 
 
+@app.command("token-refused")
+def token_refused(
+    ctx: typer.Context,
+    thread: Annotated[
+        str, typer.Option("--thread", help="The issue or PR to say it on (may be empty).")
+    ] = "",
+) -> None:
+    """After ``create-github-app-token`` failed: find out why, with the App's own key, and
+    say it on the thread with the job's own token (``magi.action.publish_job.token_refused``)."""
+    from magi.action.env import MARKER_KEY, ActionEnv
+    from magi.action.publish_job.token_refused import body, credentials_problem, diagnose
+    from magi.github.auth import AppAuth
+
+    key = os.environ.pop(MARKER_KEY, "")  # the App's key: the JWT's, never a seal here
+    client_id = os.environ.get("MAGI_APP_CLIENT_ID", "")
+    env = ActionEnv.from_environ(os.environ)
+    job = os.environ.get("GITHUB_JOB", "") or "?"
+    found = credentials_problem(client_id, key)
+    if found is None:
+        given = context_of(ctx)
+        probe = AppAuth(
+            client_id.strip(), key.strip(), env.api_url, async_transport=given.app_transport
+        )
+        found = asyncio.run(diagnose(probe, env.repo, client_id.strip(), job))
+    text = body(found, job, env.job_url or "this workflow run")
+    typer.echo(f"::error::{found.why}. Fix: {found.fix}")
+    env.summary(text)
+    if not thread.isdigit():
+        typer.echo("no thread to say it on")
+        return
+    port = context_of(ctx).port(env, _token("token-refused", "job's own GITHUB_TOKEN"))
+    asyncio.run(port.create_comment(env.repo, int(thread), text))
+    typer.echo(f"said on #{thread} why the App token was refused")
+
+
 InputDir = Annotated[
     Path,
     typer.Option("--input-dir", help="The thread as the read-only task job fetched it."),

@@ -1,4 +1,5 @@
-"""What the Action's commands are handed: the GitHub port for a token.
+"""What the Action's commands are handed: the GitHub port for a token (and, for the
+App's own JWT calls, the transport they go through).
 
 The App is built with its ports (``create_app(ports=)``). The Action's commands reach the
 CLI through an entry point, so theirs rides on the command line's context: a caller (a test,
@@ -16,6 +17,8 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
+    import httpx
+
     from magi.action.env import ActionEnv
     from magi.github.port import GitHubPort
 
@@ -35,6 +38,8 @@ class ActionContext:
     """The Action's injected ports; the default is GitHub itself."""
 
     ports: PortFactory = _githubkit_port
+    # Where the App's own JWT calls go (``token-refused``): GitHub itself when None.
+    app_transport: httpx.AsyncBaseTransport | None = None
 
     def port(self, env: ActionEnv, token: str) -> GitHubPort:
         """The GitHub port for ``token``, at the API the runner names."""

@@ -55,11 +55,8 @@ class AppAuth:
     async def installation_of(self, repo: Repo) -> int:
         """The installation id for ``repo`` (deliveries usually carry it; this is the fallback)."""
         if repo.full_name not in self._installations:
-            rest = self.app.rest.apps
-            data: Any = await self._app_port._call(
-                rest.async_get_repo_installation, repo.owner, repo.name
-            )
-            if not isinstance(data, dict) or not isinstance(data.get("id"), int):
+            data = await self.repo_installation(repo)
+            if not isinstance(data.get("id"), int):
                 raise GitHubError(f"no installation of the App on {repo.full_name}", status=404)
             self._installations[repo.full_name] = data["id"]
         return self._installations[repo.full_name]
@@ -83,11 +80,28 @@ class AppAuth:
 
     async def app_login(self) -> str:
         """The App's bot login, ``<slug>[bot]`` (``GET /app`` with the JWT)."""
-        data: Any = await self._app_port._call(self.app.rest.apps.async_get_authenticated)
-        slug = data.get("slug") if isinstance(data, dict) else None
+        slug = (await self.app_info()).get("slug")
         if not isinstance(slug, str) or not slug:
             raise GitHubError("GET /app did not name the App's slug")
         return f"{slug}[bot]"
+
+    async def app_info(self) -> dict[str, Any]:
+        """``GET /app`` with the JWT: the App's id, slug and the permissions it asks for."""
+        data: Any = await self._app_port._call(self.app.rest.apps.async_get_authenticated)
+        if not isinstance(data, dict):
+            raise GitHubError("GET /app answered no App")
+        return data
+
+    async def repo_installation(self, repo: Repo) -> dict[str, Any]:
+        """``GET /repos/{owner}/{repo}/installation`` with the JWT: the installation there,
+        with the permissions it granted and whether it is suspended."""
+        rest = self.app.rest.apps
+        data: Any = await self._app_port._call(
+            rest.async_get_repo_installation, repo.owner, repo.name
+        )
+        if not isinstance(data, dict):
+            raise GitHubError(f"no installation of the App on {repo.full_name}", status=404)
+        return data
 
     async def aclose(self) -> None:
         """Nothing pooled to close: githubkit opens a client per request outside a context."""

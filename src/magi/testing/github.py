@@ -122,6 +122,9 @@ class World:
     issues: dict[int, Issue] = field(default_factory=dict)
     comments: dict[int, list[Comment]] = field(default_factory=dict)
     installed: bool = True  # the App is installed on this repository
+    # what that installation granted (None: GitHub's example) and whether it is suspended
+    granted: dict[str, str] | None = None
+    suspended: bool = False
     reactions: list[tuple[str, int, str]] = field(default_factory=list)
     permissions: dict[str, str] = field(default_factory=dict)
     pulls: dict[int, PullRequest] = field(default_factory=dict)

@@ -99,12 +99,18 @@ class GitHubHTTP:
         operations: Path = OPERATIONS,
         *,
         app: tuple[str, str] | None = None,
+        client_id: str = "",
+        app_permissions: dict[str, str] | None = None,
     ) -> None:
         """``app``: (App id, the App's public key PEM). With it, the App endpoints check
-        the JWT as GitHub does (RS256 over the key, ``iss`` the App's id) and answer 401
-        "A JSON web token could not be decoded" otherwise; without it they accept any."""
+        the JWT as GitHub does (RS256 over the key, ``iss`` the App's id or its
+        ``client_id``) and answer 401 "A JSON web token could not be decoded" otherwise;
+        without it they accept any. ``app_permissions``: what ``GET /app`` says the App
+        asks for (None: GitHub's example)."""
         self.fake = fake
         self.app = app
+        self.client_id = client_id
+        self.app_permissions = app_permissions
         self.examples = {**load_examples(), **load_examples(GIT_EXAMPLES)}
         known = load_operations(operations)
         self.routes: list[Route] = []

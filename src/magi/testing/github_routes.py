@@ -544,7 +544,7 @@ def _jwt_refused(d: GitHubHTTP, rq: httpx.Request) -> tuple[int, dict[str, str]]
         claims = json.loads(b64(parts[1]))
     except (InvalidSignature, ValueError):
         return refused
-    if str(claims.get("iss")) != app_id:
+    if str(claims.get("iss")) not in {app_id, d.client_id or app_id}:
         return 401, {"message": "'Issuer' claim ('iss') must be an Integer"}
     return None
 
@@ -553,9 +553,14 @@ def _jwt_refused(d: GitHubHTTP, rq: httpx.Request) -> tuple[int, dict[str, str]]
 async def _installation(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
     if (refused := _jwt_refused(d, rq)) is not None:
         return refused
-    if not d.fake.world(repo).installed:
+    w = d.fake.world(repo)
+    if not w.installed:
         return 404, {"message": "Not Found"}
-    return 200, d.shaped("GET", C + "/installation", {"id": 1})
+    out = d.shaped("GET", C + "/installation", {"id": 1, "app_slug": "magi-app"})
+    if w.granted is not None:
+        out["permissions"] = dict(w.granted)  # replaced whole: GitHub lists what it granted
+    out["suspended_at"] = "2026-01-01T00:00:00Z" if w.suspended else None
+    return 200, out
 
 
 @route("POST", "/app/installations/{installation_id}/access_tokens")
@@ -580,7 +585,14 @@ async def _conversion(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Re
 async def _app(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
     if (refused := _jwt_refused(d, rq)) is not None:
         return refused
-    return 200, d.shaped("GET", "/app", {"slug": "magi-app"})
+    out = d.shaped(
+        "GET",
+        "/app",
+        {"slug": "magi-app", "id": int(d.app[0]) if d.app and d.app[0].isdigit() else 1},
+    )
+    if d.app_permissions is not None:
+        out["permissions"] = dict(d.app_permissions)
+    return 200, out
 
 
 # -- publishing and progress (issue 14) ---------------------------------------------------
