@@ -241,3 +241,104 @@ def test_killed_during_the_answers_turn_the_resume_gives_that_turn_again(tmp_pat
     asker = next(c for c in run.candidates if c.seat == q.seat)
     assert git_out(world.repo, "merge-base", "--is-ancestor", first_head, asker.head) == ""
     assert git_out(world.repo, "show", f"{asker.head}:backend.txt") == "Redis\n"
+
+
+def test_every_writers_answer_on_the_thread_is_delivered_when_one_dispatch_replaced_another(
+    tmp_path,
+) -> None:
+    """Two seats ask; two writers' answers come while the runner is busy, and GitHub keeps
+    only the last dispatch (a newer pending run replaces the older). The run it starts
+    delivers both answers; a reader's answer, and a bot's, are not delivered."""
+    world = make_world(tmp_path, implementers=("ask:right", "ask:wrong"))
+    res = world.compete()
+    assert res.returncode == 0, res.stdout + res.stderr
+    run_id = _run_id(world)
+    record = Store(world.home).load_run(run_id)
+    assert record.status is RunStatus.ASKING
+    first, second = sorted(q.id for q in record.questions)
+    world.issue_file()
+    at = "2099-01-01T00:00:00Z"
+    rows = [
+        {"id": 30, "body": f"/magi answer {first} redis", "user": {"login": "passerby"}},
+        {"id": 31, "body": f"/magi answer {first} sqlite", "user": {"login": "maintainer"}},
+        {"id": 32, "body": f"/magi answer {second} 1", "user": {"login": "magi-app[bot]"}},
+        {"id": 33, "body": f"/magi answer {second} redis", "user": {"login": "Other-Writer"}},
+    ]
+    (world.tmp / "comments.json").write_text(json.dumps([{**r, "created_at": at} for r in rows]))
+    perms = {"passerby": "read", "maintainer": "write", "Other-Writer": "admin"}
+    (world.tmp / "permissions.json").write_text(json.dumps(perms))
+    res = world.compete("--run-id", run_id, "--answer-comment", "33")  # 31's was replaced
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "delivered 2 answers from the thread" in res.stdout + res.stderr
+    run = Store(world.home).load_run(run_id)
+    assert run.status is RunStatus.READY, run.reason
+    got = {q.id: (q.status, q.turns[0].answer) for q in run.questions}
+    assert got == {first: ("answered", "SQLite"), second: ("answered", "Redis")}
+
+
+def test_without_the_authors_permissions_only_the_dispatched_answer_is_delivered(tmp_path):
+    """A workflow from before permissions.json: the App-checked comment alone, as before."""
+    world = make_world(tmp_path, implementers=("ask:right", "ask:wrong"))
+    assert world.compete().returncode == 0
+    run_id = _run_id(world)
+    first, second = sorted(q.id for q in Store(world.home).load_run(run_id).questions)
+    _comments_file(world, (40, f"/magi answer {first} sqlite"), (41, f"/magi answer {second} 2"))
+    res = world.compete("--run-id", run_id, "--answer-comment", "41")
+    assert res.returncode == 0, res.stdout + res.stderr
+    run = Store(world.home).load_run(run_id)
+    assert run.status is RunStatus.ASKING, "the other question still waits"
+    assert {q.id: q.status for q in run.questions} == {first: "waiting", second: "answered"}
+
+
+def test_the_task_job_reads_the_permission_of_every_answers_author(tmp_path) -> None:
+    """The read step's own shell, with a stand-in ``gh``: one permission lookup per human
+    author of a /magi answer, a login that is not a login never reaches a URL."""
+    import shutil
+
+    if shutil.which("jq") is None:
+        pytest.skip("jq is not installed (GitHub's runners have it)")
+    from action_workflow_helpers import step_script
+
+    script = step_script("task", "Read the issue, its comments and the sender's permission")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    comments = [
+        {"id": 1, "body": "/magi answer q1 redis", "user": {"login": "alice", "type": "User"}},
+        {"id": 2, "body": "thanks", "user": {"login": "bob", "type": "User"}},
+        {"id": 3, "body": "/MAGI  answer q2 x", "user": {"login": "carol", "type": "User"}},
+        {"id": 4, "body": "/magi answer 1", "user": {"login": "magi-app[bot]", "type": "Bot"}},
+        {"id": 5, "body": "/magi answer q1 y", "user": {"login": "alice", "type": "User"}},
+    ]
+    (tmp_path / "comments.json").write_text(json.dumps(comments))
+    asked = tmp_path / "asked"
+    (bindir / "gh").write_text(
+        "#!/bin/sh\n"
+        'for a in "$@"; do case "$a" in repos/*) path=$a;; esac; done\n'
+        f'echo "$path" >> "{asked}"\n'
+        'case "$path" in\n'
+        f'  */comments) cat "{tmp_path}/comments.json";;\n'
+        "  */collaborators/alice/permission) echo write;;\n"
+        "  */collaborators/*/permission) exit 1;;\n"
+        "  *) echo '{}';;\n"
+        "esac\n"
+    )
+    (bindir / "gh").chmod(0o755)
+    env = {
+        "PATH": f"{bindir}:{os.environ['PATH']}",
+        "GITHUB_REPOSITORY": "acme/widgets",
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "ISSUE": "7",
+        "EVENT": "workflow_dispatch",
+        "SENDER": "alice",
+    }
+    res = subprocess.run(
+        ["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert res.returncode == 0, res.stderr
+    perms = json.loads((tmp_path / "issue" / "permissions.json").read_text())
+    assert perms == {"alice": "write", "carol": "none"}
+    looked = [a for a in asked.read_text().split() if "/collaborators/" in a]
+    assert sorted(looked) == [
+        "repos/acme/widgets/collaborators/alice/permission",
+        "repos/acme/widgets/collaborators/carol/permission",
+    ]

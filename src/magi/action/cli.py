@@ -73,8 +73,9 @@ def compete(
     ] = None,
 ) -> None:
     """Run the competition for an issue and write the artifact the publish job reads."""
-    from magi.action.agents_job.compete import Answering, read_issue
+    from magi.action.agents_job.answers import Answering
     from magi.action.agents_job.compete import compete as run_compete
+    from magi.action.agents_job.compete import read_issue
     from magi.action.agents_job.log import LogReporter
     from magi.action.artifact import write_refusal
     from magi.action.env import ActionEnv

@@ -19,23 +19,22 @@ from pathlib import Path
 
 from magi import engine
 from magi.action.agents_job.adopt import adopt, behind, set_aside
+from magi.action.agents_job.answers import Answering, deliver
 from magi.action.agents_job.checkout import refuse_credentials
 from magi.action.agents_job.log import LogReporter
 from magi.action.artifact import BUNDLE, write_artifact
 from magi.action.bundle import create_bundle
 from magi.action.seal import KEY_FILE, SEALED, SEALED_MAX, load_key, members_of, seal
-from magi.core.person.asking import BadQuestion, pick
-from magi.core.threads.commands import Verb, parse, words_of
 from magi.errors import ActionError, CredentialsInCheckout, MagiError
 from magi.git.repo import Git
 from magi.model.config import Config
 from magi.model.run import Run, RunStatus
 from magi.report import revealed
-from magi.seats import Reporter, mailbox
+from magi.seats import Reporter
 from magi.seats.day_spend import RECORDS_ENV
 from magi.state.store import RUN_ID, Store
 
-__all__ = ["Answering", "IssueTask", "compete", "deliver", "find_run", "read_issue"]
+__all__ = ["IssueTask", "compete", "find_run", "read_issue"]
 
 # Variables that are write credentials when set for a step; the agents job must have none.
 TOKEN_NAMES = (
@@ -111,8 +110,9 @@ def compete(
 
     ``run_id`` is the id the App assigned when it dispatched: the run is resumed when this
     runner has it, else a new run gets that id (so the App's comment and the record agree).
-    ``answer`` is a writer's ``/magi answer`` to the question the run parked on: it goes into
-    the seat's answers before the resume, which carries that seat alone on.
+    ``answer`` is a writer's ``/magi answer`` to the question the run parked on: it, and the
+    thread's other writers' answers to questions still waiting (``agents_job.answers``), go
+    into the seats' answers before the resume, which carries those seats alone on.
     """
     refuse_tokens(environ)
     git = Git.discover(cwd)
@@ -187,7 +187,7 @@ def compete(
         if record is None or record.status is not RunStatus.ASKING:
             held = f"is {record.status.value}" if record is not None else "is not on this runner"
             raise ActionError(f"/magi answer: run {run_id or '?'} {held}, not asking")
-        deliver(store, record, answer)
+        deliver(store, record, answer, reporter.note)
     if record is not None and record.status.resumable:
         _hide(reporter, record.config)
         reporter.note(f"resuming run {record.id} ({record.status.value}) for #{issue.number}")
@@ -244,61 +244,6 @@ def _seal(run: Run, store: Store, git: Git, out: Path, issue: int, reporter: Rep
         return
     (out / SEALED).write_text(text, encoding="ascii")
     reporter.note(f"sealed for the runners holding key {key.fingerprint}")
-
-
-@dataclass(frozen=True)
-class Answering:
-    """Which comment answers the run's question, and the issue's comments (the task job's)."""
-
-    comment: int
-    comments_file: Path
-
-
-def answer_of(comments_file: Path, comment: int) -> tuple[str, datetime | None]:
-    """The words of the first ``/magi answer`` in comment ``comment`` of the issue (the one
-    the App checked), and when GitHub says the comment was written."""
-    try:
-        data = json.loads(comments_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise ActionError(f"cannot read the issue's comments {comments_file.name}: {e}") from None
-    rows = data if isinstance(data, list) else []
-    found = [c for c in rows if isinstance(c, dict) and c.get("id") == comment]
-    if not found:
-        raise ActionError(f"comment {comment} is not among the issue's comments")
-    commands = [c for c in parse(str(found[0].get("body") or "")) if c.verb is Verb.ANSWER]
-    if not commands:
-        raise ActionError(f"comment {comment} holds no /magi answer")
-    try:
-        written = datetime.fromisoformat(str(found[0].get("created_at")).replace("Z", "+00:00"))
-    except ValueError:
-        written = None
-    return words_of(commands[0]), written
-
-
-def deliver(store: Store, record: Run, answer: Answering) -> None:
-    """Write the person's answer where the resumed implement node looks for it: to the
-    question it names, asked before the comment was written, and only once."""
-    waiting = [q for q in record.questions if q.parked_on]
-    words, written = answer_of(answer.comments_file, answer.comment)
-    others = [q.id for q in record.questions]
-    try:
-        reply = pick([(q.id, tuple(q.turns[-1].choices)) for q in waiting], words, others)
-    except BadQuestion as e:
-        raise ActionError(f"/magi answer in comment {answer.comment}: {e}") from None
-    q = next(q for q in waiting if q.id == reply.qid)
-    asked = q.turns[-1].asked_at
-    if written is not None and written < asked:
-        raise ActionError(
-            f"/magi answer in comment {answer.comment} was written before question {q.id} "
-            "was asked (an answer to an earlier turn): answer it again"
-        )
-    run_dir = store.run_dir(record.id)
-    try:
-        given = mailbox.answer(run_dir, q.seat, q.box, len(q.turns), reply.how, reply.text)
-    except BadQuestion as e:
-        raise ActionError(f"/magi answer: {e}") from None
-    if not given:
-        raise ActionError(f"/magi answer: question {q.id} was answered already")
 
 
 class _Suffix(random.Random):
