@@ -49,6 +49,7 @@ def run(
     event: str,
     payload: dict[str, Any],
     slug: str = SLUG,
+    workflow_run: str = "4242",
 ) -> tuple[int, str, dict[str, str]]:
     """``magi action <args>`` as the workflow step runs it; its port over the HTTP double."""
     keep_delivered(double.fake, event, payload)  # GitHub holds the comment it reports
@@ -72,6 +73,7 @@ def run(
         "GITHUB_API_URL": "https://api.github.test",
         "GITHUB_EVENT_NAME": event,
         "GITHUB_OUTPUT": str(output),
+        "GITHUB_RUN_ID": workflow_run,
         "MAGI_GITHUB_TOKEN": "ghs_test",
         "MAGI_APP_SLUG": slug,
         "MAGI_MARKER_KEY": PEM,
@@ -100,11 +102,37 @@ def test_a_label_claims_the_issue_once(monkeypatch, tmp_path):
     first = run(monkeypatch, tmp_path, double, ["claim", "--issue", "1"], "issues", labeled)
     assert first[0] == 0
     assert first[2] == {"issue": "1"}
-    assert fake.world(REPO).refs["magi/claims/issue-1"] == fake.world(REPO).refs["heads/main"]
-    second = run(monkeypatch, tmp_path, double, ["claim", "--issue", "1"], "issues", labeled)
+    w = fake.world(REPO)
+    held = w.objects[w.refs["magi/claims/issue-1"]]
+    assert held.parents == [w.refs["heads/main"]]  # a claim commit on the head
+    assert "workflow run 4242" in held.message
+    second = run(
+        monkeypatch,
+        tmp_path,
+        double,
+        ["claim", "--issue", "1"],
+        "issues",
+        labeled,
+        workflow_run="77",
+    )
     assert second[0] == 0
     assert second[2] == {"issue": ""}
     assert "already claimed" in second[1]
+
+
+def test_re_running_the_claiming_job_finds_its_own_claim(monkeypatch, tmp_path):
+    """GitHub's "Re-run all jobs" runs the task job again in the same workflow run: its own
+    claim admits it (the competition resumes), where another run's would not."""
+    fake, double = scene()
+    del fake.world(REPO).refs["magi/claims/issue-1"]
+    labeled = fixture("issues.labeled")
+    labeled["repository"]["default_branch"] = "main"
+    args = ["claim", "--issue", "1"]
+    assert run(monkeypatch, tmp_path, double, args, "issues", labeled)[2] == {"issue": "1"}
+    claim = fake.world(REPO).refs["magi/claims/issue-1"]
+    again = run(monkeypatch, tmp_path, double, args, "issues", labeled)  # attempt 2
+    assert again[2] == {"issue": "1"}, again[1]
+    assert fake.world(REPO).refs["magi/claims/issue-1"] == claim, "the claim is not moved"
 
 
 def test_a_writers_merge_squash_merges_with_the_sha(monkeypatch, tmp_path):

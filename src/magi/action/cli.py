@@ -173,7 +173,7 @@ def claim(ctx: typer.Context, issue: Issue, event_file: EventFile) -> None:
     repo = _event(event_file).get("repository") or {}
     branch = str(repo.get("default_branch") or "main") if isinstance(repo, dict) else "main"
     port = context_of(ctx).port(env, token)
-    won = asyncio.run(run_claim(port, env.repo, issue, branch))
+    won = asyncio.run(run_claim(port, env.repo, issue, branch, env.run_id))
     env.set_output("issue", str(issue) if won else "")
     if not won:
         # Another run holds the claim (a second label event, or an earlier competition).

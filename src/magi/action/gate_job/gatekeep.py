@@ -26,12 +26,33 @@ from magi.github.state import claim_ref
 __all__ = ["MergeEvent", "claim", "merge_event", "run_gate"]
 
 
-async def claim(port: GitHubPort, repo: Repo, issue: int, default_branch: str) -> bool:
-    """Claim issue ``issue`` for one competition; False when another run holds it."""
+# The workflow's claim commit (not the App's ``magi: claim``, whose age the App reads).
+WORKFLOW_CLAIM = "magi: workflow claim"
+
+
+async def claim(
+    port: GitHubPort, repo: Repo, issue: int, default_branch: str, workflow_run: str = ""
+) -> bool:
+    """Claim issue ``issue`` for one competition; False when another run holds it.
+
+    The claim is a commit of its own (the head's tree, the head its parent) whose message
+    names the workflow run: GitHub's "Re-run all jobs" runs this job again in the same
+    workflow run, which finds its own claim and goes on, where another run is refused."""
     head = await port.get_ref(repo, f"heads/{default_branch}")
     if head is None:
         raise ActionError(f"the default branch `{default_branch}` has no head to claim at")
-    return await port.create_ref(repo, claim_ref(issue), head.sha)
+    message = f"{WORKFLOW_CLAIM} issue #{issue}, workflow run {workflow_run or '?'}"
+    tree = (await port.get_git_commit(repo, head.sha)).tree
+    mine = await port.create_git_commit(repo, message=message, tree=tree, parents=[head.sha])
+    ref = claim_ref(issue)
+    if await port.create_ref(repo, ref, mine.sha):
+        return True
+    held = await port.get_ref(repo, ref.removeprefix("refs/"))
+    if held is None:  # released meanwhile: creating is atomic again
+        return await port.create_ref(repo, ref, mine.sha)
+    if not workflow_run:
+        return False
+    return (await port.get_git_commit(repo, held.sha)).message == message
 
 
 @dataclass(frozen=True)
