@@ -13,6 +13,7 @@ any of its commands (the CLI, the council, the Action) exits with.
     ├── PreflightError             the worst exit code among the problems that stop a run
     ├── GitHubError                exit 1   a GitHub call failed (``status``, ``transient``)
     └── ActionError                exit 20  the Action cannot do what it was asked as things stand
+        ├── AnsweredAlready        exit 20  a /magi answer to a question another answer took
         ├── CredentialsInCheckout  exit 21  the agents job's checkout hands out a credential
         ├── TamperedArtifact       exit 22  compete's artifact or bundle is not what it wrote
         ├── LeaseRejected          exit 20  a branch on GitHub moved since magi pushed it
@@ -50,6 +51,7 @@ class ExitCode(enum.IntEnum):
     PARKED = 15
     REBASE_CONFLICT = 16  # magi action rebase: the PR does not rebase onto its base cleanly
     ASKING = 17  # parked on an agent's question: answer it, then resume
+    HANDED_OFF = 18  # a seat's agent runs on another runner: the workflow carries it on there
     ACTION = 20
     CREDENTIALS_IN_CHECKOUT = 21
     TAMPERED_ARTIFACT = 22
@@ -156,6 +158,10 @@ class ActionError(MagiError):
     """The Action cannot do what it was asked as things stand; the message says the fix."""
 
     exit_code = ExitCode.ACTION
+
+
+class AnsweredAlready(ActionError):
+    """A ``/magi answer`` whose question was given its answer already (another comment's)."""
 
 
 class CredentialsInCheckout(ActionError):

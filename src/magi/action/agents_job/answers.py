@@ -26,18 +26,14 @@ from typing import Any
 from magi.core.person.asking import BadQuestion, pick
 from magi.core.threads.approval import is_bot, may_write
 from magi.core.threads.commands import Verb, parse, words_of
-from magi.errors import ActionError
+from magi.errors import ActionError, AnsweredAlready
 from magi.model.run import Run
 from magi.seats import mailbox
 from magi.state.store import Store
 
-__all__ = ["PERMISSIONS", "AnsweredAlready", "Answering", "answer_of", "deliver"]
+__all__ = ["PERMISSIONS", "Answering", "answer_of", "deliver"]
 
 PERMISSIONS = "permissions.json"  # the task job's: each answer author's permission
-
-
-class AnsweredAlready(ActionError):
-    """The question a comment answers was given its answer already (this pass or before)."""
 
 
 @dataclass(frozen=True)
