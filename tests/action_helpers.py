@@ -93,6 +93,7 @@ class World:
             "GITHUB_API_URL": "https://api.github.example",
             "GITHUB_SERVER_URL": "https://github.example",
             "GITHUB_RUN_ID": "4242",
+            "GITHUB_REF_NAME": "main",
             "GITHUB_STEP_SUMMARY": str(temp / "summary.md"),
             "GITHUB_OUTPUT": str(temp / "output"),
             "RUNNER_TEMP": str(temp),

@@ -362,3 +362,14 @@ def test_a_refused_app_token_is_said_on_the_thread_with_the_jobs_own_token(job):
 def test_the_task_job_stays_read_only_and_says_nothing_with_its_token():
     """The job that reads the hostile issue text first keeps a read-only token."""
     assert REFUSED not in _jobs(WORKFLOW)["task"]
+
+
+def test_the_agents_job_knows_the_labels_it_was_scheduled_with():
+    """compete hands a seat whose agent needs other labels on: it must know its own, the
+    same expression its runs-on reads (and publish may dispatch the next stage)."""
+    block = _jobs(WORKFLOW)["compete"]
+    runs_on = re.search(r"^    runs-on: \$\{\{ fromJSON\((.*)\) \}\}$", block, re.M)
+    assert runs_on
+    assert f"MAGI_JOB_LABELS: ${{{{ {runs_on.group(1)} }}}}" in block
+    assert [j for j, b in _jobs(WORKFLOW).items() if "MAGI_JOB_LABELS" in b] == ["compete"]
+    assert "permission-actions: write" in _jobs(WORKFLOW)["publish"]

@@ -260,8 +260,10 @@ def test_the_dispatch_carries_the_configs_runner_labels() -> None:
     assert sent["inputs"]["runner-labels"] == '["self-hosted", "gpu"]'
 
 
-def test_the_dispatch_asks_for_every_agents_own_labels_too() -> None:
-    """An agent logged in only on the GPU box: the job that may seat it runs where it can."""
+def test_a_competition_starts_on_the_pools_labels_and_hands_the_gpu_seat_on() -> None:
+    """An agent logged in only on the GPU box: the competition starts on `[github]
+    runner_labels` (no runner need hold every login); that agent's seats are handed to the
+    GPU box from there. A council still runs where every agent can."""
     fake = world(FakeGitHub())
     fake.world(REPO).files[("main", ".magi/config.toml")] = (
         '[[agents]]\nid = "boxed"\nkind = "command"\ncommand = ["true"]\n'
@@ -269,7 +271,13 @@ def test_the_dispatch_asks_for_every_agents_own_labels_too() -> None:
     )
     asyncio.run(deliver(make_app(fake), "issues", labeled()))
     (sent,) = fake.world(REPO).dispatches
-    assert sent["inputs"]["runner-labels"] == '["self-hosted", "magi", "gpu"]'
+    assert sent["inputs"]["runner-labels"] == '["self-hosted", "magi"]'
+    from magi.config.load import load_config_text
+    from magi.github.state import dispatch_inputs
+
+    config = load_config_text(fake.world(REPO).files[("main", ".magi/config.toml")]).config
+    council = dispatch_inputs(config, command="council")
+    assert council["runner-labels"] == '["self-hosted", "magi", "gpu"]'
 
 
 def test_the_app_reads_both_repository_layers_as_the_cli_does() -> None:

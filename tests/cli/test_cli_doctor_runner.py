@@ -41,14 +41,33 @@ def _said(out: str) -> str:
     return " ".join(out.split())
 
 
-def test_labels_the_config_wants_and_the_runner_lacks_are_an_error(repo, tmp_path, monkeypatch):
-    """No agents job would ever be scheduled there: said, and doctor fails."""
+def test_a_runner_no_agents_job_would_ever_run_on_is_an_error(repo, tmp_path, monkeypatch):
+    """It lacks the first stage's labels and has no agent's: said, and doctor fails."""
     monkeypatch.setenv("MAGI_HOME", str(Path.home() / ".magi-test-home-not-created"))
     res = invoke(["doctor", "--runner", "--labels", "self-hosted,magi", "--no-auth-check"])
     assert res.exit_code != 0
-    assert "this runner lacks ['gpu']" in _said(res.stdout)
+    said = _said(res.stdout)
+    assert "this runner lacks ['gpu'], and it has the labels of no agent" in said
+    assert "no agents job would ever run here" in said
     ok = invoke(["doctor", "--runner", "--labels", "self-hosted, magi,gpu", "--no-auth-check"])
     assert "this runner lacks" not in _said(ok.stdout)
+
+
+def test_the_labels_a_runner_declares_are_its_labels_and_checked(repo, monkeypatch):
+    """MAGI_RUNNER_LABELS (the runner's .env) stands for --labels; one that leaves out a
+    label the runner has is warned: a competition's job there would hand seats off."""
+    monkeypatch.setenv("MAGI_HOME", str(Path.home() / ".magi-test-home-not-created"))
+    monkeypatch.setenv("MAGI_RUNNER_LABELS", "self-hosted,magi,gpu")
+    out = json.loads(invoke(["doctor", "--runner", "--no-auth-check", "--json"]).stdout)
+    assert out["runner"]["labels"] == ["gpu", "magi", "self-hosted"]
+    assert out["runner"]["serves"] == ["sh1"]
+    monkeypatch.setenv("MAGI_RUNNER_LABELS", "self-hosted,magi")
+    res = invoke(["doctor", "--runner", "--labels", "self-hosted,magi,gpu", "--no-auth-check"])
+    assert "MAGI_RUNNER_LABELS names ['magi', 'self-hosted'], not all" in _said(res.stdout)
+    monkeypatch.setenv("MAGI_RUNNER_LABELS", "gpu box")
+    res = invoke(["doctor", "--runner", "--no-auth-check"])
+    assert res.exit_code != 0
+    assert "MAGI_RUNNER_LABELS: not runner labels: 'gpu box'" in _said(res.stdout)
 
 
 def test_an_ephemeral_home_and_unknown_labels_are_warned(repo, tmp_path, monkeypatch):
@@ -73,9 +92,9 @@ def test_plain_doctor_checks_no_runner(repo):
 
 
 def test_an_agents_own_labels_are_wanted_and_the_seats_here_said(repo, monkeypatch):
-    """An agent logged in on the GPU box only (``runner_labels``): the agents job needs a
-    runner with its labels too, and doctor says which agents a runner can seat and what it
-    lacks for the others."""
+    """An agent logged in on the GPU box only (``runner_labels``): a runner of the pool
+    starts the competition and hands that agent's seats on, so it is no error there; doctor
+    says which agents a runner can seat, where the others go, and what a council needs."""
     monkeypatch.setenv("MAGI_HOME", str(Path.home() / ".magi-test-home-not-created"))
     (repo / "magi.toml").write_text(
         '[[agents]]\nid = "here"\nkind = "command"\ncommand = ["true"]\n\n'
@@ -84,10 +103,13 @@ def test_an_agents_own_labels_are_wanted_and_the_seats_here_said(repo, monkeypat
     )
     res = invoke(["doctor", "--runner", "--labels", "self-hosted,magi", "--no-auth-check"])
     said = _said(res.stdout)
-    assert res.exit_code != 0
-    assert "this runner lacks ['gpu'] (boxed needs gpu)" in said
+    assert "no agents job would ever run here" not in said
+    assert "boxed's seats are handed to a runner labelled self-hosted, gpu" in said
+    assert "councils, reviews and landings run where every agent can" in said
     assert "seats here here" in said
     assert "not boxed lacks gpu" in said
+    gpu_box = invoke(["doctor", "--runner", "--labels", "self-hosted,gpu", "--no-auth-check"])
+    assert "no agents job would ever run here" not in _said(gpu_box.stdout), "it seats boxed"
     out = json.loads(
         invoke(
             ["doctor", "--runner", "--labels", "self-hosted,magi,gpu", "--no-auth-check", "--json"]

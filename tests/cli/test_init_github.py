@@ -144,6 +144,17 @@ def test_the_agents_jobs_fall_back_to_the_repositorys_runner_labels(repo: Path) 
     assert invoke(["init", "--github", "--force", "--source", f"acme/magi@{SHA}"]).exit_code == 0
     flow = (repo / ".github" / "workflows" / "magi.yml").read_text()
     assert 'default: \'["self-hosted", "magi", "gpu"]\'' in flow
+    # The competition starts on the pool's labels and hands the GPU seat on; a council's
+    # and a landing's jobs run where every agent can.
+    fallbacks = re.findall(
+        r"runs-on: \$\{\{ fromJSON\(inputs\.runner-labels \|\| '(.*)'\) \}\}", flow
+    )
+    assert fallbacks == [
+        '["self-hosted", "magi"]',
+        '["self-hosted", "magi", "gpu"]',
+        '["self-hosted", "magi", "gpu"]',
+    ]
+    assert 'MAGI_JOB_LABELS: ${{ inputs.runner-labels || \'["self-hosted", "magi"]\' }}' in flow
 
 
 def test_runner_labels_that_could_leave_the_json_are_refused(repo: Path) -> None:
@@ -164,7 +175,7 @@ def test_the_default_labels_are_the_configs_default() -> None:
     assert list(DEFAULT_LABELS) == Github().runner_labels
     assert (
         render_workflow(Source("acme/magi", SHA)).count(str(list(DEFAULT_LABELS)).replace("'", '"'))
-        == 4
+        == 5  # three runs-on, the first stage's MAGI_JOB_LABELS, the input's default
     )
 
 

@@ -26,6 +26,7 @@ class ActionEnv:
     api_url: str = "https://api.github.com"
     server_url: str = "https://github.com"
     run_id: str = ""
+    ref_name: str = ""  # GITHUB_REF_NAME: the branch whose workflow file runs (a dispatch's)
     step_summary: Path | None = None
     output: Path | None = None
     runner_temp: Path | None = None
@@ -83,6 +84,7 @@ class ActionEnv:
             api_url=environ.get("GITHUB_API_URL", cls.api_url).rstrip("/"),
             server_url=environ.get("GITHUB_SERVER_URL", cls.server_url).rstrip("/"),
             run_id=environ.get("GITHUB_RUN_ID", ""),
+            ref_name=environ.get("GITHUB_REF_NAME", ""),
             step_summary=path("GITHUB_STEP_SUMMARY"),
             output=path("GITHUB_OUTPUT"),
             runner_temp=path("RUNNER_TEMP"),

@@ -26,6 +26,7 @@ RUN_EXIT: dict[RunStatus, ExitCode] = {
     RunStatus.HELD: ExitCode.HELD,
     RunStatus.PARKED: ExitCode.PARKED,
     RunStatus.ASKING: ExitCode.ASKING,
+    RunStatus.HANDED_OFF: ExitCode.HANDED_OFF,
 }
 # (Ctrl-C, SIGTERM and SIGHUP leave the run `interrupted`; magi exits 128 + the signal.)
 

@@ -34,21 +34,22 @@ def latest_run() -> Run | None:
     return None if run_id is None else store.load_run(run_id)
 
 
-def _repo_runner_labels(root: Path, config_text: str | None) -> list[str]:
-    """The agents jobs' labels as the App sends them (``[github] runner_labels`` and every
-    agent's ``runner_labels``): the repository's layers alone, with ``config_text`` as
-    ``.magi/config.toml`` when init is about to write that."""
+def _repo_runner_labels(root: Path, config_text: str | None) -> tuple[list[str], list[str]]:
+    """The agents jobs' labels as the App sends them (every agent's; and a competition's
+    first stage, ``[github] runner_labels``): the repository's layers alone, with
+    ``config_text`` as ``.magi/config.toml`` when init is about to write that."""
     from magi.config.load import load_repo_dir
-    from magi.core.seats.runners import job_labels
+    from magi.core.seats.runners import first_stage, job_labels
 
     given = {".magi/config.toml": config_text} if config_text is not None else None
     try:
-        return job_labels(load_repo_dir(root, given).config)
+        config = load_repo_dir(root, given).config
     except ConfigError as exc:
         raise UsageError(f"the workflow takes its runner labels from the config: {exc}") from None
+    return job_labels(config), first_stage(config)
 
 
-def _pinned_workflow(given: str | None, labels: list[str]) -> tuple[str, str]:
+def _pinned_workflow(given: str | None, labels: tuple[list[str], list[str]]) -> tuple[str, str]:
     """The workflow to write and the pin it carries; a UsageError saying what to pass."""
     from magi.config.source import installed_source, parse_source
     from magi.config.workflow import render_workflow
@@ -70,7 +71,7 @@ def _pinned_workflow(given: str | None, labels: list[str]) -> tuple[str, str]:
             )
         src = found
     try:
-        return render_workflow(src, labels), src.pin or ""
+        return render_workflow(src, labels[0], labels[1]), src.pin or ""
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 

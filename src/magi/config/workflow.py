@@ -7,9 +7,11 @@ running somebody else's code. Rendering replaces each with ``OWNER/REPO@SHA`` an
 in the header.
 
 The agents jobs run on ``inputs.runner-labels``, which the App fills from the repository's
-``[github] runner_labels``. A dispatch without it (a person's "Run workflow", a run no App
-started) falls back to the labels written here: rendering puts the repository's own
-``runner_labels`` there, so the config is the one place they are named.
+config. A dispatch without it (a person's "Run workflow", a run no App started) falls back
+to the labels written here: rendering puts the repository's own there, so the config is
+the one place they are named: a competition's first stage on ``[github] runner_labels``
+(its seats whose agents are logged in elsewhere are handed on), a council's, a review's
+and a landing's where every agent of the roster can run.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ PLACEHOLDER = "MAGI_SOURCE/magi@" + "0" * 40
 DEFAULT_LABELS = ("self-hosted", "magi")
 # The fallback of every agents job's runs-on, as the template writes it.
 _FALLBACK = "inputs.runner-labels || '" + json.dumps(list(DEFAULT_LABELS)) + "'"
+# ... and the competition's (its first stage), spelled apart so that each is replaced alone.
+_FIRST = "inputs.runner-labels || '" + json.dumps(list(DEFAULT_LABELS), separators=(",", ":")) + "'"
 _DEFAULT_INPUT = "default: '" + json.dumps(list(DEFAULT_LABELS)) + "'"
 _PIN_LINES = re.compile(r"^# PIN: .*\n", re.M)
 
@@ -37,18 +41,26 @@ def template() -> str:
     return files("magi").joinpath("templates/workflow.yml").read_text(encoding="utf-8")
 
 
-def render_workflow(source: Source, runner_labels: Sequence[str] = DEFAULT_LABELS) -> str:
+def render_workflow(
+    source: Source,
+    runner_labels: Sequence[str] = DEFAULT_LABELS,
+    first_stage: Sequence[str] | None = None,
+) -> str:
     """The template with every ``uses:`` of the magi action pinned to ``source``, and
-    ``runner_labels`` as the agents jobs' labels when a dispatch names none."""
+    ``runner_labels`` as the agents jobs' labels when a dispatch names none (``first_stage``
+    the competition's, by default the same)."""
     pin = source.pin
     if pin is None:
         raise ValueError("the source names no repository: pass --source OWNER/REPO@SHA")
-    bad = [label for label in runner_labels if not RUNNER_LABEL.fullmatch(label)]
-    if not runner_labels or bad:
-        raise ValueError(f"[github] runner_labels: not runner labels: {bad or 'none given'}")
+    first = list(runner_labels if first_stage is None else first_stage)
+    for labels in (runner_labels, first):
+        bad = [label for label in labels if not RUNNER_LABEL.fullmatch(label)]
+        if not labels or bad:
+            raise ValueError(f"[github] runner_labels: not runner labels: {bad or 'none given'}")
     text = template()
     given = "'" + json.dumps(list(runner_labels)) + "'"
     text = text.replace(_FALLBACK, "inputs.runner-labels || " + given)
+    text = text.replace(_FIRST, "inputs.runner-labels || '" + json.dumps(first) + "'")
     text = text.replace(_DEFAULT_INPUT, "default: " + given)
     header = (
         f"# Written by `magi init --github`: every `uses:` of magi's action below is pinned to\n"

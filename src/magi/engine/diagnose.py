@@ -131,6 +131,7 @@ def _executable(agent: AgentConfig, specs: Mapping[str, KindSpec]) -> str:
 def _roster(d: Diagnosis, config: Config, environ: Mapping[str, str]) -> Config | None:
     from magi.agents.registry import unpassed_keys
     from magi.config.roster import default_agents
+    from magi.core.seats.runners import agent_labels, labels_here
 
     agents = list(config.agents)
     if not agents:
@@ -140,11 +141,17 @@ def _roster(d: Diagnosis, config: Config, environ: Mapping[str, str]) -> Config 
     if not agents:
         d.error(AgentError("no agents: the config has no [[agents]] and no agent CLI is on PATH"))
         return None
+    try:
+        here = labels_here(environ)
+    except ConfigError as exc:
+        d.error(exc)
+        here = None
     for agent in agents:
         exe = _executable(agent, d.kinds)
         path = shutil.which(exe, path=environ.get("PATH", os.defpath))
         d.roster.append(RosterEntry(agent, exe, path))
-        if path is None:
+        elsewhere = here is not None and not set(agent_labels(config, agent)) <= here
+        if path is None and not elsewhere:
             d.error(AgentError(f"agent {agent.id!r} ({agent.kind}): `{exe}` is not on PATH"))
         for name in unpassed_keys(agent, environ) if d.kinds else []:
             d.warn(

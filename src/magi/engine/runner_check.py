@@ -18,9 +18,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from magi.core.seats.runners import job_labels, served_here
+from magi.core.seats.runners import (
+    JOB_LABELS,
+    RUNNER_LABELS,
+    agent_labels,
+    first_stage,
+    job_labels,
+    labels_here,
+    served_here,
+)
 from magi.engine.diagnose import Diagnosis
 from magi.errors import MagiError
+from magi.model.config import Config
 from magi.state.runner_key import KEY_FILE, load_key
 from magi.state.store import magi_home
 
@@ -123,6 +132,9 @@ def check_runner(d: Diagnosis, env: Mapping[str, str], labels: Sequence[str] | N
     config = d.config or (d.resolved.config if d.resolved is not None else None)
     if config is not None:
         facts.wanted = job_labels(config)
+    declared = _declared(d, env)
+    if labels is None and declared:
+        labels = declared  # what the runner's .env says it has
     if labels is None:
         d.warn(
             "the runner's labels are not known here: pass --labels with the labels you "
@@ -130,23 +142,62 @@ def check_runner(d: Diagnosis, env: Mapping[str, str], labels: Sequence[str] | N
         )
     else:
         facts.labels = [label.strip() for label in labels if label.strip()]
-        missing = [w for w in facts.wanted if w not in facts.labels]
         if config is not None:
-            served = served_here(config, facts.labels)
-            facts.serves = list(served.here)
-            facts.lacking = {a: list(m) for a, m in served.lacking.items()}
-        if missing:
-            who = "; ".join(f"{a} needs {', '.join(m)}" for a, m in facts.lacking.items())
-            d.error(
-                f"the agents jobs run on {facts.wanted} ([github] runner_labels and every "
-                f"agent's runner_labels), and this runner lacks {missing}"
-                + (f" ({who})" if who else "")
-                + ": no agents job would ever run here. Add them to the runner (its settings "
-                "page, or config.sh --labels) or change runner_labels"
-            )
+            _check_labels(d, facts, config, declared)
     if os.geteuid() == 0 if hasattr(os, "geteuid") else False:
         d.warn(
             "running as root: run the runner service, and log in the agent CLIs, as an "
             "unprivileged user of its own"
         )
     return facts
+
+
+def _declared(d: Diagnosis, env: Mapping[str, str]) -> list[str] | None:
+    """The labels the runner declares (``MAGI_RUNNER_LABELS`` in its service's .env)."""
+    raw = env.get(RUNNER_LABELS, "")
+    if not raw.strip():
+        return None
+    try:
+        labels = labels_here({JOB_LABELS: raw})
+    except MagiError as e:
+        d.error(e.message.replace(JOB_LABELS, RUNNER_LABELS))
+        return None
+    return sorted(labels or ())
+
+
+def _check_labels(
+    d: Diagnosis, facts: RunnerFacts, config: Config, declared: list[str] | None
+) -> None:
+    """Whether any agents job would run here, and what a competition hands elsewhere."""
+    served = served_here(config, facts.labels)
+    facts.serves = list(served.here)
+    facts.lacking = {a: list(m) for a, m in served.lacking.items()}
+    first = first_stage(config)
+    missing = [w for w in first if w not in facts.labels]
+    if missing and not served.here:
+        who = "; ".join(f"{a} needs {', '.join(m)}" for a, m in facts.lacking.items())
+        d.error(
+            f"a competition starts on {first} ([github] runner_labels) and this runner lacks "
+            f"{missing}, and it has the labels of no agent"
+            + (f" ({who})" if who else "")
+            + ": no agents job would ever run here. Add them to the runner (its settings "
+            "page, or config.sh --labels) or change runner_labels"
+        )
+    for agent, lacks in facts.lacking.items():
+        need = agent_labels(config, config.agent(agent))
+        d.warn(
+            f"{agent}'s seats are handed to a runner labelled {', '.join(need)} (this one "
+            f"lacks {', '.join(lacks)}): register one with those labels and {agent}'s CLI"
+        )
+    union = [w for w in facts.wanted if w not in facts.labels]
+    if union and facts.lacking:
+        d.warn(
+            f"councils, reviews and landings run where every agent can ({facts.wanted}); "
+            f"this runner lacks {union}: register one runner with all of them for those"
+        )
+    if declared is not None and set(facts.labels) - set(declared):
+        d.warn(
+            f"{RUNNER_LABELS} names {declared}, not all of this runner's labels "
+            f"({facts.labels}): a competition's job here hands off the seats of agents it "
+            "could have seated"
+        )

@@ -12,7 +12,7 @@ import logging
 import re
 
 from magi.config.load import REPO_LAYERS, load_repo_texts
-from magi.core.seats.runners import job_labels
+from magi.core.seats.runners import first_stage, job_labels
 from magi.core.threads import markers
 from magi.core.threads.markers import Seal
 from magi.github.models import Comment, GitRef, Repo
@@ -39,9 +39,13 @@ CONFIG_PATH = REPO_LAYERS[0]
 
 def dispatch_inputs(config: Config, **inputs: str) -> dict[str, str]:
     """A ``workflow_dispatch``'s inputs, with the agents jobs' ``runs-on`` labels (JSON):
-    ``[github] runner_labels`` and every agent's own (``magi.core.seats.runners``), from the
-    repository's config, not the workflow file's fallback."""
-    return {**inputs, "runner-labels": json.dumps(job_labels(config))}
+    the repository's config, not the workflow file's fallback. A competition starts on
+    ``[github] runner_labels`` and hands a seat whose agent is logged in elsewhere on from
+    there; a council, a review or a landing runs where every agent of the roster can (the
+    union: ``magi.core.seats.runners``)."""
+    staged = inputs.get("command", "compete") == "compete"
+    labels = first_stage(config) if staged else job_labels(config)
+    return {**inputs, "runner-labels": json.dumps(labels)}
 
 
 def claim_ref(number: int) -> str:

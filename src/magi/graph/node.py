@@ -125,6 +125,7 @@ def execute(ctx: Context, pipeline: Sequence[Stage]) -> Run:
     caller can exit the way its signal asks.
     """
     r = ctx.run
+    r.handoff = []  # what this pass waits for is its own (a staged agents job: seats.ask)
     try:
         _stages(ctx, pipeline)
     except Stop as stop:

@@ -26,6 +26,8 @@ from magi.model.review import Gate, MergeRecord, OperatorFix, Review
 # a turn without `models` named no model to price (its tokens stay unpriced, as they were),
 # and a budget without the new keys capped only the dollars CLIs reported, as it did.
 # And records from before `questions` (magi ask): a run that could not ask asked nothing.
+# And from before `handoff` and `handed_off` (stages on several runners): a run that could
+# not be handed off waited for no runner.
 SCHEMA = 7
 
 
@@ -55,6 +57,7 @@ class RunStatus(enum.StrEnum):
     HELD = "held"  # a budget cap stopped it before a seat would start: resumable
     PARKED = "parked"  # stopped at a node boundary on request (`magi park`): resumable
     ASKING = "asking"  # parked on an agent's question nobody could answer mid-turn (a runner)
+    HANDED_OFF = "handed_off"  # a seat's agent is logged in on another runner: resumable there
     BLOCKED = "blocked"  # needs a person (review loop out of rounds, protected path, ...)
     FAILED = "failed"
     MERGED = "merged"
@@ -433,6 +436,8 @@ class Run(Record):
     merge: MergeRecord | None = None
     operator_fixes: list[OperatorFix] = Field(default_factory=list)  # `magi fix`, not rounds
     landing: Landing | None = None  # None: no landing fix round has run
+    # The runner label sets the run waits for (HANDED_OFF), in the order its seats asked.
+    handoff: list[list[str]] = Field(default_factory=list)
 
     def candidate(self, label: str) -> Candidate:
         for c in self.candidates:

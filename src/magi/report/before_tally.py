@@ -37,7 +37,17 @@ rest of the record can be put back together with what the repository holds in th
 A leak the scan found keeps its label and place, not its term (usually the author's own
 name). The candidates' patches go out only after the tally (compete writes no bundle
 before it). Once the tally is stored the whole record is published, and this copy is
-replaced by it. What is left: when the wave started, how long the job ran, whether a seat
+replaced by it.
+
+* **which candidates a stage finished.** A run handed off in the middle of its implement
+  wave (a seat's agent is logged in on another runner: ``magi.core.seats.runners``) is
+  published between its stages, and the runner labels each stage ran on are public: which
+  candidates were done after which stage would say which agent wrote them. Until the wave
+  is whole the copy shows every candidate pending, with no turn and no event of the wave;
+  the prompts (the task) still go out. The next stage's labels are the first the run waits
+  for in the roster's order, never in the candidates'.
+
+What is left: when the wave started, how long the job ran, whether a seat
 failed or timed out (the tracking comment says it anyway); and a per-agent timeout that
 differs from the others' could be matched with a candidate that timed out.
 """
@@ -47,7 +57,7 @@ from __future__ import annotations
 import re
 
 from magi.core.figures.pricing import price_table, spend, turn_cost
-from magi.model.run import Run, Usage
+from magi.model.run import Candidate, Run, RunStatus, Usage
 
 __all__ = ["HIDDEN", "HIDDEN_ERROR", "public_copy", "public_event", "published_before_tally"]
 
@@ -79,6 +89,8 @@ def public_copy(run: Run) -> Run:
     """``run`` as it may be published before its tally (see the module docstring)."""
     out = run.model_copy(deep=True)
     out.seed = 0
+    if out.status is RunStatus.HANDED_OFF and "implement" not in out.timings:
+        _wave_withheld(out)
     prices = price_table(out.config.budget.prices)
     implementers = {c.seat for c in out.candidates}
     for seat in out.seats.values():
@@ -121,3 +133,15 @@ def public_copy(run: Run) -> Run:
         slots = iter(ordered)
         out.turns = [next(slots) if t.seat in implementers else t for t in out.turns]
     return out
+
+
+def _wave_withheld(out: Run) -> None:
+    """A wave split between runners: no candidate, turn or event of it shows how far it got."""
+    seats = {c.seat for c in out.candidates}
+    out.candidates = [
+        Candidate(label=c.label, seat=c.seat, branch=c.branch, worktree=c.worktree)
+        for c in out.candidates
+    ]
+    out.turns = [t for t in out.turns if t.seat not in seats]
+    out.events = [e for e in out.events if e.node != "implement"]
+    out.questions = [q for q in out.questions if q.seat not in seats]

@@ -24,6 +24,7 @@ _STOPS = frozenset(
         RunStatus.HELD,
         RunStatus.PARKED,
         RunStatus.ASKING,
+        RunStatus.HANDED_OFF,
         RunStatus.BLOCKED,
         RunStatus.INTERRUPTED,
     }

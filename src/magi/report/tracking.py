@@ -65,6 +65,11 @@ def ending(run: Run) -> str:
             "Waiting on a question an agent asked (its own comment on this issue): a writer's "
             "`/magi answer` carries that seat on; no attempt was spent."
         )
+    if s is RunStatus.HANDED_OFF:
+        return (
+            f"Handed off: {reason}. The workflow carries it on there (a seat's agent is "
+            "logged in on another runner); no attempt was spent."
+        )
     if s is RunStatus.BLOCKED:
         return f"Blocked: {reason} The pull request stays a draft until this is resolved."
     if s is RunStatus.FAILED:

@@ -20,15 +20,16 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 from magi.agents.base import TurnRequest, TurnResult, TurnStatus
 from magi.agents.census import now_ticks
+from magi.core.seats.runners import agent_labels, labels_here
 from magi.core.seats.seating import failover_agent
 from magi.core.text.answers import Answer, parse_answer, reask_text
 from magi.core.text.sanitize import redact_secrets, strip_controls
 from magi.errors import AnswerError
-from magi.model.run import Redaction, SeatState, Turn
+from magi.model.run import Redaction, Run, RunStatus, SeatState, Turn
 from magi.seats.asking import Listening
 from magi.seats.budget import check_budget
 from magi.seats.census import end_turn
-from magi.seats.context import SeatContext
+from magi.seats.context import SeatContext, Stop
 from magi.seats.jailing import seat_jail
 from magi.state.failpoint import failpoint
 
@@ -194,6 +195,7 @@ def ask(
 ) -> TurnResult:
     """One turn of ``seat``: continues its conversation when it has a live one."""
     sctx.check_cancelled()
+    _here_or_hand_off(sctx, seat)
     opened = _open(
         sctx,
         seat=seat,
@@ -230,6 +232,25 @@ def ask(
     _record(sctx, opened, result, started, reask)
     sctx.reporter.seat(seat, result.status.value, result.error or "")
     return result
+
+
+def _here_or_hand_off(sctx: SeatContext, seat: str) -> None:
+    """A staged agents job seats only the agents its runner is logged in for: another's
+    turn is not asked here. The run is handed off (``Stop``: the other seats of the wave
+    finish first) and waits for a runner with that agent's labels; the reason names the
+    labels, never the seat, so nothing public ties a candidate to a runner."""
+    record = sctx.record
+    here = labels_here(sctx.environ)
+    if here is None or not isinstance(record, Run):
+        return
+    need = agent_labels(sctx.config, sctx.config.agent(record.seats[seat].agent))
+    if set(need) <= here:
+        return
+    with sctx.lock:
+        if need not in record.handoff:
+            record.handoff.append(need)
+            sctx.save()
+    raise Stop(RunStatus.HANDED_OFF, f"waiting for a runner labelled {', '.join(need)}")
 
 
 # The event a resume with --retry-failed leaves: failures before it are forgiven.

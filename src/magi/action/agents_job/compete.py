@@ -22,9 +22,10 @@ from magi.action.agents_job.adopt import adopt, behind, set_aside
 from magi.action.agents_job.answers import Answering, deliver
 from magi.action.agents_job.checkout import refuse_credentials
 from magi.action.agents_job.log import LogReporter
-from magi.action.artifact import BUNDLE, write_artifact
+from magi.action.artifact import BUNDLE, MANIFEST, write_artifact
 from magi.action.bundle import create_bundle
 from magi.action.seal import KEY_FILE, SEALED, SEALED_MAX, load_key, members_of, seal
+from magi.core.seats.runners import RUNNER_LABELS
 from magi.errors import ActionError, CredentialsInCheckout, MagiError
 from magi.git.repo import Git
 from magi.model.config import Config
@@ -183,6 +184,7 @@ def compete(
                 reporter.note(fresh_because or "", "warn")
     else:
         record = find_run(store, git.root, issue.number)
+    came = (record.status, list(record.handoff), len(record.turns)) if record else None
     if answer is not None:
         if record is None or record.status is not RunStatus.ASKING:
             held = f"is {record.status.value}" if record is not None else "is not on this runner"
@@ -220,7 +222,35 @@ def compete(
     (out / SEALED).unlink(missing_ok=True)
     if not revealed(record) and record.status.resumable:
         _seal(record, store, git, out, issue.number, reporter)
+    if record.status is RunStatus.HANDED_OFF:
+        try:
+            _handing_off(record, came, out)
+        except ActionError:
+            # Not published as handed off (publish would dispatch a stage that cannot go
+            # on): the refusal the command line writes says why on the issue instead.
+            (out / MANIFEST).unlink(missing_ok=True)
+            raise
     return record
+
+
+def _handing_off(run: Run, came: tuple[RunStatus, list[list[str]], int] | None, out: Path) -> None:
+    """A run handed off must be able to go on where it is handed (before its tally only
+    sealed: the pool's key), and each stage must have seated someone: a stage that asked
+    nobody and waits for what it waited for would hand the run back and forth for ever."""
+    wants = "; ".join(", ".join(labels) for labels in run.handoff)
+    if not revealed(run) and not (out / SEALED).exists():
+        raise ActionError(
+            f"run {run.id} waits for a runner labelled {wants}: before its tally a run goes "
+            "to another runner only sealed with the pool's runner key, and this runner has "
+            f'none usable ($MAGI_HOME/{KEY_FILE}; docs/runner.md, "How many runners")'
+        )
+    stuck = came == (RunStatus.HANDED_OFF, run.handoff, len(run.turns))
+    if stuck:
+        raise ActionError(
+            f"run {run.id} was handed to this runner and it could seat nobody: it still "
+            f"waits for a runner labelled {wants}. Give this runner those labels (and "
+            f"{RUNNER_LABELS} in its service's .env), or the agent other labels"
+        )
 
 
 def _seal(run: Run, store: Store, git: Git, out: Path, issue: int, reporter: Reporter) -> None:

@@ -164,6 +164,7 @@ async def check_run(job: Poster, run: Run, head: str) -> None:
             RunStatus.STALLED: "neutral",  # a provider's rate limit must not paint the PR red
             RunStatus.HELD: "neutral",
             RunStatus.VERIFIED_NOOP: "neutral",
+            RunStatus.HANDED_OFF: "neutral",  # on its way to another runner
         }.get(run.status, "failure"),
     )
     summary = gate(ending(run), job.policy).text

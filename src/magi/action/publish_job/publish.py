@@ -41,9 +41,10 @@ from magi.action.publish_job.render import (
     tracking,
 )
 from magi.action.publish_job.workflow_guard import workflow_changes
+from magi.core.seats.runners import next_stage
 from magi.core.threads import markers
 from magi.core.threads.posting import Policy, code, gate
-from magi.errors import TamperedArtifact
+from magi.errors import ActionError, TamperedArtifact
 from magi.git.remote import Remote
 from magi.git.repo import Git
 from magi.github.port import GitHubPort
@@ -238,8 +239,22 @@ async def publish(
     tracked = job.post(track, TRACKING, **attrs)
     await job.upsert_comment(issue, tracked, TRACKING, carry=carry_jobs, issue=str(issue))
 
+    # A run handed off: its next stage, dispatched once per state (before the record that
+    # says so: a dispatch that failed is tried again by a re-run of this job).
+    dispatched = published.dispatched
+    if run.status is RunStatus.HANDED_OFF:
+        stage = _stage_key(run)
+        if stage != dispatched:
+            await _next_stage(port, env, run, issue)
+        dispatched = stage
     # The record ref, last: it says what this publish did.
-    done = Published(branches=result.pushed, pr=result.pr, issue=issue, counted=counted == run.id)
+    done = Published(
+        branches=result.pushed,
+        pr=result.pr,
+        issue=issue,
+        counted=counted == run.id,
+        dispatched=dispatched,
+    )
     run_json = gate(run.model_dump_json(by_alias=True, indent=2), _unlimited(job.policy)).text
     files = {k: gate(v, _unlimited(job.policy)).text for k, v in artifact.files.items()}
     commit = build_commit(
@@ -259,6 +274,25 @@ async def publish(
     env.set_output("pr-number", str(result.pr or ""))
     env.summary(gate(track, job.policy).text)
     return result
+
+
+def _stage_key(run: Run) -> str:
+    """Which state of the run a dispatch carries on: its events only grow, stage by stage."""
+    return f"{len(run.events)}:{json.dumps(next_stage(run.config, run.handoff))}"
+
+
+async def _next_stage(port: GitHubPort, env: ActionEnv, run: Run, issue: int) -> None:
+    """A run handed off (a seat's agent is logged in on another runner): the competition
+    is dispatched again, on the first label set it waits for (``core.seats.runners``)."""
+    labels = next_stage(run.config, run.handoff)
+    if labels is None:
+        raise TamperedArtifact("the run is handed off but waits for no runner labels")
+    if not env.ref_name:
+        raise ActionError("GITHUB_REF_NAME is not set: publish cannot dispatch the next stage")
+    inputs = {"issue": str(issue), "run_id": run.id, "command": "compete"}
+    inputs["runner-labels"] = json.dumps(labels)
+    await port.dispatch_workflow(env.repo, run.config.github.workflow, env.ref_name, inputs)
+    env.summary(f"magi run {run.id} goes on on a runner labelled {', '.join(labels)}.")
 
 
 def _workflow_note(refused: dict[str, list[str]], winner: str | None) -> str:

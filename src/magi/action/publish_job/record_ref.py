@@ -35,6 +35,9 @@ class Published:
     pr: int | None = None
     issue: int | None = None
     counted: bool = False  # this run's attempt was counted on the issue
+    # The stage dispatched for the state published (a run handed off): its key, so that a
+    # publish re-run of the same state does not dispatch it twice.
+    dispatched: str = ""
 
     def to_json(self) -> str:
         data = {
@@ -42,6 +45,7 @@ class Published:
             "pr": self.pr,
             "issue": self.issue,
             "counted": self.counted,
+            "dispatched": self.dispatched,
         }
         return json.dumps(data, indent=2) + "\n"
 
@@ -54,6 +58,7 @@ class Published:
             pr=data.get("pr"),
             issue=data.get("issue"),
             counted=bool(data.get("counted")),
+            dispatched=str(data.get("dispatched") or ""),
         )
 
 

@@ -48,6 +48,7 @@ ASKED: dict[str, dict[str, str]] = {
         "pull-requests": "write",
         "issues": "write",
         "checks": "write",
+        "actions": "write",
     },
     "council-publish": {"issues": "write", "pull-requests": "write", "checks": "write"},
     "land-publish": {

@@ -6,22 +6,49 @@ on (default: ``[github] runner_labels``). A job that may seat an agent must run 
 with every label that agent asks for; a competition's seats change hands on failover (any
 agent of the roster may take a lost seat), so the one job a competition is today runs where
 every agent of the roster can: the union of their labels, ``[github] runner_labels`` first.
-``docs/fan-out.md`` says what spreading one competition over several runners adds.
+
+Or it runs in stages (``docs/fan-out.md``): the agents job knows the labels it was
+scheduled with (``MAGI_JOB_LABELS``, and those its runner declares, ``MAGI_RUNNER_LABELS``);
+a seat whose agent needs others is not asked there, the run is handed off, and the next
+stage runs on the first label set the run waits for, in the roster's order (the public
+config's order, never the order in which candidates asked).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from magi.model.config import AgentConfig, Config
+from magi.errors import ConfigError
+from magi.model.config import RUNNER_LABEL, AgentConfig, Config
 
-__all__ = ["Served", "agent_labels", "job_labels", "served_here"]
+__all__ = [
+    "JOB_LABELS",
+    "RUNNER_LABELS",
+    "Served",
+    "agent_labels",
+    "first_stage",
+    "job_labels",
+    "labels_here",
+    "next_stage",
+    "served_here",
+]
+
+JOB_LABELS = "MAGI_JOB_LABELS"  # the agents job's runs-on labels (the workflow sets it)
+RUNNER_LABELS = "MAGI_RUNNER_LABELS"  # the labels a runner declares (its service's .env)
 
 
 def agent_labels(config: Config, agent: AgentConfig) -> list[str]:
     """The labels a runner needs to seat ``agent``."""
     return list(agent.runner_labels or config.github.runner_labels)
+
+
+def first_stage(config: Config) -> list[str]:
+    """The labels a competition's agents job starts on: ``[github] runner_labels``. A seat
+    whose agent needs more is handed to a runner with them (``next_stage``), so no runner
+    need hold every login of the roster."""
+    return list(config.github.runner_labels)
 
 
 def job_labels(config: Config) -> list[str]:
@@ -52,3 +79,46 @@ def served_here(config: Config, labels: Sequence[str]) -> Served:
         else:
             here.append(agent.id)
     return Served(here=tuple(here), lacking=lacking)
+
+
+def _parse(value: str, name: str) -> list[str]:
+    """A JSON list of runner labels, or labels separated by commas."""
+    text = value.strip()
+    if text.startswith("["):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
+            raise ConfigError(f"{name} is not a JSON list of labels: {text[:80]!r}")
+        labels = [x.strip() for x in data if x.strip()]
+    else:
+        labels = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [label for label in labels if not RUNNER_LABEL.fullmatch(label)]
+    if bad:
+        raise ConfigError(f"{name}: not runner labels: {', '.join(repr(b) for b in bad)}")
+    return labels
+
+
+def labels_here(environ: Mapping[str, str]) -> frozenset[str] | None:
+    """The labels of the runner this process runs on, as far as it knows them: the job's
+    ``runs-on`` and what the runner declares. None outside a staged agents job (the CLI, a
+    council, an older workflow): every agent is seated where it runs, as always. A value
+    that is not labels is a ``ConfigError`` naming the variable (preflight reports it)."""
+    job = environ.get(JOB_LABELS, "")
+    if not job.strip():
+        return None
+    return frozenset(
+        _parse(job, JOB_LABELS) + _parse(environ.get(RUNNER_LABELS, ""), RUNNER_LABELS)
+    )
+
+
+def next_stage(config: Config, wanted: Sequence[Sequence[str]]) -> list[str] | None:
+    """The label set the next stage runs on: of those ``wanted``, the first an agent of the
+    roster asks for, in the roster's order (None when nothing is wanted)."""
+    sets = [list(w) for w in wanted]
+    for agent in config.agents:
+        labels = agent_labels(config, agent)
+        if labels in sets:
+            return labels
+    return sets[0] if sets else None

@@ -1,0 +1,75 @@
+"""Where agents run: the labels a job knows it has, and which stage a handed-off run goes to."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from magi.core.seats.runners import first_stage, job_labels, labels_here, next_stage
+from magi.errors import ConfigError
+from magi.model.config import AgentConfig, Config, Github
+
+POOL = ["self-hosted", "magi"]
+
+
+def _config() -> Config:
+    return Config(
+        github=Github(runner_labels=POOL),
+        agents=[
+            AgentConfig(id="claude", kind="claude"),
+            AgentConfig(id="codex", kind="codex", runner_labels=["self-hosted", "codex"]),
+            AgentConfig(id="local", kind="command", command=["x"], runner_labels=["gpu"]),
+        ],
+    )
+
+
+def test_outside_a_staged_job_every_agent_is_seated_where_it_runs():
+    assert labels_here({}) is None
+    assert labels_here({"MAGI_RUNNER_LABELS": "gpu"}) is None, "a runner's own labels alone"
+    assert labels_here({"MAGI_JOB_LABELS": "  "}) is None
+
+
+@pytest.mark.parametrize(
+    ("job", "runner", "here"),
+    [
+        ('["self-hosted", "magi"]', "", {"self-hosted", "magi"}),
+        ("self-hosted, magi", "", {"self-hosted", "magi"}),
+        ('["self-hosted", "magi"]', "codex,gpu", {"self-hosted", "magi", "codex", "gpu"}),
+        ('["self-hosted"]', '["gpu"]', {"self-hosted", "gpu"}),
+    ],
+)
+def test_a_job_has_its_scheduled_labels_and_those_its_runner_declares(job, runner, here):
+    env = {"MAGI_JOB_LABELS": job, "MAGI_RUNNER_LABELS": runner}
+    assert labels_here(env) == frozenset(here)
+
+
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        ('["a", 1]', "MAGI_JOB_LABELS is not a JSON list of labels"),
+        ("[not json", "MAGI_JOB_LABELS is not a JSON list of labels"),
+        ('{"a": 1}', "MAGI_JOB_LABELS: not runner labels"),
+        ("gpu box", "MAGI_JOB_LABELS: not runner labels: 'gpu box'"),
+    ],
+)
+def test_labels_that_are_not_labels_are_refused_naming_the_variable(bad, said):
+    with pytest.raises(ConfigError, match=re.escape(said)):
+        labels_here({"MAGI_JOB_LABELS": bad})
+    with pytest.raises(ConfigError, match="MAGI_RUNNER_LABELS"):
+        labels_here({"MAGI_JOB_LABELS": "magi", "MAGI_RUNNER_LABELS": bad})
+
+
+def test_the_next_stage_is_the_first_wanted_in_the_rosters_order():
+    """Never the order in which candidates asked: that order could tie a label to a seat."""
+    config = _config()
+    assert next_stage(config, [["gpu"], ["self-hosted", "codex"]]) == ["self-hosted", "codex"]
+    assert next_stage(config, [["gpu"]]) == ["gpu"]
+    assert next_stage(config, []) is None
+    assert next_stage(config, [["elsewhere"]]) == ["elsewhere"]
+
+
+def test_a_competition_starts_on_the_pool_and_a_council_where_all_can_run():
+    config = _config()
+    assert first_stage(config) == POOL
+    assert job_labels(config) == ["self-hosted", "magi", "codex", "gpu"]

@@ -1,0 +1,248 @@
+"""One competition across two runners: each seat where its agent's CLI is logged in.
+
+The roster's second implementer is logged in only on a runner labelled ``gpu`` (its CLI is
+on that runner's PATH alone); everything else runs on the pool's ``self-hosted, magi``.
+The competition starts on the pool's labels, hands the run to the ``gpu`` runner for that
+seat, which hands it back for the judges; each hand-off is publish dispatching the
+workflow again with the next stage's labels. Each runner is its own checkout and
+``MAGI_HOME``; only origin and the GitHub double (record ref, dispatches) are shared, and
+both runners hold the pool's runner key (the run travels sealed before its tally).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from action_helpers import IMPLEMENTERS, REPO, World, competed_world, make_world
+from graph_helpers import seat_calls
+from magi.action.seal import KEY_FILE, new_key
+from magi.github.port import GitHubError
+from magi.model.run import RunStatus
+from magi.state.store import Store
+
+POOL = ["self-hosted", "magi"]
+GPU = ["self-hosted", "gpu"]
+
+
+def _run_id(world: World) -> str:
+    out = (world.tmp / "runner-temp-compete" / "output").read_text()
+    found = re.findall(r"^run-id=(\S+)$", out, re.M)
+    assert found, out
+    return found[-1]
+
+
+def _gpu_roster(world: World) -> None:
+    """The second implementer: `gpu-agent` (on the gpu runner's PATH only), its labels."""
+    config = world.repo / "magi.toml"
+    text = config.read_text()
+    block = re.search(
+        r'\[\[agents\]\]\nid = "' + IMPLEMENTERS[1] + r'"\n.*?\n(?=\n|\[)', text, re.S
+    )
+    assert block, text
+    gpu = re.sub(r"command = \[.*\]", 'command = ["gpu-agent", "wrong"]', block.group(0))
+    gpu += 'runner_labels = ["self-hosted", "gpu"]\n'
+    config.write_text(text.replace(block.group(0), gpu))
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "commit", "-qam", "an agent on the gpu box"], cwd=world.repo, check=True)
+    subprocess.run(["git", "push", "-q", "origin", "main"], cwd=world.repo, check=True)
+
+
+def _gpu_runner(world: World) -> World:
+    """The second runner: its own clone and home, the pool's key, `gpu-agent` on its PATH."""
+    tmp = world.tmp / "runner-gpu"
+    tmp.mkdir()
+    checkout = tmp / "checkout"
+    subprocess.run(["git", "clone", "-q", str(world.remote), str(checkout)], check=True)
+    bindir = tmp / "bin"
+    bindir.mkdir()
+    spy = world.scripted / "spy.py"
+    (bindir / "gpu-agent").write_text(
+        f'#!/bin/sh\necho "$MAGI_SEAT $MAGI_NODE" >> "{world.scripted}/gpu-calls"\n'
+        f'exec "{sys.executable}" "{spy}" "$@"\n'
+    )
+    (bindir / "gpu-agent").chmod(0o755)
+    (tmp / "magi-home").mkdir()
+    key = world.home / KEY_FILE
+    (tmp / "magi-home" / KEY_FILE).write_bytes(key.read_bytes())
+    (tmp / "magi-home" / KEY_FILE).chmod(0o600)
+    return World(tmp, checkout, world.remote, world.scripted, world.github)
+
+
+def _records(world: World, at: Path) -> Path:
+    """The records step: ``refs/magi/runs/*`` fetched from origin into a bare repository."""
+    if not at.exists():
+        subprocess.run(["git", "init", "-q", "--bare", str(at)], check=True)
+    subprocess.run(
+        ["git", "-C", str(at), "fetch", "-q", str(world.remote),
+         "+refs/magi/runs/*:refs/magi/runs/*"],
+        check=True,
+    )  # fmt: skip
+    return at
+
+
+def _stage(world: World, labels: list[str], *extra: str, path: str = "") -> tuple[int, str]:
+    env = {"MAGI_JOB_LABELS": json.dumps(labels)}
+    env["MAGI_RUN_RECORDS"] = str(_records(world, world.tmp / "magi-records.git"))
+    if path:
+        env["PATH"] = path
+    res = world.compete(*extra, env=env)
+    return res.returncode, res.stdout + res.stderr
+
+
+def _dispatched(world: World) -> list[dict[str, str]]:
+    return [d["inputs"] for d in world.github.world(REPO).dispatches]
+
+
+@pytest.fixture(scope="module")
+def one_runner(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    """The same roster on one runner that holds every login: the reference outcome."""
+    world, _ = competed_world(tmp_path_factory.mktemp("one-runner"))
+    return Store(world.home)
+
+
+def test_a_competition_goes_from_runner_to_runner_by_its_agents_labels(
+    tmp_path, monkeypatch, one_runner
+) -> None:
+    world = make_world(tmp_path)
+    _gpu_roster(world)
+    new_key(world.home)
+    gpu = _gpu_runner(world)
+    gpu_path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
+
+    # Stage 1, on the pool: `gpu-agent` is not on this runner's PATH, and need not be.
+    code, out = _stage(world, POOL)
+    assert code == 0, out
+    run_id = _run_id(world)
+    first = Store(world.home).load_run(run_id)
+    assert first.status is RunStatus.HANDED_OFF, first.reason
+    assert first.handoff == [GPU]
+    assert "waiting for a runner labelled self-hosted, gpu" in out
+    assert not [
+        ln for ln in out.splitlines() if "gpu" in ln and re.search(r"\bimpl-|candidate", ln)
+    ]
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    [sent] = _dispatched(world)
+    assert sent == {
+        "issue": "7",
+        "run_id": run_id,
+        "command": "compete",
+        "runner-labels": json.dumps(GPU),
+    }
+    # What anyone can read between the stages: no candidate shows how far it got.
+    public = json.loads(
+        subprocess.run(
+            ["git", "-C", str(world.remote), "show", f"refs/magi/runs/{run_id}:run.json"],
+            capture_output=True, text=True, check=True,
+        ).stdout
+    )  # fmt: skip
+    assert {c["status"] for c in public["candidates"]} == {"pending"}
+    assert not [t for t in public["turns"] if t["seat"].startswith("impl-")]
+    assert public["seed"] == 0
+
+    # Stage 2, on the gpu runner: only the gpu seat works; the judges are the pool's.
+    code, out = _stage(gpu, GPU, "--run-id", run_id, path=gpu_path)
+    assert code == 0, out
+    second = Store(gpu.home).load_run(run_id)
+    assert second.status is RunStatus.HANDED_OFF, second.reason
+    assert second.handoff == [POOL]
+    on_gpu = (world.scripted / "gpu-calls").read_text().split()
+    assert on_gpu[1::2] == ["implement"], on_gpu
+    assert gpu.publish(monkeypatch, run_id).exit_code == 0
+    assert _dispatched(world)[-1]["runner-labels"] == json.dumps(POOL)
+
+    # On from there: each stage where publish dispatched it, until the run ends. The pool
+    # judges and tallies; after the tally the gpu agent's review seat goes to its runner
+    # again (the record is public then: no key needed), and the run ends there.
+    stages = [POOL, GPU]
+    for _ in range(6):
+        labels = json.loads(_dispatched(world)[-1]["runner-labels"])
+        runner = gpu if labels == GPU else world
+        stages.append(labels)
+        code, out = _stage(
+            runner, labels, "--run-id", run_id, path=gpu_path if runner is gpu else ""
+        )
+        assert code == 0, out
+        done = Store(runner.home).load_run(run_id)
+        assert runner.publish(monkeypatch, run_id).exit_code == 0
+        if done.status is not RunStatus.HANDED_OFF:
+            break
+    assert done.status is RunStatus.READY, done.reason
+    assert stages == [POOL, GPU, POOL, GPU], stages  # a clean review: the gpu stage ends it
+    assert len(_dispatched(world)) == len(stages) - 1, "no dispatch after the last stage"
+    assert len(world.github.world(REPO).pulls) == 1
+
+    # Every seat asked once at implement, wherever it ran; the winner is the one-runner
+    # run's winner (the same agent: the seed differs, the election does not).
+    asked = seat_calls(world.scripted)
+    assert [n for (s, node), n in asked.items() if node == "implement"] == [1, 1]
+    assert (world.scripted / "gpu-calls").read_text().count("implement") == 1
+    (ref_id,) = one_runner.list_ids()
+    reference = one_runner.load_run(ref_id)
+    assert reference.tally is not None
+    assert done.tally is not None
+    assert done.author(done.tally.winner) == reference.author(reference.tally.winner)
+    assert done.tally.winner is not None
+
+
+def _handed_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[World, str]:
+    world = make_world(tmp_path)
+    _gpu_roster(world)
+    new_key(world.home)
+    code, out = _stage(world, POOL)
+    assert code == 0, out
+    run_id = _run_id(world)
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    return world, run_id
+
+
+def test_a_publish_re_run_does_not_dispatch_the_next_stage_twice(tmp_path, monkeypatch):
+    world, run_id = _handed_off(tmp_path, monkeypatch)
+    assert len(_dispatched(world)) == 1
+    assert world.publish(monkeypatch, run_id).exit_code == 0  # "Re-run jobs"
+    assert len(_dispatched(world)) == 1
+
+
+def test_a_failed_dispatch_is_dispatched_by_the_publish_re_run(tmp_path, monkeypatch):
+    """GitHub refused the dispatch: publish fails saying so and records no dispatch, so its
+    re-run dispatches the stage."""
+    world = make_world(tmp_path)
+    _gpu_roster(world)
+    new_key(world.home)
+    assert _stage(world, POOL)[0] == 0
+    run_id = _run_id(world)
+    refused = GitHubError("Workflow does not have 'workflow_dispatch' trigger", status=422)
+    world.github.fail("dispatch_workflow", refused)
+    assert world.publish(monkeypatch, run_id).exit_code != 0
+    assert _dispatched(world) == []
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    assert len(_dispatched(world)) == 1
+
+
+def test_a_stage_that_can_seat_nobody_fails_instead_of_handing_the_run_back(tmp_path, monkeypatch):
+    """The run was handed to the gpu labels, and the job that took it is not a gpu
+    runner: it says so, instead of handing the run to the same labels for ever."""
+    world, run_id = _handed_off(tmp_path, monkeypatch)
+    code, out = _stage(world, POOL, "--run-id", run_id)
+    assert code != 0
+    assert "could seat nobody: it still waits for a runner labelled self-hosted, gpu" in out
+
+
+def test_without_the_pools_key_a_run_is_not_handed_off_before_its_tally(tmp_path, monkeypatch):
+    """No key: the run cannot travel sealed, so the job fails naming the file, and the
+    issue is told why (nothing unsealed ever leaves the runner)."""
+    world = make_world(tmp_path)
+    _gpu_roster(world)
+    code, out = _stage(world, POOL)
+    assert code != 0
+    assert "waits for a runner labelled self-hosted, gpu" in out
+    assert KEY_FILE in out
+    assert world.publish(monkeypatch).exit_code != 0
+    assert "runner key" in world.github.comments_on(REPO, 7)[-1]
+    assert _dispatched(world) == []
