@@ -14,7 +14,7 @@ from magi.action.seal import load_key, new_key, seal
 from magi.errors import ActionError
 from magi.git.repo import Git
 from magi.model.config import Config
-from magi.model.run import RunStatus, Tally
+from magi.model.run import Run, RunStatus, Tally
 from magi.state.store import Store
 from record_helpers import run as fixture_run
 from record_helpers import text
@@ -77,6 +77,7 @@ def _adopt(
     record: str,
     agents: list[str] = AGENTS,
     sealed: str | None = None,
+    host: str | None = None,
 ) -> Adopted | None:
     tmp, store, git = world
     return adopt(
@@ -86,6 +87,7 @@ def _adopt(
         store=store,
         git=git,
         config=_config(agents),
+        host=host,
     )
 
 
@@ -100,6 +102,36 @@ def test_after_the_tally_the_run_is_made_here_from_its_record(world) -> None:
     kept = store.run_dir(RUN) / "artifacts" / "judge-judge-1-t1.reply.md"
     assert kept.read_text() == "judge-1's transcript\n"
     assert any("carried on from refs/magi/runs/" in e.message for e in run.events)
+
+
+def test_a_conversation_that_lives_on_this_runner_goes_on_and_the_others_start_afresh(
+    world,
+) -> None:
+    """A stage lands on the runner that held judge-1's CLI session: it keeps it; impl-A's
+    lives on another runner, so that seat is sent its full context. The record says which."""
+    _, store, git = world
+    r = Run.model_validate_json(_stalled(git.root))
+    r.seats["judge-1"].session_id, r.seats["judge-1"].session_host = "s-judge", "box-1"
+    r.seats["impl-A"].session_id, r.seats["impl-A"].session_host = "s-impl", "box-2"
+    r.seats["impl-B"].session_id = "s-old"  # recorded before runners were named
+    adopted = _adopt(world, text(r), host="box-1")
+    assert adopted is not None
+    assert adopted.run is not None
+    seats = store.load_run(RUN).seats
+    assert (seats["judge-1"].session_id, seats["judge-1"].session_host) == ("s-judge", "box-1")
+    assert seats["impl-A"].session_id is None
+    assert seats["impl-B"].session_id is None
+    said = next(e.message for e in store.load_run(RUN).events if "carried on" in e.message)
+    assert "judge-1 go on in their conversations, which live on this runner" in said
+    assert "the conversations of impl-A, impl-B stayed on the runner that held them" in said
+
+
+def test_off_a_runner_no_conversation_is_carried(world) -> None:
+    _, store, git = world
+    r = Run.model_validate_json(_stalled(git.root))
+    r.seats["judge-1"].session_id, r.seats["judge-1"].session_host = "s-judge", "box-1"
+    assert _adopt(world, text(r), host=None) is not None
+    assert store.load_run(RUN).seats["judge-1"].session_id is None
 
 
 def test_no_record_is_a_new_run_of_the_apps_id(world) -> None:

@@ -246,3 +246,31 @@ def test_without_the_pools_key_a_run_is_not_handed_off_before_its_tally(tmp_path
     assert world.publish(monkeypatch).exit_code != 0
     assert "runner key" in world.github.comments_on(REPO, 7)[-1]
     assert _dispatched(world) == []
+
+
+def test_a_stage_killed_in_its_seats_turn_is_carried_on_by_its_re_run(tmp_path, monkeypatch):
+    """The gpu stage is killed right after its seat's turn was recorded (the runner lost):
+    GitHub's re-run of that job on the same runner goes on from its own copy, which is
+    ahead of the record ref, and asks that seat nothing again."""
+    world, run_id = _handed_off(tmp_path, monkeypatch)
+    gpu = _gpu_runner(world)
+    path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
+    record = Store(world.home).load_run(run_id)
+    seat = next(name for name, s in record.seats.items() if s.agent == IMPLEMENTERS[1])
+    env_kill = {"MAGI_FAILPOINT": f"turn:{seat}:implement"}
+    res = gpu.compete(
+        "--run-id",
+        run_id,
+        env={
+            "MAGI_JOB_LABELS": json.dumps(GPU),
+            "MAGI_RUN_RECORDS": str(_records(gpu, gpu.tmp / "magi-records.git")),
+            "PATH": path,
+            **env_kill,
+        },
+    )
+    assert res.returncode == -9, res.stdout + res.stderr
+    asked = (world.scripted / "gpu-calls").read_text().count("implement")
+    code, out = _stage(gpu, GPU, "--run-id", run_id, path=path)  # "Re-run failed jobs"
+    assert code == 0, out
+    assert (world.scripted / "gpu-calls").read_text().count("implement") == asked
+    assert Store(gpu.home).load_run(run_id).status is RunStatus.HANDED_OFF  # to the judges

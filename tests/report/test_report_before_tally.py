@@ -74,7 +74,12 @@ def _run(authors: dict[str, str], seed: int) -> Run:
         update={"seed": seed, "tally": None, "status": RunStatus.STALLED, "config": config}
     )
     r.seats = {
-        seat: Seat(name=seat, agent=agent, session_id=str(traces[agent]["session_id"]))
+        seat: Seat(
+            name=seat,
+            agent=agent,
+            session_id=str(traces[agent]["session_id"]),
+            session_host=f"box-{sorted(traces).index(agent)}",  # where its login lives
+        )
         for seat, agent in authors.items()
     }
     r.seats["judge-1"] = Seat(name="judge-1", agent="jx")

@@ -27,7 +27,7 @@ from magi.model.review import Gate, MergeRecord, OperatorFix, Review
 # and a budget without the new keys capped only the dollars CLIs reported, as it did.
 # And records from before `questions` (magi ask): a run that could not ask asked nothing.
 # And from before `handoff` and `handed_off` (stages on several runners): a run that could
-# not be handed off waited for no runner.
+# not be handed off waited for no runner; nor `Seat.session_host`: no runner was named.
 SCHEMA = 7
 
 
@@ -182,6 +182,9 @@ class Seat(_Rec):
     name: str  # impl-B, judge-2, review-1, fix
     agent: str
     session_id: str | None = None  # the live CLI conversation, when the CLI reported one
+    # The runner (GitHub's RUNNER_NAME) whose CLI holds that conversation: a stage that
+    # lands there again goes on with it; any other sends the seat its full context.
+    session_host: str | None = None
     failover_from: list[str] = Field(default_factory=list)  # agents that lost the seat first
     # What the guards found and undid after this seat's turns: refs moved outside its own
     # branch, recorded heads moved, the user's checkout touched (magi.graph.guard).

@@ -96,6 +96,7 @@ def public_copy(run: Run) -> Run:
     for seat in out.seats.values():
         seat.agent = HIDDEN
         seat.session_id = None
+        seat.session_host = None  # which runner ran a seat would say who sat there
         seat.failover_from = []
     for c in out.candidates:
         c.summary = HIDDEN_TEXT if c.summary else ""

@@ -20,7 +20,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 from magi.agents.base import TurnRequest, TurnResult, TurnStatus
 from magi.agents.census import now_ticks
-from magi.core.seats.runners import agent_labels, labels_here
+from magi.core.seats.runners import agent_labels, labels_here, runner_host
 from magi.core.seats.seating import failover_agent
 from magi.core.text.answers import Answer, parse_answer, reask_text
 from magi.core.text.sanitize import redact_secrets, strip_controls
@@ -158,6 +158,7 @@ def _record(
         )
         if result.session_id and sctx.config.graph.sessions:
             sctx.record.seats[req.seat].session_id = result.session_id
+            sctx.record.seats[req.seat].session_host = runner_host(sctx.environ)
         sctx.record.turns.append(
             Turn(
                 seat=req.seat,

@@ -109,10 +109,18 @@ def set_aside(store: Store, run_id: str) -> Path:
 
 
 def adopt(
-    *, records: Path | None, run_id: str, issue: int, store: Store, git: Git, config: Config
+    *,
+    records: Path | None,
+    run_id: str,
+    issue: int,
+    store: Store,
+    git: Git,
+    config: Config,
+    host: str | None = None,
 ) -> Adopted | None:
     """``run_id`` from the record ref, made in ``store`` when it may be carried on; None when
-    the repository holds no record of it (a new run of that id, the App's)."""
+    the repository holds no record of it (a new run of that id, the App's). ``host``: this
+    runner's name; a seat whose conversation lives here keeps it."""
     run = published(records, run_id)
     if run is None:
         return None
@@ -129,7 +137,8 @@ def adopt(
             f"run {run_id} already ended {run.status.value} ({where}); nothing to carry on"
         )
     if revealed(run):
-        return Adopted(run=_remade(run, store, git, config, _record_artifacts(records, run_id)))
+        files = _record_artifacts(records, run_id)
+        return Adopted(run=_remade(run, store, git, config, files, host=host))
     text = _show(Git(records), f"{where}:{SEALED}") if records is not None else None
     key = load_key(store.home)
     sealed = parse_sealed(text, f"{where}:{SEALED}") if text is not None else None
@@ -140,7 +149,7 @@ def adopt(
     elif sealed.fingerprint != key.fingerprint:
         why = f"its sealed copy needs runner key {sealed.fingerprint}, not this runner's"
     else:
-        return Adopted(run=_unsealed(run, sealed, key, store, git, config, issue))
+        return Adopted(run=_unsealed(run, sealed, key, store, git, config, issue, host))
     return Adopted(
         fresh_because=(
             f"run {run_id} stopped {run.status.value} before its tally on another runner, and "
@@ -153,7 +162,14 @@ def adopt(
 
 
 def _unsealed(
-    public: Run, sealed: Sealed, key: RunnerKey, store: Store, git: Git, config: Config, issue: int
+    public: Run,
+    sealed: Sealed,
+    key: RunnerKey,
+    store: Store,
+    git: Git,
+    config: Config,
+    issue: int,
+    host: str | None = None,
 ) -> Run:
     """The run as the runner that stopped it held it: its record, its artifacts and its
     candidates' branches, from the sealed copy beside the public record."""
@@ -179,7 +195,7 @@ def _unsealed(
     if BUNDLE in members:
         _fetch_candidates(git, run, members[BUNDLE], where)
     files = {k.removeprefix(ARTIFACTS): v for k, v in members.items() if k.startswith(ARTIFACTS)}
-    return _remade(run, store, git, config, files, sealed_with=key.fingerprint)
+    return _remade(run, store, git, config, files, sealed_with=key.fingerprint, host=host)
 
 
 def _fetch_candidates(git: Git, run: Run, bundle: bytes, where: str) -> None:
@@ -212,9 +228,11 @@ def _remade(
     artifacts: dict[str, bytes],
     *,
     sealed_with: str | None = None,
+    host: str | None = None,
 ) -> Run:
-    """``run`` on this checkout and in this store: branches at their recorded heads, no
-    CLI session, this runner's config, ``artifacts`` (name -> bytes) in its folder."""
+    """``run`` on this checkout and in this store: branches at their recorded heads, the
+    CLI sessions of this runner (``host``) only, this runner's config, ``artifacts`` (name
+    -> bytes) in its folder."""
     missing = sorted({s.agent for s in run.seats.values()} - {a.id for a in config.agents})
     if missing:
         raise ActionError(
@@ -242,9 +260,12 @@ def _remade(
                 )
             continue
         git.run("update-ref", f"refs/heads/{c.branch}", c.head)
-    moved = sorted(name for name, seat in run.seats.items() if seat.session_id)
+    talking = {name: seat for name, seat in run.seats.items() if seat.session_id}
+    kept = sorted(n for n, s in talking.items() if host is not None and s.session_host == host)
+    moved = sorted(set(talking) - set(kept))
     for name in moved:
         run.seats[name].session_id = None
+        run.seats[name].session_host = None
     run.repo = str(git.root)
     run.worktree_root = str(trees)
     run.config = config
@@ -258,11 +279,16 @@ def _remade(
         shutil.rmtree(store.run_dir(run.id), ignore_errors=True)
         raise
     how = f" (its sealed copy, runner key {sealed_with})" if sealed_with else ""
+    said = []
+    if kept:
+        said.append(f"{', '.join(kept)} go on in their conversations, which live on this runner")
+    if moved:
+        said.append(
+            f"the conversations of {', '.join(moved)} stayed on the runner that held them, "
+            "so their next turns are sent their full context"
+        )
     note = f"carried on from {RUNS}{run.id}{how} on another runner: " + (
-        f"the conversations of {', '.join(moved)} stayed on the runner that held them, "
-        "so their next turns are sent their full context"
-        if moved
-        else "no seat had a conversation to carry"
+        "; ".join(said) or "no seat had a conversation to carry"
     )
     run.events.append(Event(at=datetime.now(UTC), node="run", message=note, level="warn"))
     store.save(run)

@@ -25,7 +25,7 @@ from magi.action.agents_job.log import LogReporter
 from magi.action.artifact import BUNDLE, MANIFEST, write_artifact
 from magi.action.bundle import create_bundle
 from magi.action.seal import KEY_FILE, SEALED, SEALED_MAX, load_key, members_of, seal
-from magi.core.seats.runners import RUNNER_LABELS
+from magi.core.seats.runners import RUNNER_LABELS, runner_host
 from magi.errors import ActionError, CredentialsInCheckout, MagiError
 from magi.git.repo import Git
 from magi.model.config import Config
@@ -150,6 +150,7 @@ def compete(
                     store=store,
                     git=git,
                     config=config,
+                    host=runner_host(environ),
                 )
             except BaseException:
                 if aside is not None:

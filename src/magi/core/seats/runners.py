@@ -32,6 +32,7 @@ __all__ = [
     "job_labels",
     "labels_here",
     "next_stage",
+    "runner_host",
     "served_here",
 ]
 
@@ -122,3 +123,9 @@ def next_stage(config: Config, wanted: Sequence[Sequence[str]]) -> list[str] | N
         if labels in sets:
             return labels
     return sets[0] if sets else None
+
+
+def runner_host(environ: Mapping[str, str]) -> str | None:
+    """Which runner this is (GitHub's ``RUNNER_NAME``), None off a runner: a seat's CLI
+    conversation lives on the runner that had it."""
+    return environ.get("RUNNER_NAME", "").strip() or None
