@@ -217,3 +217,16 @@ def competed_world(tmp: Path) -> tuple[World, str]:
     found = re.search(r"^run-id=(\S+)$", out, re.M)
     assert found, out
     return world, found.group(1)
+
+
+def records_step(world: World, at: Path) -> Path:
+    """The compete job's records step: ``refs/magi/runs/*`` fetched from origin into a
+    bare repository of its own (``at``)."""
+    if not at.exists():
+        subprocess.run(["git", "init", "-q", "--bare", str(at)], check=True)
+    subprocess.run(
+        ["git", "-C", str(at), "fetch", "-q", str(world.remote),
+         "+refs/magi/runs/*:refs/magi/runs/*"],
+        check=True,
+    )  # fmt: skip
+    return at

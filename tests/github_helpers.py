@@ -187,14 +187,30 @@ API = "https://api.github.test"
 T = TypeVar("T")
 
 
-@cache
-def pem() -> str:
+def new_pem() -> str:
+    """A fresh RSA private key, PEM (another App's key, when a test needs a wrong one)."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     return key.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.TraditionalOpenSSL,
         serialization.NoEncryption(),
     ).decode()
+
+
+@cache
+def pem() -> str:
+    """The App's private key, one per test process."""
+    return new_pem()
+
+
+def public_pem(private_pem: str) -> str:
+    """The public half of ``private_pem``, as GitHub keeps it to check the App's JWTs."""
+    key = serialization.load_pem_private_key(private_pem.encode(), password=None)
+    return (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
 
 
 class Sleeps:

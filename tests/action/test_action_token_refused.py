@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import re
-from functools import cache
 from pathlib import Path
 
 import httpx
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
-from github_helpers import REPO, pem
+from github_helpers import REPO, new_pem, pem, public_pem
 from magi.action.context import ActionContext
 from magi.action.publish_job.token_refused import (
     ASKED,
@@ -45,25 +42,6 @@ APP_ASKS = {
 }
 
 
-def _public(private_pem: str) -> str:
-    key = serialization.load_pem_private_key(private_pem.encode(), password=None)
-    return (
-        key.public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        .decode()
-    )
-
-
-@cache
-def _other_pem() -> str:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
-
-
 def _double(**world: object) -> GitHubHTTP:
     fake = FakeGitHub()
     fake.add_issue(REPO, 7, "Spelling error in the README file")
@@ -72,7 +50,7 @@ def _double(**world: object) -> GitHubHTTP:
     for name, value in world.items():
         setattr(w, name, value)
     return GitHubHTTP(
-        fake, app=(APP_ID, _public(pem())), client_id=CLIENT_ID, app_permissions=dict(APP_ASKS)
+        fake, app=(APP_ID, public_pem(pem())), client_id=CLIENT_ID, app_permissions=dict(APP_ASKS)
     )
 
 
@@ -99,7 +77,7 @@ def test_the_app_not_installed_here_is_said_with_its_install_link():
 
 def test_a_key_of_another_app_is_told_from_an_app_not_installed():
     """GitHub refuses the JWT itself: the key and the client ID are named, not the install."""
-    found = _ask(_double(), _other_pem())
+    found = _ask(_double(), new_pem())
     assert "GitHub refused the App's credentials (401)" in found.why
     assert f"client ID is `{CLIENT_ID}`" in found.why
     assert "not installed" not in found.why

@@ -11,33 +11,13 @@ from typing import Any
 
 import httpx
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
-from github_helpers import REPO, SECRET, labeled, pem, sign
+from github_helpers import REPO, SECRET, labeled, new_pem, pem, public_pem, sign
 from magi.app import create_app
 from magi.github.auth import AppAuth
 from magi.github.port import GitHubError
 from magi.testing.github import FakeGitHub
 from magi.testing.github_http import GitHubHTTP
-
-
-def _public(private_pem: str) -> str:
-    key = serialization.load_pem_private_key(private_pem.encode(), password=None)
-    return (
-        key.public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        .decode()
-    )
-
-
-def _other_pem() -> str:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.TraditionalOpenSSL,
-        serialization.NoEncryption(),
-    ).decode()
 
 
 async def _calls(app: Any, *requests: tuple[str, str, bytes, dict[str, str]]) -> list[Any]:
@@ -115,8 +95,8 @@ def test_a_key_github_refuses_is_said_at_healthz_and_deliveries_wait() -> None:
     """The key is another App's: GET /app is refused at start-up; /healthz names both
     variables; deliveries get 503 (GitHub keeps them to redeliver); nothing is retried."""
     fake = FakeGitHub()
-    double = GitHubHTTP(fake, app=("1", _public(pem())))
-    app = _app_over(double, _other_pem())
+    double = GitHubHTTP(fake, app=("1", public_pem(pem())))
+    app = _app_over(double, new_pem())
     health, hook = asyncio.run(_calls(app, HEALTH, _delivery()))
     assert health.status_code == 503
     problem = health.json()["problem"]
@@ -131,7 +111,7 @@ def test_the_right_key_is_healthy() -> None:
     fake = FakeGitHub()
     fake.world(REPO).permissions["Codertocat"] = "write"
     fake.add_issue(REPO, 1, "Spelling error in the README file", "two t's")
-    double = GitHubHTTP(fake, app=("1", _public(pem())))
+    double = GitHubHTTP(fake, app=("1", public_pem(pem())))
     health, hook = asyncio.run(_calls(_app_over(double, pem()), HEALTH, _delivery()))
     assert health.status_code == 200
     assert hook.status_code == 202

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from action_helpers import IMPLEMENTERS, World, make_world
+from action_helpers import IMPLEMENTERS, World, make_world, records_step
 from magi.action.seal import KEY_FILE, new_key
 from magi.model.run import RunStatus
 from magi.report import revealed
@@ -38,20 +38,8 @@ def _other_runner(world: World) -> tuple[World, Path]:
     tmp.mkdir(exist_ok=True)  # a test may have put the pool's key in its home first
     checkout = tmp / "checkout"
     subprocess.run(["git", "clone", "-q", str(world.remote), str(checkout)], check=True)
-    records = _records_step(world, tmp / "magi-records.git")
+    records = records_step(world, tmp / "magi-records.git")
     return World(tmp, checkout, world.remote, world.scripted, world.github), records
-
-
-def _records_step(world: World, records: Path) -> Path:
-    """The records step: ``refs/magi/runs/*`` fetched from origin into a bare repository."""
-    if not records.exists():
-        subprocess.run(["git", "init", "-q", "--bare", str(records)], check=True)
-    subprocess.run(
-        ["git", "-C", str(records), "fetch", "-q", str(world.remote),
-         "+refs/magi/runs/*:refs/magi/runs/*"],
-        check=True,
-    )  # fmt: skip
-    return records
 
 
 def _tree(world: World, ref: str) -> list[str]:
@@ -330,7 +318,7 @@ def test_a_runner_whose_copy_is_behind_goes_on_from_the_repositorys_record(
     assert other.publish(monkeypatch, run_id).exit_code == 0
     mine = Store(world.home).load_run(run_id)
     assert len(mine.events) < len(second.events)
-    fresh = _records_step(world, world.tmp / "records-now.git")
+    fresh = records_step(world, world.tmp / "records-now.git")
     (world.scripted / "unlock").write_text("")
     res = world.compete("--run-id", run_id, env={"MAGI_RUN_RECORDS": str(fresh)})
     assert res.returncode == 0, res.stdout + res.stderr
@@ -343,7 +331,7 @@ def test_a_runner_whose_copy_is_behind_goes_on_from_the_repositorys_record(
     assert list(Store(world.home).runs_dir.glob(f"{run_id}.behind-*")), "the old copy kept"
     # Ended now (published from runner 1): runner 2's copy is behind, and is not resumed.
     assert world.publish(monkeypatch, run_id).exit_code == 0
-    _records_step(world, records)
+    records_step(world, records)
     before = len(_calls(world))
     res = other.compete("--run-id", run_id, env={"MAGI_RUN_RECORDS": str(records)})
     assert run.status is RunStatus.READY, run.reason

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from action_helpers import IMPLEMENTERS, REPO, World, competed_world, make_world
+from action_helpers import IMPLEMENTERS, REPO, World, competed_world, make_world, records_step
 from graph_helpers import seat_calls
 from magi.action.seal import KEY_FILE, new_key
 from magi.github.port import GitHubError
@@ -75,21 +75,9 @@ def _gpu_runner(world: World) -> World:
     return World(tmp, checkout, world.remote, world.scripted, world.github)
 
 
-def _records(world: World, at: Path) -> Path:
-    """The records step: ``refs/magi/runs/*`` fetched from origin into a bare repository."""
-    if not at.exists():
-        subprocess.run(["git", "init", "-q", "--bare", str(at)], check=True)
-    subprocess.run(
-        ["git", "-C", str(at), "fetch", "-q", str(world.remote),
-         "+refs/magi/runs/*:refs/magi/runs/*"],
-        check=True,
-    )  # fmt: skip
-    return at
-
-
 def _stage(world: World, labels: list[str], *extra: str, path: str = "") -> tuple[int, str]:
     env = {"MAGI_JOB_LABELS": json.dumps(labels)}
-    env["MAGI_RUN_RECORDS"] = str(_records(world, world.tmp / "magi-records.git"))
+    env["MAGI_RUN_RECORDS"] = str(records_step(world, world.tmp / "magi-records.git"))
     if path:
         env["PATH"] = path
     res = world.compete(*extra, env=env)
@@ -263,7 +251,7 @@ def test_a_stage_killed_in_its_seats_turn_is_carried_on_by_its_re_run(tmp_path, 
         run_id,
         env={
             "MAGI_JOB_LABELS": json.dumps(GPU),
-            "MAGI_RUN_RECORDS": str(_records(gpu, gpu.tmp / "magi-records.git")),
+            "MAGI_RUN_RECORDS": str(records_step(gpu, gpu.tmp / "magi-records.git")),
             "PATH": path,
             **env_kill,
         },

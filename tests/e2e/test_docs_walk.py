@@ -23,9 +23,8 @@ from pathlib import Path
 
 import httpx
 import uvicorn
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
+from github_helpers import new_pem, public_pem
 from magi.testing.cli import invoke
 from magi.testing.github import FakeGitHub
 from magi.testing.github_http import GitHubHTTP, asgi
@@ -66,17 +65,8 @@ def _lead(line: str) -> str:
 
 
 def test_app_readme_from_setup_to_a_healthy_receiver(tmp_path: Path) -> None:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.TraditionalOpenSSL,
-        serialization.NoEncryption(),
-    ).decode()
-    public = (
-        key.public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        .decode()
-    )
+    pem = new_pem()
+    public = public_pem(pem)
     made = {
         "id": 4242,
         "slug": "magi-yourname",
