@@ -44,3 +44,21 @@ def test_the_runs_seed_is_not_in_the_log() -> None:
     log.note("run 20261203-120000-abcd: seed 1303096079, base main (0123456789)")
     assert "1303096079" not in out.getvalue()
     assert "seed withheld until the tally" in out.getvalue()
+
+
+def test_a_staged_jobs_log_names_no_candidate_and_no_implementer_seat():
+    """Its labels are public: which candidate it worked on would say who wrote it."""
+    out = io.StringIO()
+    log = LogReporter(out).in_stages()
+    log.seat("impl-B", "asked")
+    log.seat("judge-2", "asked")
+    log.note("candidate B: uncommitted work committed under the neutral identity")
+    log.note("candidates A and C: trees left by an earlier prep")
+    log.note("winner: A (A won with 3 of 3 counted votes)")
+    text = out.getvalue()
+    assert "impl-B" not in text
+    assert "an implementer seat: asked" in text
+    assert "judge-2: asked" in text
+    assert "a candidate: uncommitted work" in text
+    assert "a candidate: trees left" in text
+    assert "winner: A" in text  # the tally names the winner, as it does everywhere

@@ -84,6 +84,11 @@ def _stage(world: World, labels: list[str], *extra: str, path: str = "") -> tupl
     return res.returncode, res.stdout + res.stderr
 
 
+def _naming(log: str) -> list[str]:
+    """The job log's lines that name a candidate or an implementer seat by its label."""
+    return [ln for ln in log.splitlines() if re.search(r"\bimpl-[A-Z]\b|[Cc]andidate [A-Z]\b", ln)]
+
+
 def _dispatched(world: World) -> list[dict[str, str]]:
     return [d["inputs"] for d in world.github.world(REPO).dispatches]
 
@@ -112,9 +117,7 @@ def test_a_competition_goes_from_runner_to_runner_by_its_agents_labels(
     assert first.status is RunStatus.HANDED_OFF, first.reason
     assert first.handoff == [GPU]
     assert "waiting for a runner labelled self-hosted, gpu" in out
-    assert not [
-        ln for ln in out.splitlines() if "gpu" in ln and re.search(r"\bimpl-|candidate", ln)
-    ]
+    assert not _naming(out), "a staged job's public log names no candidate"
     assert world.publish(monkeypatch, run_id).exit_code == 0
     [sent] = _dispatched(world)
     assert sent == {
@@ -137,6 +140,8 @@ def test_a_competition_goes_from_runner_to_runner_by_its_agents_labels(
     # Stage 2, on the gpu runner: only the gpu seat works; the judges are the pool's.
     code, out = _stage(gpu, GPU, "--run-id", run_id, path=gpu_path)
     assert code == 0, out
+    assert "an implementer seat: asked" in out
+    assert not _naming(out), "which candidate the gpu runner worked on is not said"
     second = Store(gpu.home).load_run(run_id)
     assert second.status is RunStatus.HANDED_OFF, second.reason
     assert second.handoff == [POOL]

@@ -107,12 +107,16 @@ def _run(authors: dict[str, str], seed: int) -> Run:
     tokens = Usage(models={"gemini-2.5-pro": ModelTokens(input=1000, output=100)})
     r.turns = [*impl, _turn("judge-1", "jx", usage=tokens)]
     ended = {t.seat: t.started_at + timedelta(seconds=t.duration_s) for t in impl}
+    # Recorded as the seats end: the faster agent's candidate first.
     r.events = [
         *r.events,
-        *(
-            Event(at=ended[c.seat], node="implement", message=f"candidate {c.label}: rescued")
-            for c in r.candidates
-            if c.seat in ended
+        *sorted(
+            (
+                Event(at=ended[c.seat], node="implement", message=f"candidate {c.label}: rescued")
+                for c in r.candidates
+                if c.seat in ended
+            ),
+            key=lambda e: e.at,
         ),
     ]
     for c in r.candidates:

@@ -23,7 +23,8 @@ rest of the record can be put back together with what the repository holds in th
   turn's error and failure kind are replaced by a neutral sentence; its turns are listed
   in seat order, each starting when the wave did and lasting no time (a timeout's
   duration is the agent's configured timeout; the order and time they ended in, its
-  speed), and the events' times are the run's start.
+  speed), the events' times are the run's start, and the implement wave's events are one
+  block in the order of their words, not the order the seats ended in.
 * **what the judges read and wrote.** A judge's packet holds every candidate's summary
   and patch, and its reasons quote them: before the tally only magi's implement prompts
   (the task) go out of ``artifacts/``, and the judges' texts say ``[withheld ...]``; their
@@ -112,6 +113,13 @@ def public_copy(run: Run) -> Run:
     for event in out.events:
         event.message = public_event(event.message)
         event.at = out.created_at
+    # The order the wave's events came in is the order its seats ended, and, for a wave
+    # split between runners, which stage finished which candidate: one block, sorted.
+    block = sorted((e for e in out.events if e.node == "implement"), key=lambda e: e.message)
+    if block:
+        first = next(i for i, e in enumerate(out.events) if e.node == "implement")
+        rest = [e for e in out.events if e.node != "implement"]
+        out.events = [*rest[:first], *block, *rest[first:]]
     theirs = [t for t in out.turns if t.seat in implementers]
     spent = spend(theirs, prices)
     wave = min((t.started_at for t in theirs), default=None)

@@ -25,7 +25,7 @@ from magi.action.agents_job.log import LogReporter
 from magi.action.artifact import BUNDLE, MANIFEST, write_artifact
 from magi.action.bundle import create_bundle
 from magi.action.seal import KEY_FILE, SEALED, SEALED_MAX, load_key, members_of, seal
-from magi.core.seats.runners import RUNNER_LABELS, runner_host
+from magi.core.seats.runners import RUNNER_LABELS, labels_here, runner_host
 from magi.errors import ActionError, CredentialsInCheckout, MagiError
 from magi.git.repo import Git
 from magi.model.config import Config
@@ -192,14 +192,14 @@ def compete(
             raise ActionError(f"/magi answer: run {run_id or '?'} {held}, not asking")
         deliver(store, record, answer, reporter.note)
     if record is not None and record.status.resumable:
-        _hide(reporter, record.config)
+        _hide(reporter, record.config, environ)
         reporter.note(f"resuming run {record.id} ({record.status.value}) for #{issue.number}")
         record = engine.resume(store, record.id, environ=environ, reporter=reporter).run
     elif record is None or record.status is RunStatus.FAILED:
         # A failed run is an attempt spent; `/magi retry` after it is a new competition.
         if config is None:
             config = engine.preflight(git.root, None, environ, reporter, action=True)
-        _hide(reporter, config)
+        _hide(reporter, config, environ)
         record = engine.start(
             task=issue.text,
             source=f"issue:{issue.number}",
@@ -299,7 +299,10 @@ def _id_parts(run_id: str, rng: random.Random | None) -> tuple[datetime, random.
     return when, fixed
 
 
-def _hide(reporter: Reporter, config: Config) -> None:
-    """A job log is public to the repository's readers: it names no agent of this roster."""
+def _hide(reporter: Reporter, config: Config, environ: Mapping[str, str]) -> None:
+    """A job log is public to the repository's readers: it names no agent of this roster,
+    and in a staged job no candidate (``LogReporter.in_stages``)."""
     if isinstance(reporter, LogReporter):
         reporter.with_roster(config.agents)
+        if labels_here(environ) is not None:
+            reporter.in_stages()

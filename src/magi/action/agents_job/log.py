@@ -8,10 +8,15 @@ written while the run is blind, so it is as reticent as the record published bef
 tally (``magi.report.before_tally``): an implementer seat's end is logged without its
 label or its CLI's words, and a hand-on says only that a seat passed on; the run's
 record on the runner (``magi show``) holds the whole of both.
+
+A staged job (``magi.core.seats.runners``: it runs on some of the roster's labels, and its
+labels are public) says less still: which candidate it worked on would say which agent
+wrote it, so no implementer seat and no candidate is named at all, not even when asked.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -23,6 +28,11 @@ from magi.report.before_tally import public_event
 
 __all__ = ["LogReporter"]
 
+# A candidate or an implementer seat, by its label: what a staged job's log leaves out.
+_NAMED = re.compile(
+    r"\b(?:[Cc]andidates? [A-Z]{1,2}\b(?:(?:, | and )[A-Z]{1,2}\b)*|impl-[A-Z]{1,2}\b)"
+)
+
 
 class LogReporter:
     """Implements ``magi.seats.Reporter`` for a job log (no terminal, no redraws)."""
@@ -31,6 +41,12 @@ class LogReporter:
         self.out = out or sys.stdout
         self.started = time.monotonic()
         self.policy = Policy(roster=roster, revealed=False, limit=1 << 20)
+        self.staged = False
+
+    def in_stages(self) -> LogReporter:
+        """This job is one stage of a run (its labels are public): name no candidate."""
+        self.staged = True
+        return self
 
     def with_roster(self, roster: Sequence[AgentConfig]) -> LogReporter:
         """The same log, now hiding this roster's names too."""
@@ -48,7 +64,7 @@ class LogReporter:
         self._line(f"node {name}")
 
     def seat(self, seat: str, state: str, detail: str = "") -> None:
-        if seat.startswith("impl-") and state != "asked":
+        if seat.startswith("impl-") and (state != "asked" or self.staged):
             # When and in what order implementer seats end would tell them apart (their
             # speed, a timeout the config gives one agent): the log counts, it names none.
             detail = "which, and its CLI's words: the run record on this runner (magi show)"
@@ -57,4 +73,7 @@ class LogReporter:
 
     def note(self, message: str, level: str = "info") -> None:
         prefix = {"warn": "::warning::", "error": "::error::"}.get(level, "")
-        self._line(public_event(message), prefix)
+        said = public_event(message)
+        if self.staged:
+            said = _NAMED.sub("a candidate", said)
+        self._line(said, prefix)
