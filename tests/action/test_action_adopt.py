@@ -284,3 +284,28 @@ def test_a_sealed_candidate_is_fetched_only_into_its_own_branch(world) -> None:
     with pytest.raises(ActionError, match="candidate A's branch is 'main'"):
         _adopt(world, public, sealed=_sealed_for(store, hostile, base, bundle=b"x"))
     assert not store.list_ids()
+
+
+def test_a_clone_left_from_when_this_runner_held_the_run_is_put_on_the_recorded_head(
+    world,
+) -> None:
+    """A stage that comes back to a runner finds the clone it made then, sound but behind
+    the candidate's recorded head: the checks must not run on what the candidate was."""
+    from magi.git import clones
+
+    _, store, git = world
+    older = git.rev_parse("HEAD")
+    (git.root / "more.txt").write_text("more\n")
+    _git(git.root, "add", "more.txt")
+    _git(git.root, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "B")
+    public, whole = _pre_tally(git.root)
+    branch = Run.model_validate_json(whole).candidate("A").branch
+    tree = store.home / "worktrees" / RUN / "A"
+    clones.make_at(git, tree, branch=branch, sha=older)
+    assert _git(tree, "rev-parse", "HEAD") == older
+    base = fixture_run(RUN).base_sha or ""
+    assert _adopt(world, public, sealed=_sealed_for(store, whole, base)) is not None
+    head = store.load_run(RUN).candidate("A").head
+    assert head == git.rev_parse("HEAD") != older
+    assert _git(tree, "rev-parse", "HEAD") == head
+    assert (tree / "more.txt").read_text() == "more\n"

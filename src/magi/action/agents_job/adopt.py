@@ -42,6 +42,7 @@ from magi.action.seal import (
     parse_sealed,
 )
 from magi.errors import ActionError, MagiError
+from magi.git import clones
 from magi.git.repo import Git
 from magi.model.config import Config
 from magi.model.run import Event, Run, RunStatus
@@ -260,6 +261,7 @@ def _remade(
                 )
             continue
         git.run("update-ref", f"refs/heads/{c.branch}", c.head)
+        _current(git, c.worktree, c.branch, c.head)
     talking = {name: seat for name, seat in run.seats.items() if seat.session_id}
     kept = sorted(n for n, s in talking.items() if host is not None and s.session_host == host)
     moved = sorted(set(talking) - set(kept))
@@ -294,6 +296,15 @@ def _remade(
     store.save(run)
     store.unlock(run.id)
     return run
+
+
+def _current(git: Git, worktree: str | None, branch: str, head: str) -> None:
+    """A clone this runner made when it held the run before (its copy set aside since)
+    is still sound but behind the record: put it on the recorded head, or the checks and
+    the review would run on what the candidate was then."""
+    if worktree is None or not clones.sound(Path(worktree), branch):
+        return  # prep makes it again, from the branch
+    clones.sync(git, Path(worktree), branch, head)
 
 
 def _write_artifacts(folder: Path, artifacts: dict[str, bytes]) -> None:
