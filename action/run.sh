@@ -28,6 +28,8 @@ case "$MAGI_ACTION_COMMAND" in
     [ -n "${MAGI_ARTIFACT_DIR:-}" ] && args+=(--artifact-dir "$MAGI_ARTIFACT_DIR")
     # A writer's /magi answer: its words are read from the comments, never an input.
     [ -n "${MAGI_COMMENT:-}" ] && args+=(--answer-comment "$MAGI_COMMENT")
+    # A forked wave's seat job (docs/fan-out.md): only the seats of this job's labels.
+    [ "${MAGI_STAGE:-}" = fork ] && args+=(--fork)
     ;;
   council|review)
     if [ -n "${MAGI_GITHUB_TOKEN:-}" ]; then

@@ -6,7 +6,14 @@ import re
 
 import pytest
 
-from magi.core.seats.runners import first_stage, job_labels, labels_here, next_stage
+from magi.core.seats.runners import (
+    first_stage,
+    fork_groups,
+    job_labels,
+    labels_here,
+    next_stage,
+    stage_seats,
+)
 from magi.errors import ConfigError
 from magi.model.config import AgentConfig, Config, Github
 
@@ -73,3 +80,20 @@ def test_a_competition_starts_on_the_pool_and_a_council_where_all_can_run():
     config = _config()
     assert first_stage(config) == POOL
     assert job_labels(config) == ["self-hosted", "magi", "codex", "gpu"]
+
+
+def test_a_forked_wave_groups_its_seats_by_labels_in_the_rosters_order():
+    config = _config()
+    seats = [("impl-A", "local"), ("impl-B", "claude"), ("impl-C", "codex"), ("impl-D", "claude")]
+    assert fork_groups(config, seats) == [
+        (POOL, ["impl-B", "impl-D"]),
+        (["self-hosted", "codex"], ["impl-C"]),
+        (["gpu"], ["impl-A"]),
+    ]
+
+
+def test_a_seat_job_knows_its_seats_and_nothing_else_does():
+    assert stage_seats({}) is None
+    assert stage_seats({"MAGI_STAGE_SEATS": '["impl-B"]'}) == frozenset({"impl-B"})
+    with pytest.raises(ConfigError, match="MAGI_STAGE_SEATS"):
+        stage_seats({"MAGI_STAGE_SEATS": "impl-B"})

@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ import pytest
 from action_helpers import IMPLEMENTERS, REPO, World, competed_world, make_world, records_step
 from graph_helpers import seat_calls
 from magi.action.seal import KEY_FILE, new_key
+from magi.git.repo import Git
 from magi.github.port import GitHubError
 from magi.model.run import RunStatus
 from magi.state.store import Store
@@ -38,17 +40,22 @@ def _run_id(world: World) -> str:
     return found[-1]
 
 
-def _gpu_roster(world: World) -> None:
-    """The second implementer: `gpu-agent` (on the gpu runner's PATH only), its labels."""
+def _gpu_roster(world: World, *on_gpu: str) -> None:
+    """The second implementer (or those named): `gpu-agent` (on the gpu runner's PATH
+    only), with its labels."""
     config = world.repo / "magi.toml"
     text = config.read_text()
-    block = re.search(
-        r'\[\[agents\]\]\nid = "' + IMPLEMENTERS[1] + r'"\n.*?\n(?=\n|\[)', text, re.S
-    )
-    assert block, text
-    gpu = re.sub(r"command = \[.*\]", 'command = ["gpu-agent", "wrong"]', block.group(0))
-    gpu += 'runner_labels = ["self-hosted", "gpu"]\n'
-    config.write_text(text.replace(block.group(0), gpu))
+    for agent in on_gpu or IMPLEMENTERS[1:]:
+        block = re.search(r'\[\[agents\]\]\nid = "' + agent + r'"\n.*?\n(?=\n|\[)', text, re.S)
+        assert block, text
+        persona = re.search(r'command = \[.*"(\w+)"\]', block.group(0))
+        assert persona, block.group(0)
+        gpu = re.sub(
+            r"command = \[.*\]", f'command = ["gpu-agent", "{persona.group(1)}"]', block.group(0)
+        )
+        gpu += 'runner_labels = ["self-hosted", "gpu"]\n'
+        text = text.replace(block.group(0), gpu)
+    config.write_text(text)
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
     subprocess.run([*git, "commit", "-qam", "an agent on the gpu box"], cwd=world.repo, check=True)
     subprocess.run(["git", "push", "-q", "origin", "main"], cwd=world.repo, check=True)
@@ -76,6 +83,9 @@ def _gpu_runner(world: World) -> World:
 
 
 def _stage(world: World, labels: list[str], *extra: str, path: str = "") -> tuple[int, str]:
+    """One stage's agents job on ``world``'s runner, its checkout fetched afresh from
+    origin as actions/checkout (fetch-depth 0) does at the start of every job."""
+    subprocess.run(["git", "-C", str(world.repo), "fetch", "-q", "origin"], check=True)
     env = {"MAGI_JOB_LABELS": json.dumps(labels)}
     env["MAGI_RUN_RECORDS"] = str(records_step(world, world.tmp / "magi-records.git"))
     if path:
@@ -109,23 +119,24 @@ def test_a_competition_goes_from_runner_to_runner_by_its_agents_labels(
     gpu = _gpu_runner(world)
     gpu_path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
 
-    # Stage 1, on the pool: `gpu-agent` is not on this runner's PATH, and need not be.
+    # Stage 1, on the pool: prep, then the wave needs two runners' logins: it is forked.
+    # `gpu-agent` is not on this runner's PATH, and need not be.
     code, out = _stage(world, POOL)
     assert code == 0, out
     run_id = _run_id(world)
     first = Store(world.home).load_run(run_id)
     assert first.status is RunStatus.HANDED_OFF, first.reason
-    assert first.handoff == [GPU]
-    assert "waiting for a runner labelled self-hosted, gpu" in out
+    assert first.fork == [POOL, GPU]
+    assert "the wave goes to 2 runners at once" in out
     assert not _naming(out), "a staged job's public log names no candidate"
+    assert not seat_calls(world.scripted), "no seat is asked by the job that forks"
     assert world.publish(monkeypatch, run_id).exit_code == 0
-    [sent] = _dispatched(world)
-    assert sent == {
-        "issue": "7",
-        "run_id": run_id,
-        "command": "compete",
-        "runner-labels": json.dumps(GPU),
-    }
+    forks = _dispatched(world)
+    base = {"issue": "7", "run_id": run_id, "command": "compete", "stage": "fork"}
+    assert forks == [
+        {**base, "runner-labels": json.dumps(POOL)},
+        {**base, "runner-labels": json.dumps(GPU)},
+    ]
     # What anyone can read between the stages: no candidate shows how far it got.
     public = json.loads(
         subprocess.run(
@@ -137,23 +148,35 @@ def test_a_competition_goes_from_runner_to_runner_by_its_agents_labels(
     assert not [t for t in public["turns"] if t["seat"].startswith("impl-")]
     assert public["seed"] == 0
 
-    # Stage 2, on the gpu runner: only the gpu seat works; the judges are the pool's.
-    code, out = _stage(gpu, GPU, "--run-id", run_id, path=gpu_path)
-    assert code == 0, out
-    assert "an implementer seat: asked" in out
-    assert not _naming(out), "which candidate the gpu runner worked on is not said"
-    second = Store(gpu.home).load_run(run_id)
-    assert second.status is RunStatus.HANDED_OFF, second.reason
-    assert second.handoff == [POOL]
+    # The seat jobs, side by side, each on its own runner, each asking its own seat only.
+    with ThreadPoolExecutor(2) as pool:
+        jobs = [
+            pool.submit(_stage, world, POOL, "--run-id", run_id, "--fork"),
+            pool.submit(_stage, gpu, GPU, "--run-id", run_id, "--fork", path=gpu_path),
+        ]
+        results = [j.result() for j in jobs]
+    for code, out in results:
+        assert code == 0, out
+        assert not _naming(out), "which candidate a seat job worked on is not said"
     on_gpu = (world.scripted / "gpu-calls").read_text().split()
     assert on_gpu[1::2] == ["implement"], on_gpu
-    assert gpu.publish(monkeypatch, run_id).exit_code == 0
-    assert _dispatched(world)[-1]["runner-labels"] == json.dumps(POOL)
+    assert [n for (_, node), n in seat_calls(world.scripted).items()] == [1, 1]
+    for runner in (gpu, world):  # whichever stores last completes the wave
+        assert runner.publish(monkeypatch, run_id).exit_code == 0
+    stored = subprocess.run(
+        ["git", "-C", str(world.remote), "ls-tree", "--name-only", f"refs/magi/runs/{run_id}:fork"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    assert stored == ["self-hosted+gpu.sealed", "self-hosted+magi.sealed"]
+    join = {"issue": "7", "run_id": run_id, "command": "compete"}
+    join["runner-labels"] = json.dumps(POOL)
+    assert _dispatched(world)[2:] == [join], "one join, from the last store"
 
-    # On from there: each stage where publish dispatched it, until the run ends. The pool
-    # judges and tallies; after the tally the gpu agent's review seat goes to its runner
-    # again (the record is public then: no key needed), and the run ends there.
-    stages = [POOL, GPU]
+    # On from there: each stage where publish dispatched it, until the run ends. The join,
+    # on the pool, takes in both seat jobs' work, verifies, judges and tallies; after the
+    # tally the gpu agent's review seat goes to its runner (the record is public then: no
+    # key needed), and the run ends there.
+    stages: list[list[str]] = []
     for _ in range(6):
         labels = json.loads(_dispatched(world)[-1]["runner-labels"])
         runner = gpu if labels == GPU else world
@@ -167,8 +190,8 @@ def test_a_competition_goes_from_runner_to_runner_by_its_agents_labels(
         if done.status is not RunStatus.HANDED_OFF:
             break
     assert done.status is RunStatus.READY, done.reason
-    assert stages == [POOL, GPU, POOL, GPU], stages  # a clean review: the gpu stage ends it
-    assert len(_dispatched(world)) == len(stages) - 1, "no dispatch after the last stage"
+    assert stages == [POOL, GPU], stages  # a clean review: the gpu stage ends it
+    assert len(_dispatched(world)) == 3 + len(stages) - 1, "no dispatch after the last stage"
     assert len(world.github.world(REPO).pulls) == 1
 
     # Every seat asked once at implement, wherever it ran; the winner is the one-runner
@@ -197,9 +220,9 @@ def _handed_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[World,
 
 def test_a_publish_re_run_does_not_dispatch_the_next_stage_twice(tmp_path, monkeypatch):
     world, run_id = _handed_off(tmp_path, monkeypatch)
-    assert len(_dispatched(world)) == 1
+    assert len(_dispatched(world)) == 2  # the fork's two seat jobs
     assert world.publish(monkeypatch, run_id).exit_code == 0  # "Re-run jobs"
-    assert len(_dispatched(world)) == 1
+    assert len(_dispatched(world)) == 2
 
 
 def test_a_failed_dispatch_is_dispatched_by_the_publish_re_run(tmp_path, monkeypatch):
@@ -215,16 +238,34 @@ def test_a_failed_dispatch_is_dispatched_by_the_publish_re_run(tmp_path, monkeyp
     assert world.publish(monkeypatch, run_id).exit_code != 0
     assert _dispatched(world) == []
     assert world.publish(monkeypatch, run_id).exit_code == 0
-    assert len(_dispatched(world)) == 1
+    assert len(_dispatched(world)) == 2
 
 
 def test_a_stage_that_can_seat_nobody_fails_instead_of_handing_the_run_back(tmp_path, monkeypatch):
-    """The run was handed to the gpu labels, and the job that took it is not a gpu
-    runner: it says so, instead of handing the run to the same labels for ever."""
-    world, run_id = _handed_off(tmp_path, monkeypatch)
+    """Every implementer is on the gpu box: no fork, the run is handed to the gpu labels,
+    and the job that took it is not a gpu runner: it says so, instead of handing the run
+    to the same labels for ever."""
+    world = make_world(tmp_path)
+    _gpu_roster(world, *IMPLEMENTERS)
+    new_key(world.home)
+    assert _stage(world, POOL)[0] == 0
+    run_id = _run_id(world)
+    assert Store(world.home).load_run(run_id).fork == []
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    assert [d["runner-labels"] for d in _dispatched(world)] == [json.dumps(GPU)]
     code, out = _stage(world, POOL, "--run-id", run_id)
     assert code != 0
     assert "could seat nobody: it still waits for a runner labelled self-hosted, gpu" in out
+
+
+def test_a_seat_job_on_other_labels_and_a_join_before_its_seat_jobs_say_so(tmp_path, monkeypatch):
+    world, run_id = _handed_off(tmp_path, monkeypatch)
+    code, out = _stage(world, ["self-hosted", "other"], "--run-id", run_id, "--fork")
+    assert code != 0
+    assert "and this job runs on ['other', 'self-hosted']" in out
+    code, out = _stage(world, POOL, "--run-id", run_id)  # a join nobody dispatched yet
+    assert code != 0
+    assert "the seat job of self-hosted, magi has not stored what it did" in out
 
 
 def test_without_the_pools_key_a_run_is_not_handed_off_before_its_tally(tmp_path, monkeypatch):
@@ -234,7 +275,7 @@ def test_without_the_pools_key_a_run_is_not_handed_off_before_its_tally(tmp_path
     _gpu_roster(world)
     code, out = _stage(world, POOL)
     assert code != 0
-    assert "waits for a runner labelled self-hosted, gpu" in out
+    assert "waits for a runner labelled self-hosted, magi; self-hosted, gpu" in out
     assert KEY_FILE in out
     assert world.publish(monkeypatch).exit_code != 0
     assert "runner key" in world.github.comments_on(REPO, 7)[-1]
@@ -242,7 +283,7 @@ def test_without_the_pools_key_a_run_is_not_handed_off_before_its_tally(tmp_path
 
 
 def test_a_stage_killed_in_its_seats_turn_is_carried_on_by_its_re_run(tmp_path, monkeypatch):
-    """The gpu stage is killed right after its seat's turn was recorded (the runner lost):
+    """The gpu seat job is killed right after its seat's turn was recorded (the runner lost):
     GitHub's re-run of that job on the same runner goes on from its own copy, which is
     ahead of the record ref, and asks that seat nothing again."""
     world, run_id = _handed_off(tmp_path, monkeypatch)
@@ -254,6 +295,7 @@ def test_a_stage_killed_in_its_seats_turn_is_carried_on_by_its_re_run(tmp_path, 
     res = gpu.compete(
         "--run-id",
         run_id,
+        "--fork",
         env={
             "MAGI_JOB_LABELS": json.dumps(GPU),
             "MAGI_RUN_RECORDS": str(records_step(gpu, gpu.tmp / "magi-records.git")),
@@ -263,7 +305,35 @@ def test_a_stage_killed_in_its_seats_turn_is_carried_on_by_its_re_run(tmp_path, 
     )
     assert res.returncode == -9, res.stdout + res.stderr
     asked = (world.scripted / "gpu-calls").read_text().count("implement")
-    code, out = _stage(gpu, GPU, "--run-id", run_id, path=path)  # "Re-run failed jobs"
+    code, out = _stage(gpu, GPU, "--run-id", run_id, "--fork", path=path)  # "Re-run failed jobs"
     assert code == 0, out
     assert (world.scripted / "gpu-calls").read_text().count("implement") == asked
-    assert Store(gpu.home).load_run(run_id).status is RunStatus.HANDED_OFF  # to the judges
+    done = Store(gpu.home).load_run(run_id)
+    assert done.candidate(seat.removeprefix("impl-")).status == "ok"
+    assert (gpu.artifact / "fork.sealed").is_file()
+
+
+def test_a_seat_jobs_result_speaks_only_for_its_own_seats(tmp_path, monkeypatch):
+    """The gpu seat job's sealed result: it opens only as a fork (never as a whole run),
+    and only as the gpu group's; absorbed as the pool's, it is refused."""
+    from magi.action.agents_job.fork import absorb
+    from magi.action.seal import load_key, open_sealed, parse_sealed
+    from magi.errors import ActionError
+
+    world, run_id = _handed_off(tmp_path, monkeypatch)
+    gpu = _gpu_runner(world)
+    path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
+    assert _stage(gpu, GPU, "--run-id", run_id, "--fork", path=path)[0] == 0
+    text = (gpu.artifact / "fork.sealed").read_text()
+    record = Store(world.home).load_run(run_id)
+    key = load_key(world.home)
+    assert key is not None
+    where = {"run_id": run_id, "issue": 7, "base": record.base_sha or "", "where": "t"}
+    sealed = parse_sealed(text, "t")
+    with pytest.raises(ActionError, match="does not open"):
+        open_sealed(key, sealed, **where)  # as a whole run
+    members = open_sealed(key, sealed, kind="fork", **where)
+    with pytest.raises(ActionError, match="not the result of the seats of self-hosted, magi"):
+        absorb(record, members, POOL, Store(world.home), Git.discover(world.repo), "t")
+    settled = absorb(record, members, GPU, Store(world.home), Git.discover(world.repo), "t")
+    assert len(settled) == 1

@@ -40,6 +40,7 @@ __all__ = [
 ]
 
 MANIFEST = "manifest.json"
+FORK_SEALED = "fork.sealed"  # a fork's seat job's result (agents_job.fork), sealed
 RUN = "run.json"
 BUNDLE = "candidates.bundle"
 REFUSAL = "refused.json"
@@ -55,6 +56,9 @@ class Manifest(BaseModel):
     issue: int
     base_sha: str
     heads: dict[str, str] = Field(default_factory=dict)
+    # A fork's seat job: the label set it worked for (its result is FORK_SEALED, not the
+    # record: publish stores only that). Empty for every other artifact.
+    fork: list[str] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,14 @@ def policy_for(run: Run, store: Store | None = None) -> Policy:
     return Policy(roster=roster, revealed=revealed(run), roots=roots)
 
 
-def write_artifact(run: Run, store: Store, out: Path, heads: dict[str, str], issue: int) -> None:
+def write_artifact(
+    run: Run,
+    store: Store,
+    out: Path,
+    heads: dict[str, str],
+    issue: int,
+    fork: list[str] | None = None,
+) -> None:
     """Write the gated record, its artifacts and the manifest into ``out`` (bundle apart)."""
     policy = policy_for(run, store)
     out.mkdir(parents=True, exist_ok=True)
@@ -97,7 +108,9 @@ def write_artifact(run: Run, store: Store, out: Path, heads: dict[str, str], iss
                 text = path.read_text(encoding="utf-8", errors="replace")[:ARTIFACT_MAX]
                 unlimited = Policy(policy.roster, policy.revealed, policy.roots, limit=1 << 62)
                 (dst / path.name).write_text(gate(text, unlimited).text, encoding="utf-8")
-    manifest = Manifest(run=run.id, issue=issue, base_sha=run.base_sha or "", heads=heads)
+    manifest = Manifest(
+        run=run.id, issue=issue, base_sha=run.base_sha or "", heads=heads, fork=fork or []
+    )
     (out / MANIFEST).write_text(
         manifest.model_dump_json(by_alias=True, indent=2) + "\n", encoding="utf-8"
     )

@@ -13,6 +13,7 @@ from magi.action.context import context_of
 from magi.errors import ActionError, ExitCode, MagiError
 
 if TYPE_CHECKING:  # imported where used, so `magi --help` stays quick
+    from magi.action.artifact import Artifact
     from magi.action.env import ActionEnv
     from magi.git.remote import Remote
     from magi.git.repo import Git
@@ -71,6 +72,10 @@ def compete(
             help="A writer's /magi answer comment (among comments.json beside --issue-file).",
         ),
     ] = None,
+    fork: Annotated[
+        bool,
+        typer.Option("--fork", help="A forked wave's seat job: ask only this job's seats."),
+    ] = False,
 ) -> None:
     """Run the competition for an issue and write the artifact the publish job reads."""
     from magi.action.agents_job.answers import Answering
@@ -100,6 +105,7 @@ def compete(
                 if answer_comment
                 else None
             ),
+            fork=fork,
         )
     except MagiError as e:
         # The publish job says why on the issue (a missing agent CLI, a credential in the
@@ -236,6 +242,9 @@ def publish(
     remote = Remote(git.root, url, token)
     try:
         artifact = read_artifact(where, run or None)
+        if artifact.manifest.fork:
+            _publish_seat_job(port, env, git, remote, artifact, where, issue)
+            return
         cfg = artifact.run.config
         result = asyncio.run(
             run_publish(
@@ -254,6 +263,37 @@ def publish(
         raise
     pr = f"PR #{result.pr}" if result.pr else "no PR"
     typer.echo(f"published run {artifact.run.id}: {pr}, {len(result.pushed)} branches")
+
+
+def _publish_seat_job(
+    port: GitHubPort,
+    env: ActionEnv,
+    git: Git,
+    remote: Remote,
+    artifact: Artifact,
+    where: Path,
+    issue: int,
+) -> None:
+    """A fork's seat job: its sealed result beside the record (``publish_fork``)."""
+    from magi.action.artifact import FORK_SEALED
+    from magi.action.publish_job.publish_fork import publish_fork
+    from magi.action.seal import parse_sealed
+    from magi.errors import TamperedArtifact
+
+    try:
+        text = (where / FORK_SEALED).read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError) as e:
+        why = f"a seat job's artifact without a readable {FORK_SEALED}: {e}"
+        raise TamperedArtifact(why) from None
+    sealed = parse_sealed(text, f"the artifact's {FORK_SEALED}").text
+    joined = asyncio.run(
+        publish_fork(
+            port=port, env=env, git=git, remote=remote, artifact=artifact, sealed=sealed,
+            issue=issue,
+        )
+    )  # fmt: skip
+    said = "the wave is whole: its join is dispatched" if joined else "stored"
+    typer.echo(f"published the seat job of {', '.join(artifact.manifest.fork)}: {said}")
 
 
 @app.command()

@@ -56,7 +56,12 @@ _HEADER = "magi-sealed 1"
 _NONCE = 12
 _LINE = re.compile(rf"{_HEADER} key=([0-9a-f]{{16}})\n([A-Za-z0-9+/=]+)\n")
 # The members a sealed run may hold: its record, its flat artifacts folder, the bundle.
-_MEMBER = re.compile(r"run\.json|candidates\.bundle|artifacts/[A-Za-z0-9][A-Za-z0-9._-]*")
+_MEMBER = re.compile(
+    r"run\.json|fork\.json|candidates\.bundle|artifacts/[A-Za-z0-9][A-Za-z0-9._-]*"
+)
+# What a sealed text is, bound in with the run: a whole run (``run.json``), or what a fork's
+# seat job did (``fork.json``: agents_job.fork), so that neither can stand for the other.
+KINDS = {"run": "run.json", "fork": "fork.json"}
 
 
 BUNDLE = "candidates.bundle"
@@ -85,12 +90,20 @@ def members_of(run: Run, store: Store, git: Git) -> dict[str, bytes]:
     return members
 
 
-def _aad(run_id: str, issue: int, base_sha: str) -> bytes:
-    return f"magi sealed run\0{run_id}\0{issue}\0{base_sha}".encode()
+def _aad(run_id: str, issue: int, base_sha: str, kind: str = "run") -> bytes:
+    return f"magi sealed {kind}\0{run_id}\0{issue}\0{base_sha}".encode()
 
 
-def seal(key: RunnerKey, members: dict[str, bytes], *, run_id: str, issue: int, base: str) -> str:
-    """``members`` (name -> bytes) as sealed text for ``run_id``."""
+def seal(
+    key: RunnerKey,
+    members: dict[str, bytes],
+    *,
+    run_id: str,
+    issue: int,
+    base: str,
+    kind: str = "run",
+) -> str:
+    """``members`` (name -> bytes) as sealed text for ``run_id`` (``kind``: see KINDS)."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=6) as tar:
         for name, data in sorted(members.items()):
@@ -100,7 +113,7 @@ def seal(key: RunnerKey, members: dict[str, bytes], *, run_id: str, issue: int, 
             info.size, info.mode = len(data), 0o600
             tar.addfile(info, io.BytesIO(data))
     nonce = secrets.token_bytes(_NONCE)
-    sealed = AESGCM(key.secret).encrypt(nonce, buf.getvalue(), _aad(run_id, issue, base))
+    sealed = AESGCM(key.secret).encrypt(nonce, buf.getvalue(), _aad(run_id, issue, base, kind))
     body = base64.b64encode(nonce + sealed).decode()
     return f"{_HEADER} key={key.fingerprint}\n{body}\n"
 
@@ -131,7 +144,14 @@ def parse_sealed(text: str, where: str) -> Sealed:
 
 
 def open_sealed(
-    key: RunnerKey, sealed: Sealed, *, run_id: str, issue: int, base: str, where: str
+    key: RunnerKey,
+    sealed: Sealed,
+    *,
+    run_id: str,
+    issue: int,
+    base: str,
+    where: str,
+    kind: str = "run",
 ) -> dict[str, bytes]:
     """The members of ``sealed``; ActionError when this key did not seal it for this run, or
     anything in it was changed."""
@@ -143,7 +163,7 @@ def open_sealed(
         )
     nonce, body = sealed.data[:_NONCE], sealed.data[_NONCE:]
     try:
-        plain = AESGCM(key.secret).decrypt(nonce, body, _aad(run_id, issue, base))
+        plain = AESGCM(key.secret).decrypt(nonce, body, _aad(run_id, issue, base, kind))
     except InvalidTag:
         raise ActionError(
             f"{where} does not open as run {run_id} of issue #{issue} on base {base[:12]}: "
@@ -159,6 +179,6 @@ def open_sealed(
                 out[info.name] = got.read() if got is not None else b""
     except (tarfile.TarError, OSError, EOFError) as e:
         raise ActionError(f"{where}: the sealed run does not unpack: {e}") from None
-    if "run.json" not in out:
-        raise ActionError(f"{where}: the sealed run holds no run.json")
+    if KINDS[kind] not in out:
+        raise ActionError(f"{where}: the sealed {kind} holds no {KINDS[kind]}")
     return out

@@ -27,7 +27,8 @@ from magi.model.review import Gate, MergeRecord, OperatorFix, Review
 # and a budget without the new keys capped only the dollars CLIs reported, as it did.
 # And records from before `questions` (magi ask): a run that could not ask asked nothing.
 # And from before `handoff` and `handed_off` (stages on several runners): a run that could
-# not be handed off waited for no runner; nor `Seat.session_host`: no runner was named.
+# not be handed off waited for no runner; nor `Seat.session_host`: no runner was named;
+# nor `fork`: no wave was forked.
 SCHEMA = 7
 
 
@@ -441,6 +442,9 @@ class Run(Record):
     landing: Landing | None = None  # None: no landing fix round has run
     # The runner label sets the run waits for (HANDED_OFF), in the order its seats asked.
     handoff: list[list[str]] = Field(default_factory=list)
+    # The label sets an implement wave was forked to, one seat job each, side by side; empty
+    # once the join absorbed what they did (or when no wave was forked).
+    fork: list[list[str]] = Field(default_factory=list)
 
     def candidate(self, label: str) -> Candidate:
         for c in self.candidates:

@@ -20,7 +20,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 from magi.agents.base import TurnRequest, TurnResult, TurnStatus
 from magi.agents.census import now_ticks
-from magi.core.seats.runners import agent_labels, labels_here, runner_host
+from magi.core.seats.runners import agent_labels, labels_here, runner_host, stage_seats
 from magi.core.seats.seating import failover_agent
 from magi.core.text.answers import Answer, parse_answer, reask_text
 from magi.core.text.sanitize import redact_secrets, strip_controls
@@ -241,8 +241,14 @@ def _here_or_hand_off(sctx: SeatContext, seat: str) -> None:
     finish first) and waits for a runner with that agent's labels; the reason names the
     labels, never the seat, so nothing public ties a candidate to a runner."""
     record = sctx.record
+    if not isinstance(record, Run):
+        return
+    mine = stage_seats(sctx.environ)
+    if mine is not None and seat not in mine:
+        # A fork's seat job: the wave's other seats are other jobs', side by side.
+        raise Stop(RunStatus.HANDED_OFF, "the wave's other seats are other runners'")
     here = labels_here(sctx.environ)
-    if here is None or not isinstance(record, Run):
+    if here is None:
         return
     need = agent_labels(sctx.config, sctx.config.agent(record.seats[seat].agent))
     if set(need) <= here:

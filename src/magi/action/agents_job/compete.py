@@ -18,21 +18,37 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from magi import engine
-from magi.action.agents_job.adopt import adopt, behind, set_aside
+from magi.action.agents_job.adopt import _show, adopt, behind, set_aside
 from magi.action.agents_job.answers import Answering, deliver
 from magi.action.agents_job.checkout import refuse_credentials
+from magi.action.agents_job.fork import absorb, delta, fork_seats, slug
 from magi.action.agents_job.log import LogReporter
-from magi.action.artifact import BUNDLE, MANIFEST, write_artifact
+from magi.action.artifact import BUNDLE, FORK_SEALED, MANIFEST, write_artifact
 from magi.action.bundle import create_bundle
-from magi.action.seal import KEY_FILE, SEALED, SEALED_MAX, load_key, members_of, seal
-from magi.core.seats.runners import RUNNER_LABELS, labels_here, runner_host
+from magi.action.seal import (
+    KEY_FILE,
+    SEALED,
+    SEALED_MAX,
+    load_key,
+    members_of,
+    open_sealed,
+    parse_sealed,
+    seal,
+)
+from magi.core.seats.runners import (
+    RUNNER_LABELS,
+    STAGE_SEATS,
+    job_labels_of,
+    labels_here,
+    runner_host,
+)
 from magi.errors import ActionError, CredentialsInCheckout, MagiError
 from magi.git.repo import Git
 from magi.model.config import Config
 from magi.model.run import Run, RunStatus
 from magi.report import revealed
 from magi.seats import Reporter
-from magi.seats.day_spend import RECORDS_ENV
+from magi.seats.day_spend import RECORDS_ENV, RUNS
 from magi.state.store import RUN_ID, Store
 
 __all__ = ["IssueTask", "compete", "find_run", "read_issue"]
@@ -106,6 +122,7 @@ def compete(
     run_id: str | None = None,
     rng: random.Random | None = None,
     answer: Answering | None = None,
+    fork: bool = False,
 ) -> Run:
     """Run (or resume) the competition for ``issue`` and write its artifact into ``out``.
 
@@ -114,8 +131,12 @@ def compete(
     ``answer`` is a writer's ``/magi answer`` to the question the run parked on: it, and the
     thread's other writers' answers to questions still waiting (``agents_job.answers``), go
     into the seats' answers before the resume, which carries those seats alone on.
+    ``fork``: this job is one seat job of a forked wave (``agents_job.fork``); without it,
+    a run whose wave was forked is joined from what its seat jobs stored, then goes on.
     """
     refuse_tokens(environ)
+    if fork and run_id is None:
+        raise ActionError("a fork's seat job needs the run id (the run_id input)")
     git = Git.discover(cwd)
     refuse_credentials(git.root)
     now: datetime | None = None
@@ -191,6 +212,10 @@ def compete(
             held = f"is {record.status.value}" if record is not None else "is not on this runner"
             raise ActionError(f"/magi answer: run {run_id or '?'} {held}, not asking")
         deliver(store, record, answer, reporter.note)
+    if fork:
+        return _seat_job(record, store, git, out, issue.number, environ, reporter)
+    if record is not None and record.fork:
+        _join(record, store, git, environ, reporter)
     if record is not None and record.status.resumable:
         _hide(reporter, record.config, environ)
         reporter.note(f"resuming run {record.id} ({record.status.value}) for #{issue.number}")
@@ -216,6 +241,7 @@ def compete(
         reporter.note(f"run {record.id} already ended {record.status.value}; writing it out")
     out.mkdir(parents=True, exist_ok=True)
     (out / BUNDLE).unlink(missing_ok=True)
+    (out / FORK_SEALED).unlink(missing_ok=True)  # a seat job's, from an earlier job here
     # Before the tally no candidate leaves the runner (publish pushes none yet, and a
     # patch can name its author): the artifact is public (report.before_tally).
     heads = create_bundle(git, record, out / BUNDLE) if revealed(record) else {}
@@ -232,6 +258,90 @@ def compete(
             (out / MANIFEST).unlink(missing_ok=True)
             raise
     return record
+
+
+def _seat_job(
+    record: Run | None,
+    store: Store,
+    git: Git,
+    out: Path,
+    issue: int,
+    environ: Mapping[str, str],
+    reporter: Reporter,
+) -> Run:
+    """One seat job of a forked wave: only the seats of its label set are asked; what they
+    did is sealed as the artifact's ``fork.sealed`` (the record stays the join's)."""
+    # A seat job killed and re-run finds its own copy in the middle of the wave.
+    if record is None or not record.status.resumable or not record.fork:
+        state = record.status.value if record is not None else "not here"
+        raise ActionError(f"this seat job's run is {state}, not a forked wave")
+    job = sorted(job_labels_of(environ) or [])
+    labels = next((g for g in record.fork if sorted(g) == job), None)
+    if labels is None:
+        raise ActionError(
+            f"run {record.id}'s wave was forked to {record.fork}, and this job runs on {job}"
+        )
+    key = load_key(store.home)
+    if key is None:
+        raise ActionError(
+            f"a fork's seat job seals what it did with the pool's runner key, and this runner "
+            f'has none ($MAGI_HOME/{KEY_FILE}; docs/runner.md, "How many runners")'
+        )
+    seats = fork_seats(record, labels)
+    _hide(reporter, record.config, environ)
+    reporter.note(f"run {record.id}: the forked wave's seats of {', '.join(labels)}")
+    staged = {**environ, STAGE_SEATS: json.dumps(seats)}
+    record = engine.resume(store, record.id, environ=staged, reporter=reporter).run
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in (BUNDLE, SEALED, FORK_SEALED):
+        (out / stale).unlink(missing_ok=True)
+    write_artifact(record, store, out, {}, issue, fork=labels)
+    members = delta(record, store, git, seats, labels)
+    base = record.base_sha or ""
+    text = seal(key, members, run_id=record.id, issue=issue, base=base, kind="fork")
+    if len(text) > SEALED_MAX:
+        (out / MANIFEST).unlink(missing_ok=True)
+        raise ActionError(f"the seat job's result is {len(text)} characters, over {SEALED_MAX}")
+    (out / FORK_SEALED).write_text(text, encoding="ascii")
+    return record
+
+
+def _join(
+    record: Run, store: Store, git: Git, environ: Mapping[str, str], reporter: Reporter
+) -> None:
+    """The forked wave made whole: each seat job's result, from the record ref, in place
+    of its seats' state at the fork (``agents_job.fork.absorb``)."""
+    records = environ.get(RECORDS_ENV)
+    key = load_key(store.home)
+    if not records or key is None:
+        raise ActionError(
+            f"run {record.id}'s wave was forked: its join needs the repository's run records "
+            f"and the pool's runner key ($MAGI_HOME/{KEY_FILE})"
+        )
+    bare = Git(Path(records))
+    settled: list[str] = []
+    for labels in record.fork:
+        where = f"{RUNS}{record.id}:fork/{slug(labels)}.sealed"
+        text = _show(bare, where)
+        if text is None:
+            raise ActionError(
+                f"run {record.id}: the seat job of {', '.join(labels)} has not stored what it "
+                f"did ({where}); the join waits for it (re-run that job)"
+            )
+        sealed = parse_sealed(text, where)
+        base = record.base_sha or ""
+        members = open_sealed(
+            key, sealed, run_id=record.id, issue=_issue_of(record), base=base, where=where,
+            kind="fork",
+        )  # fmt: skip
+        settled += absorb(record, members, labels, store, git, where)
+    record.fork = []
+    store.save(record)
+    reporter.note(f"joined the forked wave: {len(settled)} candidate(s) from its seat jobs")
+
+
+def _issue_of(run: Run) -> int:
+    return int(run.task.source.removeprefix("issue:"))
 
 
 def _handing_off(run: Run, came: tuple[RunStatus, list[list[str]], int] | None, out: Path) -> None:

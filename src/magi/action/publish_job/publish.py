@@ -278,18 +278,27 @@ async def publish(
 
 def _stage_key(run: Run) -> str:
     """Which state of the run a dispatch carries on: its events only grow, stage by stage."""
-    return f"{len(run.events)}:{json.dumps(next_stage(run.config, run.handoff))}"
+    wants = run.fork or next_stage(run.config, run.handoff)
+    return f"{len(run.events)}:{json.dumps(wants)}"
 
 
 async def _next_stage(port: GitHubPort, env: ActionEnv, run: Run, issue: int) -> None:
     """A run handed off (a seat's agent is logged in on another runner): the competition
     is dispatched again, on the first label set it waits for (``core.seats.runners``)."""
-    labels = next_stage(run.config, run.handoff)
-    if labels is None:
-        raise TamperedArtifact("the run is handed off but waits for no runner labels")
     if not env.ref_name:
         raise ActionError("GITHUB_REF_NAME is not set: publish cannot dispatch the next stage")
     inputs = {"issue": str(issue), "run_id": run.id, "command": "compete"}
+    if run.fork:
+        # A forked wave: one seat job per label set, side by side (each its own concurrency
+        # group); the one whose publish completes the set dispatches the join.
+        for group in run.fork:
+            fork = {**inputs, "runner-labels": json.dumps(group), "stage": "fork"}
+            await port.dispatch_workflow(env.repo, run.config.github.workflow, env.ref_name, fork)
+        env.summary(f"magi run {run.id}: its implement wave goes to {len(run.fork)} runners.")
+        return
+    labels = next_stage(run.config, run.handoff)
+    if labels is None:
+        raise TamperedArtifact("the run is handed off but waits for no runner labels")
     inputs["runner-labels"] = json.dumps(labels)
     await port.dispatch_workflow(env.repo, run.config.github.workflow, env.ref_name, inputs)
     env.summary(f"magi run {run.id} goes on on a runner labelled {', '.join(labels)}.")

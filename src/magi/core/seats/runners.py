@@ -26,17 +26,22 @@ from magi.model.config import RUNNER_LABEL, AgentConfig, Config
 __all__ = [
     "JOB_LABELS",
     "RUNNER_LABELS",
+    "STAGE_SEATS",
     "Served",
     "agent_labels",
     "first_stage",
+    "fork_groups",
     "job_labels",
+    "job_labels_of",
     "labels_here",
     "next_stage",
     "runner_host",
     "served_here",
+    "stage_seats",
 ]
 
 JOB_LABELS = "MAGI_JOB_LABELS"  # the agents job's runs-on labels (the workflow sets it)
+STAGE_SEATS = "MAGI_STAGE_SEATS"  # a fork's seat job: the only seats it may ask (JSON list)
 RUNNER_LABELS = "MAGI_RUNNER_LABELS"  # the labels a runner declares (its service's .env)
 
 
@@ -129,3 +134,40 @@ def runner_host(environ: Mapping[str, str]) -> str | None:
     """Which runner this is (GitHub's ``RUNNER_NAME``), None off a runner: a seat's CLI
     conversation lives on the runner that had it."""
     return environ.get("RUNNER_NAME", "").strip() or None
+
+
+def job_labels_of(environ: Mapping[str, str]) -> list[str] | None:
+    """The labels the job was scheduled with (``MAGI_JOB_LABELS``), None outside one."""
+    job = environ.get(JOB_LABELS, "")
+    return _parse(job, JOB_LABELS) if job.strip() else None
+
+
+def stage_seats(environ: Mapping[str, str]) -> frozenset[str] | None:
+    """The seats a fork's seat job may ask, None in any other job."""
+    raw = environ.get(STAGE_SEATS, "")
+    if not raw.strip():
+        return None
+    try:
+        seats = json.loads(raw)
+    except ValueError:
+        seats = None
+    if not isinstance(seats, list) or not all(isinstance(x, str) for x in seats):
+        raise ConfigError(f"{STAGE_SEATS} is not a JSON list of seats: {raw[:80]!r}")
+    return frozenset(seats)
+
+
+def fork_groups(
+    config: Config, seat_agents: Sequence[tuple[str, str]]
+) -> list[tuple[list[str], list[str]]]:
+    """The seats, grouped by the labels their agents need: (labels, seats), the groups in
+    the roster's order (the public config's), the seats in the order given."""
+    by: dict[tuple[str, ...], list[str]] = {}
+    for seat, agent_id in seat_agents:
+        by.setdefault(tuple(agent_labels(config, config.agent(agent_id))), []).append(seat)
+    order: list[tuple[str, ...]] = []
+    for each in config.agents:
+        key = tuple(agent_labels(config, each))
+        if key in by and key not in order:
+            order.append(key)
+    order += [k for k in by if k not in order]
+    return [(list(k), by[k]) for k in order]

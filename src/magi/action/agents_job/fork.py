@@ -1,0 +1,167 @@
+"""A forked implement wave: what one seat job did, sealed, and the join that takes it in.
+
+A wave whose seats need several runners' logins is forked (``magi.graph.implement``): one
+seat job per label set runs at the same time as the others, each from the record as the
+fork left it, each asking only its own seats. A seat's work touches only what is keyed by
+that seat: its candidate, ``seats[<seat>]``, its turns, its questions, the redactions of
+its prompts (``prompt:<seat>``), the artifacts whose names carry it, and its branch's
+objects. So a seat job's result is that, and nothing else (``delta``), sealed with the
+pool's runner key as a ``fork`` (it cannot stand for a whole run, nor a run for it), and
+the join puts each delta in place of the seats' state at the fork (``absorb``): no two
+records are merged, and what one seat job did cannot touch another's seats.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from magi.action.seal import BUNDLE
+from magi.core.seats.runners import agent_labels
+from magi.errors import ActionError
+from magi.git.repo import Git
+from magi.model.run import Candidate, Event, Question, Redaction, Run, Seat, Turn
+from magi.state.store import Store
+
+__all__ = ["DELTA", "absorb", "delta", "fork_seats", "slug"]
+
+DELTA = "fork.json"
+
+
+def slug(labels: list[str]) -> str:
+    """A label set as a file name of the record ref (``fork/<slug>.sealed``)."""
+    return "+".join(labels)
+
+
+def fork_seats(run: Run, labels: list[str]) -> list[str]:
+    """The seats of the fork's group ``labels``: those whose agent needs exactly these."""
+    out = []
+    for c in run.candidates:
+        agent = run.config.agent(run.seats[c.seat].agent)
+        if agent_labels(run.config, agent) == labels:
+            out.append(c.seat)
+    return out
+
+
+def _names(run: Run, seats: list[str]) -> list[str]:
+    """The artifacts of ``seats``' turns (``<node>-<seat>-t<n>.*``)."""
+    return sorted(
+        name
+        for t in run.turns
+        if t.seat in seats
+        for name in (t.prompt_artifact, t.reply_artifact, t.raw_artifact)
+        if name
+    )
+
+
+def delta(
+    run: Run, store: Store, git: Git, seats: list[str], labels: list[str]
+) -> dict[str, bytes]:
+    """What this seat job did for ``seats``, as the members of a sealed ``fork``."""
+    mine = set(seats)
+    body: dict[str, Any] = {
+        "labels": labels,
+        "seats": seats,
+        "candidates": [c.model_dump(mode="json") for c in run.candidates if c.seat in mine],
+        "seat_records": {s: run.seats[s].model_dump(mode="json") for s in seats},
+        "turns": [t.model_dump(mode="json") for t in run.turns if t.seat in mine],
+        "questions": [q.model_dump(mode="json") for q in run.questions if q.seat in mine],
+        "redactions": [
+            r.model_dump(mode="json")
+            for r in run.redactions
+            if r.where.removeprefix("prompt:") in mine
+        ],
+        "events": [e.model_dump(mode="json") for e in run.events if e.node == "implement"],
+    }
+    members = {DELTA: json.dumps(body, indent=1).encode()}
+    folder = store.run_dir(run.id)
+    for name in _names(run, seats):
+        path = folder / name
+        if path.is_file() and not path.is_symlink():
+            members[name] = path.read_bytes()
+    base = run.base_sha or ""
+    refs = [
+        f"refs/heads/{c.branch}"
+        for c in run.candidates
+        if c.seat in mine and c.head and c.head != base
+    ]
+    if refs and base:
+        with tempfile.TemporaryDirectory(prefix="magi-fork-") as tmp:
+            bundle = Path(tmp) / BUNDLE
+            git.run("bundle", "create", "--quiet", str(bundle), *refs, f"^{base}")
+            members[BUNDLE] = bundle.read_bytes()
+    return members
+
+
+def _read(members: dict[str, bytes], where: str) -> dict[str, Any]:
+    try:
+        data = json.loads(members[DELTA].decode("utf-8"))
+    except (KeyError, UnicodeDecodeError, ValueError) as e:
+        raise ActionError(f"{where}: its {DELTA} does not read: {e}") from None
+    if not isinstance(data, dict):
+        raise ActionError(f"{where}: its {DELTA} is not an object")
+    return data
+
+
+def absorb(
+    run: Run, members: dict[str, bytes], labels: list[str], store: Store, git: Git, where: str
+) -> list[str]:
+    """Put what the seat job of ``labels`` did in place of its seats' state at the fork;
+    the labels of the candidates it settled. ActionError when it speaks for other seats."""
+    data = _read(members, where)
+    seats = fork_seats(run, labels)
+    if data.get("labels") != labels or sorted(data.get("seats") or []) != sorted(seats):
+        raise ActionError(f"{where}: it is not the result of the seats of {', '.join(labels)}")
+    mine = set(seats)
+    try:
+        candidates = {c.seat: c for c in map(Candidate.model_validate, data["candidates"])}
+        records = {k: Seat.model_validate(v) for k, v in data["seat_records"].items()}
+        turns = [Turn.model_validate(t) for t in data["turns"]]
+        questions = [Question.model_validate(q) for q in data["questions"]]
+        redactions = [Redaction.model_validate(r) for r in data["redactions"]]
+        events = [Event.model_validate(e) for e in data["events"]]
+    except (KeyError, TypeError, ValueError) as e:
+        raise ActionError(f"{where}: what it holds does not validate: {e}") from None
+    if set(candidates) - mine or set(records) - mine or {t.seat for t in turns} - mine:
+        raise ActionError(f"{where}: it holds seats that are not its own")
+    for i, c in enumerate(run.candidates):
+        if c.seat in candidates:
+            got = candidates[c.seat]
+            if got.label != c.label or got.branch != c.branch:
+                raise ActionError(f"{where}: candidate {c.label} is not the fork's")
+            run.candidates[i] = got.model_copy(update={"worktree": c.worktree})
+    run.seats.update(records)
+    have = {(t.seat, t.node, t.turn) for t in run.turns}
+    run.turns += [t for t in turns if (t.seat, t.node, t.turn) not in have]
+    run.questions = [q for q in run.questions if q.seat not in mine] + questions
+    run.redactions = [r for r in run.redactions if r.where.removeprefix("prompt:") not in mine]
+    run.redactions += redactions
+    seen = {(e.at, e.node, e.message) for e in run.events}
+    run.events += [e for e in events if (e.at, e.node, e.message) not in seen]
+    folder = store.run_dir(run.id) / "artifacts"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, blob in members.items():
+        if (
+            name.startswith("artifacts/")
+            and not (folder / name.removeprefix("artifacts/")).exists()
+        ):
+            (folder / name.removeprefix("artifacts/")).write_bytes(blob)
+    moved = [run.candidate(candidates[s].label) for s in seats if s in candidates]
+    _fetch(git, run, moved, members.get(BUNDLE), where)
+    return [c.label for c in moved if c.head]
+
+
+def _fetch(git: Git, run: Run, moved: list[Candidate], bundle: bytes | None, where: str) -> None:
+    """The settled candidates' branches into this checkout from the bundle, each at its
+    recorded head, and a clone this runner has of one put on that head."""
+    from magi.action.agents_job.adopt import _current, _fetch_candidates
+
+    heads = [c for c in moved if c.head and c.head != run.base_sha]
+    if heads and bundle is None:
+        raise ActionError(f"{where}: its candidates moved and it holds no bundle")
+    if heads and bundle is not None:
+        _fetch_candidates(git, run.model_copy(update={"candidates": heads}), bundle, where)
+    for c in heads:
+        _current(git, c.worktree, c.branch, c.head or "")
