@@ -268,3 +268,48 @@ def test_an_answer_on_the_pull_request_is_refused_where_the_runner_cannot_read_i
     (reply,) = fake.comments_on(REPO, 7)
     assert "answer on the issue the question was posted on" in reply
     assert len(fake.world(REPO).dispatches) == dispatched
+
+
+def _stages(fake: FakeGitHub) -> tuple[str, list[int]]:
+    """The App's run ended its first workflow run handed off; publish dispatched a forked
+    wave's two seat jobs since (as publish_job does: titles name the run, not the App)."""
+    finished(fake)
+    run_id = fake.world(REPO).dispatches[0]["inputs"]["run_id"]
+    seat_jobs = []
+    for labels in ('["self-hosted", "magi"]', '["self-hosted", "gpu"]'):
+        inputs = {"issue": "1", "run_id": run_id, "command": "compete", "stage": "fork"}
+        inputs["runner-labels"] = labels
+        sent = asyncio.run(fake.dispatch_workflow(REPO, "magi.yml", "main", inputs))
+        assert sent.workflow_run_id is not None
+        seat_jobs.append(sent.workflow_run_id)
+    return run_id, seat_jobs
+
+
+def test_stop_status_and_retry_see_the_stages_publish_dispatched() -> None:
+    """The acknowledgement names the first workflow run only: a run handed on lives in
+    others. status reports the latest, retry is refused while any runs, and stop cancels
+    every one of them (a forked wave's seat jobs run side by side)."""
+    fake = started()
+    run_id, seat_jobs = _stages(fake)
+    (status,) = say(fake, "/magi status")
+    assert f"magi run `{run_id}`" in status
+    assert f"runs/{max(seat_jobs)}" in status
+    assert "queued" in status
+    (retry,) = say(fake, "/magi retry")
+    assert "is still queued" in retry
+    (stop,) = say(fake, "/magi stop")
+    assert "Stopped the 2 runners of magi run" in stop
+    runs = fake.world(REPO).runs
+    assert [runs[w].conclusion for w in seat_jobs] == ["cancelled", "cancelled"]
+    (again,) = say(fake, "/magi stop")
+    assert "already finished (cancelled)" in again
+
+
+def test_a_workflow_run_that_names_another_run_is_not_this_ones() -> None:
+    fake = started()
+    finished(fake)
+    other = {"issue": "1", "run_id": "20260101-000000-ffff", "command": "compete"}
+    asyncio.run(fake.dispatch_workflow(REPO, "magi.yml", "main", other))
+    (stop,) = say(fake, "/magi stop")
+    assert "already finished" in stop
+    assert [r for r in fake.world(REPO).runs.values() if r.status == "queued"]

@@ -15,6 +15,7 @@ from magi.app import stats
 from magi.app.context import AppContext, reply_once, repo_config, said_ref
 from magi.app.events import Delivery, IssueCommentEvent, Router
 from magi.app.merge import is_magi_pull, issue_of
+from magi.app.progress import is_magi_run
 from magi.core.council.surface import question_of
 from magi.core.person.asking import BadQuestion, pick
 from magi.core.threads import markers
@@ -29,9 +30,10 @@ from magi.core.threads.commands import (
     words_of,
 )
 from magi.core.threads.posting import inert
+from magi.core.threads.progress import parse_title
 from magi.errors import ConfigError, StateError
 from magi.github import records
-from magi.github.models import Repo
+from magi.github.models import Repo, WorkflowRun
 from magi.github.port import GitHubError, GitHubPort
 from magi.github.state import delete_under, dispatch_inputs, refs_under
 from magi.model.config import Config
@@ -238,30 +240,48 @@ async def _answer(
     return await _dispatch(gh, repo, config, branch, command, inputs)
 
 
+async def _runs_of(
+    gh: GitHubPort, repo: Repo, config: Config, run: Mapping[str, str]
+) -> list[WorkflowRun]:
+    """Every workflow run of this magi run, newest first: the one the App dispatched (its
+    acknowledgement names it), and the stages publish dispatched since (a run handed to
+    another runner, a forked wave's seat jobs, its join), which name the run in their
+    titles (``run-name``)."""
+    wid, rid = run.get("workflow_run", ""), run.get("run", "")
+    found = []
+    for r in await gh.list_workflow_runs(repo, config.github.workflow):
+        t = parse_title(r.display_title)
+        named = bool(rid) and t is not None and t.run == rid
+        if (wid.isdigit() and r.id == int(wid)) or (
+            named and is_magi_run(r, config.github.workflow)
+        ):
+            found.append(r)
+    return sorted(found, key=lambda r: r.id, reverse=True)
+
+
 async def _busy(gh: GitHubPort, repo: Repo, config: Config, run: Mapping[str, str]) -> str:
-    """The runner's status when it has not finished ("" when it has, or is unknown)."""
-    wid = run.get("workflow_run", "")
-    if not wid.isdigit():
-        return ""
-    runs = {r.id: r for r in await gh.list_workflow_runs(repo, config.github.workflow)}
-    current = runs.get(int(wid))
-    return current.status or "" if current and current.status != "completed" else ""
+    """The status of a runner of this run that has not finished ("" when none is, or none
+    is known)."""
+    live = [r for r in await _runs_of(gh, repo, config, run) if r.status != "completed"]
+    return live[0].status or "" if live else ""
 
 
 async def _stop(
     gh: GitHubPort, repo: Repo, config: Config, command: Command, run: Mapping[str, str]
 ) -> tuple[str, bool]:
-    wid = run.get("workflow_run", "")
-    if not wid.isdigit():
+    if not run.get("workflow_run", "").isdigit() and not run.get("run"):
         why = "magi does not know the workflow run of this magi run."
         return refused_reply(command, why), False
-    runs = {r.id: r for r in await gh.list_workflow_runs(repo, config.github.workflow)}
-    current = runs.get(int(wid))
-    if current is not None and current.status == "completed":
-        why = f"the workflow run already finished ({current.conclusion})."
+    runs = await _runs_of(gh, repo, config, run)
+    live = [r for r in runs if r.status != "completed"]
+    if not live:
+        ended = f" ({runs[0].conclusion})" if runs else ""
+        why = f"the workflow run already finished{ended}."
         return refused_reply(command, why), False
-    await gh.cancel_workflow_run(repo, int(wid))
-    return f"Stopped the runner of magi run `{run.get('run')}`; `/magi retry` resumes it.", True
+    for r in live:  # a forked wave's seat jobs run side by side: every one is stopped
+        await gh.cancel_workflow_run(repo, r.id)
+    which = "the runner" if len(live) == 1 else f"the {len(live)} runners"
+    return f"Stopped {which} of magi run `{run.get('run')}`; `/magi retry` resumes it.", True
 
 
 async def _fold(gh: GitHubPort, repo: Repo, command: Command, run_id: str) -> tuple[str, bool]:
@@ -286,11 +306,11 @@ async def _fold(gh: GitHubPort, repo: Repo, command: Command, run_id: str) -> tu
 async def _report(
     gh: GitHubPort, repo: Repo, config: Config, verb: Verb, issue: int, run: Mapping[str, str]
 ) -> str:
-    """``/magi status``: the run on this issue and its runner, as GitHub has them."""
+    """``/magi status``: the run on this issue and its runner, as GitHub has them (its
+    latest stage's, when it went from runner to runner)."""
     run_id = run.get("run", "")
-    wid = run.get("workflow_run", "")
-    runs = {r.id: r for r in await gh.list_workflow_runs(repo, config.github.workflow)}
-    current = runs.get(int(wid)) if wid.isdigit() else None
+    runs = await _runs_of(gh, repo, config, run)
+    current = runs[0] if runs else None
     state = (
         f"{current.status}" + (f" ({current.conclusion})" if current.conclusion else "")
         if current

@@ -29,6 +29,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from magi.core.threads.progress import RunTitle, title
 from magi.github.models import (
     Activity,
     Blob,
@@ -524,7 +525,22 @@ class FakeGitHub:
         if workflow not in w.workflows:
             raise GitHubError(f"workflow {workflow} not found", status=404)
         run_id = self.run_ids.pop(0) if self.run_ids else next(self._ids)
-        run = WorkflowRun(id=run_id, status="queued", event="workflow_dispatch")
+        # GitHub renders the workflow's `run-name:` from the inputs (magi's names the
+        # command, the issue or PR and the run): what the App finds a stage's run by.
+        named = RunTitle(
+            command=inputs.get("command") or "compete",
+            issue=int(inputs["issue"]) if str(inputs.get("issue", "")).isdigit() else None,
+            pr=int(inputs["pr"]) if str(inputs.get("pr", "")).isdigit() else None,
+            run=inputs.get("run_id") or None,
+        )
+        run = WorkflowRun(
+            id=run_id,
+            status="queued",
+            event="workflow_dispatch",
+            display_title=title(named),
+            path=f".github/workflows/{workflow}",
+            html_url=f"https://github.example/runs/{run_id}",
+        )
         w.runs.setdefault(run.id, run)  # a run the test set up already (its run-name) stays
         w.dispatches.append({"workflow": workflow, "ref": ref, "inputs": dict(inputs)})
         return Dispatch(workflow_run_id=run.id, html_url=f"https://github.example/runs/{run.id}")
