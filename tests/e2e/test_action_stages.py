@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -158,6 +159,8 @@ def test_a_competition_goes_from_runner_to_runner_by_its_agents_labels(
     for code, out in results:
         assert code == 0, out
         assert not _naming(out), "which candidate a seat job worked on is not said"
+    for runner in (world, gpu):  # which seat has a prompt would say which the job asked
+        assert not list((runner.artifact / "artifacts").glob("*")), "no prompt goes out"
     on_gpu = (world.scripted / "gpu-calls").read_text().split()
     assert on_gpu[1::2] == ["implement"], on_gpu
     assert [n for (_, node), n in seat_calls(world.scripted).items()] == [1, 1]
@@ -167,7 +170,7 @@ def test_a_competition_goes_from_runner_to_runner_by_its_agents_labels(
         ["git", "-C", str(world.remote), "ls-tree", "--name-only", f"refs/magi/runs/{run_id}:fork"],
         capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip
-    assert stored == ["self-hosted+gpu.sealed", "self-hosted+magi.sealed"]
+    assert stored == ["joined", "self-hosted+gpu.sealed", "self-hosted+magi.sealed"]
     join = {"issue": "7", "run_id": run_id, "command": "compete"}
     join["runner-labels"] = json.dumps(POOL)
     assert _dispatched(world)[2:] == [join], "one join, from the last store"
@@ -337,3 +340,40 @@ def test_a_seat_jobs_result_speaks_only_for_its_own_seats(tmp_path, monkeypatch)
         absorb(record, members, POOL, Store(world.home), Git.discover(world.repo), "t")
     settled = absorb(record, members, GPU, Store(world.home), Git.discover(world.repo), "t")
     assert len(settled) == 1
+
+
+def test_re_runs_of_the_forks_publishes_lose_no_result_and_send_one_join(tmp_path, monkeypatch):
+    """The gpu seat job stores its result; the forking publish is re-run (its record
+    rebuilt); the pool seat job's publish fails to dispatch the join, and its re-run sends
+    it; re-runs after that send no other."""
+    world, run_id = _handed_off(tmp_path, monkeypatch)
+    stage_one = world.tmp / "stage-one-artifact"
+    shutil.copytree(world.artifact, stage_one)
+    gpu = _gpu_runner(world)
+    path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
+    assert _stage(gpu, GPU, "--run-id", run_id, "--fork", path=path)[0] == 0
+    assert gpu.publish(monkeypatch, run_id).exit_code == 0
+    shutil.rmtree(world.artifact)
+    shutil.copytree(stage_one, world.artifact)
+    assert world.publish(monkeypatch, run_id).exit_code == 0  # the forking publish, again
+    assert _stored(world, run_id) == ["self-hosted+gpu.sealed"], "the gpu result stays"
+    assert len(_dispatched(world)) == 2, "and the seat jobs are not sent again"
+    assert _stage(world, POOL, "--run-id", run_id, "--fork")[0] == 0
+    refused = GitHubError("Server Error", status=500)
+    world.github.fail("dispatch_workflow", refused)
+    assert world.publish(monkeypatch, run_id).exit_code != 0
+    assert len(_dispatched(world)) == 2
+    assert world.publish(monkeypatch, run_id).exit_code == 0  # "Re-run jobs"
+    assert len(_dispatched(world)) == 3
+    assert "stage" not in _dispatched(world)[-1], "the join is the competition's own stage"
+    assert gpu.publish(monkeypatch, run_id).exit_code == 0
+    assert _stage(gpu, GPU, "--run-id", run_id, "--fork", path=path)[0] == 0  # sealed anew
+    assert gpu.publish(monkeypatch, run_id).exit_code == 0
+    assert len(_dispatched(world)) == 3, "one join"
+
+
+def _stored(world: World, run_id: str) -> list[str]:
+    return subprocess.run(
+        ["git", "-C", str(world.remote), "ls-tree", "--name-only", f"refs/magi/runs/{run_id}:fork"],
+        capture_output=True, text=True, check=False,
+    ).stdout.split()  # fmt: skip

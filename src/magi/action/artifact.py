@@ -102,7 +102,7 @@ def write_artifact(
     dst.mkdir(exist_ok=True)
     if src.is_dir():
         for path in sorted(src.iterdir()):
-            if not policy.revealed and not published_before_tally(path.name):
+            if not policy.revealed and not published_before_tally(path.name, run):
                 continue
             if path.is_file() and not path.is_symlink():
                 text = path.read_text(encoding="utf-8", errors="replace")[:ARTIFACT_MAX]

@@ -60,7 +60,14 @@ import re
 from magi.core.figures.pricing import price_table, spend, turn_cost
 from magi.model.run import Candidate, Run, RunStatus, Usage
 
-__all__ = ["HIDDEN", "HIDDEN_ERROR", "public_copy", "public_event", "published_before_tally"]
+__all__ = [
+    "HIDDEN",
+    "HIDDEN_ERROR",
+    "public_copy",
+    "public_event",
+    "published_before_tally",
+    "wave_split",
+]
 
 HIDDEN = "[redacted]"
 HIDDEN_ERROR = "the turn failed; what its CLI said is withheld until the tally"
@@ -80,17 +87,26 @@ def public_event(message: str) -> str:
     return _SEED.sub("seed withheld until the tally", message)
 
 
-def published_before_tally(name: str) -> bool:
+def published_before_tally(name: str, run: Run | None = None) -> bool:
     """Whether artifact ``name`` may go out before the tally: magi's implement prompts (the
-    task as each seat got it), nothing an agent wrote or a judge read."""
+    task as each seat got it), nothing an agent wrote or a judge read. None at all while
+    ``run``'s wave is split between runners (``wave_split``): which seats have a prompt
+    says which the stage asked."""
+    if run is not None and wave_split(run):
+        return False
     return name.startswith("implement-") and name.endswith(".prompt.md")
+
+
+def wave_split(run: Run) -> bool:
+    """The implement wave is handed off, or forked, before it was whole."""
+    return run.status is RunStatus.HANDED_OFF and "implement" not in run.timings
 
 
 def public_copy(run: Run) -> Run:
     """``run`` as it may be published before its tally (see the module docstring)."""
     out = run.model_copy(deep=True)
     out.seed = 0
-    if out.status is RunStatus.HANDED_OFF and "implement" not in out.timings:
+    if wave_split(out):
         _wave_withheld(out)
     prices = price_table(out.config.budget.prices)
     implementers = {c.seat for c in out.candidates}

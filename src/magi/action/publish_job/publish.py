@@ -266,6 +266,7 @@ async def publish(
         message=f"magi run {run.id}: {run.status.value}",
         # Ciphertext (no gate reads it); once authors are out the whole record is public.
         sealed=artifact.sealed if not revealed(run) else None,
+        keep_fork=bool(run.fork),  # a re-run of the forking publish loses no seat job's result
     )
     if commit is not None:
         remote.push(commit, ref, expect=prev)

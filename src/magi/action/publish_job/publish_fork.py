@@ -23,10 +23,12 @@ from magi.errors import ActionError, LeaseRejected, TamperedArtifact
 from magi.git.remote import Remote
 from magi.git.repo import NEUTRAL_EMAIL, NEUTRAL_NAME, Git
 from magi.github.port import GitHubPort
+from magi.model.run import Run
 
 __all__ = ["publish_fork"]
 
 FORK_DIR = "fork"  # in the record ref's tree
+JOINED = "joined"  # fork/joined: the join was dispatched
 ATTEMPTS = 5
 
 
@@ -65,6 +67,11 @@ def _present(git: Git, commit: str) -> set[str]:
     return {n.removesuffix(".sealed") for n in listing.splitlines() if n.endswith(".sealed")}
 
 
+def _has(git: Git, commit: str, name: str) -> str | None:
+    out = git._exec(["cat-file", "blob", f"{commit}:{FORK_DIR}/{name}"], check=False)
+    return out.stdout.decode("ascii", "replace") if out.returncode == 0 else None
+
+
 async def publish_fork(
     *,
     port: GitHubPort,
@@ -75,7 +82,12 @@ async def publish_fork(
     sealed: str,
     issue: int,
 ) -> bool:
-    """Store one seat job's result; True when it completed the fork (the join is sent)."""
+    """Store one seat job's result; True when this publish dispatched the join.
+
+    Idempotent under re-runs: a result is stored once per state (a re-run's, sealed anew,
+    replaces it until the join is sent); the join is sent by the publish that finds the
+    set complete and no ``fork/joined`` mark, and the mark is written after it, so a
+    dispatch that failed is sent by the re-run, and a sent one is not sent again."""
     run = artifact.run
     labels = list(artifact.manifest.fork)
     ref = record_ref(run.id)
@@ -86,24 +98,48 @@ async def publish_fork(
             raise TamperedArtifact(f"{ref} does not exist: the fork has no record to join")
         wanted = _wanted(git, prev)
         if labels not in wanted:
-            raise TamperedArtifact(f"the record's fork has no seat job for {', '.join(labels)}")
-        if git.run("cat-file", "blob", f"{prev}:{FORK_DIR}/{name}", check=False) == sealed:
-            return False  # a re-run: stored already (and the join sent by whichever completed)
-        commit = _with_file(
-            git, prev, name, sealed, f"magi run {run.id}: the seats of {slug(labels)}"
-        )
-        try:
-            remote.push(commit, ref, expect=prev)
-        except LeaseRejected:
-            continue  # another seat job pushed first: add this one to what it pushed
-        if {slug(w) for w in wanted} <= _present(git, commit):
-            inputs = {"issue": str(issue), "run_id": run.id, "command": "compete"}
-            inputs["runner-labels"] = json.dumps(first_stage(run.config))
-            if not env.ref_name:
-                raise ActionError("GITHUB_REF_NAME is not set: publish cannot dispatch the join")
-            await port.dispatch_workflow(env.repo, run.config.github.workflow, env.ref_name, inputs)
-            env.summary(f"magi run {run.id}: the forked wave is whole; its join is dispatched.")
-            return True
-        env.summary(f"magi run {run.id}: the seats of {', '.join(labels)} are stored.")
-        return False
+            raise TamperedArtifact(
+                f"the record's wave has no seat job for {', '.join(labels)} (it was joined "
+                "already, or forked otherwise since): nothing is stored"
+            )
+        if _has(git, prev, JOINED) is not None:
+            env.summary(f"magi run {run.id}: its forked wave was joined already.")
+            return False
+        head = prev
+        if _has(git, prev, name) != sealed:
+            head = _with_file(git, prev, name, sealed, f"magi run {run.id}: {slug(labels)}")
+            try:
+                remote.push(head, ref, expect=prev)
+            except LeaseRejected:
+                continue  # another seat job pushed first: add this one to what it pushed
+        if not {slug(w) for w in wanted} <= _present(git, head):
+            env.summary(f"magi run {run.id}: the seats of {', '.join(labels)} are stored.")
+            return False
+        await _dispatch_join(port, env, run, issue)
+        _mark_joined(git, remote, ref, run.id)
+        return True
     raise ActionError(f"{ref} kept moving under this publish ({ATTEMPTS} tries): re-run it")
+
+
+async def _dispatch_join(port: GitHubPort, env: ActionEnv, run: Run, issue: int) -> None:
+    if not env.ref_name:
+        raise ActionError("GITHUB_REF_NAME is not set: publish cannot dispatch the join")
+    inputs = {"issue": str(issue), "run_id": run.id, "command": "compete"}
+    inputs["runner-labels"] = json.dumps(first_stage(run.config))
+    await port.dispatch_workflow(env.repo, run.config.github.workflow, env.ref_name, inputs)
+    env.summary(f"magi run {run.id}: the forked wave is whole; its join is dispatched.")
+
+
+def _mark_joined(git: Git, remote: Remote, ref: str, run_id: str) -> None:
+    """``fork/joined``, after the join's dispatch: no later publish sends it again."""
+    for _ in range(ATTEMPTS):
+        prev = remote.fetch(ref, f"{INCOMING}/{run_id}/record")
+        if prev is None or _has(git, prev, JOINED) is not None:
+            return
+        mark = _with_file(git, prev, JOINED, run_id + "\n", f"magi run {run_id}: joined")
+        try:
+            remote.push(mark, ref, expect=prev)
+            return
+        except LeaseRejected:
+            continue
+    raise ActionError(f"{ref} kept moving: the join is sent, its mark is not (re-run publish)")

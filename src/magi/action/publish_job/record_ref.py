@@ -87,9 +87,11 @@ def build_commit(
     parent: str | None,
     message: str,
     sealed: str | None = None,
+    keep_fork: bool = False,
 ) -> str | None:
     """A record commit on ``parent``; None when its tree would be ``parent``'s own.
-    ``sealed``: the run sealed for the pool's runners (before the tally only)."""
+    ``sealed``: the run sealed for the pool's runners (before the tally only).
+    ``keep_fork``: the run's wave is forked: the seat jobs' results ``parent`` holds stay."""
     files = [f"100644 blob {_blob(git, text)}\t{name}" for name, text in artifacts.items()]
     entries = [
         f"100644 blob {_blob(git, run_json)}\trun.json",
@@ -99,6 +101,10 @@ def build_commit(
         entries.append(f"100644 blob {_blob(git, sealed)}\t{SEALED}")
     if files:
         entries.append(f"040000 tree {_tree(git, files)}\tartifacts")
+    if keep_fork and parent is not None:
+        held = git.run("rev-parse", "--verify", "-q", f"{parent}:fork", check=False).strip()
+        if held:
+            entries.append(f"040000 tree {held}\tfork")
     tree = _tree(git, entries)
     if parent is not None and git.run("rev-parse", f"{parent}^{{tree}}").strip() == tree:
         return None
