@@ -29,6 +29,7 @@ from magi.git.repo import Git
 from magi.github.port import GitHubError
 from magi.model.run import RunStatus
 from magi.state.store import Store
+from record_helpers import run as fixture_run
 
 POOL = ["self-hosted", "magi"]
 GPU = ["self-hosted", "gpu"]
@@ -244,31 +245,68 @@ def test_a_failed_dispatch_is_dispatched_by_the_publish_re_run(tmp_path, monkeyp
     assert len(_dispatched(world)) == 2
 
 
-def test_a_stage_that_can_seat_nobody_fails_instead_of_handing_the_run_back(tmp_path, monkeypatch):
-    """Every implementer is on the gpu box: no fork, the run is handed to the gpu labels,
-    and the job that took it is not a gpu runner: it says so, instead of handing the run
-    to the same labels for ever."""
+def test_a_stage_dispatched_for_the_labels_it_has_must_seat_someone(tmp_path):
+    """The guard against handing a run back and forth: a job whose labels cover what the
+    run waits for, that asked nobody, fails saying so; a re-run of the stage that handed
+    the run off (other labels) asks nobody and is no error."""
+    from magi.action.agents_job.compete import _handing_off
+    from magi.errors import ActionError
+
+    run = fixture_run("20261203-120000-abcd", status=RunStatus.HANDED_OFF, handoff=[GPU])
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "sealed.txt").write_text("sealed")
+    came = (RunStatus.HANDED_OFF, [GPU], len(run.turns))
+    with pytest.raises(ActionError, match="could seat nobody: it still waits for a runner"):
+        _handing_off(run, came, out, {"MAGI_JOB_LABELS": json.dumps(GPU)})
+    _handing_off(run, came, out, {"MAGI_JOB_LABELS": json.dumps(POOL)})  # a re-run
+
+
+def test_a_seat_job_on_other_labels_says_so(tmp_path, monkeypatch):
+    world, run_id = _handed_off(tmp_path, monkeypatch)
+    code, out = _stage(world, ["self-hosted", "other"], "--run-id", run_id, "--fork")
+    assert code != 0
+    assert "and this job runs on ['other', 'self-hosted']" in out
+
+
+def test_a_retry_before_every_seat_job_stored_takes_what_is_stored_and_asks_the_rest(
+    tmp_path, monkeypatch
+):
+    """The pool's seat job was cancelled before it stored anything (`/magi stop`), the
+    gpu's stored its result: `/magi retry` joins what is there and asks the pool's seat
+    itself, on the pool, and the run goes on; the gpu seat is not asked again."""
+    world, run_id = _handed_off(tmp_path, monkeypatch)
+    gpu = _gpu_runner(world)
+    path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
+    assert _stage(gpu, GPU, "--run-id", run_id, "--fork", path=path)[0] == 0
+    assert gpu.publish(monkeypatch, run_id).exit_code == 0
+    code, out = _stage(world, POOL, "--run-id", run_id)  # the retry's compete
+    assert code == 0, out
+    assert "the seat job of self-hosted, magi stored nothing: its seats are asked again" in out
+    run = Store(world.home).load_run(run_id)
+    assert run.fork == []
+    assert run.tally is not None, run.reason
+    assert [n for (_, node), n in seat_calls(world.scripted).items() if node == "implement"] == [
+        1,
+        1,
+    ]
+
+
+def test_re_running_the_stage_that_handed_off_is_no_error(tmp_path, monkeypatch):
+    """Every implementer on the gpu box: stage one hands the run to the gpu labels. GitHub's
+    "Re-run all jobs" of that workflow run asks nobody on the pool, which is no stuck stage:
+    it writes the same state out, and its publish dispatches nothing again."""
     world = make_world(tmp_path)
     _gpu_roster(world, *IMPLEMENTERS)
     new_key(world.home)
     assert _stage(world, POOL)[0] == 0
     run_id = _run_id(world)
-    assert Store(world.home).load_run(run_id).fork == []
     assert world.publish(monkeypatch, run_id).exit_code == 0
-    assert [d["runner-labels"] for d in _dispatched(world)] == [json.dumps(GPU)]
     code, out = _stage(world, POOL, "--run-id", run_id)
-    assert code != 0
-    assert "could seat nobody: it still waits for a runner labelled self-hosted, gpu" in out
-
-
-def test_a_seat_job_on_other_labels_and_a_join_before_its_seat_jobs_say_so(tmp_path, monkeypatch):
-    world, run_id = _handed_off(tmp_path, monkeypatch)
-    code, out = _stage(world, ["self-hosted", "other"], "--run-id", run_id, "--fork")
-    assert code != 0
-    assert "and this job runs on ['other', 'self-hosted']" in out
-    code, out = _stage(world, POOL, "--run-id", run_id)  # a join nobody dispatched yet
-    assert code != 0
-    assert "the seat job of self-hosted, magi has not stored what it did" in out
+    assert code == 0, out
+    assert Store(world.home).load_run(run_id).status is RunStatus.HANDED_OFF
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    assert len(_dispatched(world)) == 1
 
 
 def test_without_the_pools_key_a_run_is_not_handed_off_before_its_tally(tmp_path, monkeypatch):

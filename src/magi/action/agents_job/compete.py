@@ -251,7 +251,7 @@ def compete(
         _seal(record, store, git, out, issue.number, reporter)
     if record.status is RunStatus.HANDED_OFF:
         try:
-            _handing_off(record, came, out)
+            _handing_off(record, came, out, environ)
         except ActionError:
             # Not published as handed off (publish would dispatch a stage that cannot go
             # on): the refusal the command line writes says why on the issue instead.
@@ -324,10 +324,13 @@ def _join(
         where = f"{RUNS}{record.id}:fork/{slug(labels)}.sealed"
         text = _show(bare, where)
         if text is None:
-            raise ActionError(
-                f"run {record.id}: the seat job of {', '.join(labels)} has not stored what it "
-                f"did ({where}); the join waits for it (re-run that job)"
+            # A retry (or a re-run) before every seat job stored: what is stored is taken,
+            # and the other seats are asked again from here (forked again, or handed on).
+            reporter.note(
+                f"the seat job of {', '.join(labels)} stored nothing: its seats are asked again",
+                "warn",
             )
+            continue
         sealed = parse_sealed(text, where)
         base = record.base_sha or ""
         members = open_sealed(
@@ -337,17 +340,23 @@ def _join(
         settled += absorb(record, members, labels, store, git, where)
     record.fork = []
     store.save(record)
-    reporter.note(f"joined the forked wave: {len(settled)} candidate(s) from its seat jobs")
+    reporter.note(f"joined the forked wave: {len(settled)} seat(s) from its seat jobs")
 
 
 def _issue_of(run: Run) -> int:
     return int(run.task.source.removeprefix("issue:"))
 
 
-def _handing_off(run: Run, came: tuple[RunStatus, list[list[str]], int] | None, out: Path) -> None:
+def _handing_off(
+    run: Run,
+    came: tuple[RunStatus, list[list[str]], int] | None,
+    out: Path,
+    environ: Mapping[str, str],
+) -> None:
     """A run handed off must be able to go on where it is handed (before its tally only
-    sealed: the pool's key), and each stage must have seated someone: a stage that asked
-    nobody and waits for what it waited for would hand the run back and forth for ever."""
+    sealed: the pool's key), and a stage dispatched for the labels the run waits for must
+    seat someone: one that asked nobody would hand the run back and forth for ever. (A
+    re-run of the stage that handed it off asks nobody either, and is no error.)"""
     wants = "; ".join(", ".join(labels) for labels in run.handoff)
     if not revealed(run) and not (out / SEALED).exists():
         raise ActionError(
@@ -355,7 +364,9 @@ def _handing_off(run: Run, came: tuple[RunStatus, list[list[str]], int] | None, 
             "to another runner only sealed with the pool's runner key, and this runner has "
             f'none usable ($MAGI_HOME/{KEY_FILE}; docs/runner.md, "How many runners")'
         )
-    stuck = came == (RunStatus.HANDED_OFF, run.handoff, len(run.turns))
+    here = labels_here(environ) or frozenset()
+    ours = any(set(labels) <= here for labels in run.handoff)
+    stuck = came == (RunStatus.HANDED_OFF, run.handoff, len(run.turns)) and ours
     if stuck:
         raise ActionError(
             f"run {run.id} was handed to this runner and it could seat nobody: it still "

@@ -278,9 +278,10 @@ async def publish(
 
 
 def _stage_key(run: Run) -> str:
-    """Which state of the run a dispatch carries on: its events only grow, stage by stage."""
+    """Which state of the run a dispatch carries on: its turns and finished nodes only grow,
+    stage by stage, and a re-run that asked nobody leaves both as they were."""
     wants = run.fork or next_stage(run.config, run.handoff)
-    return f"{len(run.events)}:{json.dumps(wants)}"
+    return f"{len(run.turns)}:{','.join(sorted(run.timings))}:{json.dumps(wants)}"
 
 
 async def _next_stage(port: GitHubPort, env: ActionEnv, run: Run, issue: int) -> None:
