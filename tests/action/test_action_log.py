@@ -55,6 +55,8 @@ def test_a_staged_jobs_log_names_no_candidate_and_no_implementer_seat():
     log.note("candidate B: uncommitted work committed under the neutral identity")
     log.note("candidates A and C: trees left by an earlier prep")
     log.note("winner: A (A won with 3 of 3 counted votes)")
+    log.note("implement · B asked a person (question q1)")
+    log.note("B: its tree was not sound; made again")
     text = out.getvalue()
     assert "impl-B" not in text
     assert "an implementer seat: asked" in text
@@ -62,3 +64,5 @@ def test_a_staged_jobs_log_names_no_candidate_and_no_implementer_seat():
     assert "a candidate: uncommitted work" in text
     assert "a candidate: trees left" in text
     assert "winner: A" in text  # the tally names the winner, as it does everywhere
+    assert "implement · B" not in text
+    assert "B: its tree" not in text

@@ -306,10 +306,15 @@ def test_stop_status_and_retry_see_the_stages_publish_dispatched() -> None:
 
 
 def test_a_workflow_run_that_names_another_run_is_not_this_ones() -> None:
+    """Another run's stage, or this run's council (a council names the run too): neither
+    is stopped by this run's `/magi stop`."""
     fake = started()
     finished(fake)
+    run_id = fake.world(REPO).dispatches[0]["inputs"]["run_id"]
     other = {"issue": "1", "run_id": "20260101-000000-ffff", "command": "compete"}
     asyncio.run(fake.dispatch_workflow(REPO, "magi.yml", "main", other))
+    council = {"issue": "1", "run_id": run_id, "command": "council", "comment": "9"}
+    asyncio.run(fake.dispatch_workflow(REPO, "magi.yml", "main", council))
     (stop,) = say(fake, "/magi stop")
     assert "already finished" in stop
     assert [r for r in fake.world(REPO).runs.values() if r.status == "queued"]

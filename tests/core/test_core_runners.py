@@ -9,6 +9,7 @@ import pytest
 from magi.core.seats.runners import (
     first_stage,
     fork_groups,
+    has_labels,
     job_labels,
     labels_here,
     next_stage,
@@ -97,3 +98,24 @@ def test_a_seat_job_knows_its_seats_and_nothing_else_does():
     assert stage_seats({"MAGI_STAGE_SEATS": '["impl-B"]'}) == frozenset({"impl-B"})
     with pytest.raises(ConfigError, match="MAGI_STAGE_SEATS"):
         stage_seats({"MAGI_STAGE_SEATS": "impl-B"})
+
+
+def test_label_sets_are_the_same_whatever_their_order_and_case():
+    """GitHub matches runner labels in no order and whatever the case: so does a fork."""
+    config = Config(
+        github=Github(runner_labels=POOL),
+        agents=[
+            AgentConfig(
+                id="a", kind="command", command=["x"], runner_labels=["self-hosted", "gpu"]
+            ),
+            AgentConfig(
+                id="b", kind="command", command=["x"], runner_labels=["GPU", "self-hosted"]
+            ),
+        ],
+    )
+    assert fork_groups(config, [("impl-A", "a"), ("impl-B", "b")]) == [
+        (["self-hosted", "gpu"], ["impl-A", "impl-B"])
+    ]
+    here = labels_here({"MAGI_JOB_LABELS": '["Self-Hosted", "GPU"]'})
+    assert here is not None
+    assert has_labels(here, ["gpu", "self-hosted"])

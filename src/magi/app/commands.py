@@ -251,7 +251,8 @@ async def _runs_of(
     found = []
     for r in await gh.list_workflow_runs(repo, config.github.workflow):
         t = parse_title(r.display_title)
-        named = bool(rid) and t is not None and t.run == rid
+        # The competition's own stages: a council, a review or a landing names the run too.
+        named = bool(rid) and t is not None and t.run == rid and t.command == "compete"
         if (wid.isdigit() and r.id == int(wid)) or (
             named and is_magi_run(r, config.github.workflow)
         ):

@@ -8,7 +8,7 @@ from pathlib import Path
 from magi.agents.base import TurnResult, TurnStatus
 from magi.core.compete.prompts import answered_prompt, implement_prompt
 from magi.core.person.asking import BadQuestion, where
-from magi.core.seats.runners import fork_groups, labels_here, stage_seats
+from magi.core.seats.runners import fork_groups, has_labels, labels_here, stage_seats
 from magi.core.text.answers import parse_noop
 from magi.core.text.bounds import cap
 from magi.git import clones
@@ -86,7 +86,7 @@ def _fork(ctx: Context, todo: list[Candidate]) -> None:
         return
     r = ctx.run
     groups = fork_groups(ctx.config, [(c.seat, r.seats[c.seat].agent) for c in todo])
-    if len(groups) < 2 or all(set(labels) <= here for labels, _ in groups):
+    if len(groups) < 2 or all(has_labels(here, labels) for labels, _ in groups):
         return
     with ctx.lock:
         r.fork = [labels for labels, _ in groups]

@@ -20,7 +20,13 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 from magi.agents.base import TurnRequest, TurnResult, TurnStatus
 from magi.agents.census import now_ticks
-from magi.core.seats.runners import agent_labels, labels_here, runner_host, stage_seats
+from magi.core.seats.runners import (
+    agent_labels,
+    has_labels,
+    labels_here,
+    runner_host,
+    stage_seats,
+)
 from magi.core.seats.seating import failover_agent
 from magi.core.text.answers import Answer, parse_answer, reask_text
 from magi.core.text.sanitize import redact_secrets, strip_controls
@@ -251,7 +257,7 @@ def _here_or_hand_off(sctx: SeatContext, seat: str) -> None:
     if here is None:
         return
     need = agent_labels(sctx.config, sctx.config.agent(record.seats[seat].agent))
-    if set(need) <= here:
+    if has_labels(here, need):
         return
     with sctx.lock:
         if need not in record.handoff:

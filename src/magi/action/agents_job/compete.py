@@ -38,9 +38,11 @@ from magi.action.seal import (
 from magi.core.seats.runners import (
     RUNNER_LABELS,
     STAGE_SEATS,
+    has_labels,
     job_labels_of,
     labels_here,
     runner_host,
+    same_labels,
 )
 from magi.errors import ActionError, CredentialsInCheckout, MagiError
 from magi.git.repo import Git
@@ -276,7 +278,7 @@ def _seat_job(
         state = record.status.value if record is not None else "not here"
         raise ActionError(f"this seat job's run is {state}, not a forked wave")
     job = sorted(job_labels_of(environ) or [])
-    labels = next((g for g in record.fork if sorted(g) == job), None)
+    labels = next((g for g in record.fork if same_labels(g) == same_labels(job)), None)
     if labels is None:
         raise ActionError(
             f"run {record.id}'s wave was forked to {record.fork}, and this job runs on {job}"
@@ -337,7 +339,7 @@ def _join(
             key, sealed, run_id=record.id, issue=_issue_of(record), base=base, where=where,
             kind="fork",
         )  # fmt: skip
-        settled += absorb(record, members, labels, store, git, where)
+        settled += absorb(record, members, labels, store, git, where, runner_host(environ))
     record.fork = []
     store.save(record)
     reporter.note(f"joined the forked wave: {len(settled)} seat(s) from its seat jobs")
@@ -365,7 +367,7 @@ def _handing_off(
             f'none usable ($MAGI_HOME/{KEY_FILE}; docs/runner.md, "How many runners")'
         )
     here = labels_here(environ) or frozenset()
-    ours = any(set(labels) <= here for labels in run.handoff)
+    ours = any(has_labels(here, labels) for labels in run.handoff)
     stuck = came == (RunStatus.HANDED_OFF, run.handoff, len(run.turns)) and ours
     if stuck:
         raise ActionError(

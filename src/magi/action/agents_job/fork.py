@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from magi.action.seal import BUNDLE
-from magi.core.seats.runners import agent_labels
+from magi.core.seats.runners import agent_labels, same_labels
 from magi.errors import ActionError
 from magi.git.repo import Git
 from magi.model.run import Candidate, Event, Question, Redaction, Run, Seat, Turn
@@ -40,7 +40,7 @@ def fork_seats(run: Run, labels: list[str]) -> list[str]:
     out = []
     for c in run.candidates:
         agent = run.config.agent(run.seats[c.seat].agent)
-        if agent_labels(run.config, agent) == labels:
+        if same_labels(agent_labels(run.config, agent)) == same_labels(labels):
             out.append(c.seat)
     return out
 
@@ -106,7 +106,13 @@ def _read(members: dict[str, bytes], where: str) -> dict[str, Any]:
 
 
 def absorb(
-    run: Run, members: dict[str, bytes], labels: list[str], store: Store, git: Git, where: str
+    run: Run,
+    members: dict[str, bytes],
+    labels: list[str],
+    store: Store,
+    git: Git,
+    where: str,
+    host: str | None = None,
 ) -> list[str]:
     """Put what the seat job of ``labels`` did in place of its seats' state at the fork;
     the labels of the candidates it settled. ActionError when it speaks for other seats."""
@@ -132,6 +138,10 @@ def absorb(
             if got.label != c.label or got.branch != c.branch:
                 raise ActionError(f"{where}: candidate {c.label} is not the fork's")
             run.candidates[i] = got.model_copy(update={"worktree": c.worktree})
+    for seat in records.values():
+        if seat.session_host is None or seat.session_host != host:
+            # Its conversation lives on the seat job's runner, not here: full context next.
+            seat.session_id = seat.session_host = None
     run.seats.update(records)
     have = {(t.seat, t.node, t.turn) for t in run.turns}
     run.turns += [t for t in turns if (t.seat, t.node, t.turn) not in have]

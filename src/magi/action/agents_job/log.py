@@ -31,6 +31,9 @@ __all__ = ["LogReporter"]
 # A candidate or an implementer seat, by its label: what a staged job's log leaves out.
 _NAMED = re.compile(
     r"\b(?:[Cc]andidates? [A-Z]{1,2}\b(?:(?:, | and )[A-Z]{1,2}\b)*|impl-[A-Z]{1,2}\b)"
+    r"|· [A-Z]{1,2}\b"  # a seat's place, "implement · B" (magi.core.person.asking.where)
+    r"|^[A-Z]{1,2}(?=: )",  # a line about a tree by its name, "B: its tree was not sound"
+    re.M,
 )
 
 

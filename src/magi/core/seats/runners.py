@@ -31,11 +31,13 @@ __all__ = [
     "agent_labels",
     "first_stage",
     "fork_groups",
+    "has_labels",
     "job_labels",
     "job_labels_of",
     "labels_here",
     "next_stage",
     "runner_host",
+    "same_labels",
     "served_here",
     "stage_seats",
 ]
@@ -114,9 +116,8 @@ def labels_here(environ: Mapping[str, str]) -> frozenset[str] | None:
     job = environ.get(JOB_LABELS, "")
     if not job.strip():
         return None
-    return frozenset(
-        _parse(job, JOB_LABELS) + _parse(environ.get(RUNNER_LABELS, ""), RUNNER_LABELS)
-    )
+    both = _parse(job, JOB_LABELS) + _parse(environ.get(RUNNER_LABELS, ""), RUNNER_LABELS)
+    return frozenset(label.casefold() for label in both)  # GitHub matches labels so
 
 
 def next_stage(config: Config, wanted: Sequence[Sequence[str]]) -> list[str] | None:
@@ -162,12 +163,25 @@ def fork_groups(
     """The seats, grouped by the labels their agents need: (labels, seats), the groups in
     the roster's order (the public config's), the seats in the order given."""
     by: dict[tuple[str, ...], list[str]] = {}
+    shown: dict[tuple[str, ...], list[str]] = {}
     for seat, agent_id in seat_agents:
-        by.setdefault(tuple(agent_labels(config, config.agent(agent_id))), []).append(seat)
+        labels = agent_labels(config, config.agent(agent_id))
+        by.setdefault(same_labels(labels), []).append(seat)
+        shown.setdefault(same_labels(labels), labels)
     order: list[tuple[str, ...]] = []
     for each in config.agents:
-        key = tuple(agent_labels(config, each))
+        key = same_labels(agent_labels(config, each))
         if key in by and key not in order:
             order.append(key)
     order += [k for k in by if k not in order]
-    return [(list(k), by[k]) for k in order]
+    return [(shown[k], by[k]) for k in order]
+
+
+def has_labels(here: frozenset[str], labels: Sequence[str]) -> bool:
+    """Whether a runner with the labels ``here`` (``labels_here``) has every one of ``labels``."""
+    return set(same_labels(labels)) <= here
+
+
+def same_labels(labels: Sequence[str]) -> tuple[str, ...]:
+    """A label set as GitHub matches it: in no order, whatever the case."""
+    return tuple(sorted({label.casefold() for label in labels}))
