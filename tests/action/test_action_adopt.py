@@ -309,3 +309,16 @@ def test_a_clone_left_from_when_this_runner_held_the_run_is_put_on_the_recorded_
     assert head == git.rev_parse("HEAD") != older
     assert _git(tree, "rev-parse", "HEAD") == head
     assert (tree / "more.txt").read_text() == "more\n"
+
+
+def test_before_the_tally_the_carried_on_event_counts_seats_and_names_none(world) -> None:
+    """Which seats' conversations live on which runner would tie a seat to a login."""
+    _, store, git = world
+    public, whole = _pre_tally(git.root)
+    r = Run.model_validate_json(whole)
+    r.seats["impl-A"].session_id, r.seats["impl-A"].session_host = "s-impl", "box-1"
+    base = fixture_run(RUN).base_sha or ""
+    assert _adopt(world, public, sealed=_sealed_for(store, text(r), base), host="box-1")
+    said = next(e.message for e in store.load_run(RUN).events if "carried on" in e.message)
+    assert "1 seat(s) go on in their conversations" in said
+    assert "impl-A" not in said

@@ -42,6 +42,18 @@ APP_ASKS = {
 }
 
 
+def _ec_pem() -> str:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+
+
 def _double(**world: object) -> GitHubHTTP:
     fake = FakeGitHub()
     fake.add_issue(REPO, 7, "Spelling error in the README file")
@@ -135,6 +147,7 @@ def test_a_github_that_does_not_answer_is_said_as_such():
         ("", "k", "MAGI_APP_CLIENT_ID is empty"),
         (CLIENT_ID, "  ", "MAGI_APP_PRIVATE_KEY is empty"),
         (CLIENT_ID, "ghp_not_a_key", "MAGI_APP_PRIVATE_KEY is not a PEM private key"),
+        (CLIENT_ID, _ec_pem(), "MAGI_APP_PRIVATE_KEY is not an RSA key"),
     ],
 )
 def test_the_secrets_themselves_are_checked_first(client_id, key, named):

@@ -415,3 +415,22 @@ def _stored(world: World, run_id: str) -> list[str]:
         ["git", "-C", str(world.remote), "ls-tree", "--name-only", f"refs/magi/runs/{run_id}:fork"],
         capture_output=True, text=True, check=False,
     ).stdout.split()  # fmt: skip
+
+
+def test_publish_dispatches_only_labels_and_a_workflow_the_repositorys_config_names(
+    tmp_path, monkeypatch
+):
+    """The artifact comes from the job where agents ran: a fork it names on labels no agent
+    of the default branch's config has, or another workflow, is not what publish sends."""
+    world = make_world(tmp_path)
+    _gpu_roster(world)
+    new_key(world.home)
+    assert _stage(world, POOL)[0] == 0
+    record = json.loads((world.artifact / "run.json").read_text())
+    record["fork"] = [POOL, ["self-hosted", "someone-elses-box"]]
+    record["config"]["github"]["workflow"] = "deploy.yml"
+    (world.artifact / "run.json").write_text(json.dumps(record))
+    res = world.publish(monkeypatch, _run_id(world))
+    assert res.exit_code != 0
+    assert "no agent of the config has" in res.output
+    assert _dispatched(world) == []

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # imported where used, so `magi --help` stays quick
     from magi.git.remote import Remote
     from magi.git.repo import Git
     from magi.github.port import GitHubPort
+    from magi.model.config import Config
     from magi.model.run import Run
 
 app = typer.Typer(
@@ -242,8 +243,10 @@ def publish(
     remote = Remote(git.root, url, token)
     try:
         artifact = read_artifact(where, run or None)
-        if artifact.manifest.fork:
-            _publish_seat_job(port, env, git, remote, artifact, where, issue)
+        dispatches = artifact.manifest.fork or artifact.run.status.value == "handed_off"
+        trusted = _repo_config(git.root) if dispatches else None
+        if artifact.manifest.fork and trusted is not None:
+            _publish_seat_job(port, env, git, remote, artifact, where, issue, trusted)
             return
         cfg = artifact.run.config
         result = asyncio.run(
@@ -255,6 +258,7 @@ def publish(
                 artifact=artifact,
                 issue=issue,
                 attempts=cfg.github.attempts,
+                trusted=trusted,
             )
         )
     except TamperedArtifact as e:
@@ -265,6 +269,16 @@ def publish(
     typer.echo(f"published run {artifact.run.id}: {pr}, {len(result.pushed)} branches")
 
 
+def _repo_config(root: Path) -> Config:
+    """The repository's config as its default branch holds it (publish's own checkout)."""
+    from magi.config.load import load_repo_dir
+
+    try:
+        return load_repo_dir(root).config
+    except (MagiError, OSError, UnicodeDecodeError) as e:
+        raise ActionError(f"publish reads the repository's config from its checkout: {e}") from None
+
+
 def _publish_seat_job(
     port: GitHubPort,
     env: ActionEnv,
@@ -273,6 +287,7 @@ def _publish_seat_job(
     artifact: Artifact,
     where: Path,
     issue: int,
+    trusted: Config,
 ) -> None:
     """A fork's seat job: its sealed result beside the record (``publish_fork``)."""
     from magi.action.artifact import FORK_SEALED
@@ -289,7 +304,7 @@ def _publish_seat_job(
     joined = asyncio.run(
         publish_fork(
             port=port, env=env, git=git, remote=remote, artifact=artifact, sealed=sealed,
-            issue=issue,
+            issue=issue, trusted=trusted,
         )
     )  # fmt: skip
     said = "the wave is whole: its join is dispatched" if joined else "stored"
@@ -353,7 +368,12 @@ def token_refused(
     """After ``create-github-app-token`` failed: find out why, with the App's own key, and
     say it on the thread with the job's own token (``magi.action.publish_job.token_refused``)."""
     from magi.action.env import MARKER_KEY, ActionEnv
-    from magi.action.publish_job.token_refused import body, credentials_problem, diagnose
+    from magi.action.publish_job.token_refused import (
+        Found,
+        body,
+        credentials_problem,
+        diagnose,
+    )
     from magi.github.auth import AppAuth
 
     key = os.environ.pop(MARKER_KEY, "")  # the App's key: the JWT's, never a seal here
@@ -366,7 +386,13 @@ def token_refused(
         probe = AppAuth(
             client_id.strip(), key.strip(), env.api_url, async_transport=given.app_transport
         )
-        found = asyncio.run(diagnose(probe, env.repo, client_id.strip(), job))
+        try:
+            found = asyncio.run(diagnose(probe, env.repo, client_id.strip(), job))
+        except Exception as e:  # the step says what it can, never a traceback
+            found = Found(
+                f"magi could not ask GitHub why ({type(e).__name__})",
+                "read GitHub's words in the failed `create-github-app-token` step's log",
+            )
     text = body(found, job, env.job_url or "this workflow run")
     typer.echo(f"::error::{found.why}. Fix: {found.fix}")
     env.summary(text)

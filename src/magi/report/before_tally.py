@@ -58,6 +58,7 @@ from __future__ import annotations
 import re
 
 from magi.core.figures.pricing import price_table, spend, turn_cost
+from magi.core.seats.runners import agent_labels, same_labels
 from magi.model.run import Candidate, Run, RunStatus, Usage
 
 __all__ = [
@@ -108,6 +109,9 @@ def public_copy(run: Run) -> Run:
     out.seed = 0
     if wave_split(out):
         _wave_withheld(out)
+    # The runners the run waits for, in the roster's order: in the order its seats asked,
+    # the first would be the lowest label's.
+    out.handoff = _roster_order(out)
     prices = price_table(out.config.budget.prices)
     implementers = {c.seat for c in out.candidates}
     for seat in out.seats.values():
@@ -170,3 +174,10 @@ def _wave_withheld(out: Run) -> None:
     out.turns = [t for t in out.turns if t.seat not in seats]
     out.events = [e for e in out.events if e.node != "implement"]
     out.questions = [q for q in out.questions if q.seat not in seats]
+
+
+def _roster_order(out: Run) -> list[list[str]]:
+    rank: dict[tuple[str, ...], int] = {}
+    for i, agent in enumerate(out.config.agents):
+        rank.setdefault(same_labels(agent_labels(out.config, agent)), i)
+    return sorted(out.handoff, key=lambda labels: rank.get(same_labels(labels), len(rank)))

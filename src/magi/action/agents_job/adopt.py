@@ -282,11 +282,16 @@ def _remade(
         raise
     how = f" (its sealed copy, runner key {sealed_with})" if sealed_with else ""
     said = []
+    # Before the tally which seats' conversations live on which runner would say which
+    # login sat there (a stage's labels are public): the count only.
+    blind = not revealed(run)
     if kept:
-        said.append(f"{', '.join(kept)} go on in their conversations, which live on this runner")
+        who = f"{len(kept)} seat(s)" if blind else ", ".join(kept)
+        said.append(f"{who} go on in their conversations, which live on this runner")
     if moved:
+        who = f"{len(moved)} seat(s)" if blind else ", ".join(moved)
         said.append(
-            f"the conversations of {', '.join(moved)} stayed on the runner that held them, "
+            f"the conversations of {who} stayed on the runner that held them, "
             "so their next turns are sent their full context"
         )
     note = f"carried on from {RUNS}{run.id}{how} on another runner: " + (

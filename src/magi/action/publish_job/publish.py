@@ -41,13 +41,14 @@ from magi.action.publish_job.render import (
     tracking,
 )
 from magi.action.publish_job.workflow_guard import workflow_changes
-from magi.core.seats.runners import next_stage
+from magi.core.seats.runners import agent_labels, first_stage, next_stage, same_labels
 from magi.core.threads import markers
 from magi.core.threads.posting import Policy, code, gate
 from magi.errors import ActionError, TamperedArtifact
 from magi.git.remote import Remote
 from magi.git.repo import Git
 from magi.github.port import GitHubPort
+from magi.model.config import Config
 from magi.model.run import Run, RunStatus
 from magi.report import revealed
 from magi.report.tracking import carry_jobs
@@ -120,8 +121,11 @@ async def publish(
     artifact: Artifact,
     issue: int,
     attempts: int = 2,
+    trusted: Config | None = None,
 ) -> PublishResult:
-    """Publish one run; see the module docstring for the order and why."""
+    """Publish one run; see the module docstring for the order and why. ``trusted``: the
+    repository's config as the default branch holds it (the checkout's), which says what
+    publish may dispatch; the artifact's comes from the job where agents ran."""
     run = artifact.run
     if artifact.manifest.issue != issue or run.task.source != f"issue:{issue}":
         raise TamperedArtifact(f"the artifact is not for issue #{issue}")
@@ -245,7 +249,7 @@ async def publish(
     if run.status is RunStatus.HANDED_OFF:
         stage = _stage_key(run)
         if stage != dispatched:
-            await _next_stage(port, env, run, issue)
+            await _next_stage(port, env, run, issue, trusted or run.config)
         dispatched = stage
     # The record ref, last: it says what this publish did.
     done = Published(
@@ -284,25 +288,41 @@ def _stage_key(run: Run) -> str:
     return f"{len(run.turns)}:{','.join(sorted(run.timings))}:{json.dumps(wants)}"
 
 
-async def _next_stage(port: GitHubPort, env: ActionEnv, run: Run, issue: int) -> None:
+def allowed_labels(trusted: Config, labels: list[str], what: str) -> list[str]:
+    """``labels`` when the repository's config names them (an agent's, or the pool's);
+    else TamperedArtifact: a dispatch's labels come from the artifact, which the agents
+    job wrote, and publish dispatches with the App's token."""
+    known = {same_labels(first_stage(trusted))}
+    known |= {same_labels(agent_labels(trusted, a)) for a in trusted.agents}
+    if same_labels(labels) not in known:
+        raise TamperedArtifact(f"{what} names runner labels {labels} no agent of the config has")
+    return labels
+
+
+async def _next_stage(
+    port: GitHubPort, env: ActionEnv, run: Run, issue: int, trusted: Config
+) -> None:
     """A run handed off (a seat's agent is logged in on another runner): the competition
-    is dispatched again, on the first label set it waits for (``core.seats.runners``)."""
+    is dispatched again, on the first label set it waits for (``core.seats.runners``), in
+    the repository's workflow, on labels the repository's config names."""
     if not env.ref_name:
         raise ActionError("GITHUB_REF_NAME is not set: publish cannot dispatch the next stage")
+    workflow = trusted.github.workflow
     inputs = {"issue": str(issue), "run_id": run.id, "command": "compete"}
     if run.fork:
         # A forked wave: one seat job per label set, side by side (each its own concurrency
         # group); the one whose publish completes the set dispatches the join.
-        for group in run.fork:
+        groups = [allowed_labels(trusted, g, "the forked wave") for g in run.fork]
+        for group in groups:
             fork = {**inputs, "runner-labels": json.dumps(group), "stage": "fork"}
-            await port.dispatch_workflow(env.repo, run.config.github.workflow, env.ref_name, fork)
-        env.summary(f"magi run {run.id}: its implement wave goes to {len(run.fork)} runners.")
+            await port.dispatch_workflow(env.repo, workflow, env.ref_name, fork)
+        env.summary(f"magi run {run.id}: its implement wave goes to {len(groups)} runners.")
         return
-    labels = next_stage(run.config, run.handoff)
+    labels = next_stage(trusted, run.handoff)
     if labels is None:
         raise TamperedArtifact("the run is handed off but waits for no runner labels")
-    inputs["runner-labels"] = json.dumps(labels)
-    await port.dispatch_workflow(env.repo, run.config.github.workflow, env.ref_name, inputs)
+    inputs["runner-labels"] = json.dumps(allowed_labels(trusted, labels, "the hand-off"))
+    await port.dispatch_workflow(env.repo, workflow, env.ref_name, inputs)
     env.summary(f"magi run {run.id} goes on on a runner labelled {', '.join(labels)}.")
 
 

@@ -23,6 +23,7 @@ from magi.errors import ActionError, LeaseRejected, TamperedArtifact
 from magi.git.remote import Remote
 from magi.git.repo import NEUTRAL_EMAIL, NEUTRAL_NAME, Git
 from magi.github.port import GitHubPort
+from magi.model.config import Config
 from magi.model.run import Run
 
 __all__ = ["publish_fork"]
@@ -81,6 +82,7 @@ async def publish_fork(
     artifact: Artifact,
     sealed: str,
     issue: int,
+    trusted: Config | None = None,
 ) -> bool:
     """Store one seat job's result; True when this publish dispatched the join.
 
@@ -115,18 +117,22 @@ async def publish_fork(
         if not {slug(w) for w in wanted} <= _present(git, head):
             env.summary(f"magi run {run.id}: the seats of {', '.join(labels)} are stored.")
             return False
-        await _dispatch_join(port, env, run, issue)
+        await _dispatch_join(port, env, run, issue, trusted or run.config)
         _mark_joined(git, remote, ref, run.id)
         return True
     raise ActionError(f"{ref} kept moving under this publish ({ATTEMPTS} tries): re-run it")
 
 
-async def _dispatch_join(port: GitHubPort, env: ActionEnv, run: Run, issue: int) -> None:
+async def _dispatch_join(
+    port: GitHubPort, env: ActionEnv, run: Run, issue: int, trusted: Config
+) -> None:
+    """The join, on the pool's labels, in the repository's workflow (its config, not the
+    artifact's: the agents job wrote that)."""
     if not env.ref_name:
         raise ActionError("GITHUB_REF_NAME is not set: publish cannot dispatch the join")
     inputs = {"issue": str(issue), "run_id": run.id, "command": "compete"}
-    inputs["runner-labels"] = json.dumps(first_stage(run.config))
-    await port.dispatch_workflow(env.repo, run.config.github.workflow, env.ref_name, inputs)
+    inputs["runner-labels"] = json.dumps(first_stage(trusted))
+    await port.dispatch_workflow(env.repo, trusted.github.workflow, env.ref_name, inputs)
     env.summary(f"magi run {run.id}: the forked wave is whole; its join is dispatched.")
 
 

@@ -109,14 +109,21 @@ def credentials_problem(client_id: str, key: str) -> Found | None:
             "the repository secret MAGI_APP_PRIVATE_KEY is empty or missing",
             "generate a private key on the App's settings page and store the whole .pem in it",
         )
+    from cryptography.hazmat.primitives.asymmetric import rsa
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
     try:
-        load_pem_private_key(key.strip().encode(), password=None)
+        loaded = load_pem_private_key(key.strip().encode(), password=None)
     except (ValueError, TypeError):
         return Found(
             "the repository secret MAGI_APP_PRIVATE_KEY is not a PEM private key",
             "store the whole .pem file GitHub gave you, its BEGIN and END lines included",
+        )
+    if not isinstance(loaded, rsa.RSAPrivateKey):
+        return Found(
+            "the repository secret MAGI_APP_PRIVATE_KEY is not an RSA key (a GitHub App's "
+            "private keys are RSA)",
+            "store the .pem GitHub generated on the App's settings page",
         )
     return None
 
