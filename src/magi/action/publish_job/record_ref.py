@@ -103,7 +103,9 @@ def build_commit(
         entries.append(f"040000 tree {_tree(git, files)}\tartifacts")
     if keep_fork and parent is not None:
         held = git.run("rev-parse", "--verify", "-q", f"{parent}:fork", check=False).strip()
-        if held:
+        joined = git.run("rev-parse", "--verify", "-q", f"{parent}:fork/joined", check=False)
+        # A joined wave's results are spent: a new fork's start afresh.
+        if held and not joined.strip():
             entries.append(f"040000 tree {held}\tfork")
     tree = _tree(git, entries)
     if parent is not None and git.run("rev-parse", f"{parent}^{{tree}}").strip() == tree:
