@@ -63,6 +63,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/app.py
 	$(BIN)/python bench/council.py
+	$(BIN)/python bench/stages.py
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .venv-wheel dist build *.egg-info src/*.egg-info

@@ -1,0 +1,137 @@
+"""``make bench``: the wall time of a competition on one runner against the same on two.
+
+The roster of ``tests/e2e/test_action_stages.py`` (2 implementers, 3 judges, 2
+reviewers), every implementer sleeping ``SLEEP`` seconds before it works. On one runner
+that holds every login, the whole run is one agents job (and its publish). On two, the
+second implementer's login lives on a ``gpu`` runner: the pool's job preps and forks the
+wave, the two seat jobs run side by side, the join carries on, and the gpu's review seat
+is one more stage. Each job is a real ``magi action compete`` process with its own
+checkout and ``MAGI_HOME``; publish runs against the GitHub double, so GitHub's own
+queueing and job start-up (seconds to minutes) are not in the figure: it is what the
+stages cost magi. Reported, no goal: the stages are for logins that cannot share a
+machine, not for speed (one runner already runs its seats side by side).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "e2e")]
+
+import pytest  # noqa: E402  (the tests' helpers: a world, its runners, the double)
+from test_action_stages import GPU, POOL, _dispatched, _gpu_roster, _gpu_runner, _run_id, _stage  # noqa: E402
+
+from action_helpers import IMPLEMENTERS, World, make_world  # noqa: E402
+from magi.action.seal import new_key  # noqa: E402
+from magi.model.run import RunStatus  # noqa: E402
+from magi.state.store import Store  # noqa: E402
+
+SLEEP = 2.0
+REPS = 3
+
+
+def _sleepy(world: World, *agents: str) -> None:
+    """These implementers sleep SLEEP seconds before they work."""
+    config = world.repo / "magi.toml"
+    text = config.read_text()
+    for agent in agents:
+        text = re.sub(
+            r'(id = "' + agent + r'"\nkind = "command"\ncommand = )\[',
+            r'\1["sh", "-c", "sleep ' + str(SLEEP) + r'; exec \\"$0\\" \\"$@\\"", ',
+            text,
+        )
+    config.write_text(text)
+
+
+def _commit(world: World, message: str) -> None:
+    import subprocess
+
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "commit", "-qam", message], cwd=world.repo, check=True)
+    subprocess.run(["git", "push", "-q", "origin", "main"], cwd=world.repo, check=True)
+
+
+def one_runner(tmp: Path, mp: pytest.MonkeyPatch) -> float:
+    world = make_world(tmp)
+    _sleepy(world, *IMPLEMENTERS)
+    _commit(world, "sleepy")
+    t0 = time.monotonic()
+    code, out = _stage(world, POOL)
+    assert code == 0, out
+    run_id = _run_id(world)
+    assert world.publish(mp, run_id).exit_code == 0
+    wall = time.monotonic() - t0
+    assert wall > SLEEP, "the implementers slept"
+    assert Store(world.home).load_run(run_id).status is RunStatus.READY
+    return wall
+
+
+def two_runners(tmp: Path, mp: pytest.MonkeyPatch) -> tuple[float, int]:
+    world = make_world(tmp)
+    _gpu_roster(world)
+    _sleepy(world, IMPLEMENTERS[0])
+    _commit(world, "sleepy")
+    new_key(world.home)
+    gpu = _gpu_runner(world)
+    wrapper = gpu.tmp / "bin" / "gpu-agent"  # the gpu's implementer sleeps there
+    wrapper.write_text(wrapper.read_text().replace("#!/bin/sh\n", f"#!/bin/sh\nsleep {SLEEP}\n", 1))
+    path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
+    t0 = time.monotonic()
+    code, out = _stage(world, POOL)
+    assert code == 0, out
+    run_id = _run_id(world)
+    assert world.publish(mp, run_id).exit_code == 0
+    with ThreadPoolExecutor(2) as pool:  # the seat jobs, side by side
+        jobs = [
+            pool.submit(_stage, world, POOL, "--run-id", run_id, "--fork"),
+            pool.submit(_stage, gpu, GPU, "--run-id", run_id, "--fork", path=path),
+        ]
+        assert all(j.result()[0] == 0 for j in jobs)
+    for runner in (gpu, world):
+        assert runner.publish(mp, run_id).exit_code == 0
+    stages = 3  # the forking job and the two seat jobs
+    for _ in range(6):
+        labels = json.loads(_dispatched(world)[-1]["runner-labels"])
+        runner = gpu if labels == GPU else world
+        code, out = _stage(runner, labels, "--run-id", run_id, path=path if runner is gpu else "")
+        assert code == 0, out
+        stages += 1
+        assert runner.publish(mp, run_id).exit_code == 0
+        if Store(runner.home).load_run(run_id).status is not RunStatus.HANDED_OFF:
+            break
+    return time.monotonic() - t0, stages
+
+
+def main() -> int:
+    mp = pytest.MonkeyPatch()
+    one: list[float] = []
+    two: list[float] = []
+    jobs = 0
+    with tempfile.TemporaryDirectory(prefix="magi-bench-stages-") as tmp:
+        for rep in range(REPS):  # alternated, so a machine that slows down moves both
+            one.append(one_runner(Path(tmp) / f"one{rep}", mp))
+            wall, jobs = two_runners(Path(tmp) / f"two{rep}", mp)
+            two.append(wall)
+    mp.undo()
+    a, b = statistics.median(one), statistics.median(two)
+    print(
+        f"magi stages bench, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores, "
+        f"python {sys.version.split()[0]}, implementers sleep {SLEEP} s, median of {REPS}"
+    )
+    print(f"  {'one runner, one agents job':<42} {a:6.2f} s")
+    print(f"  {f'two runners, {jobs} agents jobs (a forked wave)':<42} {b:6.2f} s  {b / a:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
