@@ -24,6 +24,7 @@ import re
 import secrets
 import tarfile
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +33,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from magi.errors import ActionError
 from magi.git.repo import Git
-from magi.model.run import Run
+from magi.model.run import Candidate, Run
 from magi.state.runner_key import KEY_FILE, RunnerKey, load_key, new_key
 from magi.state.store import RECORD, Store
 
@@ -76,18 +77,27 @@ def members_of(run: Run, store: Store, git: Git) -> dict[str, bytes]:
         name = f"artifacts/{path.name}"
         if _MEMBER.fullmatch(name) and path.is_file() and not path.is_symlink():
             members[name] = path.read_bytes()
+    bundle = bundle_of(git, run, run.candidates)
+    if bundle is not None:
+        members[BUNDLE] = bundle
+    return members
+
+
+def bundle_of(git: Git, run: Run, candidates: Sequence[Candidate]) -> bytes | None:
+    """The branches of ``candidates`` that moved off the base, bundled (``^base``); None
+    when none did."""
     base = run.base_sha or ""
     refs = [
         f"refs/heads/{c.branch}"
-        for c in run.candidates
+        for c in candidates
         if c.head and c.head != base and git.ref_exists(f"refs/heads/{c.branch}")
     ]
-    if refs and base:
-        with tempfile.TemporaryDirectory(prefix="magi-seal-") as tmp:
-            bundle = Path(tmp) / BUNDLE
-            git.run("bundle", "create", "--quiet", str(bundle), *refs, f"^{base}")
-            members[BUNDLE] = bundle.read_bytes()
-    return members
+    if not refs or not base:
+        return None
+    with tempfile.TemporaryDirectory(prefix="magi-seal-") as tmp:
+        bundle = Path(tmp) / BUNDLE
+        git.run("bundle", "create", "--quiet", str(bundle), *refs, f"^{base}")
+        return bundle.read_bytes()
 
 
 def _aad(run_id: str, issue: int, base_sha: str, kind: str = "run") -> bytes:

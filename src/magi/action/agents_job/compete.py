@@ -217,7 +217,7 @@ def compete(
     if fork:
         return _seat_job(record, store, git, out, issue.number, environ, reporter)
     if record is not None and record.fork:
-        _join(record, store, git, environ, reporter)
+        _join(record, store, git, issue.number, environ, reporter)
     if record is not None and record.status.resumable:
         _hide(reporter, record.config, environ)
         reporter.note(f"resuming run {record.id} ({record.status.value}) for #{issue.number}")
@@ -309,7 +309,12 @@ def _seat_job(
 
 
 def _join(
-    record: Run, store: Store, git: Git, environ: Mapping[str, str], reporter: Reporter
+    record: Run,
+    store: Store,
+    git: Git,
+    issue: int,
+    environ: Mapping[str, str],
+    reporter: Reporter,
 ) -> None:
     """The forked wave made whole: each seat job's result, from the record ref, in place
     of its seats' state at the fork (``agents_job.fork.absorb``)."""
@@ -336,17 +341,13 @@ def _join(
         sealed = parse_sealed(text, where)
         base = record.base_sha or ""
         members = open_sealed(
-            key, sealed, run_id=record.id, issue=_issue_of(record), base=base, where=where,
+            key, sealed, run_id=record.id, issue=issue, base=base, where=where,
             kind="fork",
         )  # fmt: skip
         settled += absorb(record, members, labels, store, git, where, runner_host(environ))
     record.fork = []
     store.save(record)
     reporter.note(f"joined the forked wave: {len(settled)} seat(s) from its seat jobs")
-
-
-def _issue_of(run: Run) -> int:
-    return int(run.task.source.removeprefix("issue:"))
 
 
 def _handing_off(

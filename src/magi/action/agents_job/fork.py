@@ -14,11 +14,9 @@ records are merged, and what one seat job did cannot touch another's seats.
 from __future__ import annotations
 
 import json
-import tempfile
-from pathlib import Path
 from typing import Any
 
-from magi.action.seal import BUNDLE
+from magi.action.seal import BUNDLE, bundle_of
 from magi.core.seats.runners import agent_labels, same_labels
 from magi.errors import ActionError
 from magi.git.repo import Git
@@ -81,17 +79,9 @@ def delta(
         path = folder / name
         if path.is_file() and not path.is_symlink():
             members[name] = path.read_bytes()
-    base = run.base_sha or ""
-    refs = [
-        f"refs/heads/{c.branch}"
-        for c in run.candidates
-        if c.seat in mine and c.head and c.head != base
-    ]
-    if refs and base:
-        with tempfile.TemporaryDirectory(prefix="magi-fork-") as tmp:
-            bundle = Path(tmp) / BUNDLE
-            git.run("bundle", "create", "--quiet", str(bundle), *refs, f"^{base}")
-            members[BUNDLE] = bundle.read_bytes()
+    bundle = bundle_of(git, run, [c for c in run.candidates if c.seat in mine])
+    if bundle is not None:
+        members[BUNDLE] = bundle
     return members
 
 

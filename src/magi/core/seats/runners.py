@@ -89,19 +89,22 @@ def served_here(config: Config, labels: Sequence[str]) -> Served:
     return Served(here=tuple(here), lacking=lacking)
 
 
+def _strings(text: str, name: str, what: str) -> list[str]:
+    """``text`` as a JSON list of strings; a ConfigError naming ``name`` otherwise."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
+        raise ConfigError(f"{name} is not a JSON list of {what}: {text[:80]!r}")
+    return data
+
+
 def _parse(value: str, name: str) -> list[str]:
     """A JSON list of runner labels, or labels separated by commas."""
     text = value.strip()
-    if text.startswith("["):
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-        if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
-            raise ConfigError(f"{name} is not a JSON list of labels: {text[:80]!r}")
-        labels = [x.strip() for x in data if x.strip()]
-    else:
-        labels = [x.strip() for x in text.split(",") if x.strip()]
+    parts = _strings(text, name, "labels") if text.startswith("[") else text.split(",")
+    labels = [x.strip() for x in parts if x.strip()]
     bad = [label for label in labels if not RUNNER_LABEL.fullmatch(label)]
     if bad:
         raise ConfigError(f"{name}: not runner labels: {', '.join(repr(b) for b in bad)}")
@@ -113,10 +116,10 @@ def labels_here(environ: Mapping[str, str]) -> frozenset[str] | None:
     ``runs-on`` and what the runner declares. None outside a staged agents job (the CLI, a
     council, an older workflow): every agent is seated where it runs, as always. A value
     that is not labels is a ``ConfigError`` naming the variable (preflight reports it)."""
-    job = environ.get(JOB_LABELS, "")
-    if not job.strip():
+    job = job_labels_of(environ)
+    if job is None:
         return None
-    both = _parse(job, JOB_LABELS) + _parse(environ.get(RUNNER_LABELS, ""), RUNNER_LABELS)
+    both = job + _parse(environ.get(RUNNER_LABELS, ""), RUNNER_LABELS)
     return frozenset(label.casefold() for label in both)  # GitHub matches labels so
 
 
@@ -124,9 +127,10 @@ def next_stage(config: Config, wanted: Sequence[Sequence[str]]) -> list[str] | N
     """The label set the next stage runs on: of those ``wanted``, the first an agent of the
     roster asks for, in the roster's order (None when nothing is wanted)."""
     sets = [list(w) for w in wanted]
+    keys = {same_labels(w) for w in sets}
     for agent in config.agents:
         labels = agent_labels(config, agent)
-        if labels in sets:
+        if same_labels(labels) in keys:
             return labels
     return sets[0] if sets else None
 
@@ -146,15 +150,7 @@ def job_labels_of(environ: Mapping[str, str]) -> list[str] | None:
 def stage_seats(environ: Mapping[str, str]) -> frozenset[str] | None:
     """The seats a fork's seat job may ask, None in any other job."""
     raw = environ.get(STAGE_SEATS, "")
-    if not raw.strip():
-        return None
-    try:
-        seats = json.loads(raw)
-    except ValueError:
-        seats = None
-    if not isinstance(seats, list) or not all(isinstance(x, str) for x in seats):
-        raise ConfigError(f"{STAGE_SEATS} is not a JSON list of seats: {raw[:80]!r}")
-    return frozenset(seats)
+    return frozenset(_strings(raw, STAGE_SEATS, "seats")) if raw.strip() else None
 
 
 def fork_groups(
