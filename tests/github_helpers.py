@@ -114,7 +114,7 @@ def make_app(fake: FakeGitHub, **kw: Any) -> FastAPI:
     kw.setdefault("clock", lambda: NOW)
     kw.setdefault("rand", random.Random(7))
     kw.setdefault("sleep", no_sleep)
-    app = create_app(SETTINGS, ports=ports, **kw)
+    app = create_app(kw.pop("settings", SETTINGS), ports=ports, **kw)
     app.state.fake = fake  # deliver() keeps a delivered comment in it, as GitHub would have
     return app
 

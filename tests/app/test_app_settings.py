@@ -118,3 +118,19 @@ def test_config_text_is_one_repo_layer_without_the_environment(
         load_config_text('include = ["other.toml"]\n')
     with pytest.raises(ConfigError, match=r"\.magi/config\.toml:1"):
         load_config_text("x = = 1\n")
+
+
+def test_the_public_address_runners_ask_is_https_or_loopback() -> None:
+    """MAGI_PUBLIC_URL: where a run asks whether a `/magi stop` parks it (optional)."""
+    base = {"GITHUB_APP_ID": "1", "GITHUB_APP_PRIVATE_KEY": pem(), "GITHUB_WEBHOOK_SECRET": "s"}
+    assert settings_from_env(base).public_url is None
+    got = settings_from_env({**base, "MAGI_PUBLIC_URL": " https://magi.acme.test/ "})
+    assert got.public_url == "https://magi.acme.test"
+    for bad, why in (
+        ("http://magi.acme.test", "plain http"),
+        ("magi.acme.test", "not an http"),
+        ("https://magi.acme.test/?k=1", "query"),
+    ):
+        with pytest.raises(SettingsError, match=why) as info:
+            settings_from_env({**base, "MAGI_PUBLIC_URL": bad})
+        assert "MAGI_PUBLIC_URL" in str(info.value)

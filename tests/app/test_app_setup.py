@@ -16,6 +16,7 @@ import pytest
 import uvicorn
 
 from magi.cli.app_setup import Setup, manifest, read_manifest
+from magi.testing.cli import invoke
 from magi.testing.github import FakeGitHub
 from magi.testing.github_http import GitHubHTTP, asgi
 from page_helpers import Form, press_the_button, read_form
@@ -165,7 +166,7 @@ def test_the_receiver_starts_from_the_file_setup_wrote(tmp_path) -> None:
     where = tmp_path / "my creds"
     out = where / "magi-app.env"
     hostile = {**MADE, "pem": pem, "webhook_secret": "$(touch pwned)`touch pwned2`;x"}
-    Setup(out, "https://api.github.test").write(hostile)
+    Setup(out, "https://api.github.test", public_url="https://magi.acme.test/").write(hostile)
     shell = subprocess.run(
         ["sh", "-c", 'set -a; . "$1"; set +a; env -0', "sh", str(out)],
         cwd=tmp_path,
@@ -180,3 +181,14 @@ def test_the_receiver_starts_from_the_file_setup_wrote(tmp_path) -> None:
     assert settings.webhook_secret == hostile["webhook_secret"]
     assert settings.private_key.strip() == pem.strip()
     assert env["MAGI_APP_CLIENT_ID"] == "Iv23liAbCdEf"
+    assert settings.public_url == "https://magi.acme.test", "runners ask it about /magi stop"
+
+
+def test_a_public_address_runners_could_not_ask_safely_is_refused_first(tmp_path) -> None:
+    """Plain http off loopback would carry every run's park key in the clear: refused
+    before any page is served or anything is written."""
+    out = tmp_path / "magi-app.env"
+    got = invoke(["app", "setup", "--public-url", "http://magi.acme.test", "--out", str(out)])
+    assert got.exit_code == 2, got.output
+    assert "plain http" in got.output
+    assert not out.exists()

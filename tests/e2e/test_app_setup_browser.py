@@ -164,6 +164,7 @@ def test_pressing_the_button_registers_the_app_and_the_page_says_what_next(tmp_p
         "GITHUB_WEBHOOK_SECRET": env["GITHUB_WEBHOOK_SECRET"],
         "GITHUB_APP_PRIVATE_KEY_PATH": str(key),
         "MAGI_APP_CLIENT_ID": env["MAGI_APP_CLIENT_ID"],
+        "MAGI_PUBLIC_URL": public,  # runners ask it whether a `/magi stop` parks their run
     }
     assert re.fullmatch(r"[0-9a-f]{40}", env["GITHUB_WEBHOOK_SECRET"])
     assert env["MAGI_APP_CLIENT_ID"].startswith("Iv23li")

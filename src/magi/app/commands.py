@@ -9,7 +9,7 @@ is found from the App's own markers on the issue, never from the App's memory.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from magi.app import stats
 from magi.app.context import AppContext, reply_once, repo_config, said_ref
@@ -18,6 +18,7 @@ from magi.app.merge import is_magi_pull, issue_of
 from magi.app.progress import is_magi_run
 from magi.core.council.surface import question_of
 from magi.core.person.asking import BadQuestion, pick
+from magi.core.person.park import park_ref
 from magi.core.threads import markers
 from magi.core.threads.approval import may_write, permission_level
 from magi.core.threads.commands import (
@@ -38,6 +39,7 @@ from magi.github.port import GitHubError, GitHubPort
 from magi.github.state import delete_under, dispatch_inputs, refs_under
 from magi.model.config import Config
 from magi.model.run import Run, RunStatus
+from magi.state.store import RUN_ID
 
 router = Router()
 # Commands handed to the runner (the workflow's `command` input).
@@ -148,17 +150,14 @@ async def _run(
             why = "answer on the issue the question was posted on, where the runner reads it."
             return refused_reply(command, why), False
         return await _answer(
-            gh, repo, config, branch, issue, command, p, (run or {}).get("run", "")
+            gh, repo, config, branch, issue, command, p, (run or {}).get("run", ""), ctx.park_input
         )
     if verb in DISPATCHED:
-        inputs = {
-            "run_id": (run or {}).get("run", ""),
-            "issue": str(issue),
-            "command": DISPATCHED[verb],
-        }
-        return await _dispatch(gh, repo, config, branch, command, inputs)
+        run_id = (run or {}).get("run", "")
+        inputs = {"run_id": run_id, "issue": str(issue), "command": DISPATCHED[verb]}
+        return await _dispatch(gh, repo, config, branch, command, inputs, ctx.park_input)
     if verb is Verb.STOP:
-        return await _stop(gh, repo, config, command, run or {})
+        return await _stop(ctx, gh, repo, config, command, run or {}, branch)
     return await _report(gh, repo, config, verb, issue, run or {}), True
 
 
@@ -169,8 +168,16 @@ async def _dispatch(
     branch: str,
     command: Command,
     inputs: dict[str, str],
+    park: Callable[[Repo, str], dict[str, str]] | None = None,
 ) -> tuple[str, bool]:
-    """Start the runner workflow with ``inputs``; a refusal reply saying why when GitHub won't."""
+    """Start the runner workflow with ``inputs``; a refusal reply saying why when GitHub won't.
+
+    ``park``: a competition's (a retry's, an answer's) park channel for its run. A park asked
+    for earlier was honoured, or outlived its run's workflow: it is withdrawn first, so the
+    resumed run does not park again at its first boundary."""
+    if park is not None and inputs.get("run_id"):
+        await gh.delete_ref(repo, park_ref(inputs["run_id"]))
+        inputs = {**inputs, **park(repo, inputs["run_id"])}
     try:
         await gh.dispatch_workflow(
             repo, config.github.workflow, branch, dispatch_inputs(config, **inputs)
@@ -216,6 +223,7 @@ async def _answer(
     command: Command,
     p: IssueCommentEvent,
     run_id: str,
+    park: Callable[[Repo, str], dict[str, str]] | None = None,
 ) -> tuple[str, bool]:
     """``/magi answer``: checked against the question the run's record says it waits on, then
     the competition dispatched again with the comment's id. The runner reads the words from
@@ -237,7 +245,7 @@ async def _answer(
         return refused_reply(command, f"{exc}."), False
     inputs = {"run_id": run_id, "issue": str(issue), "command": "compete"}
     inputs["comment"] = str(p.comment.id)
-    return await _dispatch(gh, repo, config, branch, command, inputs)
+    return await _dispatch(gh, repo, config, branch, command, inputs, park)
 
 
 async def _runs_of(
@@ -268,10 +276,24 @@ async def _busy(gh: GitHubPort, repo: Repo, config: Config, run: Mapping[str, st
 
 
 async def _stop(
-    gh: GitHubPort, repo: Repo, config: Config, command: Command, run: Mapping[str, str]
+    ctx: AppContext,
+    gh: GitHubPort,
+    repo: Repo,
+    config: Config,
+    command: Command,
+    run: Mapping[str, str],
+    branch: str,
 ) -> tuple[str, bool]:
-    if not run.get("workflow_run", "").isdigit() and not run.get("run"):
+    """``/magi stop``: park the run at its next node boundary (the seats at work finish their
+    turn and are kept, no attempt is spent); ``/magi stop now``: cancel its workflow runs at
+    once. Parking needs the App's public address, which the run asks (``MAGI_PUBLIC_URL``)."""
+    rid = run.get("run", "")
+    if not run.get("workflow_run", "").isdigit() and not rid:
         why = "magi does not know the workflow run of this magi run."
+        return refused_reply(command, why), False
+    now = [a.lower() for a in command.args]
+    if now not in ([], ["now"]):
+        why = "`/magi stop` parks the run at its next node boundary; `/magi stop now` cancels it."
         return refused_reply(command, why), False
     runs = await _runs_of(gh, repo, config, run)
     live = [r for r in runs if r.status != "completed"]
@@ -279,10 +301,34 @@ async def _stop(
         ended = f" ({runs[0].conclusion})" if runs else ""
         why = f"the workflow run already finished{ended}."
         return refused_reply(command, why), False
+    head = await gh.get_ref(repo, f"heads/{branch}") if ctx.public_url else None
+    if not now and head is not None and RUN_ID.fullmatch(rid):
+        # The request is the ref's existence (the App keeps no state); it names a commit
+        # because a ref must: the default branch's tip.
+        if not await gh.create_ref(repo, park_ref(rid), head.sha):
+            return (
+                f"magi run `{rid}` is already parking at its next node boundary; "
+                "`/magi stop now` cancels it at once.",
+                True,
+            )
+        return (
+            f"Parking magi run `{rid}` at its next node boundary: the seats at work finish "
+            "their turn and are kept, and no attempt is spent. `/magi retry` carries it on "
+            "once it has parked; `/magi stop now` cancels it at once instead.",
+            True,
+        )
     for r in live:  # a forked wave's seat jobs run side by side: every one is stopped
         await gh.cancel_workflow_run(repo, r.id)
+    if RUN_ID.fullmatch(rid):
+        await gh.delete_ref(repo, park_ref(rid))  # a park asked for before has no run left
     which = "the runner" if len(live) == 1 else f"the {len(live)} runners"
-    return f"Stopped {which} of magi run `{run.get('run')}`; `/magi retry` resumes it.", True
+    said = f"Stopped {which} of magi run `{rid}`; `/magi retry` resumes it."
+    if not now:  # the App cannot reach the run to park it
+        said += (
+            " (It was cancelled, not parked: the App has no `MAGI_PUBLIC_URL` for runners to "
+            "ask, so the seats at work were ended and are asked again on retry.)"
+        )
+    return said, True
 
 
 async def _fold(gh: GitHubPort, repo: Repo, command: Command, run_id: str) -> tuple[str, bool]:

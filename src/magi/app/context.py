@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from magi.core.person.park import channel
 from magi.core.threads.markers import Seal
 from magi.errors import ConfigError
 from magi.github.models import Comment, Repo
@@ -54,6 +55,16 @@ class AppContext:
     same_change: Callable[[str, str], bool] | None = None
     # run records already read (`/magi stats`): a commit never changes, so this is no state
     records: RecordCache = field(default_factory=RecordCache)
+    # Where runners reach this App (``MAGI_PUBLIC_URL``): with it, `/magi stop` parks a run
+    # at its next node boundary; without it, it can only cancel (``magi.core.person.park``).
+    public_url: str | None = None
+
+    def park_input(self, repo: Repo, run_id: str) -> dict[str, str]:
+        """The ``park`` input of a competition's dispatch: where and with which key its jobs
+        ask whether to park (none without a public address or a run id)."""
+        if not self.public_url or not run_id:
+            return {}
+        return {"park": channel(self.public_url, self.seal, repo.full_name, run_id).to_input()}
 
     def own(self, comments: list[Comment]) -> list[str]:
         """The bodies of the comments this App wrote (the only ones whose markers count):

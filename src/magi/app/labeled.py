@@ -267,6 +267,7 @@ async def _start(
         + ctx.seal.marker(markers.RUN, run=run_id, issue=number),
     )
     inputs = {"run_id": run_id, "issue": str(number), "command": "compete"}
+    inputs.update(ctx.park_input(repo, run_id))
     try:
         dispatched = await gh.dispatch_workflow(
             repo, workflow, branch, dispatch_inputs(config, **inputs)

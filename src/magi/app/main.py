@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route as Route_
 
-from magi.app import commands, labeled, land_lock, landing, logs, merge, progress
+from magi.app import commands, labeled, land_lock, landing, logs, merge, park, progress
 from magi.app.context import AppContext, PortFactory
 from magi.app.events import Router
 from magi.app.settings import Settings, settings_from_env
@@ -84,6 +84,7 @@ def create_app(
         ports=_behind_the_door(ports, seal),
         app_login=app_login or settings.app_slug or "",
         seal=seal,
+        public_url=settings.public_url,
     )
     if clock is not None:
         ctx = replace(ctx, clock=clock)
@@ -132,6 +133,7 @@ def create_app(
 
     app = FastAPI(title="magi", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.router.routes.extend(edge.routes())
+    app.router.routes.append(park.route(lambda: edge.ctx))
     return app
 
 

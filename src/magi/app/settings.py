@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
+from magi.core.person.park import public_url_problem
 from magi.errors import SettingsError
 
 PUBLIC_API = "https://api.github.com"
@@ -26,6 +27,10 @@ class Settings:
     webhook_secret: str = field(repr=False)
     api_url: str = PUBLIC_API
     app_slug: str | None = None
+    # Where runners reach this receiver (``MAGI_PUBLIC_URL``): a run asks it, at each node
+    # boundary, whether a writer's `/magi stop` asked it to park (``magi.core.person.park``).
+    # Without it `/magi stop` can only cancel.
+    public_url: str | None = None
 
 
 def _private_key(environ: Mapping[str, str], problems: list[str]) -> str:
@@ -79,7 +84,10 @@ def settings_from_env(environ: Mapping[str, str]) -> Settings:
     parsed = urlparse(api_url)
     if parsed.scheme not in {"http", "https"} or not parsed.netloc:
         problems.append(f"GITHUB_API_URL is not an http(s) URL: {api_url!r}")
+    public_url = environ.get("MAGI_PUBLIC_URL", "").strip().rstrip("/") or None
+    if public_url is not None and (problem := public_url_problem(public_url)) is not None:
+        problems.append(f"MAGI_PUBLIC_URL (where runners reach this receiver): {problem}")
     if problems:
         raise SettingsError(problems)
     slug = environ.get("GITHUB_APP_SLUG", "").strip() or None
-    return Settings(app_id, key, secret, api_url.rstrip("/"), slug)
+    return Settings(app_id, key, secret, api_url.rstrip("/"), slug, public_url)

@@ -30,6 +30,7 @@ from urllib.parse import quote
 import typer
 
 from magi.cli.app import app
+from magi.core.person.park import public_url_problem
 
 __all__ = ["Setup", "cli", "manifest", "read_manifest"]
 
@@ -176,6 +177,8 @@ class Setup:
             + " ".join(str(key).splitlines()),
             f"MAGI_APP_CLIENT_ID={q(str(got['client_id']))}",
         ]
+        if self.public_url:  # runners ask it whether a `/magi stop` parks their run
+            lines.append(f"MAGI_PUBLIC_URL={q(self.public_url.rstrip('/'))}")
         _private(self.out, "\n".join(lines) + "\n")
         installs = got.get("html_url", "").rstrip("/") + "/installations/new"
         return (
@@ -228,6 +231,8 @@ def setup(
 
     import uvicorn
 
+    if public_url is not None and (problem := public_url_problem(public_url.rstrip("/"))):
+        raise typer.BadParameter(problem, param_hint="--public-url")
     target = out.resolve()
     sock = socket.socket()
     sock.bind(("127.0.0.1", port))

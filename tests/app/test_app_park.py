@@ -1,0 +1,133 @@
+"""`/magi stop` parks a run (the App records the request; the run asks at its next node
+boundary); `/magi stop now` cancels; a retry withdraws the request and hands on the channel."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import replace
+
+import httpx
+
+from github_helpers import REPO, SEAL, SETTINGS, deliver, issue_comment, labeled, make_app, world
+from magi.core.person.park import HEADER, park_key, read_channel
+from magi.testing.github import FakeGitHub
+
+PUBLIC = "https://magi.example.com"
+PARKING = replace(SETTINGS, public_url=PUBLIC)
+
+
+def _started(settings=PARKING) -> FakeGitHub:
+    fake = world(FakeGitHub())
+    asyncio.run(deliver(make_app(fake, settings=settings), "issues", labeled()))
+    return fake
+
+
+def _say(fake: FakeGitHub, body: str, settings=PARKING) -> list[str]:
+    before = len(fake.comments_on(REPO, 1))
+    asyncio.run(deliver(make_app(fake, settings=settings), "issue_comment", issue_comment(body)))
+    return fake.comments_on(REPO, 1)[before:]
+
+
+def _run_id(fake: FakeGitHub) -> str:
+    return fake.world(REPO).dispatches[0]["inputs"]["run_id"]
+
+
+async def _ask(fake: FakeGitHub, path: str, key: str | None) -> httpx.Response:
+    app = make_app(fake, settings=PARKING)
+    headers = {HEADER: key} if key is not None else {}
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+        return await client.get(path, headers=headers)
+
+
+def test_every_competition_dispatch_carries_its_runs_channel() -> None:
+    fake = _started()
+    run_id = _run_id(fake)
+    sent = fake.world(REPO).dispatches[0]["inputs"]["park"]
+    got = read_channel(sent, REPO.full_name, run_id)
+    assert got.url == f"{PUBLIC}/park/{REPO.full_name}/{run_id}"
+    assert got.key == park_key(SEAL, REPO.full_name, run_id)
+
+
+def test_without_a_public_address_no_channel_is_sent_and_stop_says_it_cancelled() -> None:
+    fake = world(FakeGitHub())
+    asyncio.run(deliver(make_app(fake), "issues", labeled()))
+    assert "park" not in fake.world(REPO).dispatches[0]["inputs"]
+    (wid,) = fake.world(REPO).runs
+    (reply,) = _say(fake, "/magi stop", settings=SETTINGS)
+    assert fake.world(REPO).runs[wid].conclusion == "cancelled"
+    assert "cancelled, not parked" in reply
+    assert "MAGI_PUBLIC_URL" in reply
+
+
+def test_stop_asks_the_run_to_park_and_cancels_nothing() -> None:
+    fake = _started()
+    run_id = _run_id(fake)
+    (wid,) = fake.world(REPO).runs
+    (reply,) = _say(fake, "/magi stop")
+    assert f"Parking magi run `{run_id}` at its next node boundary" in reply
+    assert "/magi stop now" in reply
+    assert f"magi/park/{run_id}" in fake.world(REPO).refs
+    assert fake.world(REPO).runs[wid].status != "completed", "the runner goes on to a boundary"
+    assert not fake.named("cancel_workflow_run")
+    (again,) = _say(fake, "/magi stop")
+    assert "already parking" in again
+
+
+def test_stop_now_cancels_at_once_and_withdraws_a_park() -> None:
+    fake = _started()
+    run_id = _run_id(fake)
+    (wid,) = fake.world(REPO).runs
+    _say(fake, "/magi stop")
+    (reply,) = _say(fake, "/magi stop NOW")
+    assert fake.world(REPO).runs[wid].conclusion == "cancelled"
+    assert "Stopped the runner" in reply
+    assert "not parked" not in reply, "a stop now is what was asked"
+    assert f"magi/park/{run_id}" not in fake.world(REPO).refs
+
+
+def test_stop_with_other_words_is_refused_saying_which_exist() -> None:
+    fake = _started()
+    (reply,) = _say(fake, "/magi stop please")
+    assert reply.startswith("> /magi stop please\n")
+    assert "`/magi stop now` cancels" in reply
+    assert not fake.named("cancel_workflow_run")
+    assert not [r for r in fake.world(REPO).refs if r.startswith("magi/park/")]
+
+
+def test_a_retry_withdraws_the_honoured_park_before_it_dispatches() -> None:
+    fake = _started()
+    run_id = _run_id(fake)
+    _say(fake, "/magi stop")
+    w = fake.world(REPO)
+    for wid, r in w.runs.items():  # the runner parked at its boundary, and its job ended
+        w.runs[wid] = r.model_copy(update={"status": "completed", "conclusion": "success"})
+    assert _say(fake, "/magi retry") == []
+    assert f"magi/park/{run_id}" not in w.refs, "else the resumed run parks at once"
+    last = w.dispatches[-1]["inputs"]
+    assert last["run_id"] == run_id
+    assert read_channel(last["park"], REPO.full_name, run_id).key == park_key(
+        SEAL, REPO.full_name, run_id
+    )
+
+
+def test_the_park_question_answers_one_bit_to_the_runs_key_only() -> None:
+    fake = _started()
+    run_id = _run_id(fake)
+    path = f"/park/{REPO.full_name}/{run_id}"
+    key = park_key(SEAL, REPO.full_name, run_id)
+    calls = len(fake.calls)
+    refused = asyncio.run(_ask(fake, path, park_key(SEAL, REPO.full_name, "20260101-000000-ffff")))
+    assert refused.status_code == 403
+    assert asyncio.run(_ask(fake, path, None)).status_code == 403
+    assert len(fake.calls) == calls, "a stranger's question costs no call to GitHub"
+    bad = asyncio.run(_ask(fake, f"/park/{REPO.full_name}/..", key))
+    assert bad.status_code == 404
+    not_yet = asyncio.run(_ask(fake, path, key))
+    assert (not_yet.status_code, not_yet.json()) == (200, {"park": False})
+    assert not_yet.headers["cache-control"] == "no-store"
+    _say(fake, "/magi stop")
+    asked = asyncio.run(_ask(fake, path, key))
+    assert (asked.status_code, asked.json()) == (200, {"park": True})
+    assert json.dumps(asked.json()) == '{"park": true}', "nothing but the bit"
