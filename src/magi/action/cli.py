@@ -83,6 +83,7 @@ def compete(
     from magi.action.agents_job.compete import compete as run_compete
     from magi.action.agents_job.compete import read_issue
     from magi.action.agents_job.log import LogReporter
+    from magi.action.agents_job.park import from_environ as park_from
     from magi.action.artifact import write_refusal
     from magi.action.env import ActionEnv
     from magi.state.store import Store, magi_home
@@ -91,15 +92,19 @@ def compete(
     if issue_file is None:
         raise ActionError("--issue-file is required: the agents job reads no issue itself")
     out = _artifact_dir(artifact_dir)
+    reporter = LogReporter()
+    # A writer's `/magi stop` parks the run at a node boundary: asked of the App there (not
+    # by a forked wave's seat job, which runs one wave; its join parks).
+    asks = None if fork else park_from(os.environ, env.repo.full_name, run_id, reporter.note)
     try:
         task = read_issue(issue_file, issue)
         run = run_compete(
             cwd=Path.cwd(),
             issue=task,
-            store=Store(magi_home()),
+            store=Store(magi_home(), remote_park=asks),
             out=out,
             environ=os.environ,
-            reporter=LogReporter(),
+            reporter=reporter,
             run_id=run_id or None,
             answer=(
                 Answering(answer_comment, issue_file.parent / "comments.json")

@@ -32,6 +32,7 @@ class ActionEnv:
     runner_temp: Path | None = None
     app_login: str | None = None  # <app-slug>[bot]: whose comments are magi's
     marker_seal: Seal | None = field(default=None, repr=False)
+    park: str = ""  # MAGI_PARK: the dispatch's park channel (magi.core.person.park)
 
     def ours(self, c: Comment) -> bool:
         """Whether magi's App wrote ``c``: its bot login (``<slug>[bot]``, a Bot), never any
@@ -90,6 +91,7 @@ class ActionEnv:
             runner_temp=path("RUNNER_TEMP"),
             app_login=f"{slug}[bot]" if slug else None,
             marker_seal=seal,
+            park=environ.get("MAGI_PARK", "").strip(),
         )
 
     @property

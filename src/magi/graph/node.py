@@ -17,6 +17,7 @@ from typing import Protocol
 from magi.graph.context import Context
 from magi.model.run import NodeTiming, Run, RunStatus
 from magi.seats import Cancelled, Stop
+from magi.seats.asking import on_runner
 from magi.state.failpoint import failpoint
 
 
@@ -78,10 +79,9 @@ def _park_here(ctx: Context, node: Node) -> None:
     if why is None:
         return
     ctx.store.clear_park(ctx.run.id)
-    raise Stop(
-        RunStatus.PARKED,
-        f"parked before {node.NAME} ({why}); magi run --resume {ctx.run.id} carries it on",
-    )
+    # On a runner the tracking comment says how it goes on (`/magi retry`); here, the CLI.
+    how = "" if on_runner(ctx) else f"; magi run --resume {ctx.run.id} carries it on"
+    raise Stop(RunStatus.PARKED, f"parked before {node.NAME} ({why}){how}")
 
 
 def _node(ctx: Context, node: Node) -> None:

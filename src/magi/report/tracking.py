@@ -59,7 +59,7 @@ def ending(run: Run) -> str:
     if s is RunStatus.HELD:
         return f"Held by a budget cap: {reason} Raise `[budget]` and `/magi retry`."
     if s is RunStatus.PARKED:
-        return f"Parked: {reason} No attempt was spent; `/magi retry` carries it on."
+        return f"Parked: {reason.rstrip('.')}. No attempt was spent; `/magi retry` carries it on."
     if s is RunStatus.ASKING:
         return (
             "Waiting on a question an agent asked (its own comment on this issue): a writer's "

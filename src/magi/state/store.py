@@ -252,8 +252,13 @@ def parse_record(text: str, *, path: Path, run_id: str | None = None) -> Record:
 class Store:
     """Runs under ``home/runs``, one directory per run id."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(
+        self, home: Path, *, remote_park: Callable[[str], str | None] | None = None
+    ) -> None:
         self.home = Path(home)
+        # Where a park is asked for from afar (a runner's `/magi stop`, through the App:
+        # ``magi.action.agents_job.park``), asked after this machine's own request file.
+        self.remote_park = remote_park
 
     @property
     def runs_dir(self) -> Path:
@@ -304,11 +309,13 @@ class Store:
         _write_atomic(d / PARK, why.strip() + "\n")
 
     def park_request(self, run_id: str) -> str | None:
-        """Why a park was asked for, or None."""
+        """Why a park was asked for, or None: ``magi park`` or SIGTERM under ``--park`` here,
+        else ``remote_park`` (asked once per call: at a node boundary)."""
         try:
             return (self.run_dir(run_id) / PARK).read_text(encoding="utf-8").strip() or "asked"
         except OSError:
-            return None
+            pass
+        return self.remote_park(run_id) if self.remote_park is not None else None
 
     def clear_park(self, run_id: str) -> None:
         (self.run_dir(run_id) / PARK).unlink(missing_ok=True)

@@ -41,6 +41,7 @@ from magi.action.publish_job.render import (
     tracking,
 )
 from magi.action.publish_job.workflow_guard import workflow_changes
+from magi.core.person.park import BadChannel, key_ok, park_ref, read_channel
 from magi.core.seats.runners import agent_labels, first_stage, next_stage, same_labels
 from magi.core.threads import markers
 from magi.core.threads.posting import Policy, code, gate
@@ -274,6 +275,12 @@ async def publish(
     )
     if commit is not None:
         remote.push(commit, ref, expect=prev)
+    parking = park_ref(run.id)
+    if run.status is not RunStatus.HANDED_OFF and await port.get_ref(env.repo, parking):
+        # A `/magi stop`'s park request, honoured (the run parked) or outlived (the run
+        # ended before a boundary): withdrawn (asked first, so publishing twice writes
+        # nothing). A run handed off keeps it: its next stage parks at its first boundary.
+        await port.delete_ref(env.repo, parking)
     env.set_output("run-id", run.id)
     env.set_output("status", run.status.value)
     env.set_output("pr-number", str(result.pr or ""))
@@ -309,6 +316,7 @@ async def _next_stage(
         raise ActionError("GITHUB_REF_NAME is not set: publish cannot dispatch the next stage")
     workflow = trusted.github.workflow
     inputs = {"issue": str(issue), "run_id": run.id, "command": "compete"}
+    inputs.update(_park_input(env, run.id))
     if run.fork:
         # A forked wave: one seat job per label set, side by side (each its own concurrency
         # group); the one whose publish completes the set dispatches the join.
@@ -324,6 +332,20 @@ async def _next_stage(
     inputs["runner-labels"] = json.dumps(allowed_labels(trusted, labels, "the hand-off"))
     await port.dispatch_workflow(env.repo, workflow, env.ref_name, inputs)
     env.summary(f"magi run {run.id} goes on on a runner labelled {', '.join(labels)}.")
+
+
+def _park_input(env: ActionEnv, run_id: str) -> dict[str, str]:
+    """The next stage asks where this one asked whether to park: the dispatch's ``park``
+    input, forwarded only when it is this run's channel under the App's own key."""
+    if not env.park:
+        return {}
+    try:
+        channel = read_channel(env.park, env.repo.full_name, run_id)
+    except BadChannel:
+        return {}
+    if not key_ok(env.seal, env.repo.full_name, run_id, channel.key):
+        return {}
+    return {"park": channel.to_input()}
 
 
 def _workflow_note(refused: dict[str, list[str]], winner: str | None) -> str:
