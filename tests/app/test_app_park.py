@@ -73,6 +73,9 @@ def test_stop_asks_the_run_to_park_and_cancels_nothing() -> None:
     assert not fake.named("cancel_workflow_run")
     (again,) = _say(fake, "/magi stop")
     assert "already parking" in again
+    (early,) = _say(fake, "/magi retry")
+    assert "is parking at its next node boundary" in early, "not `/magi stop` first"
+    assert len(fake.world(REPO).dispatches) == 1
 
 
 def test_stop_now_cancels_at_once_and_withdraws_a_park() -> None:

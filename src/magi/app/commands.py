@@ -141,7 +141,13 @@ async def _run(
     if verb in {Verb.RETRY, Verb.FOLD} and run is not None:
         busy = await _busy(gh, repo, config, run)
         if busy:
-            why = f"the runner of magi run `{run.get('run')}` is still {busy}; `/magi stop` first."
+            rid = run.get("run", "")
+            why = f"the runner of magi run `{rid}` is still {busy}; `/magi stop` first."
+            if RUN_ID.fullmatch(rid) and await gh.get_ref(repo, park_ref(rid)) is not None:
+                why = (
+                    f"magi run `{rid}` is parking at its next node boundary (its runner is "
+                    f"still {busy}); comment again once it has parked, or `/magi stop now`."
+                )
             return refused_reply(command, why), False
     if verb is Verb.FOLD:
         return await _fold(gh, repo, command, (run or {}).get("run", ""))
