@@ -23,8 +23,10 @@ from pathlib import Path
 import pytest
 
 from action_helpers import IMPLEMENTERS, REPO, World, competed_world, make_world, records_step
+from github_helpers import SEAL
 from graph_helpers import seat_calls
 from magi.action.seal import KEY_FILE, new_key
+from magi.core.person.park import channel
 from magi.git.repo import Git
 from magi.github.port import GitHubError
 from magi.model.run import RunStatus
@@ -434,3 +436,22 @@ def test_publish_dispatches_only_labels_and_a_workflow_the_repositorys_config_na
     assert res.exit_code != 0
     assert "no agent of the config has" in res.output
     assert _dispatched(world) == []
+
+
+def test_the_next_stages_are_dispatched_with_the_runs_park_channel(tmp_path, monkeypatch):
+    """A writer's `/magi stop` reaches every stage: publish hands on the channel the run was
+    dispatched with (this run's, under the App's key), and a stage keeps the park request
+    (publish withdraws it only once the run is no longer handed off)."""
+    world = make_world(tmp_path)
+    _gpu_roster(world)
+    new_key(world.home)
+    assert _stage(world, POOL)[0] == 0
+    run_id = _run_id(world)
+    park = channel("https://magi.example.com", SEAL, REPO.full_name, run_id).to_input()
+    world.github.world(REPO).refs[f"magi/park/{run_id}"] = "1" * 40
+    monkeypatch.setenv("MAGI_PARK", park)
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    sent = _dispatched(world)
+    assert len(sent) == 2
+    assert [d["park"] for d in sent] == [park, park]
+    assert f"magi/park/{run_id}" in world.github.world(REPO).refs, "the next stage parks"
