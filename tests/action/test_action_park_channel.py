@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Iterator
@@ -13,10 +14,13 @@ import pytest
 from github_helpers import SEAL
 from magi.action.agents_job.park import AppPark, from_environ
 from magi.action.env import ActionEnv
-from magi.action.publish_job.publish import _park_input
+from magi.action.publish_job.publish_fork import _dispatch_join
 from magi.core.person.park import HEADER, WHY, Channel, channel
 from magi.core.threads.markers import Seal
 from magi.github.models import Repo
+from magi.model.config import Config
+from magi.testing.github import FakeGitHub
+from record_helpers import run as fixture_run
 
 REPO = Repo(owner="octo", name="widgets")
 RUN = "20261204-223000-4f2a"
@@ -25,12 +29,13 @@ RUN = "20261204-223000-4f2a"
 def test_publish_forwards_only_this_runs_channel_under_the_apps_key() -> None:
     good = channel("https://magi.example.com", SEAL, REPO.full_name, RUN)
     env = ActionEnv(repo=REPO, marker_seal=SEAL, park=good.to_input())
-    assert _park_input(env, RUN) == {"park": good.to_input()}
-    assert _park_input(env, "20261204-223000-4f2b") == {}, "another run's is not forwarded"
+    assert env.park_input(RUN) == {"park": good.to_input()}
+    assert env.park_input("20261204-223000-4f2b") == {}, "another run's is not forwarded"
     forged = channel("https://magi.example.com", Seal(b"x" * 32), REPO.full_name, RUN)
-    assert _park_input(ActionEnv(repo=REPO, marker_seal=SEAL, park=forged.to_input()), RUN) == {}
-    assert _park_input(ActionEnv(repo=REPO, marker_seal=SEAL, park="{"), RUN) == {}
-    assert _park_input(ActionEnv(repo=REPO, marker_seal=SEAL), RUN) == {}
+    forged_env = ActionEnv(repo=REPO, marker_seal=SEAL, park=forged.to_input())
+    assert forged_env.park_input(RUN) == {}
+    assert ActionEnv(repo=REPO, marker_seal=SEAL, park="{").park_input(RUN) == {}
+    assert ActionEnv(repo=REPO, marker_seal=SEAL).park_input(RUN) == {}
 
 
 class _App(BaseHTTPRequestHandler):
@@ -121,5 +126,61 @@ def test_the_channel_comes_from_the_dispatch_and_only_for_this_run() -> None:
     assert from_environ({"MAGI_PARK": good}, REPO.full_name, "20261204-223000-4f2b", note) is None
     (said,) = notes
     assert "not for run" in said[0]
-    assert "cancel this run instead" in said[0]
+    assert "`/magi stop now` cancels it" in said[0]
     assert json.loads(good)["key"] not in said[0], "the key is not logged"
+
+
+def test_a_forked_waves_join_is_dispatched_with_the_channel_too() -> None:
+    """The join (and every stage after it) must hear a `/magi stop` as the fork's seat jobs'
+    predecessor did; a seat job does not ask, so without it a stop would be lost."""
+    fake = FakeGitHub()
+    good = channel("https://magi.example.com", SEAL, REPO.full_name, RUN).to_input()
+    env = ActionEnv(repo=REPO, marker_seal=SEAL, park=good, ref_name="main")
+    run = fixture_run(RUN)
+    asyncio.run(_dispatch_join(fake, env, run, 7, Config()))
+    (sent,) = fake.world(REPO).dispatches
+    assert sent["inputs"]["park"] == good
+
+
+class _Garbled(_App):
+    """An answer that is no HTTP at all."""
+
+    def do_GET(self) -> None:
+        self.wfile.write(b"NOT HTTP\r\n\r\n")
+
+
+def test_an_answer_that_is_not_http_or_is_too_deep_is_said_and_the_run_goes_on(app) -> None:
+    handler, base = app
+    handler.answer = b"[" * 3000  # under the size bound; json's recursion gives up on it
+    notes: list[tuple[str, str]] = []
+    assert _asker(base, notes)(RUN) is None
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Garbled)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        assert _asker(f"http://127.0.0.1:{server.server_address[1]}", notes)(RUN) is None
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [level for _, level in notes] == ["warn", "warn"]
+
+
+def test_an_answer_that_never_completes_is_given_up_on_in_all(monkeypatch) -> None:
+    """The deadline is for the whole question, not per read (an App dripping its answer)."""
+    import magi.action.agents_job.park as park
+
+    release = threading.Event()
+
+    def stuck(_channel: Channel) -> bool:
+        release.wait()  # never set before the deadline: the question is still out
+        return True
+
+    monkeypatch.setattr(park, "_ask", stuck)
+    monkeypatch.setattr(park, "TIMEOUT", 0.05)
+    notes: list[tuple[str, str]] = []
+    try:
+        assert _asker("https://magi.example.com", notes)(RUN) is None
+    finally:
+        release.set()
+    (said,) = notes
+    assert "no whole answer within" in said[0]

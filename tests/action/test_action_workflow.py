@@ -373,3 +373,13 @@ def test_the_agents_job_knows_the_labels_it_was_scheduled_with():
     assert f"MAGI_JOB_LABELS: ${{{{ {runs_on.group(1)} }}}}" in block
     assert [j for j, b in _jobs(WORKFLOW).items() if "MAGI_JOB_LABELS" in b] == ["compete"]
     assert "permission-actions: write" in _jobs(WORKFLOW)["publish"]
+
+
+def test_the_park_channel_reaches_compete_and_publish_and_no_other_job():
+    """The dispatch's `park` input is what a run asks a `/magi stop` with (compete) and
+    hands to its next stage (publish); action.yml hands it to magi as MAGI_PARK."""
+    jobs = _jobs(WORKFLOW)
+    passing = [j for j, b in jobs.items() if "park: ${{ inputs.park }}" in b]
+    assert passing == ["compete", "publish"]
+    assert "MAGI_PARK: ${{ inputs.park }}" in ACTION
+    assert re.search(r"^      park:\n", WORKFLOW.split("workflow_dispatch:", 1)[1], re.M)

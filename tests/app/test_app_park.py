@@ -33,7 +33,7 @@ def _run_id(fake: FakeGitHub) -> str:
     return fake.world(REPO).dispatches[0]["inputs"]["run_id"]
 
 
-async def _ask(fake: FakeGitHub, path: str, key: str | None) -> httpx.Response:
+async def _ask(fake: FakeGitHub, path: str, key: str | bytes | None) -> httpx.Response:
     app = make_app(fake, settings=PARKING)
     headers = {HEADER: key} if key is not None else {}
     transport = httpx.ASGITransport(app=app)
@@ -134,3 +134,54 @@ def test_the_park_question_answers_one_bit_to_the_runs_key_only() -> None:
     asked = asyncio.run(_ask(fake, path, key))
     assert (asked.status_code, asked.json()) == (200, {"park": True})
     assert json.dumps(asked.json()) == '{"park": true}', "nothing but the bit"
+
+
+def test_a_workflow_older_than_the_park_input_still_starts_and_its_stop_cancels() -> None:
+    """GitHub refuses an input the repository's workflow does not declare (422): the App
+    dispatches again without it, and the run, which cannot be asked, is cancelled by stop."""
+    fake = world(FakeGitHub())
+    w = fake.world(REPO)
+    w.declared["magi.yml"] = w.declared["magi.yml"] - {"park"}
+    asyncio.run(deliver(make_app(fake, settings=PARKING), "issues", labeled()))
+    (sent,) = w.dispatches
+    assert "park" not in sent["inputs"]
+    (wid,) = w.runs
+    (reply,) = _say(fake, "/magi stop")
+    assert w.runs[wid].conclusion == "cancelled"
+    assert "started without a park channel" in reply
+    assert "magi init --github --force" in reply
+    assert not [r for r in w.refs if r.startswith("magi/park/")]
+
+
+def test_a_no_is_answered_from_memory_a_yes_never_is() -> None:
+    """A key is in a public repository's logs: repeated questions must not each cost a
+    GitHub call. Only a "no" is kept (a stale "yes" could park a resumed run at once)."""
+    fake = _started()
+    run_id = _run_id(fake)
+    path = f"/park/{REPO.full_name}/{run_id}"
+    key = park_key(SEAL, REPO.full_name, run_id)
+    app = make_app(fake, settings=PARKING)
+
+    async def twice() -> list[bool]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+            got = [(await client.get(path, headers={HEADER: key})).json()["park"]]
+            got.append((await client.get(path, headers={HEADER: key})).json()["park"])
+            return got
+
+    def reads() -> int:
+        return len([c for c in fake.named("get_ref") if "magi/park/" in str(c.args["ref"])])
+
+    assert asyncio.run(twice()) == [False, False]
+    assert reads() == 1, "the second no came from memory"
+    fake.world(REPO).refs[f"magi/park/{run_id}"] = "1" * 40
+    app = make_app(fake, settings=PARKING)
+    assert asyncio.run(twice()) == [True, True]
+    assert reads() == 3, "a yes is asked every time"
+
+
+def test_a_key_that_is_not_even_ascii_is_refused_not_a_crash() -> None:
+    fake = _started()
+    path = f"/park/{REPO.full_name}/{_run_id(fake)}"
+    got = asyncio.run(_ask(fake, path, "\xe9".encode("latin-1") * 32))
+    assert got.status_code == 403

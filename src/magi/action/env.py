@@ -6,6 +6,7 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from magi.core.person.park import BadChannel, key_ok, read_channel
 from magi.core.threads.markers import Seal
 from magi.errors import ActionError
 from magi.github.models import Comment, Repo
@@ -58,6 +59,20 @@ class ActionEnv:
                 "`app-key: ${{ secrets.MAGI_APP_PRIVATE_KEY }}` (see workflows/magi.yml)"
             )
         return self.marker_seal
+
+    def park_input(self, run_id: str) -> dict[str, str]:
+        """The ``park`` input of a stage publish dispatches for run ``run_id`` (its next
+        stage, a forked wave's seat jobs, their join): the channel this job was dispatched
+        with, forwarded only when it is this run's under the App's own key."""
+        if not self.park:
+            return {}
+        try:
+            found = read_channel(self.park, self.repo.full_name, run_id)
+        except BadChannel:
+            return {}
+        if not key_ok(self.seal, self.repo.full_name, run_id, found.key):
+            return {}
+        return {"park": found.to_input()}
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> ActionEnv:

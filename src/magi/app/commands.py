@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from magi.app import stats
-from magi.app.context import AppContext, reply_once, repo_config, said_ref
+from magi.app.context import AppContext, dispatch_competition, reply_once, repo_config, said_ref
 from magi.app.events import Delivery, IssueCommentEvent, Router
 from magi.app.merge import is_magi_pull, issue_of
 from magi.app.progress import is_magi_run
@@ -155,12 +155,14 @@ async def _run(
         if p.issue.pull_request is not None:
             why = "answer on the issue the question was posted on, where the runner reads it."
             return refused_reply(command, why), False
+        ctx.forget_park(repo, (run or {}).get("run", ""))
         return await _answer(
             gh, repo, config, branch, issue, command, p, (run or {}).get("run", ""), ctx.park_input
         )
     if verb in DISPATCHED:
         run_id = (run or {}).get("run", "")
         inputs = {"run_id": run_id, "issue": str(issue), "command": DISPATCHED[verb]}
+        ctx.forget_park(repo, run_id)
         return await _dispatch(gh, repo, config, branch, command, inputs, ctx.park_input)
     if verb is Verb.STOP:
         return await _stop(ctx, gh, repo, config, command, run or {}, branch)
@@ -185,8 +187,8 @@ async def _dispatch(
         await gh.delete_ref(repo, park_ref(inputs["run_id"]))
         inputs = {**inputs, **park(repo, inputs["run_id"])}
     try:
-        await gh.dispatch_workflow(
-            repo, config.github.workflow, branch, dispatch_inputs(config, **inputs)
+        await dispatch_competition(
+            gh, repo, config.github.workflow, branch, dispatch_inputs(config, **inputs)
         )
     except GitHubError as exc:
         why = (
@@ -307,34 +309,53 @@ async def _stop(
         ended = f" ({runs[0].conclusion})" if runs else ""
         why = f"the workflow run already finished{ended}."
         return refused_reply(command, why), False
-    head = await gh.get_ref(repo, f"heads/{branch}") if ctx.public_url else None
-    if not now and head is not None and RUN_ID.fullmatch(rid):
+    why_not = _cannot_park(ctx, run, rid)
+    if not now and why_not is None:
+        head = await gh.get_ref(repo, f"heads/{branch}")
         # The request is the ref's existence (the App keeps no state); it names a commit
         # because a ref must: the default branch's tip.
-        if not await gh.create_ref(repo, park_ref(rid), head.sha):
+        if head is not None and not await gh.create_ref(repo, park_ref(rid), head.sha):
             return (
                 f"magi run `{rid}` is already parking at its next node boundary; "
                 "`/magi stop now` cancels it at once.",
                 True,
             )
-        return (
-            f"Parking magi run `{rid}` at its next node boundary: the seats at work finish "
-            "their turn and are kept, and no attempt is spent. `/magi retry` carries it on "
-            "once it has parked; `/magi stop now` cancels it at once instead.",
-            True,
-        )
+        if head is not None:
+            ctx.forget_park(repo, rid)
+            return (
+                f"Parking magi run `{rid}` at its next node boundary: the seats at work "
+                "finish their turn and are kept, and no attempt is spent. `/magi retry` "
+                "carries it on once it has parked. A runner that cannot reach the App runs "
+                "on (its log says so): `/magi stop now` cancels it at once instead.",
+                True,
+            )
+        why_not = "the default branch could not be read"
     for r in live:  # a forked wave's seat jobs run side by side: every one is stopped
         await gh.cancel_workflow_run(repo, r.id)
     if RUN_ID.fullmatch(rid):
         await gh.delete_ref(repo, park_ref(rid))  # a park asked for before has no run left
+        ctx.forget_park(repo, rid)
     which = "the runner" if len(live) == 1 else f"the {len(live)} runners"
     said = f"Stopped {which} of magi run `{rid}`; `/magi retry` resumes it."
-    if not now:  # the App cannot reach the run to park it
+    if not now:  # the run cannot be asked to park
         said += (
-            " (It was cancelled, not parked: the App has no `MAGI_PUBLIC_URL` for runners to "
-            "ask, so the seats at work were ended and are asked again on retry.)"
+            f" (It was cancelled, not parked: {why_not}; the seats at work were ended and "
+            "are asked again on retry.)"
         )
     return said, True
+
+
+def _cannot_park(ctx: AppContext, run: Mapping[str, str], rid: str) -> str | None:
+    """Why this run cannot be asked to park, or None when it can."""
+    if not ctx.public_url:
+        return "the App has no `MAGI_PUBLIC_URL` for runners to ask"
+    if not RUN_ID.fullmatch(rid) or run.get("park") != "1":
+        return (
+            "this run was started without a park channel (before the App had "
+            "`MAGI_PUBLIC_URL`, or by a workflow older than its `park` input: "
+            "`magi init --github --force` updates it)"
+        )
+    return None
 
 
 async def _fold(gh: GitHubPort, repo: Repo, command: Command, run_id: str) -> tuple[str, bool]:

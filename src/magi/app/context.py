@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from magi.core.person.park import channel
 from magi.core.threads.markers import Seal
 from magi.errors import ConfigError
-from magi.github.models import Comment, Repo
-from magi.github.port import GitHubPort
+from magi.github.models import Comment, Dispatch, Repo
+from magi.github.port import GitHubError, GitHubPort
 from magi.github.records import RecordCache
 from magi.github.state import CONFIG_PATH, own_bodies, repo_config, said_ref
 from magi.github.state import reply_once as _reply_once
@@ -58,6 +58,13 @@ class AppContext:
     # Where runners reach this App (``MAGI_PUBLIC_URL``): with it, `/magi stop` parks a run
     # at its next node boundary; without it, it can only cancel (``magi.core.person.park``).
     public_url: str | None = None
+    # A run's park answer, (repo, run) -> (park?, until): a key is in public logs on a public
+    # repository, so repeated questions cost GitHub one call per run per PARK_TTL at most.
+    # The App's own writes (stop, stop now, retry, answer) drop the entry at once.
+    parks: dict[tuple[str, str], tuple[bool, datetime]] = field(default_factory=dict)
+
+    def forget_park(self, repo: Repo, run_id: str) -> None:
+        self.parks.pop((repo.full_name.lower(), run_id), None)
 
     def park_input(self, repo: Repo, run_id: str) -> dict[str, str]:
         """The ``park`` input of a competition's dispatch: where and with which key its jobs
@@ -93,3 +100,20 @@ def config_error_reply(exc: ConfigError) -> str:
         f"`magi.toml`) is invalid.\n\n{quoted}\n\n"
         "Fix it on the default branch, then remove and re-add the label."
     )
+
+
+async def dispatch_competition(
+    gh: GitHubPort, repo: Repo, workflow: str, branch: str, inputs: dict[str, str]
+) -> tuple[Dispatch, bool]:
+    """Dispatch the runner workflow: (what GitHub said, whether the run got a park channel).
+
+    GitHub refuses a dispatch naming an input the workflow does not declare (422 "Unexpected
+    inputs provided"): a repository whose workflow predates the ``park`` input gets the
+    dispatch again without it, and its run cannot be parked (``/magi stop`` cancels it)."""
+    try:
+        return await gh.dispatch_workflow(repo, workflow, branch, inputs), "park" in inputs
+    except GitHubError as exc:
+        if "park" not in inputs or exc.status != 422 or "park" not in exc.message:
+            raise
+    rest = {k: v for k, v in inputs.items() if k != "park"}
+    return await gh.dispatch_workflow(repo, workflow, branch, rest), False

@@ -13,7 +13,7 @@ from __future__ import annotations
 import secrets
 from datetime import datetime, timedelta
 
-from magi.app.context import AppContext, config_error_reply, repo_config
+from magi.app.context import AppContext, config_error_reply, dispatch_competition, repo_config
 from magi.app.events import Delivery, IssuesEvent, Router
 from magi.core.text.sanitize import clean_task
 from magi.core.threads import markers
@@ -269,8 +269,8 @@ async def _start(
     inputs = {"run_id": run_id, "issue": str(number), "command": "compete"}
     inputs.update(ctx.park_input(repo, run_id))
     try:
-        dispatched = await gh.dispatch_workflow(
-            repo, workflow, branch, dispatch_inputs(config, **inputs)
+        dispatched, parks = await dispatch_competition(
+            gh, repo, workflow, branch, dispatch_inputs(config, **inputs)
         )
     except GitHubError as exc:
         # The acknowledgement becomes the failure (and loses its run marker): one comment
@@ -284,7 +284,12 @@ async def _start(
             f"{took}magi run `{run_id}` is starting: {roster(config)}, {graph_shape(config)}.\n\n"
             f"Watch it in [the workflow run]({dispatched.html_url or watch}).\n\n"
             + ctx.seal.marker(
-                markers.RUN, run=run_id, issue=number, workflow_run=dispatched.workflow_run_id
+                markers.RUN,
+                run=run_id,
+                issue=number,
+                workflow_run=dispatched.workflow_run_id,
+                # the run asks the App whether to park: `/magi stop` may park it
+                **({"park": 1} if parks else {}),
             )
         )
         try:

@@ -9,6 +9,7 @@ anything else, so a stranger's request costs no call to GitHub. The answer is on
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -19,6 +20,11 @@ from magi.core.person.park import HEADER, key_ok, park_ref, repo_of
 from magi.github.models import Repo
 from magi.github.port import GitHubError
 from magi.state.store import RUN_ID
+
+# A key sits in the job's log, which is public on a public repository: a "no" is answered
+# from memory for this long, so repeated questions cost GitHub one call per run per PARK_TTL.
+PARK_TTL = timedelta(seconds=20)
+PARKS_KEPT = 4096
 
 
 def _answer(status: int, **body: object) -> JSONResponse:
@@ -38,6 +44,10 @@ def route(context: Callable[[], AppContext]) -> Route:
         if not key_ok(ctx.seal, full, run_id, request.headers.get(HEADER)):
             return _answer(403, error="not this run's park key")
         repo = Repo(owner=owner, name=name)
+        known = (full.lower(), run_id)
+        now = ctx.clock()
+        if (hit := ctx.parks.get(known)) is not None and hit[1] > now:
+            return _answer(200, park=hit[0])
         try:
             gh = await ctx.ports(None, repo)
             asked = await gh.get_ref(repo, park_ref(run_id))
@@ -47,6 +57,13 @@ def route(context: Callable[[], AppContext]) -> Route:
                 extra={"repo": full, "step": "park", "outcome": exc.message[:200]},
             )
             return _answer(502, error="GitHub did not answer; ask again at the next boundary")
+        if asked is None:
+            # Only a "no" is kept: a stale "no" parks the run one boundary later at most,
+            # a stale "yes" (another replica withdrew it for a retry) would park a resumed
+            # run at once.
+            ctx.parks[known] = (False, now + PARK_TTL)
+            while len(ctx.parks) > PARKS_KEPT:
+                ctx.parks.pop(next(iter(ctx.parks)))
         return _answer(200, park=asked is not None)
 
     return Route("/park/{owner}/{repo}/{run}", park, methods=["GET"])

@@ -20,12 +20,15 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import itertools
+import json
+import re
 import subprocess
 import zlib
 from collections import UserDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +115,22 @@ class RefLog(UserDict[str, str]):
         self._log(key, old, None)
 
 
+def _declared_inputs() -> frozenset[str]:
+    """The ``workflow_dispatch`` inputs magi's workflow template declares."""
+    text = (files("magi") / "templates" / "workflow.yml").read_text(encoding="utf-8")
+    block = text.split("  workflow_dispatch:\n    inputs:\n", 1)[1]
+    names: set[str] = set()
+    for line in block.splitlines():
+        if line.strip() and not line.startswith("      "):
+            break
+        if m := re.fullmatch(r"      ([A-Za-z0-9_-]+):", line):
+            names.add(m[1])
+    return frozenset(names)
+
+
+_DECLARED = _declared_inputs()
+
+
 @dataclass
 class World:
     """One repository's state."""
@@ -132,6 +151,9 @@ class World:
     checks: dict[str, list[CheckRun]] = field(default_factory=dict)
     statuses: dict[str, list[StatusContext]] = field(default_factory=dict)
     workflows: set[str] = field(default_factory=lambda: {"magi.yml"})
+    # The inputs each workflow declares (default: magi's own workflow's, read from its
+    # template): GitHub refuses a dispatch with any other, "Unexpected inputs provided".
+    declared: dict[str, frozenset[str]] = field(default_factory=lambda: {"magi.yml": _DECLARED})
     runs: dict[int, WorkflowRun] = field(default_factory=dict)
     dispatches: list[dict[str, Any]] = field(default_factory=list)
     merges: list[dict[str, Any]] = field(default_factory=list)
@@ -524,6 +546,9 @@ class FakeGitHub:
         w = await self._enter("dispatch_workflow", repo, workflow=workflow, ref=ref, inputs=inputs)
         if workflow not in w.workflows:
             raise GitHubError(f"workflow {workflow} not found", status=404)
+        unexpected = sorted(set(inputs) - w.declared.get(workflow, set(inputs)))
+        if unexpected:
+            raise GitHubError(f"Unexpected inputs provided: {json.dumps(unexpected)}", status=422)
         run_id = self.run_ids.pop(0) if self.run_ids else next(self._ids)
         # GitHub renders the workflow's `run-name:` from the inputs (magi's names the
         # command, the issue or PR and the run): what the App finds a stage's run by.

@@ -10,6 +10,7 @@ lost stop is a run that finishes, never a run that dies.
 
 from __future__ import annotations
 
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
@@ -33,8 +34,36 @@ def _ask(channel: Channel) -> bool:
     )
     # The scheme is http(s) only: read_channel checked the URL before it became a channel.
     opener = urllib.request.build_opener(_NoRedirect)
-    with opener.open(request, timeout=TIMEOUT) as answer:
-        return read_answer(answer.read(4097))
+    try:
+        with opener.open(request, timeout=TIMEOUT) as answer:
+            return read_answer(answer.read(4097))
+    except urllib.error.HTTPError as exc:
+        exc.close()  # its response, not left for the collector
+        raise
+
+
+def _within(seconds: float, ask: Callable[[], bool]) -> bool:
+    """``ask()``, given ``seconds`` in all: a socket's timeout is per read, and an App that
+    drips its answer a byte at a time would hold the run's boundary for hours. A question
+    still out when time is up is left to end on its own (a daemon thread; it changes
+    nothing when it does)."""
+    got: list[bool] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            got.append(ask())
+        except BaseException as exc:
+            failed.append(exc)
+
+    worker = threading.Thread(target=run, name="magi-park-ask", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if failed:
+        raise failed[0]
+    if not got:
+        raise TimeoutError(f"no whole answer within {seconds:.0f} s")
+    return got[0]
 
 
 class AppPark:
@@ -50,8 +79,8 @@ class AppPark:
         if run_id != self.run_id:  # the channel is this run's alone
             return None
         try:
-            return WHY if _ask(self.channel) else None
-        except (OSError, ValueError) as exc:  # urllib's errors are OSErrors
+            return WHY if _within(TIMEOUT, lambda: _ask(self.channel)) else None
+        except Exception as exc:
             if not self.said:
                 self.said = True
                 if isinstance(exc, urllib.error.HTTPError):
@@ -80,5 +109,5 @@ def from_environ(
     try:
         return AppPark(read_channel(text, repo, run_id), run_id, note)
     except BadChannel as exc:
-        note(f"{exc}: a `/magi stop` will cancel this run instead of parking it", "warn")
+        note(f"{exc}: a `/magi stop` will not reach this run; `/magi stop now` cancels it", "warn")
         return None

@@ -41,7 +41,7 @@ from magi.action.publish_job.render import (
     tracking,
 )
 from magi.action.publish_job.workflow_guard import workflow_changes
-from magi.core.person.park import BadChannel, key_ok, park_ref, read_channel
+from magi.core.person.park import park_ref
 from magi.core.seats.runners import agent_labels, first_stage, next_stage, same_labels
 from magi.core.threads import markers
 from magi.core.threads.posting import Policy, code, gate
@@ -316,7 +316,7 @@ async def _next_stage(
         raise ActionError("GITHUB_REF_NAME is not set: publish cannot dispatch the next stage")
     workflow = trusted.github.workflow
     inputs = {"issue": str(issue), "run_id": run.id, "command": "compete"}
-    inputs.update(_park_input(env, run.id))
+    inputs.update(env.park_input(run.id))
     if run.fork:
         # A forked wave: one seat job per label set, side by side (each its own concurrency
         # group); the one whose publish completes the set dispatches the join.
@@ -332,20 +332,6 @@ async def _next_stage(
     inputs["runner-labels"] = json.dumps(allowed_labels(trusted, labels, "the hand-off"))
     await port.dispatch_workflow(env.repo, workflow, env.ref_name, inputs)
     env.summary(f"magi run {run.id} goes on on a runner labelled {', '.join(labels)}.")
-
-
-def _park_input(env: ActionEnv, run_id: str) -> dict[str, str]:
-    """The next stage asks where this one asked whether to park: the dispatch's ``park``
-    input, forwarded only when it is this run's channel under the App's own key."""
-    if not env.park:
-        return {}
-    try:
-        channel = read_channel(env.park, env.repo.full_name, run_id)
-    except BadChannel:
-        return {}
-    if not key_ok(env.seal, env.repo.full_name, run_id, channel.key):
-        return {}
-    return {"park": channel.to_input()}
 
 
 def _workflow_note(refused: dict[str, list[str]], winner: str | None) -> str:

@@ -132,6 +132,7 @@ async def _dispatch_join(
         raise ActionError("GITHUB_REF_NAME is not set: publish cannot dispatch the join")
     inputs = {"issue": str(issue), "run_id": run.id, "command": "compete"}
     inputs["runner-labels"] = json.dumps(first_stage(trusted))
+    inputs.update(env.park_input(run.id))  # a `/magi stop` parks the join and what follows
     await port.dispatch_workflow(env.repo, trusted.github.workflow, env.ref_name, inputs)
     env.summary(f"magi run {run.id}: the forked wave is whole; its join is dispatched.")
 

@@ -64,7 +64,9 @@ def park_key(seal: Seal, repo: str, run_id: str) -> str:
 
 def key_ok(seal: Seal, repo: str, run_id: str, given: str | None) -> bool:
     """Whether ``given`` is that run's park key (compared in constant time)."""
-    return bool(given) and hmac.compare_digest(park_key(seal, repo, run_id), given or "")
+    if not given or not _KEY.fullmatch(given):  # compare_digest refuses non-ASCII str
+        return False
+    return hmac.compare_digest(park_key(seal, repo, run_id), given)
 
 
 def path_of(repo: str, run_id: str) -> str:

@@ -34,8 +34,9 @@ class Verb(enum.Enum):
 
 HELP: dict[Verb, str] = {
     Verb.RETRY: "re-dispatch a stalled or failed run from its record",
-    Verb.STOP: "park the run at its next node boundary (the seats at work finish their turn); "
-    "`/magi stop now` cancels it at once. Either way `/magi retry` carries it on",
+    Verb.STOP: "park the run at its next node boundary (the seats at work finish their turn; "
+    "a run the App cannot reach is cancelled); `/magi stop now` cancels it at once. Either "
+    "way `/magi retry` carries it on",
     Verb.FOLD: "remove a finished run's candidate branches",
     Verb.STATUS: "reply with where the run is",
     Verb.STATS: "reply with the figures over the repository's run records",
