@@ -61,6 +61,25 @@ def test_clean_review_gates_and_is_ready(world):
     assert rv.branch in (run.merge.command or "")
 
 
+def test_e2e_and_gate_with_no_command_make_no_checkout(world, monkeypatch):
+    """With nothing to run, neither e2e nor the gate leases a tree (a full checkout on a
+    run's first use), and both still record that they passed on the reviewed head."""
+    from magi.graph import e2e, gate
+
+    def no_tree(*_a: object, **_k: object) -> None:
+        raise AssertionError("a checkout was made with no command to run in it")
+
+    monkeypatch.setattr(e2e, "clean_worktree", no_tree)
+    monkeypatch.setattr(gate, "clean_worktree", no_tree)
+    run = solo(world, verify={"e2e": [], "gate": []})
+    assert run.status is RunStatus.READY, run.reason
+    rnd = run.review.rounds[-1] if run.review else None
+    assert rnd is not None and rnd.e2e is not None
+    assert (rnd.e2e.passed, rnd.e2e.exit_code, rnd.e2e.head) == (True, 0, rnd.head)
+    assert run.gate is not None
+    assert (run.gate.ran, run.gate.passed, run.gate.head) == (True, True, rnd.head)
+
+
 def test_reviewer_prompts_carry_no_author_identity(world):
     """Every review prompt artifact is scanned against the roster ids and vendor names."""
     _sd, _, home = world

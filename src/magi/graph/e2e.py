@@ -44,8 +44,10 @@ def check(ctx: Context, head: str) -> E2eResult:
         # The record must name what was actually checked, never what was meant to be.
         ctx.event(NAME, f"winner's worktree is at {at_head[:12]}, not {head[:12]}", "warn")
     commands = list(ctx.config.verify.e2e)
-    ctx.reporter.seat("e2e", "running")
     started = ctx.clock()
+    if not commands:  # nothing to run: no checkout (a full one each round, for nothing)
+        return E2eResult(head=at_head, at=started, passed=True, exit_code=0, commands=[])
+    ctx.reporter.seat("e2e", "running")
     # A fresh checkout of the head: nothing a seat left uncommitted in the tree is run.
     with clean_worktree(
         ctx.git, at_head, ctx.worktree_root() / "check-e2e", spares=ctx.spares()

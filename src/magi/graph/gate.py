@@ -8,6 +8,7 @@ with the command and its output.
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 from magi.git.checkout import clean_worktree, drop_spares
@@ -48,8 +49,11 @@ def run(ctx: Context) -> None:
 def check(ctx: Context, head: str) -> Gate:
     """Run the gate commands in order on ``head``, stopping at the first that fails.
 
-    They run in a fresh detached checkout of ``head``, never in the winner's own tree.
+    They run in a fresh detached checkout of ``head``, never in the winner's own tree; with
+    no command there is nothing to run and no checkout is made.
     """
+    if not ctx.config.verify.gate:
+        return _record(ctx, head, ctx.clock(), [])
     with clean_worktree(
         ctx.git, head, ctx.worktree_root() / "check-gate", spares=ctx.spares()
     ) as cwd:
@@ -86,6 +90,11 @@ def _check(ctx: Context, head: str, cwd: Path) -> Gate:
             break
     if results:
         after_checks(ctx, NAME, "verify.gate")
+    return _record(ctx, head, started, results)
+
+
+def _record(ctx: Context, head: str, started: datetime, results: list[CheckResult]) -> Gate:
+    commands = list(ctx.config.verify.gate)
     passed = len(results) == len(commands) and all(
         r.exit_code == 0 and not r.timed_out for r in results
     )
