@@ -239,3 +239,61 @@ def test_a_clone_without_its_index_is_no_damage_but_is_not_adopted(git: Git, clo
     assert not clones.sound(clone, BRANCH)
     (clone / ".git" / "objects" / "info" / "alternates").unlink()
     assert clones.damage(clone) is None
+
+
+def _own_objects(tree: Path) -> list[str]:
+    store = tree / ".git" / "objects"
+    return sorted(str(p.relative_to(store)) for p in store.rglob("*") if p.is_file())
+
+
+def test_a_fresh_clone_owns_no_objects_until_its_seat_writes_one(git: Git, clone: Path) -> None:
+    """Empty as made; a `git add` (a blob of its own) or a link in the store makes it not."""
+    assert clones.owns_no_objects(clone)
+    (clone / "f.txt").write_text("seat's\n")
+    sh(clone, "add", "f.txt")
+    assert not clones.owns_no_objects(clone)
+    for p in (clone / ".git" / "objects").iterdir():
+        if p.name not in ("info", "pack"):
+            for f in p.iterdir():
+                f.unlink()
+            p.rmdir()
+    assert clones.owns_no_objects(clone)
+    (clone / ".git" / "objects" / "pack").rmdir()
+    (clone / ".git" / "objects" / "pack").symlink_to(git.root)
+    assert not clones.owns_no_objects(clone)
+
+
+def test_take_back_sets_the_branch_from_magi_s_commit_without_a_fetch(
+    git: Git, clone: Path
+) -> None:
+    """The rescue commit is written into the repository's store: the clone's own stays
+    empty, and the repository's branch is the clone's head, checked like a fetched one."""
+    (clone / "f.txt").write_text("two\n")
+    (clone / "new.txt").write_text("new\n")
+    own = clones.git_of(git, clone)
+    made = own.commit_all(clone, "rescued", objects=clones.objects(git))
+    assert made is not None
+    assert _own_objects(clone) == ["info/alternates"]
+    base = git.rev_parse("main")
+    got = clones.take_back(git, clone, branch=BRANCH, base=base, fallback=base, head=made)
+    assert (got.head, got.violations) == (made, ())
+    assert got.commits is not None
+    assert [m.strip() for _, m in got.commits] == ["rescued"]
+    assert git.rev_parse(f"refs/heads/{BRANCH}") == made == sh(clone, "rev-parse", "HEAD")
+    assert sh(git.root, "show", f"{made}:new.txt") == "new"
+
+
+def test_take_back_refuses_what_the_repository_cannot_resolve_or_does_not_descend(
+    git: Git, clone: Path, tmp_path: Path
+) -> None:
+    """A head only the clone can see, or history off the base: the branch goes back."""
+    base = git.rev_parse("main")
+    got = clones.take_back(git, clone, branch=BRANCH, base=base, fallback=base, head="f" * 40)
+    assert got.head == base
+    assert "could not be taken back" in got.violations[0]
+    assert git.rev_parse(f"refs/heads/{BRANCH}") == base
+    orphan = sh(git.root, "commit-tree", "-m", "orphan", sh(git.root, "rev-parse", "main^{tree}"))
+    got = clones.take_back(git, clone, branch=BRANCH, base=base, fallback=base, head=orphan)
+    assert got.head == base
+    assert "does not descend" in got.violations[0]
+    assert git.rev_parse(f"refs/heads/{BRANCH}") == base

@@ -222,16 +222,16 @@ def test_commit_all_uses_the_neutral_identity(repo: Path, git: Git) -> None:
     wt = repo.parent / "wt"
     git.worktree_add(wt, start="main", branch="magi/r1/A")
     (wt / "work.py").write_text("print('hi')\n")
-    assert git.commit_all(wt, "rescued work") is True
+    assert git.commit_all(wt, "rescued work") == git.head(wt)
     who = agent_git(wt, "log", "-1", "--format=%an|%ae|%cn|%ce|%s").strip()
     assert who == f"{NEUTRAL_NAME}|{NEUTRAL_EMAIL}|{NEUTRAL_NAME}|{NEUTRAL_EMAIL}|rescued work"
     assert git.author_identities("main", "magi/r1/A") == [f"{NEUTRAL_NAME} <{NEUTRAL_EMAIL}>"]
 
 
-def test_commit_all_on_a_clean_tree_returns_false(repo: Path, git: Git) -> None:
+def test_commit_all_on_a_clean_tree_returns_none(repo: Path, git: Git) -> None:
     """Nothing to commit is not an error, and makes no commit."""
     head = git.head(repo)
-    assert git.commit_all(repo, "nothing") is False
+    assert git.commit_all(repo, "nothing") is None
     assert git.head(repo) == head
 
 
@@ -274,7 +274,7 @@ def test_commit_all_strips_trailers_and_runs_no_hook(repo: Path, tmp_path: Path)
     assert git.commit_all(repo, f"rescued\n\n{TRAILER}")
     assert agent_git(repo, "log", "-1", "--format=%B").strip() == "rescued"
     assert not marker.exists()
-    assert git.commit_all(repo, "again") is False  # the index and HEAD agree now
+    assert git.commit_all(repo, "again") is None  # the index and HEAD agree now
     assert agent_git(repo, "status", "--porcelain") == ""
 
 

@@ -119,6 +119,52 @@ def test_uncommitted_work_is_rescued_under_the_neutral_identity(env):
     assert authors.strip() == "magi <magi@localhost.invalid>|magi <magi@localhost.invalid>"
 
 
+def test_work_left_uncommitted_comes_back_without_a_fetch(env, monkeypatch):
+    """A seat that never ran git: magi's commit goes straight into the repository's store
+    and its clone's own store stays empty; a seat that committed is fetched as ever."""
+    from magi.git import clones
+
+    fetched: list[str] = []
+    real = clones.fetch_back
+
+    def fetch_back(git, tree, **kw):  # type: ignore[no-untyped-def]
+        fetched.append(kw["branch"])
+        return real(git, tree, **kw)
+
+    monkeypatch.setattr(clones, "fetch_back", fetch_back)
+    repo, home, sd = env
+    agents = {"a1": f"sh:{FIX}", "a2": f"sh:{FIX} && {COMMIT} -m mine"}
+    run = start(repo, home, config(sd, agents, graph={"deliberate_rounds": 0}))
+    by = {run.author(c.label): c for c in run.candidates}
+    assert by["a1"].rescued
+    assert not by["a2"].rescued
+    assert set(fetched) == {by["a2"].branch}  # its turn, and its fixer's if it won
+    assert git_out(repo, "rev-parse", by["a1"].branch).strip() == by["a1"].head
+    assert "word_count" in git_out(repo, "show", f"{by['a1'].head}:textstats.py")
+
+
+def test_a_straight_commit_that_fails_falls_back_to_the_fetch(env, monkeypatch):
+    """An index naming an object the repository lacks (the seat's own alternates): the
+    commit is made in the clone and fetched, and the work still comes back."""
+    from magi.errors import RepoError
+    from magi.git.repo import Git
+
+    real = Git.commit_all
+
+    def commit_all(self, worktree, message, *, objects=None):  # type: ignore[no-untyped-def]
+        if objects is not None:
+            raise RepoError("git write-tree: invalid object")
+        return real(self, worktree, message)
+
+    monkeypatch.setattr(Git, "commit_all", commit_all)
+    repo, home, sd = env
+    run = start(repo, home, config(sd, {"a1": f"sh:{FIX}"}, graph={"deliberate_rounds": 0}))
+    (c,) = run.candidates
+    assert c.rescued
+    assert not c.violations
+    assert "word_count" in git_out(repo, "show", f"{c.head}:textstats.py")
+
+
 def test_single_viable_candidate_is_uncontested(env):
     """One candidate produced something: no judge sits and the record says so."""
     repo, home, sd = env

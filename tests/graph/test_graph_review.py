@@ -74,7 +74,8 @@ def test_e2e_and_gate_with_no_command_make_no_checkout(world, monkeypatch):
     run = solo(world, verify={"e2e": [], "gate": []})
     assert run.status is RunStatus.READY, run.reason
     rnd = run.review.rounds[-1] if run.review else None
-    assert rnd is not None and rnd.e2e is not None
+    assert rnd is not None
+    assert rnd.e2e is not None
     assert (rnd.e2e.passed, rnd.e2e.exit_code, rnd.e2e.head) == (True, 0, rnd.head)
     assert run.gate is not None
     assert (run.gate.ran, run.gate.passed, run.gate.head) == (True, True, rnd.head)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from magi.errors import RepoError
 from magi.git import clones, refs_guard
 from magi.git.checkout import damage
 from magi.git.repo import Git
@@ -113,12 +114,17 @@ def hand_back(
     own = restore(own_git, watched.own)
     own += refs_guard.restore(own_git, watched.refs, allowed={ref})
     out = HandBack(since, own=own, shared=shared, cleared=clear_stale_locks(tree, branch))
-    on = own_git.run("symbolic-ref", "-q", "HEAD", cwd=tree, check=False).strip()
+    on = _on_branch(own_git, tree, ref)
     if on != ref:
         own_git.run("checkout", "-q", "-f", branch, cwd=tree)
         out.own.append(f"left its tree on {on or 'a detached HEAD'}; put back on {branch}")
-    out.rescued = own_git.commit_all(tree, message)
-    fetched = clones.fetch_back(ctx.git, tree, branch=branch, base=base, fallback=since)
+    straight = _straight_back(ctx, own_git, tree, branch, since, message)
+    if straight is None:
+        made = own_git.commit_all(tree, message)
+        fetched = clones.fetch_back(ctx.git, tree, branch=branch, base=base, fallback=since)
+    else:
+        fetched, made = straight
+    out.rescued = made is not None
     out.own += fetched.violations
     # The fetch read base..head; when the turn began at the base that is the span to scrub.
     read = fetched.commits if since == base and not fetched.violations else None
@@ -131,6 +137,37 @@ def hand_back(
     else:
         out.head = fetched.head  # fetched from the clone's branch, which is its HEAD
     return out
+
+
+def _on_branch(own_git: Git, tree: Path, ref: str) -> str:
+    """The ref the clone's HEAD names ('' when detached). Read from the HEAD file when it
+    says exactly ``ref`` (what git itself would read there: ``damage`` has made sure it is
+    no link); anything else is asked of git, which words what it finds."""
+    try:
+        if clones.git_dir(tree).joinpath("HEAD").read_bytes() == f"ref: {ref}\n".encode():
+            return ref
+    except OSError:
+        pass
+    return own_git.run("symbolic-ref", "-q", "HEAD", cwd=tree, check=False).strip()
+
+
+def _straight_back(
+    ctx: Context, own_git: Git, tree: Path, branch: str, since: str, message: str
+) -> tuple[clones.Fetched, str | None] | None:
+    """A clone whose own store is empty needs no fetch: magi's commit is written straight
+    into the repository's store and the branch set there (``clones.take_back``). None when
+    that cannot be (the seat wrote objects of its own, or its index names one the
+    repository lacks): the commit is then made in the clone and fetched as ever."""
+    if not clones.owns_no_objects(tree):
+        return None
+    try:
+        made = own_git.commit_all(tree, message, objects=clones.objects(ctx.git))
+    except RepoError:
+        return None
+    base = ctx.run.base_sha or ctx.run.base
+    return clones.take_back(
+        ctx.git, tree, branch=branch, base=base, fallback=since, head=made
+    ), made
 
 
 def _in_place(
@@ -146,7 +183,7 @@ def _in_place(
         note = f"sabotaged: {sabotaged}; nothing rescued"
         return HandBack(ctx.git.rev_parse(ref), shared=[*shared, note], sabotaged=sabotaged)
     out = HandBack(since, shared=shared)
-    out.rescued = ctx.git.commit_all(tree, message)
+    out.rescued = ctx.git.commit_all(tree, message) is not None
     out.scrubbed = scrub_branch(ctx.git, base=since, branch=branch)
     out.head = ctx.git.rev_parse(ref)
     return out
