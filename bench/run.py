@@ -55,7 +55,7 @@ from magi.model.run import Run, RunStatus
 from magi.state.store import Store
 
 REPS = 5
-PAIRS = 7
+PAIRS = 11
 SHELL_PAIRS = 3
 FILES = 2000
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from magi.git import clones, refs_guard
-from magi.git.repo import Git
+from magi.git.repo import Git, Made
 from magi.git.salvage import discard_run, worktrees_of
 from magi.git.worktree_guard import GuardSnapshot, restore
 
@@ -275,12 +275,14 @@ def test_take_back_sets_the_branch_from_magi_s_commit_without_a_fetch(
     assert made is not None
     assert _own_objects(clone) == ["info/alternates"]
     base = git.rev_parse("main")
-    got = clones.take_back(git, clone, branch=BRANCH, base=base, fallback=base, head=made)
-    assert (got.head, got.violations) == (made, ())
+    got = clones.take_back(git, clone, branch=BRANCH, base=base, fallback=base, made=made)
+    assert (got.head, got.violations) == (made.sha, ())
     assert got.commits is not None
     assert [m.strip() for _, m in got.commits] == ["rescued"]
-    assert git.rev_parse(f"refs/heads/{BRANCH}") == made == sh(clone, "rev-parse", "HEAD")
-    assert sh(git.root, "show", f"{made}:new.txt") == "new"
+    assert git.rev_parse(f"refs/heads/{BRANCH}") == made.sha == sh(clone, "rev-parse", "HEAD")
+    assert sh(git.root, "show", f"{made.sha}:new.txt") == "new"
+    # Read back, the span is what the commit said it is.
+    assert git.span_log(base, f"refs/heads/{BRANCH}").commits == got.commits
 
 
 def test_take_back_refuses_what_the_repository_cannot_resolve_or_does_not_descend(
@@ -288,12 +290,15 @@ def test_take_back_refuses_what_the_repository_cannot_resolve_or_does_not_descen
 ) -> None:
     """A head only the clone can see, or history off the base: the branch goes back."""
     base = git.rev_parse("main")
-    got = clones.take_back(git, clone, branch=BRANCH, base=base, fallback=base, head="f" * 40)
+    ghost = Made("f" * 40, base, "ghost")
+    got = clones.take_back(git, clone, branch=BRANCH, base=base, fallback=base, made=ghost)
     assert got.head == base
     assert "could not be taken back" in got.violations[0]
     assert git.rev_parse(f"refs/heads/{BRANCH}") == base
     orphan = sh(git.root, "commit-tree", "-m", "orphan", sh(git.root, "rev-parse", "main^{tree}"))
-    got = clones.take_back(git, clone, branch=BRANCH, base=base, fallback=base, head=orphan)
+    sh(clone, "update-ref", f"refs/heads/{BRANCH}", orphan)  # borrowed: nothing of its own
+    assert clones.owns_no_objects(clone)
+    got = clones.take_back(git, clone, branch=BRANCH, base=base, fallback=base)
     assert got.head == base
     assert "does not descend" in got.violations[0]
     assert git.rev_parse(f"refs/heads/{BRANCH}") == base

@@ -222,7 +222,9 @@ def test_commit_all_uses_the_neutral_identity(repo: Path, git: Git) -> None:
     wt = repo.parent / "wt"
     git.worktree_add(wt, start="main", branch="magi/r1/A")
     (wt / "work.py").write_text("print('hi')\n")
-    assert git.commit_all(wt, "rescued work") == git.head(wt)
+    made = git.commit_all(wt, "rescued work")
+    assert made is not None
+    assert (made.sha, made.message) == (git.head(wt), "rescued work")
     who = agent_git(wt, "log", "-1", "--format=%an|%ae|%cn|%ce|%s").strip()
     assert who == f"{NEUTRAL_NAME}|{NEUTRAL_EMAIL}|{NEUTRAL_NAME}|{NEUTRAL_EMAIL}|rescued work"
     assert git.author_identities("main", "magi/r1/A") == [f"{NEUTRAL_NAME} <{NEUTRAL_EMAIL}>"]

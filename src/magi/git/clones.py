@@ -32,7 +32,7 @@ from pathlib import Path
 
 from magi.errors import RepoError
 from magi.git.checkout import discard
-from magi.git.repo import Git
+from magi.git.repo import Git, Made
 from magi.state.failpoint import failpoint
 
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # already a commit's name: no rev-parse
@@ -252,26 +252,28 @@ def owns_no_objects(tree: Path) -> bool:
 
 
 def take_back(
-    git: Git, tree: Path, *, branch: str, base: str, fallback: str, head: str | None = None
+    git: Git, tree: Path, *, branch: str, base: str, fallback: str, made: Made | None = None
 ) -> Fetched:
     """``fetch_back`` for a clone that ``owns_no_objects``: the repository's store already
     holds every object its branch can reach, so the branch is set there without a fetch
     (a process and its upload-pack and unpack, 12 to 15 ms at the end of each turn), then
-    checked as a fetched one is. ``head``: the clone's branch head when magi just made it.
+    checked as a fetched one is. ``made``: the commit magi just made on the clone's branch;
+    one whose parent is ``base`` is the whole span, which needs no reading back.
 
     A head the repository cannot resolve to a commit (the seat pointed its branch through
     an alternates file of its own) is not taken, as an unfetchable branch is not.
     """
     ref = f"refs/heads/{branch}"
     try:
-        if head is None:
-            head = git_of(git, tree).rev_parse(f"{ref}^{{commit}}")
+        head = made.sha if made is not None else git_of(git, tree).rev_parse(f"{ref}^{{commit}}")
         if not _SHA.fullmatch(head):
             raise RepoError(f"not a commit: {head!r}")
         git.run("update-ref", ref, head)
     except RepoError as e:
         git.run("update-ref", ref, fallback)
         return Fetched(fallback, (f"its branch could not be taken back ({e}); not taken",))
+    if made is not None and made.parent == base:
+        return Fetched(made.sha, commits=[(made.sha, made.message)])
     return _checked(git, ref, base=base, fallback=fallback)
 
 

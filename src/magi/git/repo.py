@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, NamedTuple, cast
 
 from magi.core.compete.blind import strip_trailers
 from magi.errors import RepoError
@@ -101,6 +101,15 @@ def _diff(base: str, head: str, *flags: str) -> list[str]:
 
 def _span(base: str, head: str) -> list[str]:
     return ["--end-of-options", f"{_rev(base)}..{_rev(head)}", "--"]
+
+
+class Made(NamedTuple):
+    """A commit ``commit_all`` made: its id, its parent ('' for a root) and its message as
+    ``span_log`` reads it back."""
+
+    sha: str
+    parent: str
+    message: str
 
 
 @dataclass(frozen=True)
@@ -349,9 +358,9 @@ class Git:
 
     def commit_all(
         self, worktree: Path, message: str, *, objects: Path | None = None
-    ) -> str | None:
-        """Commit everything in ``worktree`` under the neutral identity: the new commit, or
-        None if there was nothing to commit.
+    ) -> Made | None:
+        """Commit everything in ``worktree`` under the neutral identity: the new commit (its
+        parent and message beside it), or None if there was nothing to commit.
 
         Plumbing, not ``git commit``: no hook runs at all (the trailers magi's commit-msg hook
         would strip are stripped here), and ``commit`` would refresh the index a second time
@@ -369,11 +378,12 @@ class Git:
         ident = {"NAME": NEUTRAL_NAME, "EMAIL": NEUTRAL_EMAIL}
         env = {f"GIT_{who}_{k}": v for who in ("AUTHOR", "COMMITTER") for k, v in ident.items()}
         parents = ["-p", parent] if parent else []
+        text = strip_trailers(message).rstrip("\n")
         new = (
             self._exec(
                 ["commit-tree", "--no-gpg-sign", *parents, "-F", "-", tree],
                 cwd=wt,
-                input=(strip_trailers(message).rstrip("\n") + "\n").encode(),
+                input=(text + "\n").encode(),
                 env={**env, **store},
             )
             .stdout.decode()
@@ -385,7 +395,7 @@ class Git:
             cwd=wt,
             env=store,
         )
-        return new
+        return Made(new, parent, text)
 
     def span_log(self, base: str, ref: str) -> Span:
         """``base..ref`` in one ``git log``: its commits oldest first with their messages,

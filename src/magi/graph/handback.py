@@ -18,7 +18,7 @@ from pathlib import Path
 from magi.errors import RepoError
 from magi.git import clones, refs_guard
 from magi.git.checkout import damage
-from magi.git.repo import Git
+from magi.git.repo import Git, Made
 from magi.git.scrub import scrub_branch
 from magi.git.worktree_guard import GuardSnapshot, restore
 from magi.graph.context import Context
@@ -153,7 +153,7 @@ def _on_branch(own_git: Git, tree: Path, ref: str) -> str:
 
 def _straight_back(
     ctx: Context, own_git: Git, tree: Path, branch: str, since: str, message: str
-) -> tuple[clones.Fetched, str | None] | None:
+) -> tuple[clones.Fetched, Made | None] | None:
     """A clone whose own store is empty needs no fetch: magi's commit is written straight
     into the repository's store and the branch set there (``clones.take_back``). None when
     that cannot be (the seat wrote objects of its own, or its index names one the
@@ -165,9 +165,8 @@ def _straight_back(
     except RepoError:
         return None
     base = ctx.run.base_sha or ctx.run.base
-    return clones.take_back(
-        ctx.git, tree, branch=branch, base=base, fallback=since, head=made
-    ), made
+    back = clones.take_back(ctx.git, tree, branch=branch, base=base, fallback=since, made=made)
+    return back, made
 
 
 def _in_place(
