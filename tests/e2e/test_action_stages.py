@@ -29,7 +29,7 @@ from magi.action.seal import KEY_FILE, new_key
 from magi.core.person.park import channel
 from magi.git.repo import Git
 from magi.github.port import GitHubError
-from magi.model.run import RunStatus
+from magi.model.run import Run, RunStatus
 from magi.state.store import Store
 from record_helpers import run as fixture_run
 
@@ -378,6 +378,15 @@ def test_a_seat_jobs_result_speaks_only_for_its_own_seats(tmp_path, monkeypatch)
     members = open_sealed(key, sealed, kind="fork", **where)
     with pytest.raises(ActionError, match="not the result of the seats of self-hosted, magi"):
         absorb(record, members, POOL, Store(world.home), Git.discover(world.repo), "t")
+    # Nor as another wave's result, nor with answers its wave does not ask for.
+    body = json.loads(members["fork.json"])
+    elsewhere = {**members, "fork.json": json.dumps({**body, "node": "judge"}).encode()}
+    with pytest.raises(ActionError, match="not a result of the implement wave"):
+        absorb(record, elsewhere, GPU, Store(world.home), Git.discover(world.repo), "t")
+    body["votes"] = [{"seat": body["seats"][0], "status": "ok", "vote": "A"}]
+    forged = {**members, "fork.json": json.dumps(body).encode()}
+    with pytest.raises(ActionError, match="answers of a wave other than implement"):
+        absorb(record, forged, GPU, Store(world.home), Git.discover(world.repo), "t")
     settled = absorb(record, members, GPU, Store(world.home), Git.discover(world.repo), "t")
     assert len(settled) == 1
 
@@ -455,3 +464,70 @@ def test_the_next_stages_are_dispatched_with_the_runs_park_channel(tmp_path, mon
     assert len(sent) == 2
     assert [d["park"] for d in sent] == [park, park]
     assert f"magi/park/{run_id}" in world.github.world(REPO).refs, "the next stage parks"
+
+
+def _drive(world: World, gpu: World, run_id: str, monkeypatch, gpu_path: str, seen: int) -> Run:
+    """Every stage publish dispatched from the ``seen``-th dispatch on, in order, each on
+    the runner its labels name (a fork's seat jobs one after the other), until the run
+    ends; the run as the last stage left it."""
+    done = None
+    for _ in range(20):
+        sent = _dispatched(world)
+        if seen >= len(sent):
+            break
+        inputs = sent[seen]
+        seen += 1
+        labels = json.loads(inputs["runner-labels"])
+        runner = gpu if labels == GPU else world
+        extra = ["--run-id", run_id, *(["--fork"] if inputs.get("stage") == "fork" else [])]
+        code, out = _stage(runner, labels, *extra, path=gpu_path if runner is gpu else "")
+        assert code == 0, out
+        assert not _naming(out), "a staged job's public log names no candidate"
+        done = Store(runner.home).load_run(run_id)
+        assert runner.publish(monkeypatch, run_id).exit_code == 0
+    assert done is not None
+    return done
+
+
+def test_the_judges_wave_and_the_vote_are_forked_when_a_judge_sits_elsewhere(
+    tmp_path, monkeypatch, one_runner
+) -> None:
+    """One judge's agent is logged in on the gpu runner only: the judges' first judgement
+    and the vote each go to both runners at once (a seat job each, then one join), every
+    judge asked once per wave, and the election is the one a single runner holds."""
+    world = make_world(tmp_path)
+    _gpu_roster(world, "jurorthree")
+    new_key(world.home)
+    gpu = _gpu_runner(world)
+    gpu_path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
+
+    code, out = _stage(world, POOL)  # prep, implement and verify on the pool; then the fork
+    assert code == 0, out
+    run_id = _run_id(world)
+    first = Store(world.home).load_run(run_id)
+    assert first.status is RunStatus.HANDED_OFF, first.reason
+    assert (first.fork, first.fork_node) == ([POOL, GPU], "judge")
+    assert not first.judgements, "the job that forks asks no judge"
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    assert [d.get("stage") for d in _dispatched(world)] == ["fork", "fork"]
+
+    done = _drive(world, gpu, run_id, monkeypatch, gpu_path, 0)
+    assert done.status is RunStatus.READY, done.reason
+    # The judges' wave forked and joined, then the vote's: two seat jobs and a join each.
+    fork, join = ("fork", json.dumps(POOL)), (None, json.dumps(POOL))
+    sent = [(d.get("stage"), d["runner-labels"]) for d in _dispatched(world)]
+    assert sent == [fork, ("fork", json.dumps(GPU)), join] * 2, sent
+    asked = seat_calls(world.scripted)
+    judged = {s: n for (s, node), n in asked.items() if node == "judge"}
+    assert judged == {"judge-1": 1, "judge-2": 1, "judge-3": 1}, asked
+    assert all(n == 1 for (_, node), n in asked.items() if node == "vote"), asked
+    on_gpu = (world.scripted / "gpu-calls").read_text().split()
+    assert set(on_gpu[0::2]) == {"judge-3"}, "only its seat ran on the gpu runner"
+    assert on_gpu[1::2] == ["judge", "vote"], on_gpu
+    assert [j.seat for j in done.judgements] == ["judge-1", "judge-2", "judge-3"]
+    assert all(j.status == "ok" for j in done.judgements)
+    (ref_id,) = one_runner.list_ids()
+    reference = one_runner.load_run(ref_id)
+    assert done.tally is not None
+    assert reference.tally is not None
+    assert done.author(done.tally.winner) == reference.author(reference.tally.winner)

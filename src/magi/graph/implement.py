@@ -8,13 +8,13 @@ from pathlib import Path
 from magi.agents.base import TurnResult, TurnStatus
 from magi.core.compete.prompts import answered_prompt, implement_prompt
 from magi.core.person.asking import BadQuestion, where
-from magi.core.seats.runners import fork_groups, has_labels, labels_here, stage_seats
 from magi.core.text.answers import parse_noop
 from magi.core.text.bounds import cap
 from magi.git import clones
 from magi.git.worktree_guard import GuardSnapshot
 from magi.graph import test_scan
 from magi.graph.context import Context, Stop
+from magi.graph.fork import fork_wave
 from magi.graph.handback import Watch, clear_stale_locks, hand_back, watch
 from magi.graph.prep import FRESH, REMADE, hooks_dir
 from magi.model.run import Candidate, Question, RunStatus, Turn
@@ -58,7 +58,7 @@ def run(ctx: Context) -> None:
         # (a timeout's work too); only a seat that never finished a turn is asked again.
         todo = [c for c in todo if c.status == "pending"]
     if todo and not answered:
-        _fork(ctx, todo)
+        fork_wave(ctx, "implement", [c.seat for c in todo])
     if todo or answered:
         # The repository's own git directory, once for the wave; each clone's, per seat.
         repo = GuardSnapshot.take(ctx.git)
@@ -74,26 +74,6 @@ def run(ctx: Context) -> None:
                 f.result()
     _park_on_questions(ctx)
     _settle(ctx)
-
-
-def _fork(ctx: Context, todo: list[Candidate]) -> None:
-    """A staged job whose wave needs more than one runner's logins, one of them not its
-    own: no seat is asked here. The wave is forked (``Run.fork``): publish dispatches one
-    seat job per label set at once, and the join goes on from what they did
-    (``docs/fan-out.md``)."""
-    here = labels_here(ctx.environ)
-    if here is None or stage_seats(ctx.environ) is not None:
-        return
-    r = ctx.run
-    groups = fork_groups(ctx.config, [(c.seat, r.seats[c.seat].agent) for c in todo])
-    if len(groups) < 2 or all(has_labels(here, labels) for labels, _ in groups):
-        return
-    with ctx.lock:
-        r.fork = [labels for labels, _ in groups]
-        r.handoff = list(r.fork)
-    ctx.save()
-    sets = "; ".join(", ".join(labels) for labels in r.fork)
-    raise Stop(RunStatus.HANDED_OFF, f"the wave goes to {len(groups)} runners at once ({sets})")
 
 
 def _untouched(ctx: Context, todo: list[Candidate], workers: int) -> set[str]:

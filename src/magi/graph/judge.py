@@ -10,6 +10,7 @@ from magi.core.text.bounds import cap
 from magi.git.checkout import lease
 from magi.git.worktree_guard import GuardSnapshot, restore
 from magi.graph.context import Context, Stop, seat_order
+from magi.graph.fork import fork_wave
 from magi.graph.packets import all_packets, judge_context, viable_labels
 from magi.model.run import JudgeSeat, Ranking, RunStatus, upsert
 from magi.seats import RETRYABLE, ask_structured
@@ -55,6 +56,7 @@ def run(ctx: Context) -> None:
         return
     pin_branches(ctx)
     all_packets(ctx)  # the leak scan runs (and may stop the run) before any judge is asked
+    fork_wave(ctx, "judge", [j.seat for j in todo])
     for j in todo:  # a checkout takes repository locks: one at a time, before the wave
         ensure_judge_worktree(ctx, j.seat)
     guard = GuardSnapshot.take(ctx.git, [])

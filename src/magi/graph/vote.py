@@ -9,6 +9,7 @@ from magi.core.text.answers import VoteAnswer
 from magi.core.text.bounds import cap
 from magi.graph.context import Context, seat_order
 from magi.graph.deliberate import transcript
+from magi.graph.fork import fork_wave
 from magi.graph.judge import ensure_judge_worktree
 from magi.graph.packets import judge_context, viable_labels
 from magi.model.run import RunStatus, Vote, upsert
@@ -28,6 +29,7 @@ def run(ctx: Context) -> None:
     todo = [j.seat for j in r.judgements if j.status == "ok" and j.seat not in done]
     if not todo:
         return
+    fork_wave(ctx, "vote", todo)
     for seat in todo:  # git worktree add takes repository locks: one at a time, before the wave
         ensure_judge_worktree(ctx, seat)
     with ThreadPoolExecutor(

@@ -28,8 +28,13 @@ from magi.model.review import Gate, MergeRecord, OperatorFix, Review
 # And records from before `questions` (magi ask): a run that could not ask asked nothing.
 # And from before `handoff` and `handed_off` (stages on several runners): a run that could
 # not be handed off waited for no runner; nor `Seat.session_host`: no runner was named;
-# nor `fork`: no wave was forked.
+# nor `fork`: no wave was forked; nor `fork_node`: a forked wave was implement's.
 SCHEMA = 7
+
+
+# The waves a staged job may fork across runners (``magi.graph.fork``): each asks its seats
+# side by side, and what a seat's turn leaves is keyed by that seat alone.
+ForkNode = Literal["implement", "judge", "vote"]
 
 
 class _Rec(BaseModel):
@@ -442,9 +447,10 @@ class Run(Record):
     landing: Landing | None = None  # None: no landing fix round has run
     # The runner label sets the run waits for (HANDED_OFF), in the order its seats asked.
     handoff: list[list[str]] = Field(default_factory=list)
-    # The label sets an implement wave was forked to, one seat job each, side by side; empty
-    # once the join absorbed what they did (or when no wave was forked).
+    # The label sets a wave was forked to, one seat job each, side by side; empty once the
+    # join absorbed what they did (or when no wave was forked).
     fork: list[list[str]] = Field(default_factory=list)
+    fork_node: ForkNode = "implement"  # which wave ``fork`` split
 
     def candidate(self, label: str) -> Candidate:
         for c in self.candidates:

@@ -1,14 +1,16 @@
-"""A forked implement wave: what one seat job did, sealed, and the join that takes it in.
+"""A forked wave: what one seat job did, sealed, and the join that takes it in.
 
-A wave whose seats need several runners' logins is forked (``magi.graph.implement``): one
-seat job per label set runs at the same time as the others, each from the record as the
-fork left it, each asking only its own seats. A seat's work touches only what is keyed by
-that seat: its candidate, ``seats[<seat>]``, its turns, its questions, the redactions of
-its prompts (``prompt:<seat>``), the artifacts whose names carry it, and its branch's
-objects. So a seat job's result is that, and nothing else (``delta``), sealed with the
-pool's runner key as a ``fork`` (it cannot stand for a whole run, nor a run for it), and
-the join puts each delta in place of the seats' state at the fork (``absorb``): no two
-records are merged, and what one seat job did cannot touch another's seats.
+A wave whose seats need several runners' logins is forked (``magi.graph.fork``): one seat
+job per label set runs at the same time as the others, each from the record as the fork
+left it, each asking only its own seats. A seat's work touches only what is keyed by that
+seat: ``seats[<seat>]``, its turns, its questions, the redactions of its prompts
+(``prompt:<seat>``), the artifacts whose names carry it, and what the wave records per
+seat: an implementer's candidate and its branch's objects, a judge's first judgement
+(``judgements``), a judge's vote (``votes``). So a seat job's result is that, and nothing
+else (``delta``), sealed with the pool's runner key as a ``fork`` (it cannot stand for a
+whole run, nor a run for it), and the join puts each delta in place of the seats' state at
+the fork (``absorb``): no two records are merged, and what one seat job did cannot touch
+another's seats.
 """
 
 from __future__ import annotations
@@ -20,7 +22,17 @@ from magi.action.seal import BUNDLE, bundle_of
 from magi.core.seats.runners import agent_labels, same_labels
 from magi.errors import ActionError
 from magi.git.repo import Git
-from magi.model.run import Candidate, Event, Question, Redaction, Run, Seat, Turn
+from magi.model.run import (
+    Candidate,
+    Event,
+    Question,
+    Ranking,
+    Redaction,
+    Run,
+    Seat,
+    Turn,
+    Vote,
+)
 from magi.state.store import Store
 
 __all__ = ["DELTA", "absorb", "delta", "fork_seats", "slug"]
@@ -33,13 +45,20 @@ def slug(labels: list[str]) -> str:
     return "+".join(labels)
 
 
+def _wave(run: Run) -> list[str]:
+    """Every seat of the forked wave, in seat order: the implementers', or the judges'."""
+    if run.fork_node == "implement":
+        return [c.seat for c in run.candidates]
+    return [j.seat for j in run.judges]
+
+
 def fork_seats(run: Run, labels: list[str]) -> list[str]:
     """The seats of the fork's group ``labels``: those whose agent needs exactly these."""
     out = []
-    for c in run.candidates:
-        agent = run.config.agent(run.seats[c.seat].agent)
+    for seat in _wave(run):
+        agent = run.config.agent(run.seats[seat].agent)
         if same_labels(agent_labels(run.config, agent)) == same_labels(labels):
-            out.append(c.seat)
+            out.append(seat)
     return out
 
 
@@ -60,9 +79,20 @@ def delta(
     """What this seat job did for ``seats``, as the members of a sealed ``fork``."""
     mine = set(seats)
     body: dict[str, Any] = {
+        "node": run.fork_node,
         "labels": labels,
         "seats": seats,
         "candidates": [c.model_dump(mode="json") for c in run.candidates if c.seat in mine],
+        "judgements": [
+            j.model_dump(mode="json")
+            for j in run.judgements
+            if j.seat in mine and run.fork_node == "judge"
+        ],
+        "votes": [
+            v.model_dump(mode="json")
+            for v in run.votes
+            if v.seat in mine and run.fork_node == "vote"
+        ],
         "seat_records": {s: run.seats[s].model_dump(mode="json") for s in seats},
         "turns": [t.model_dump(mode="json") for t in run.turns if t.seat in mine],
         "questions": [q.model_dump(mode="json") for q in run.questions if q.seat in mine],
@@ -71,7 +101,7 @@ def delta(
             for r in run.redactions
             if r.where.removeprefix("prompt:") in mine
         ],
-        "events": [e.model_dump(mode="json") for e in run.events if e.node == "implement"],
+        "events": [e.model_dump(mode="json") for e in run.events if e.node == run.fork_node],
     }
     members = {DELTA: json.dumps(body, indent=1).encode()}
     folder = store.run_dir(run.id)
@@ -110,6 +140,8 @@ def absorb(
     seats = fork_seats(run, labels)
     if data.get("labels") != labels or sorted(data.get("seats") or []) != sorted(seats):
         raise ActionError(f"{where}: it is not the result of the seats of {', '.join(labels)}")
+    if data.get("node", "implement") != run.fork_node:
+        raise ActionError(f"{where}: it is not a result of the {run.fork_node} wave")
     mine = set(seats)
     try:
         candidates = {c.seat: c for c in map(Candidate.model_validate, data["candidates"])}
@@ -118,10 +150,23 @@ def absorb(
         questions = [Question.model_validate(q) for q in data["questions"]]
         redactions = [Redaction.model_validate(r) for r in data["redactions"]]
         events = [Event.model_validate(e) for e in data["events"]]
+        judgements = [Ranking.model_validate(j) for j in data.get("judgements", [])]
+        votes = [Vote.model_validate(v) for v in data.get("votes", [])]
     except (KeyError, TypeError, ValueError) as e:
         raise ActionError(f"{where}: what it holds does not validate: {e}") from None
-    if set(candidates) - mine or set(records) - mine or {t.seat for t in turns} - mine:
+    said = {*candidates, *records, *(t.seat for t in turns)}
+    said |= {j.seat for j in judgements} | {v.seat for v in votes}
+    if said - mine:
         raise ActionError(f"{where}: it holds seats that are not its own")
+    if (judgements and run.fork_node != "judge") or (votes and run.fork_node != "vote"):
+        raise ActionError(f"{where}: it holds answers of a wave other than {run.fork_node}")
+    order = {seat: i for i, seat in enumerate(_wave(run))}
+    if judgements:
+        kept = [j for j in run.judgements if j.seat not in mine]
+        run.judgements = sorted([*kept, *judgements], key=lambda j: order.get(j.seat, len(order)))
+    if votes:
+        kept_votes = [v for v in run.votes if v.seat not in mine]
+        run.votes = sorted([*kept_votes, *votes], key=lambda v: order.get(v.seat, len(order)))
     for i, c in enumerate(run.candidates):
         if c.seat in candidates:
             got = candidates[c.seat]
