@@ -180,25 +180,15 @@ def test_a_competition_goes_from_runner_to_runner_by_its_agents_labels(
 
     # On from there: each stage where publish dispatched it, until the run ends. The join,
     # on the pool, takes in both seat jobs' work, verifies, judges and tallies; after the
-    # tally the gpu agent's review seat goes to its runner (the record is public then: no
-    # key needed), and the run ends there.
-    stages: list[list[str]] = []
-    for _ in range(6):
-        labels = json.loads(_dispatched(world)[-1]["runner-labels"])
-        runner = gpu if labels == GPU else world
-        stages.append(labels)
-        code, out = _stage(
-            runner, labels, "--run-id", run_id, path=gpu_path if runner is gpu else ""
-        )
-        assert code == 0, out
-        done = Store(runner.home).load_run(run_id)
-        assert runner.publish(monkeypatch, run_id).exit_code == 0
-        if done.status is not RunStatus.HANDED_OFF:
-            break
+    # tally the review round's two seats (one the gpu agent's) fork the same way, and the
+    # join on the pool ends the run.
+    done = _drive(world, gpu, run_id, monkeypatch, gpu_path, 2)
     assert done.status is RunStatus.READY, done.reason
-    assert stages == [POOL, GPU], stages  # a clean review: the gpu stage ends it
-    assert len(_dispatched(world)) == 3 + len(stages) - 1, "no dispatch after the last stage"
+    sent = [(d.get("stage"), json.loads(d["runner-labels"])) for d in _dispatched(world)]
+    assert sent[3:] == [("fork", POOL), ("fork", GPU), (None, POOL)], sent
     assert len(world.github.world(REPO).pulls) == 1
+    assert done.review is not None
+    assert [s.status for s in done.review.rounds[0].seats] == ["ok", "ok"]
 
     # Every seat asked once at implement, wherever it ran; the winner is the one-runner
     # run's winner (the same agent: the seed differs, the election does not).
@@ -286,7 +276,7 @@ def test_a_retry_before_every_seat_job_stored_takes_what_is_stored_and_asks_the_
     assert code == 0, out
     assert "the seat job of self-hosted, magi stored nothing: its seats are asked again" in out
     run = Store(world.home).load_run(run_id)
-    assert run.fork == []
+    assert not run.fork or run.fork_node == "review", "the implement wave was joined"
     assert run.tally is not None, run.reason
     assert [n for (_, node), n in seat_calls(world.scripted).items() if node == "implement"] == [
         1,

@@ -1,11 +1,12 @@
 """A wave split across runners: a staged job whose wave needs several runners' logins.
 
-A wave that asks its seats side by side (implement, the judges' first judgement, the vote)
-and whose seats' agents need more than one label set, one of them not this job's own,
-asks none of them here: it is forked (``Run.fork``, ``Run.fork_node``). publish dispatches
-one seat job per label set at once, each asks only its own seats, and the join goes on
-from what they did (``magi.action.agents_job.fork``, ``docs/fan-out.md``). Deliberation is
-not forked: each judge's turn there reads the arguments of the judges before it.
+A wave that asks its seats side by side (implement, the judges' first judgement, the vote,
+a review round) and whose seats' agents need more than one label set, one of them not this
+job's own, asks none of them here: it is forked (``Run.fork``, ``Run.fork_node``). publish
+dispatches one seat job per label set at once, each asks only its own seats, and the join
+goes on from what they did (``magi.action.agents_job.fork``, ``docs/fan-out.md``).
+Deliberation is not forked: each judge's turn there reads the arguments of the judges
+before it.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from magi.git.checkout import discard, lease, release, reset_to
 from magi.git.worktree_guard import GuardSnapshot, restore
 from magi.graph import review_blind
 from magi.graph.context import Context, Stop, seat_order
+from magi.graph.fork import fork_wave
 from magi.graph.winner import e2e_text, ensure_review, winner, worktree
 from magi.model.review import ReviewRound, ReviewSeat
 from magi.model.run import RunStatus
@@ -113,6 +114,7 @@ def run(ctx: Context) -> None:
     todo = [s for s in rnd.seats if s.status in RETRYABLE]
     if not todo:
         return
+    fork_wave(ctx, "review", [s.seat for s in todo])
     paths = {s.seat: reviewer_worktree(ctx, s.seat, rnd.head) for s in todo}  # git locks: serial
     guard = GuardSnapshot.take(ctx.git, list(paths.values()))
     with ThreadPoolExecutor(

@@ -33,8 +33,9 @@ SCHEMA = 7
 
 
 # The waves a staged job may fork across runners (``magi.graph.fork``): each asks its seats
-# side by side, and what a seat's turn leaves is keyed by that seat alone.
-ForkNode = Literal["implement", "judge", "vote"]
+# side by side, and what a seat's turn leaves is keyed by that seat alone (a reviewer's
+# findings too: their ids carry its seat).
+ForkNode = Literal["implement", "judge", "vote", "review"]
 
 
 class _Rec(BaseModel):

@@ -6,7 +6,8 @@ left it, each asking only its own seats. A seat's work touches only what is keye
 seat: ``seats[<seat>]``, its turns, its questions, the redactions of its prompts
 (``prompt:<seat>``), the artifacts whose names carry it, and what the wave records per
 seat: an implementer's candidate and its branch's objects, a judge's first judgement
-(``judgements``), a judge's vote (``votes``). So a seat job's result is that, and nothing
+(``judgements``), a judge's vote (``votes``), a reviewer's seat in the open round and its
+findings (their ids carry the seat). So a seat job's result is that, and nothing
 else (``delta``), sealed with the pool's runner key as a ``fork`` (it cannot stand for a
 whole run, nor a run for it), and the join puts each delta in place of the seats' state at
 the fork (``absorb``): no two records are merged, and what one seat job did cannot touch
@@ -22,6 +23,7 @@ from magi.action.seal import BUNDLE, bundle_of
 from magi.core.seats.runners import agent_labels, same_labels
 from magi.errors import ActionError
 from magi.git.repo import Git
+from magi.model.review import FindingRecord, ReviewRound, ReviewSeat
 from magi.model.run import (
     Candidate,
     Event,
@@ -46,10 +48,21 @@ def slug(labels: list[str]) -> str:
 
 
 def _wave(run: Run) -> list[str]:
-    """Every seat of the forked wave, in seat order: the implementers', or the judges'."""
+    """Every seat of the forked wave, in seat order: the implementers', the judges', or the
+    open review round's."""
     if run.fork_node == "implement":
         return [c.seat for c in run.candidates]
+    if run.fork_node == "review":
+        rnd = _open_round(run)
+        return [s.seat for s in rnd.seats] if rnd is not None else []
     return [j.seat for j in run.judges]
+
+
+def _open_round(run: Run) -> ReviewRound | None:
+    """The review round a review wave was forked in: the last, still open."""
+    if run.review is None or not run.review.rounds or run.review.rounds[-1].closed:
+        return None
+    return run.review.rounds[-1]
 
 
 def fork_seats(run: Run, labels: list[str]) -> list[str]:
@@ -93,6 +106,7 @@ def delta(
             for v in run.votes
             if v.seat in mine and run.fork_node == "vote"
         ],
+        "review": _review_delta(run, mine),
         "seat_records": {s: run.seats[s].model_dump(mode="json") for s in seats},
         "turns": [t.model_dump(mode="json") for t in run.turns if t.seat in mine],
         "questions": [q.model_dump(mode="json") for q in run.questions if q.seat in mine],
@@ -113,6 +127,47 @@ def delta(
     if bundle is not None:
         members[BUNDLE] = bundle
     return members
+
+
+def _review_delta(run: Run, mine: set[str]) -> dict[str, Any] | None:
+    """The open round's seats of ``mine`` and their findings, in a review wave's fork."""
+    rnd = _open_round(run) if run.fork_node == "review" else None
+    if rnd is None:
+        return None
+    return {
+        "round": rnd.round,
+        "head": rnd.head,
+        "seats": [s.model_dump(mode="json") for s in rnd.seats if s.seat in mine],
+        "findings": [f.model_dump(mode="json") for f in rnd.findings if f.seat in mine],
+    }
+
+
+def _absorb_review(run: Run, data: Any, mine: set[str], where: str) -> None:
+    """The reviewers' answers of a review wave's seat job, in place of theirs at the fork."""
+    if data is None:
+        return
+    rnd = _open_round(run)
+    if run.fork_node != "review" or rnd is None:
+        raise ActionError(f"{where}: it holds answers of a wave other than {run.fork_node}")
+    try:
+        if not isinstance(data, dict) or (data["round"], data["head"]) != (rnd.round, rnd.head):
+            raise ActionError(f"{where}: it is not the result of review round {rnd.round}")
+        seats = [ReviewSeat.model_validate(x) for x in data["seats"]]
+        findings = [FindingRecord.model_validate(x) for x in data["findings"]]
+    except (KeyError, TypeError, ValueError) as e:
+        raise ActionError(f"{where}: what it holds does not validate: {e}") from None
+    if {x.seat for x in seats} - mine or {f.seat for f in findings} - mine:
+        raise ActionError(f"{where}: it holds seats that are not its own")
+    if any(f.round != rnd.round for f in findings):
+        raise ActionError(f"{where}: it holds findings of another round")
+    got = {x.seat: x for x in seats}
+    rnd.seats = [got.get(x.seat, x) for x in rnd.seats]
+    order = {x.seat: i for i, x in enumerate(rnd.seats)}
+    kept = [f for f in rnd.findings if f.seat not in mine]
+    rnd.findings = sorted(
+        [*kept, *findings],
+        key=lambda f: (order.get(f.seat, len(order)), int(f.id.rsplit("-", 1)[1])),
+    )
 
 
 def _read(members: dict[str, bytes], where: str) -> dict[str, Any]:
@@ -167,6 +222,7 @@ def absorb(
     if votes:
         kept_votes = [v for v in run.votes if v.seat not in mine]
         run.votes = sorted([*kept_votes, *votes], key=lambda v: order.get(v.seat, len(order)))
+    _absorb_review(run, data.get("review"), mine, where)
     for i, c in enumerate(run.candidates):
         if c.seat in candidates:
             got = candidates[c.seat]
