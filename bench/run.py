@@ -249,11 +249,17 @@ def shell_pairs(repo: Path, root: Path, pairs: int) -> list[tuple[float, float, 
 
     The default run is jailed: the panel shares one tree the jail makes read-only to each
     judge, where the script (which has no jail) gives each judge its own, as magi does
-    unjailed. The jail's own processes count on magi's side.
+    unjailed. The jail's own processes count on magi's side. What the script does that
+    magi does not: a `git fetch` of each candidate (magi writes its rescue commit straight
+    into the repository when the seat wrote no git object: these agents run no git) and
+    `git commit` where magi runs `commit-tree`.
     """
     out = []
     for i in range(pairs):
-        _, own, kids = compete(repo, root / f"cmp-home{i}", config((0, 0, 0)), 50 + i)
+        run, own, kids = compete(repo, root / f"cmp-home{i}", config((0, 0, 0)), 50 + i)
+        # The row says jailed: a machine without bubblewrap would run it unjailed quietly.
+        mode = run.jail.mode if run.jail is not None else None
+        assert mode == "bwrap", f"the default run was not jailed ({mode})"
         _, bare, bkids = compete(repo, root / f"cmp-off{i}", config((0, 0, 0), jail="off"), 50 + i)
         out.append((own + kids, bare + bkids, shell_run(repo, root / f"cmp-shell{i}", i)))
     return out

@@ -17,7 +17,8 @@ any of its commands (the CLI, the council, the Action) exits with.
         ├── CredentialsInCheckout  exit 21  the agents job's checkout hands out a credential
         ├── TamperedArtifact       exit 22  compete's artifact or bundle is not what it wrote
         ├── LeaseRejected          exit 20  a branch on GitHub moved since magi pushed it
-        └── PushRefused            exit 20  GitHub refused a push for a reason of its own
+        ├── PushRefused            exit 20  GitHub refused a push for a reason of its own
+        └── StaleFork              exit 20  a seat job's result of an earlier fork (its seats go again)
 
 ``ExitCode`` is the one table of codes: these errors' codes, a run's and a council's
 outcomes, a rebase that conflicts, and the signals. README's tables are held against it by a
@@ -168,6 +169,11 @@ class CredentialsInCheckout(ActionError):
     """The agents job's checkout carries a credential every worktree (and agent) can read."""
 
     exit_code = ExitCode.CREDENTIALS_IN_CHECKOUT
+
+
+class StaleFork(ActionError):
+    """A forked wave's result sealed for an earlier fork of the run (a seat job run late):
+    the join asks its seats again rather than taking it."""
 
 
 class TamperedArtifact(ActionError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from magi.action.agents_job.fork import _absorb_review, _review_delta
+from magi.action.agents_job.fork import _apply_review, _review_answers, _review_delta
 from magi.errors import ActionError
 from magi.model.review import FindingRecord, Review, ReviewRound, ReviewSeat
 from magi.model.run import Run
@@ -38,12 +38,14 @@ def test_a_review_seat_jobs_answers_replace_its_seats_and_keep_the_others() -> N
     data = _review_delta(done, {"review-2"})
     assert data is not None
     assert [s["seat"] for s in data["seats"]] == ["review-2"]
-    target = _forked(findings=[_finding("review-1", 1)])
-    _absorb_review(target, data, {"review-2"}, "t")
+    target = _forked(findings=[_finding("review-1", 1), _finding("review-1", 2)])
+    answers = _review_answers(target, data, {"review-2"}, "t")
+    assert answers is not None
+    _apply_review(answers, {"review-2"})
     got = target.review.rounds[0] if target.review else None
     assert got is not None
     assert [(s.seat, s.status) for s in got.seats] == [("review-1", "pending"), ("review-2", "ok")]
-    assert [f.id for f in got.findings] == ["R1-review-1-1", "R1-review-2-1"]
+    assert [f.id for f in got.findings] == ["R1-review-1-1", "R1-review-1-2", "R1-2-1"]
 
 
 @pytest.mark.parametrize(
@@ -63,7 +65,7 @@ def test_a_review_result_of_another_round_or_other_seats_is_refused(
     target = _forked()
     before = target.model_dump()
     with pytest.raises(ActionError, match=said):
-        _absorb_review(target, data, {"review-2"}, "t")
+        _review_answers(target, data, {"review-2"}, "t")
     assert target.model_dump() == before, "nothing taken from a refused result"
 
 
@@ -71,4 +73,45 @@ def test_review_answers_in_another_waves_result_are_refused() -> None:
     target = _forked().model_copy(update={"fork_node": "vote"})
     data = {"round": 1, "head": HEAD, "seats": [], "findings": []}
     with pytest.raises(ActionError, match="answers of a wave other than vote"):
-        _absorb_review(target, data, {"review-2"}, "t")
+        _review_answers(target, data, {"review-2"}, "t")
+
+
+def test_a_review_results_findings_are_numbered_as_magi_numbers_them() -> None:
+    """Whatever ids a result carries (another reviewer's, repeated), each seat's findings
+    are numbered again from 1 in the order given: no id of another seat is taken."""
+    forged = [
+        _finding("review-2", 1).model_copy(update={"id": "R1-1-1"}),
+        _finding("review-2", 2).model_copy(update={"id": "R1-1-1"}),
+    ]
+    data = {
+        "round": 1,
+        "head": HEAD,
+        "seats": [],
+        "findings": [f.model_dump(mode="json") for f in forged],
+    }
+    target = _forked(findings=[_finding("review-1", 1).model_copy(update={"id": "R1-1-1"})])
+    answers = _review_answers(target, data, {"review-2"}, "t")
+    assert answers is not None
+    _apply_review(answers, {"review-2"})
+    got = target.review.rounds[0] if target.review else None
+    assert got is not None
+    assert [f.id for f in got.findings] == ["R1-1-1", "R1-2-1", "R1-2-2"]
+
+
+def test_a_review_result_taken_in_keeps_the_rounds_seat_order() -> None:
+    """review-1's answers joined after review-2's are listed first, as the round lists
+    its seats, not in the order the results came."""
+    target = _forked(findings=[_finding("review-2", 1).model_copy(update={"id": "R1-2-1"})])
+    data = {
+        "round": 1,
+        "head": HEAD,
+        "seats": [{"seat": "review-1", "agent": "a", "status": "ok"}],
+        "findings": [_finding("review-1", 1).model_dump(mode="json")],
+    }
+    answers = _review_answers(target, data, {"review-1"}, "t")
+    assert answers is not None
+    _apply_review(answers, {"review-1"})
+    got = target.review.rounds[0] if target.review else None
+    assert got is not None
+    assert [f.id for f in got.findings] == ["R1-1-1", "R1-2-1"]
+    assert [(s.seat, s.status) for s in got.seats] == [("review-1", "ok"), ("review-2", "pending")]

@@ -276,12 +276,23 @@ def test_a_retry_before_every_seat_job_stored_takes_what_is_stored_and_asks_the_
     assert code == 0, out
     assert "the seat job of self-hosted, magi stored nothing: its seats are asked again" in out
     run = Store(world.home).load_run(run_id)
-    assert not run.fork or run.fork_node == "review", "the implement wave was joined"
     assert run.tally is not None, run.reason
     assert [n for (_, node), n in seat_calls(world.scripted).items() if node == "implement"] == [
         1,
         1,
     ]
+    # The same job forked the review round: the implement wave's stored result (a retry's
+    # join marks nothing) is no part of the new fork, and a late re-publish of that seat
+    # job's result is not stored into it.
+    assert (run.fork, run.fork_node) == ([POOL, GPU], "review")
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    assert _stored(world, run_id) == [], "the earlier fork's result is gone"
+    late = gpu.publish(monkeypatch, run_id)
+    assert late.exit_code == 0
+    assert "an earlier fork's" in late.output
+    assert _stored(world, run_id) == []
+    done = _drive(world, gpu, run_id, monkeypatch, path, len(_dispatched(world)) - 2)
+    assert done.status is RunStatus.READY, done.reason
 
 
 def test_re_running_the_stage_that_handed_off_is_no_error(tmp_path, monkeypatch):
@@ -349,7 +360,7 @@ def test_a_stage_killed_in_its_seats_turn_is_carried_on_by_its_re_run(tmp_path, 
 def test_a_seat_jobs_result_speaks_only_for_its_own_seats(tmp_path, monkeypatch):
     """The gpu seat job's sealed result: it opens only as a fork (never as a whole run),
     and only as the gpu group's; absorbed as the pool's, it is refused."""
-    from magi.action.agents_job.fork import absorb
+    from magi.action.agents_job.fork import StaleFork, absorb
     from magi.action.seal import load_key, open_sealed, parse_sealed
     from magi.errors import ActionError
 
@@ -370,6 +381,9 @@ def test_a_seat_jobs_result_speaks_only_for_its_own_seats(tmp_path, monkeypatch)
         absorb(record, members, POOL, Store(world.home), Git.discover(world.repo), "t")
     # Nor as another wave's result, nor with answers its wave does not ask for.
     body = json.loads(members["fork.json"])
+    earlier = {**members, "fork.json": json.dumps({**body, "fork_id": "0" * 12}).encode()}
+    with pytest.raises(StaleFork, match="an earlier fork of this run"):
+        absorb(record, earlier, GPU, Store(world.home), Git.discover(world.repo), "t")
     elsewhere = {**members, "fork.json": json.dumps({**body, "node": "judge"}).encode()}
     with pytest.raises(ActionError, match="not a result of the implement wave"):
         absorb(record, elsewhere, GPU, Store(world.home), Git.discover(world.repo), "t")

@@ -26,9 +26,9 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(f"GIT_{who}_EMAIL", "x@example.invalid")
 
 
-def sh(cwd: Path, *args: str) -> str:
+def sh(cwd: Path, *args: str, input: str | None = None) -> str:
     return subprocess.run(
-        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True, input=input
     ).stdout.strip()
 
 
@@ -264,7 +264,7 @@ def test_a_fresh_clone_owns_no_objects_until_its_seat_writes_one(git: Git, clone
 
 
 def test_take_back_sets_the_branch_from_magi_s_commit_without_a_fetch(
-    git: Git, clone: Path
+    git: Git, clone: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The rescue commit is written into the repository's store: the clone's own stays
     empty, and the repository's branch is the clone's head, checked like a fetched one."""
@@ -272,6 +272,13 @@ def test_take_back_sets_the_branch_from_magi_s_commit_without_a_fetch(
     (clone / "new.txt").write_text("new\n")
     own = clones.git_of(git, clone)
     made = own.commit_all(clone, "rescued", objects=clones.objects(git))
+    real_exec = Git._exec
+
+    def no_fetch(self: Git, args: list[str], **kw: object) -> object:
+        assert "fetch" not in args, "taken back without a fetch"
+        return real_exec(self, args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Git, "_exec", no_fetch)
     assert made is not None
     assert _own_objects(clone) == ["info/alternates"]
     base = git.rev_parse("main")
@@ -302,3 +309,22 @@ def test_take_back_refuses_what_the_repository_cannot_resolve_or_does_not_descen
     assert got.head == base
     assert "does not descend" in got.violations[0]
     assert git.rev_parse(f"refs/heads/{BRANCH}") == base
+
+
+def test_take_back_refuses_a_head_whose_objects_are_not_all_there(git: Git, clone: Path) -> None:
+    """What a fetch would have refused: a commit the repository has whose blob it lacks
+    (an unjailed seat can write one into the store; a seat's index can name a cached tree
+    that is not there). Refused whether magi made the commit on the base or not."""
+    base = git.rev_parse("main")
+    blob = sh(git.root, "hash-object", "-w", "--stdin", input="lost\n")
+    tree = sh(git.root, "mktree", input=f"100644 blob {blob}\tf.txt\n")
+    broken = sh(git.root, "commit-tree", "-p", base, "-m", "x", tree)
+    (git.root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    sh(clone, "update-ref", f"refs/heads/{BRANCH}", broken)
+    assert clones.owns_no_objects(clone)
+    for made in (None, Made(broken, base, "x")):
+        got = clones.take_back(git, clone, branch=BRANCH, base=base, fallback=base, made=made)
+        assert got.head == base
+        assert "could not be taken back" in got.violations[0]
+        assert "missing" in got.violations[0]
+        assert git.rev_parse(f"refs/heads/{BRANCH}") == base

@@ -143,6 +143,28 @@ def test_work_left_uncommitted_comes_back_without_a_fetch(env, monkeypatch):
     assert "word_count" in git_out(repo, "show", f"{by['a1'].head}:textstats.py")
 
 
+def test_a_shared_repository_gets_the_fetch(env, monkeypatch):
+    """core.sharedRepository: objects must get the group's permissions, which only the
+    repository's own git gives them, so the work comes back by fetch."""
+    from magi.git import clones
+
+    fetched: list[str] = []
+    real = clones.fetch_back
+
+    def fetch_back(git, tree, **kw):  # type: ignore[no-untyped-def]
+        fetched.append(kw["branch"])
+        return real(git, tree, **kw)
+
+    monkeypatch.setattr(clones, "fetch_back", fetch_back)
+    repo, home, sd = env
+    git_out(repo, "config", "core.sharedRepository", "group")
+    run = start(repo, home, config(sd, {"a1": f"sh:{FIX}"}, graph={"deliberate_rounds": 0}))
+    (c,) = run.candidates
+    assert c.rescued
+    assert c.branch in fetched
+    assert "word_count" in git_out(repo, "show", f"{c.head}:textstats.py")
+
+
 def test_a_straight_commit_that_fails_falls_back_to_the_fetch(env, monkeypatch):
     """An index naming an object the repository lacks (the seat's own alternates): the
     commit is made in the clone and fetched, and the work still comes back."""

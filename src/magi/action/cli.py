@@ -306,13 +306,12 @@ def _publish_seat_job(
         why = f"a seat job's artifact without a readable {FORK_SEALED}: {e}"
         raise TamperedArtifact(why) from None
     sealed = parse_sealed(text, f"the artifact's {FORK_SEALED}").text
-    joined = asyncio.run(
+    said = asyncio.run(
         publish_fork(
             port=port, env=env, git=git, remote=remote, artifact=artifact, sealed=sealed,
             issue=issue, trusted=trusted,
         )
     )  # fmt: skip
-    said = "the wave is whole: its join is dispatched" if joined else "stored"
     typer.echo(f"published the seat job of {', '.join(artifact.manifest.fork)}: {said}")
 
 

@@ -17,7 +17,8 @@ configuration options or hooks from the repository it's serving",
 https://git-scm.com/docs/git-upload-pack#_security); the tamper guard has restored that
 directory before the fetch anyway. A clone whose own object store is still empty (the seat
 never ran ``git add`` or ``git commit``: magi's rescue commit wrote straight into the
-repository's store) needs no fetch: ``take_back`` sets the branch and checks the same.
+repository's store) needs no fetch: ``take_back`` checks what the fetch would have (every
+object the head reaches is present), sets the branch, and checks its descent the same.
 
 Everything here runs git through ``magi.git.repo``, so nothing a candidate's config names
 (hooks, fsmonitor, pager, ...) is run by magi; what ``-c`` cannot pin, the guard restores.
@@ -254,11 +255,13 @@ def owns_no_objects(tree: Path) -> bool:
 def take_back(
     git: Git, tree: Path, *, branch: str, base: str, fallback: str, made: Made | None = None
 ) -> Fetched:
-    """``fetch_back`` for a clone that ``owns_no_objects``: the repository's store already
-    holds every object its branch can reach, so the branch is set there without a fetch
-    (a process and its upload-pack and unpack, 12 to 15 ms at the end of each turn), then
-    checked as a fetched one is. ``made``: the commit magi just made on the clone's branch;
-    one whose parent is ``base`` is the whole span, which needs no reading back.
+    """``fetch_back`` for a clone that ``owns_no_objects``: every object its branch can name
+    is in the repository's store already (or missing), so the branch is set there without
+    a fetch (a process and its upload-pack and unpack, 12 to 15 ms at the end of each
+    turn), after the check a fetch makes (every object the head reaches is present: one
+    `rev-list --objects`), and then checked as a fetched one is. ``made``: the commit magi
+    just made on the clone's branch; one whose parent is ``base`` is the whole span, which
+    needs no reading back.
 
     A head the repository cannot resolve to a commit (the seat pointed its branch through
     an alternates file of its own) is not taken, as an unfetchable branch is not.
@@ -268,6 +271,11 @@ def take_back(
         head = made.sha if made is not None else git_of(git, tree).rev_parse(f"{ref}^{{commit}}")
         if not _SHA.fullmatch(head):
             raise RepoError(f"not a commit: {head!r}")
+        # What a fetch would have checked: every object the head reaches is here. A seat
+        # can name objects that are not (its index's cached trees, or, unjailed, objects it
+        # wrote into the repository's store itself), and `update-ref` checks only the tip.
+        since = base if _SHA.fullmatch(base) else git.rev_parse(f"{base}^{{commit}}")
+        git.run("rev-list", "--objects", "--quiet", head, "--not", since)
         git.run("update-ref", ref, head)
     except RepoError as e:
         git.run("update-ref", ref, fallback)

@@ -11,6 +11,8 @@ before it.
 
 from __future__ import annotations
 
+import secrets
+
 from magi.core.seats.runners import fork_groups, has_labels, labels_here, stage_seats
 from magi.graph.context import Context, Stop
 from magi.model.run import ForkNode, RunStatus
@@ -29,6 +31,7 @@ def fork_wave(ctx: Context, node: ForkNode, seats: list[str]) -> None:
     with ctx.lock:
         r.fork = [labels for labels, _ in groups]
         r.fork_node = node
+        r.fork_id = secrets.token_hex(6)
         r.handoff = list(r.fork)
     ctx.save()
     sets = "; ".join(", ".join(labels) for labels in r.fork)

@@ -151,6 +151,24 @@ def _on_branch(own_git: Git, tree: Path, ref: str) -> str:
     return own_git.run("symbolic-ref", "-q", "HEAD", cwd=tree, check=False).strip()
 
 
+_SHARED = "handback.shared"  # ctx.cache: the repository is shared by a group of users
+
+
+def _shared(ctx: Context) -> bool:
+    """The repository sets ``core.sharedRepository``: the objects its own git writes get
+    the group's permissions, which magi's git in a clone (the clone's config) would not
+    give them; such a repository gets the fetch, whose objects its own config writes."""
+    with ctx.lock:
+        known = ctx.cache.get(_SHARED)
+    if isinstance(known, bool):
+        return known
+    value = ctx.git.run("config", "--get", "core.sharedRepository", check=False).strip()
+    shared = value.lower() not in ("", "false", "umask", "0", "no", "off")
+    with ctx.lock:
+        ctx.cache[_SHARED] = shared
+    return shared
+
+
 def _straight_back(
     ctx: Context, own_git: Git, tree: Path, branch: str, since: str, message: str
 ) -> tuple[clones.Fetched, Made | None] | None:
@@ -158,7 +176,7 @@ def _straight_back(
     into the repository's store and the branch set there (``clones.take_back``). None when
     that cannot be (the seat wrote objects of its own, or its index names one the
     repository lacks): the commit is then made in the clone and fetched as ever."""
-    if not clones.owns_no_objects(tree):
+    if not clones.owns_no_objects(tree) or _shared(ctx):
         return None
     try:
         made = own_git.commit_all(tree, message, objects=clones.objects(ctx.git))

@@ -28,7 +28,8 @@ from magi.model.review import Gate, MergeRecord, OperatorFix, Review
 # And records from before `questions` (magi ask): a run that could not ask asked nothing.
 # And from before `handoff` and `handed_off` (stages on several runners): a run that could
 # not be handed off waited for no runner; nor `Seat.session_host`: no runner was named;
-# nor `fork`: no wave was forked; nor `fork_node`: a forked wave was implement's.
+# nor `fork`: no wave was forked; nor `fork_node`, `fork_id`: a forked wave was implement's,
+# and its results carried no id either.
 SCHEMA = 7
 
 
@@ -452,6 +453,9 @@ class Run(Record):
     # join absorbed what they did (or when no wave was forked).
     fork: list[list[str]] = Field(default_factory=list)
     fork_node: ForkNode = "implement"  # which wave ``fork`` split
+    # Which fork this is (a nonce drawn when the wave forked): a seat job's result, and the
+    # results the record ref holds, count only for the fork they were made for.
+    fork_id: str = ""
 
     def candidate(self, label: str) -> Candidate:
         for c in self.candidates:

@@ -21,7 +21,7 @@ from magi import engine
 from magi.action.agents_job.adopt import _show, adopt, behind, set_aside
 from magi.action.agents_job.answers import Answering, deliver
 from magi.action.agents_job.checkout import refuse_credentials
-from magi.action.agents_job.fork import absorb, delta, fork_seats, slug
+from magi.action.agents_job.fork import StaleFork, absorb, delta, fork_seats, slug
 from magi.action.agents_job.log import LogReporter
 from magi.action.artifact import BUNDLE, FORK_SEALED, MANIFEST, write_artifact
 from magi.action.bundle import create_bundle
@@ -327,6 +327,9 @@ def _join(
         )
     bare = Git(Path(records))
     settled: list[str] = []
+    # Each group's seats as the fork made them, read before any result moves a seat (a
+    # seat failover handed to another group's agent would move it between groups).
+    groups = {slug(labels): fork_seats(record, labels) for labels in record.fork}
     for labels in record.fork:
         where = f"{RUNS}{record.id}:fork/{slug(labels)}.sealed"
         text = _show(bare, where)
@@ -344,7 +347,17 @@ def _join(
             key, sealed, run_id=record.id, issue=issue, base=base, where=where,
             kind="fork",
         )  # fmt: skip
-        settled += absorb(record, members, labels, store, git, where, runner_host(environ))
+        try:
+            settled += absorb(
+                record, members, labels, store, git, where, runner_host(environ),
+                seats=groups[slug(labels)],
+            )  # fmt: skip
+        except StaleFork:
+            reporter.note(
+                f"the seat job of {', '.join(labels)} stored an earlier fork's result: its "
+                "seats are asked again",
+                "warn",
+            )
     record.fork = []
     store.save(record)
     reporter.note(f"joined the forked wave: {len(settled)} seat(s) from its seat jobs")

@@ -20,8 +20,9 @@ import json
 from typing import Any
 
 from magi.action.seal import BUNDLE, bundle_of
+from magi.core.review.loop import finding_id, reviewer_number
 from magi.core.seats.runners import agent_labels, same_labels
-from magi.errors import ActionError
+from magi.errors import ActionError, StaleFork
 from magi.git.repo import Git
 from magi.model.review import FindingRecord, ReviewRound, ReviewSeat
 from magi.model.run import (
@@ -37,7 +38,7 @@ from magi.model.run import (
 )
 from magi.state.store import Store
 
-__all__ = ["DELTA", "absorb", "delta", "fork_seats", "slug"]
+__all__ = ["DELTA", "StaleFork", "absorb", "delta", "fork_seats", "slug"]
 
 DELTA = "fork.json"
 
@@ -92,6 +93,7 @@ def delta(
     """What this seat job did for ``seats``, as the members of a sealed ``fork``."""
     mine = set(seats)
     body: dict[str, Any] = {
+        "fork_id": run.fork_id,
         "node": run.fork_node,
         "labels": labels,
         "seats": seats,
@@ -142,10 +144,14 @@ def _review_delta(run: Run, mine: set[str]) -> dict[str, Any] | None:
     }
 
 
-def _absorb_review(run: Run, data: Any, mine: set[str], where: str) -> None:
-    """The reviewers' answers of a review wave's seat job, in place of theirs at the fork."""
+def _review_answers(
+    run: Run, data: Any, mine: set[str], where: str
+) -> tuple[ReviewRound, list[ReviewSeat], list[FindingRecord]] | None:
+    """A review wave's seat job's answers, checked: its own seats of the open round, and
+    their findings numbered again as magi numbers them (``finding_id``), whatever ids the
+    result carried. Nothing of the run is changed here."""
     if data is None:
-        return
+        return None
     rnd = _open_round(run)
     if run.fork_node != "review" or rnd is None:
         raise ActionError(f"{where}: it holds answers of a wave other than {run.fork_node}")
@@ -160,6 +166,24 @@ def _absorb_review(run: Run, data: Any, mine: set[str], where: str) -> None:
         raise ActionError(f"{where}: it holds seats that are not its own")
     if any(f.round != rnd.round for f in findings):
         raise ActionError(f"{where}: it holds findings of another round")
+    numbered: list[FindingRecord] = []
+    for seat in sorted({f.seat for f in findings}):
+        try:
+            reviewer = reviewer_number(seat)
+        except ValueError as e:
+            raise ActionError(f"{where}: {e}") from None
+        theirs = [f for f in findings if f.seat == seat]
+        numbered += [
+            f.model_copy(update={"id": finding_id(rnd.round, reviewer, n)})
+            for n, f in enumerate(theirs, start=1)
+        ]
+    return rnd, seats, numbered
+
+
+def _apply_review(
+    answers: tuple[ReviewRound, list[ReviewSeat], list[FindingRecord]], mine: set[str]
+) -> None:
+    rnd, seats, findings = answers
     got = {x.seat: x for x in seats}
     rnd.seats = [got.get(x.seat, x) for x in rnd.seats]
     order = {x.seat: i for i, x in enumerate(rnd.seats)}
@@ -188,11 +212,18 @@ def absorb(
     git: Git,
     where: str,
     host: str | None = None,
+    seats: list[str] | None = None,
 ) -> list[str]:
     """Put what the seat job of ``labels`` did in place of its seats' state at the fork;
-    the labels of the candidates it settled. ActionError when it speaks for other seats."""
+    the labels of the candidates it settled. ActionError when it speaks for other seats,
+    or for another wave; StaleFork when it is an earlier fork's. ``seats``: the group's
+    seats as the fork made them (the join reads every group's before it absorbs any: a
+    seat handed to another group's agent by failover moves between groups). Everything
+    is checked before anything of ``run`` is changed."""
     data = _read(members, where)
-    seats = fork_seats(run, labels)
+    if data.get("fork_id", "") != run.fork_id:
+        raise StaleFork(f"{where}: it is the result of an earlier fork of this run")
+    seats = fork_seats(run, labels) if seats is None else seats
     if data.get("labels") != labels or sorted(data.get("seats") or []) != sorted(seats):
         raise ActionError(f"{where}: it is not the result of the seats of {', '.join(labels)}")
     if data.get("node", "implement") != run.fork_node:
@@ -209,12 +240,22 @@ def absorb(
         votes = [Vote.model_validate(v) for v in data.get("votes", [])]
     except (KeyError, TypeError, ValueError) as e:
         raise ActionError(f"{where}: what it holds does not validate: {e}") from None
-    said = {*candidates, *records, *(t.seat for t in turns)}
+    said = {*candidates, *records, *(t.seat for t in turns), *(q.seat for q in questions)}
     said |= {j.seat for j in judgements} | {v.seat for v in votes}
     if said - mine:
         raise ActionError(f"{where}: it holds seats that are not its own")
     if (judgements and run.fork_node != "judge") or (votes and run.fork_node != "vote"):
         raise ActionError(f"{where}: it holds answers of a wave other than {run.fork_node}")
+    viable = set(run.labels)
+    named = [x for j in judgements for x in j.ranking] + [v.vote for v in votes if v.vote]
+    if set(named) - viable:
+        raise ActionError(f"{where}: it names candidates the run does not have")
+    review = _review_answers(run, data.get("review"), mine, where)
+    for c in run.candidates:
+        got = candidates.get(c.seat)
+        if got is not None and (got.label != c.label or got.branch != c.branch):
+            raise ActionError(f"{where}: candidate {c.label} is not the fork's")
+    # Checked: now taken in.
     order = {seat: i for i, seat in enumerate(_wave(run))}
     if judgements:
         kept = [j for j in run.judgements if j.seat not in mine]
@@ -222,13 +263,11 @@ def absorb(
     if votes:
         kept_votes = [v for v in run.votes if v.seat not in mine]
         run.votes = sorted([*kept_votes, *votes], key=lambda v: order.get(v.seat, len(order)))
-    _absorb_review(run, data.get("review"), mine, where)
+    if review is not None:
+        _apply_review(review, mine)
     for i, c in enumerate(run.candidates):
         if c.seat in candidates:
-            got = candidates[c.seat]
-            if got.label != c.label or got.branch != c.branch:
-                raise ActionError(f"{where}: candidate {c.label} is not the fork's")
-            run.candidates[i] = got.model_copy(update={"worktree": c.worktree})
+            run.candidates[i] = candidates[c.seat].model_copy(update={"worktree": c.worktree})
     for seat in records.values():
         if seat.session_host is None or seat.session_host != host:
             # Its conversation lives on the seat job's runner, not here: full context next.

@@ -324,7 +324,7 @@ async def _next_stage(
         for group in groups:
             fork = {**inputs, "runner-labels": json.dumps(group), "stage": "fork"}
             await port.dispatch_workflow(env.repo, workflow, env.ref_name, fork)
-        env.summary(f"magi run {run.id}: its implement wave goes to {len(groups)} runners.")
+        env.summary(f"magi run {run.id}: its {run.fork_node} wave goes to {len(groups)} runners.")
         return
     labels = next_stage(trusted, run.handoff)
     if labels is None:

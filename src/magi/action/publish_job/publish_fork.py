@@ -17,7 +17,7 @@ from magi.action.agents_job.fork import slug
 from magi.action.artifact import Artifact
 from magi.action.bundle import INCOMING
 from magi.action.env import ActionEnv
-from magi.action.publish_job.record_ref import record_ref
+from magi.action.publish_job.record_ref import fork_id_of, record_ref
 from magi.core.seats.runners import first_stage
 from magi.errors import ActionError, LeaseRejected, TamperedArtifact
 from magi.git.remote import Remote
@@ -83,8 +83,9 @@ async def publish_fork(
     sealed: str,
     issue: int,
     trusted: Config | None = None,
-) -> bool:
-    """Store one seat job's result; True when this publish dispatched the join.
+) -> str:
+    """Store one seat job's result; what became of it, in words (the join dispatched,
+    stored, or nothing stored and why).
 
     Idempotent under re-runs: a result is stored once per state (a re-run's, sealed anew,
     replaces it until the join is sent); the join is sent by the publish that finds the
@@ -106,7 +107,11 @@ async def publish_fork(
             )
         if _has(git, prev, JOINED) is not None:
             env.summary(f"magi run {run.id}: its forked wave was joined already.")
-            return False
+            return "its wave was joined already: nothing is stored"
+        if fork_id_of(git, prev) != run.fork_id:
+            said = "an earlier fork's result (the run has forked again since): nothing is stored"
+            env.summary(f"magi run {run.id}: the seat job's result is {said}.")
+            return said
         head = prev
         if _has(git, prev, name) != sealed:
             head = _with_file(git, prev, name, sealed, f"magi run {run.id}: {slug(labels)}")
@@ -116,10 +121,10 @@ async def publish_fork(
                 continue  # another seat job pushed first: add this one to what it pushed
         if not {slug(w) for w in wanted} <= _present(git, head):
             env.summary(f"magi run {run.id}: the seats of {', '.join(labels)} are stored.")
-            return False
+            return "stored"
         await _dispatch_join(port, env, run, issue, trusted or run.config)
         _mark_joined(git, remote, ref, run.id)
-        return True
+        return "the wave is whole: its join is dispatched"
     raise ActionError(f"{ref} kept moving under this publish ({ATTEMPTS} tries): re-run it")
 
 

@@ -78,6 +78,19 @@ def _tree(git: Git, entries: list[str]) -> str:
     return git.run("mktree", input="".join(f"{e}\n" for e in sorted(entries))).strip()
 
 
+def _fork_id(run_json: str) -> str:
+    try:
+        found = json.loads(run_json).get("fork_id", "")
+    except (ValueError, AttributeError):
+        return ""
+    return found if isinstance(found, str) else ""
+
+
+def fork_id_of(git: Git, commit: str) -> str:
+    """The fork id the record at ``commit`` names ('' for none)."""
+    return _fork_id(git.run("cat-file", "blob", f"{commit}:run.json", check=False))
+
+
 def build_commit(
     git: Git,
     *,
@@ -104,8 +117,9 @@ def build_commit(
     if keep_fork and parent is not None:
         held = git.run("rev-parse", "--verify", "-q", f"{parent}:fork", check=False).strip()
         joined = git.run("rev-parse", "--verify", "-q", f"{parent}:fork/joined", check=False)
-        # A joined wave's results are spent: a new fork's start afresh.
-        if held and not joined.strip():
+        # A joined wave's results are spent, and so are another fork's (a retry's join
+        # marks nothing): a new fork's start afresh.
+        if held and not joined.strip() and fork_id_of(git, parent) == _fork_id(run_json):
             entries.append(f"040000 tree {held}\tfork")
     tree = _tree(git, entries)
     if parent is not None and git.run("rev-parse", f"{parent}^{{tree}}").strip() == tree:
