@@ -18,7 +18,7 @@ any of its commands (the CLI, the council, the Action) exits with.
         ├── TamperedArtifact       exit 22  compete's artifact or bundle is not what it wrote
         ├── LeaseRejected          exit 20  a branch on GitHub moved since magi pushed it
         ├── PushRefused            exit 20  GitHub refused a push for a reason of its own
-        └── StaleFork              exit 20  a seat job's result of an earlier fork (its seats go again)
+        └── StaleFork              exit 20  a seat job's result of an earlier fork
 
 ``ExitCode`` is the one table of codes: these errors' codes, a run's and a council's
 outcomes, a rebase that conflicts, and the signals. README's tables are held against it by a
