@@ -535,3 +535,39 @@ def test_the_judges_wave_and_the_vote_are_forked_when_a_judge_sits_elsewhere(
     assert done.tally is not None
     assert reference.tally is not None
     assert done.author(done.tally.winner) == reference.author(reference.tally.winner)
+
+
+def test_a_forked_review_round_with_a_reviewer_out_of_quota_stalls_at_its_join(
+    tmp_path, monkeypatch
+):
+    """The gpu agent's review seat is lost to a rate limit in its seat job: under
+    `incomplete_review = "block"` the join stalls the run, as the round does on one runner,
+    rather than asking that seat again at once; the seat was asked once."""
+    world = make_world(tmp_path, graph="failover = false")
+    _gpu_roster(world)
+    config = world.repo / "magi.toml"
+    config.write_text(
+        config.read_text().replace('"gpu-agent", "wrong"', '"gpu-agent", "quota-at-review:wrong"')
+    )
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run(
+        [*git, "commit", "-qam", "the gpu agent runs out of quota in review"],
+        cwd=world.repo,
+        check=True,
+    )
+    subprocess.run(["git", "push", "-q", "origin", "main"], cwd=world.repo, check=True)
+    new_key(world.home)
+    gpu = _gpu_runner(world)
+    gpu_path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
+    code, out = _stage(world, POOL)
+    assert code == 0, out
+    run_id = _run_id(world)
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    done = _drive(world, gpu, run_id, monkeypatch, gpu_path, 0)
+    assert done.status is RunStatus.STALLED, done.reason
+    assert "lost to a rate limit" in (done.reason or "")
+    assert done.review is not None
+    lost = [s for s in done.review.rounds[-1].seats if s.status == "quota"]
+    assert len(lost) == 1
+    on_gpu = (world.scripted / "gpu-calls").read_text().split()
+    assert on_gpu[1::2].count("review") == 1, "the lost seat was not asked again"

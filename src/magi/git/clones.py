@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -274,9 +275,12 @@ def take_back(
         # What a fetch would have checked: every object the head reaches is here. A seat
         # can name objects that are not (its index's cached trees, or, unjailed, objects it
         # wrote into the repository's store itself), and `update-ref` checks only the tip.
+        # Asked beside the ref's update, which the except below puts back if it fails.
         since = base if _SHA.fullmatch(base) else git.rev_parse(f"{base}^{{commit}}")
-        git.run("rev-list", "--objects", "--quiet", head, "--not", since)
-        git.run("update-ref", ref, head)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="git-reach") as beside:
+            reach = beside.submit(git.run, "rev-list", "--objects", "--quiet", head, "--not", since)
+            git.run("update-ref", ref, head)
+            reach.result()
     except RepoError as e:
         git.run("update-ref", ref, fallback)
         return Fetched(fallback, (f"its branch could not be taken back ({e}); not taken",))

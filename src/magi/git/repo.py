@@ -18,6 +18,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, NamedTuple, cast
@@ -369,9 +370,14 @@ class Git:
         """
         wt = Path(worktree)
         store = {"GIT_OBJECT_DIRECTORY": str(objects)} if objects is not None else {}
-        self._exec(["add", "-A"], cwd=wt, env=store)
-        tree = self._exec(["write-tree"], cwd=wt, env=store).stdout.decode().strip()
-        res = self._exec(["rev-parse", "HEAD", "HEAD^{tree}"], cwd=wt, check=False, env=store)
+        # HEAD is read beside `add -A` (which moves no ref): one process off the way.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="git-head") as beside:
+            head = beside.submit(
+                self._exec, ["rev-parse", "HEAD", "HEAD^{tree}"], cwd=wt, check=False, env=store
+            )
+            self._exec(["add", "-A"], cwd=wt, env=store)
+            tree = self._exec(["write-tree"], cwd=wt, env=store).stdout.decode().strip()
+            res = head.result()
         parent, was = res.stdout.decode().split()[:2] if res.returncode == 0 else ("", "")
         if tree == was:
             return None

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from magi.core.compete.blind import strip_trailers
-from magi.core.review.loop import decide, number_findings, reviewer_agents
+from magi.core.review.loop import decide, number_findings, rate_limit_stall, reviewer_agents
 from magi.core.review.prompts import review_prompt
 from magi.core.seats.seating import seat_name
 from magi.core.text.answers import ReviewAnswer
@@ -126,20 +126,12 @@ def run(ctx: Context) -> None:
 
 
 def _stop_if_rate_limited(ctx: Context, rnd: ReviewRound) -> None:
-    """Under ``incomplete_review = "block"``, a reviewer lost to a rate limit (after
-    failover, if on) would block the run for good over something that passes: the round
-    stays open and the run stops stalled; ``--resume`` asks only the seats that did not
-    answer (those that did are not asked again; their finding ids stand). Under "warn" the
-    round goes on with the reviewers that answered, as that setting says."""
-    if ctx.config.graph.incomplete_review != "block":
-        return
-    lost = [s.seat for s in rnd.seats if s.status == "quota"]
-    if lost:
-        raise Stop(
-            RunStatus.STALLED,
-            f"review round {rnd.round}: {', '.join(lost)} lost to a rate limit; "
-            f"`magi run --resume {ctx.run.id}` asks them again in this round",
-        )
+    """The run stops stalled when a reviewer was lost to a rate limit under
+    ``incomplete_review = "block"`` (``rate_limit_stall`` says why). A forked round's join
+    asks the same (``magi.action.agents_job.compete``)."""
+    why = rate_limit_stall(rnd, ctx.config.graph.incomplete_review, ctx.run.id)
+    if why is not None:
+        raise Stop(RunStatus.STALLED, why)
 
 
 def _build(ctx: Context, rnd: ReviewRound, seat: str, live: bool) -> str:

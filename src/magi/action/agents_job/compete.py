@@ -35,6 +35,7 @@ from magi.action.seal import (
     parse_sealed,
     seal,
 )
+from magi.core.review.loop import rate_limit_stall
 from magi.core.seats.runners import (
     RUNNER_LABELS,
     STAGE_SEATS,
@@ -47,7 +48,7 @@ from magi.core.seats.runners import (
 from magi.errors import ActionError, CredentialsInCheckout, MagiError
 from magi.git.repo import Git
 from magi.model.config import Config
-from magi.model.run import Run, RunStatus
+from magi.model.run import Event, Run, RunStatus
 from magi.report import revealed
 from magi.seats import Reporter
 from magi.seats.day_spend import RECORDS_ENV, RUNS
@@ -216,9 +217,12 @@ def compete(
         deliver(store, record, answer, reporter.note)
     if fork:
         return _seat_job(record, store, git, out, issue.number, environ, reporter)
+    stalled = False
     if record is not None and record.fork:
-        _join(record, store, git, issue.number, environ, reporter)
-    if record is not None and record.status.resumable:
+        stalled = not _join(record, store, git, issue.number, environ, reporter)
+    if stalled and record is not None:
+        reporter.note(f"run {record.id} stalls at its join: {record.reason}", "warn")
+    elif record is not None and record.status.resumable:
         _hide(reporter, record.config, environ)
         reporter.note(f"resuming run {record.id} ({record.status.value}) for #{issue.number}")
         record = engine.resume(store, record.id, environ=environ, reporter=reporter).run
@@ -315,9 +319,11 @@ def _join(
     issue: int,
     environ: Mapping[str, str],
     reporter: Reporter,
-) -> None:
+) -> bool:
     """The forked wave made whole: each seat job's result, from the record ref, in place
-    of its seats' state at the fork (``agents_job.fork.absorb``)."""
+    of its seats' state at the fork (``agents_job.fork.absorb``). False when the run stops
+    there: a review round with a reviewer lost to a rate limit under ``incomplete_review =
+    "block"`` stalls, as the round does on one runner."""
     records = environ.get(RECORDS_ENV)
     key = load_key(store.home)
     if not records or key is None:
@@ -358,9 +364,20 @@ def _join(
                 "seats are asked again",
                 "warn",
             )
+    node = record.fork_node
     record.fork = []
+    rounds = record.review.rounds if record.review is not None else []
+    open_ = rounds[-1] if rounds and not rounds[-1].closed else None
+    why = None
+    if node == "review" and open_ is not None:
+        why = rate_limit_stall(open_, record.config.graph.incomplete_review, record.id)
+    if why is not None:
+        record.status, record.reason = RunStatus.STALLED, why
+        now = datetime.now(UTC)
+        record.events.append(Event(at=now, node="run", level="warn", message=f"stalled: {why}"))
     store.save(record)
     reporter.note(f"joined the forked wave: {len(settled)} seat(s) from its seat jobs")
+    return why is None
 
 
 def _handing_off(

@@ -252,3 +252,21 @@ def follow_ups(
         for f in r.findings
         if f.severity == "minor" and f.id not in adopted
     ]
+
+
+def rate_limit_stall(rnd: ReviewRound, incomplete_review: str, run_id: str) -> str | None:
+    """Why the run stalls in review round ``rnd`` (None: it goes on). Under
+    ``incomplete_review = "block"`` a reviewer lost to a rate limit (after failover, if on)
+    would block the run for good over something that passes: the round stays open and the
+    run stops stalled; a resume asks only the seats that did not answer (those that did
+    are not asked again; their finding ids stand). Under "warn" the round goes on with the
+    reviewers that answered, as that setting says."""
+    if incomplete_review != "block":
+        return None
+    lost = [s.seat for s in rnd.seats if s.status == "quota"]
+    if not lost:
+        return None
+    return (
+        f"review round {rnd.round}: {', '.join(lost)} lost to a rate limit; "
+        f"`magi run --resume {run_id}` asks them again in this round"
+    )
