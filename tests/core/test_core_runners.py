@@ -119,3 +119,21 @@ def test_label_sets_are_the_same_whatever_their_order_and_case():
     here = labels_here({"MAGI_JOB_LABELS": '["Self-Hosted", "GPU"]'})
     assert here is not None
     assert has_labels(here, ["gpu", "self-hosted"])
+
+
+def test_a_joins_seats_count_only_in_the_wave_it_joined():
+    """A judge asked in a joined judge wave is asked in the vote all the same."""
+    from magi.core.seats.runners import JOINED_SEATS, joined, joined_seats
+
+    env = {JOINED_SEATS: joined("judge", {"judge-2", "judge-1"})}
+    assert joined_seats(env, "judge") == {"judge-1", "judge-2"}
+    assert joined_seats(env, "vote") == frozenset()
+    assert joined_seats({}, "judge") == frozenset()
+
+
+@pytest.mark.parametrize("bad", ["judge-1", '["judge-1"]', '{"node": "judge", "seats": "x"}'])
+def test_a_joined_wave_that_does_not_read_is_refused_naming_the_variable(bad):
+    from magi.core.seats.runners import JOINED_SEATS, joined_seats
+
+    with pytest.raises(ConfigError, match=JOINED_SEATS):
+        joined_seats({JOINED_SEATS: bad}, "judge")

@@ -248,7 +248,7 @@ def test_a_stage_dispatched_for_the_labels_it_has_must_seat_someone(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "sealed.txt").write_text("sealed")
-    came = (RunStatus.HANDED_OFF, [GPU], len(run.turns))
+    came = (RunStatus.HANDED_OFF, [GPU], len(run.turns), run.fork_id)
     with pytest.raises(ActionError, match="could seat nobody: it still waits for a runner"):
         _handing_off(run, came, out, {"MAGI_JOB_LABELS": json.dumps(GPU)})
     _handing_off(run, came, out, {"MAGI_JOB_LABELS": json.dumps(POOL)})  # a re-run
@@ -571,3 +571,37 @@ def test_a_forked_review_round_with_a_reviewer_out_of_quota_stalls_at_its_join(
     assert len(lost) == 1
     on_gpu = (world.scripted / "gpu-calls").read_text().split()
     assert on_gpu[1::2].count("review") == 1, "the lost seat was not asked again"
+
+
+def test_a_join_whose_seats_all_ran_out_of_quota_stalls_and_a_retry_forks_again(
+    tmp_path, monkeypatch
+):
+    """Both implementers' seat jobs lose their seat to quota: the join's pass does not fork
+    the wave again (its seats were asked in this pass) and stalls, as one runner does; a
+    `/magi retry` forks it anew, and publish dispatches that new fork."""
+    world = make_world(tmp_path, graph="failover = false", implementers=("quota", "quota"))
+    _gpu_roster(world)
+    new_key(world.home)
+    gpu = _gpu_runner(world)
+    gpu_path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
+    code, out = _stage(world, POOL)
+    assert code == 0, out
+    run_id = _run_id(world)
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    done = _drive(world, gpu, run_id, monkeypatch, gpu_path, 0)
+    assert done.status is RunStatus.STALLED, done.reason
+    assert "lost to a rate limit or quota" in (done.reason or "")
+    sent = [(d.get("stage"), json.loads(d["runner-labels"])) for d in _dispatched(world)]
+    assert sent == [("fork", POOL), ("fork", GPU), (None, POOL)], "one fork, one join"
+    asked = [n for (_, node), n in seat_calls(world.scripted).items() if node == "implement"]
+    assert asked == [1, 1]
+    # `/magi retry`: the pool's compete, a new pass, forks the wave again; it is dispatched.
+    first = done.fork_id
+    code, out = _stage(world, POOL, "--run-id", run_id)
+    assert code == 0, out
+    again = Store(world.home).load_run(run_id)
+    assert again.status is RunStatus.HANDED_OFF, again.reason
+    assert again.fork == [POOL, GPU]
+    assert again.fork_id != first
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    assert [d.get("stage") for d in _dispatched(world)[3:]] == ["fork", "fork"]

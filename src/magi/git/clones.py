@@ -281,7 +281,7 @@ def take_back(
             reach = beside.submit(git.run, "rev-list", "--objects", "--quiet", head, "--not", since)
             git.run("update-ref", ref, head)
             reach.result()
-    except RepoError as e:
+    except (RepoError, OSError) as e:  # whatever failed, the ref goes back where it was
         git.run("update-ref", ref, fallback)
         return Fetched(fallback, (f"its branch could not be taken back ({e}); not taken",))
     if made is not None and made.parent == base:

@@ -8,6 +8,7 @@ from pathlib import Path
 from magi.agents.base import TurnResult, TurnStatus
 from magi.core.compete.prompts import answered_prompt, implement_prompt
 from magi.core.person.asking import BadQuestion, where
+from magi.core.seats.runners import joined_seats
 from magi.core.text.answers import parse_noop
 from magi.core.text.bounds import cap
 from magi.git import clones
@@ -52,7 +53,9 @@ def run(ctx: Context) -> None:
     # Seats the run parked on (``asking``) whose answer has come: their next turn carries it.
     answered = [(c, q) for c in r.candidates if (q := _answer_in(ctx, c))]
     carried = {c.seat for c, _ in answered}
-    todo = [c for c in r.candidates if c.status in RETRYABLE and c.seat not in carried]
+    # Seats a join's seat jobs asked in this pass are not asked again in it (``joined_seats``).
+    asked = joined_seats(ctx.environ, "implement")
+    todo = [c for c in r.candidates if c.status in RETRYABLE and c.seat not in carried | asked]
     if any(q.node == NAME and q.status == "waiting" for q in r.questions):
         # The wave was parked on a question: what its other seats did is kept as it ended
         # (a timeout's work too); only a seat that never finished a turn is asked again.

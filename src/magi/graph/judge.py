@@ -5,6 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from magi.core.seats.runners import joined_seats
 from magi.core.text.answers import JudgeAnswer
 from magi.core.text.bounds import cap
 from magi.git.checkout import lease
@@ -51,6 +52,7 @@ def run(ctx: Context) -> None:
     if not r.judges:
         raise Stop(RunStatus.FAILED, "graph.judges = 0 but several candidates are viable")
     done = {j.seat for j in r.judgements if j.status not in RETRYABLE}
+    done |= joined_seats(ctx.environ, "judge")  # asked by a join's seat jobs in this pass
     todo = [j for j in r.judges if j.seat not in done]
     if not todo:
         return

@@ -18,6 +18,7 @@ from pathlib import Path
 from magi.core.compete.blind import strip_trailers
 from magi.core.review.loop import decide, number_findings, rate_limit_stall, reviewer_agents
 from magi.core.review.prompts import review_prompt
+from magi.core.seats.runners import joined_seats
 from magi.core.seats.seating import seat_name
 from magi.core.text.answers import ReviewAnswer
 from magi.git.checkout import discard, lease, release, reset_to
@@ -111,17 +112,17 @@ def run(ctx: Context) -> None:
     rnd = start_round(ctx)
     if rnd is None:
         return
-    todo = [s for s in rnd.seats if s.status in RETRYABLE]
-    if not todo:
-        return
-    fork_wave(ctx, "review", [s.seat for s in todo])
-    paths = {s.seat: reviewer_worktree(ctx, s.seat, rnd.head) for s in todo}  # git locks: serial
-    guard = GuardSnapshot.take(ctx.git, list(paths.values()))
-    with ThreadPoolExecutor(
-        max_workers=min(ctx.config.graph.max_parallel, len(todo)), thread_name_prefix="review"
-    ) as pool:
-        for f in [pool.submit(_one, ctx, rnd, s, paths[s.seat], guard) for s in todo]:
-            f.result()
+    asked = joined_seats(ctx.environ, "review")  # asked by a join's seat jobs in this pass
+    todo = [s for s in rnd.seats if s.status in RETRYABLE and s.seat not in asked]
+    if todo:
+        fork_wave(ctx, "review", [s.seat for s in todo])
+        paths = {s.seat: reviewer_worktree(ctx, s.seat, rnd.head) for s in todo}  # serial
+        guard = GuardSnapshot.take(ctx.git, list(paths.values()))
+        with ThreadPoolExecutor(
+            max_workers=min(ctx.config.graph.max_parallel, len(todo)), thread_name_prefix="review"
+        ) as pool:
+            for f in [pool.submit(_one, ctx, rnd, s, paths[s.seat], guard) for s in todo]:
+                f.result()
     _stop_if_rate_limited(ctx, rnd)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from magi.core.compete.prompts import vote_prompt
+from magi.core.seats.runners import joined_seats
 from magi.core.text.answers import VoteAnswer
 from magi.core.text.bounds import cap
 from magi.graph.context import Context, seat_order
@@ -25,6 +26,7 @@ def run(ctx: Context) -> None:
         return
     labels = viable_labels(ctx)
     done = {v.seat for v in r.votes if v.status not in RETRYABLE}
+    done |= joined_seats(ctx.environ, "vote")  # asked by a join's seat jobs in this pass
     # A judge whose first judgement never came is not asked to vote blind of the candidates.
     todo = [j.seat for j in r.judgements if j.status == "ok" and j.seat not in done]
     if not todo:

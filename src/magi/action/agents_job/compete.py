@@ -35,12 +35,13 @@ from magi.action.seal import (
     parse_sealed,
     seal,
 )
-from magi.core.review.loop import rate_limit_stall
 from magi.core.seats.runners import (
+    JOINED_SEATS,
     RUNNER_LABELS,
     STAGE_SEATS,
     has_labels,
     job_labels_of,
+    joined,
     labels_here,
     runner_host,
     same_labels,
@@ -48,7 +49,7 @@ from magi.core.seats.runners import (
 from magi.errors import ActionError, CredentialsInCheckout, MagiError
 from magi.git.repo import Git
 from magi.model.config import Config
-from magi.model.run import Event, Run, RunStatus
+from magi.model.run import Run, RunStatus
 from magi.report import revealed
 from magi.seats import Reporter
 from magi.seats.day_spend import RECORDS_ENV, RUNS
@@ -209,7 +210,9 @@ def compete(
                 reporter.note(fresh_because or "", "warn")
     else:
         record = find_run(store, git.root, issue.number)
-    came = (record.status, list(record.handoff), len(record.turns)) if record else None
+    came = (
+        (record.status, list(record.handoff), len(record.turns), record.fork_id) if record else None
+    )
     if answer is not None:
         if record is None or record.status is not RunStatus.ASKING:
             held = f"is {record.status.value}" if record is not None else "is not on this runner"
@@ -217,12 +220,13 @@ def compete(
         deliver(store, record, answer, reporter.note)
     if fork:
         return _seat_job(record, store, git, out, issue.number, environ, reporter)
-    stalled = False
     if record is not None and record.fork:
-        stalled = not _join(record, store, git, issue.number, environ, reporter)
-    if stalled and record is not None:
-        reporter.note(f"run {record.id} stalls at its join: {record.reason}", "warn")
-    elif record is not None and record.status.resumable:
+        node = record.fork_node
+        asked = _join(record, store, git, issue.number, environ, reporter)
+        # This pass goes on from what the seat jobs did: their seats are not asked again
+        # in that wave, whatever they ended in (a wave on one runner asks each seat once).
+        environ = {**environ, JOINED_SEATS: joined(node, asked)}
+    if record is not None and record.status.resumable:
         _hide(reporter, record.config, environ)
         reporter.note(f"resuming run {record.id} ({record.status.value}) for #{issue.number}")
         record = engine.resume(store, record.id, environ=environ, reporter=reporter).run
@@ -319,11 +323,9 @@ def _join(
     issue: int,
     environ: Mapping[str, str],
     reporter: Reporter,
-) -> bool:
+) -> set[str]:
     """The forked wave made whole: each seat job's result, from the record ref, in place
-    of its seats' state at the fork (``agents_job.fork.absorb``). False when the run stops
-    there: a review round with a reviewer lost to a rate limit under ``incomplete_review =
-    "block"`` stalls, as the round does on one runner."""
+    of its seats' state at the fork (``agents_job.fork.absorb``); the seats they asked."""
     records = environ.get(RECORDS_ENV)
     key = load_key(store.home)
     if not records or key is None:
@@ -336,6 +338,7 @@ def _join(
     # Each group's seats as the fork made them, read before any result moves a seat (a
     # seat failover handed to another group's agent would move it between groups).
     groups = {slug(labels): fork_seats(record, labels) for labels in record.fork}
+    asked: set[str] = set()
     for labels in record.fork:
         where = f"{RUNS}{record.id}:fork/{slug(labels)}.sealed"
         text = _show(bare, where)
@@ -358,31 +361,22 @@ def _join(
                 record, members, labels, store, git, where, runner_host(environ),
                 seats=groups[slug(labels)],
             )  # fmt: skip
+            asked |= set(groups[slug(labels)])
         except StaleFork:
             reporter.note(
                 f"the seat job of {', '.join(labels)} stored an earlier fork's result: its "
                 "seats are asked again",
                 "warn",
             )
-    node = record.fork_node
     record.fork = []
-    rounds = record.review.rounds if record.review is not None else []
-    open_ = rounds[-1] if rounds and not rounds[-1].closed else None
-    why = None
-    if node == "review" and open_ is not None:
-        why = rate_limit_stall(open_, record.config.graph.incomplete_review, record.id)
-    if why is not None:
-        record.status, record.reason = RunStatus.STALLED, why
-        now = datetime.now(UTC)
-        record.events.append(Event(at=now, node="run", level="warn", message=f"stalled: {why}"))
     store.save(record)
     reporter.note(f"joined the forked wave: {len(settled)} seat(s) from its seat jobs")
-    return why is None
+    return asked
 
 
 def _handing_off(
     run: Run,
-    came: tuple[RunStatus, list[list[str]], int] | None,
+    came: tuple[RunStatus, list[list[str]], int, str] | None,
     out: Path,
     environ: Mapping[str, str],
 ) -> None:
@@ -399,7 +393,8 @@ def _handing_off(
         )
     here = labels_here(environ) or frozenset()
     ours = any(has_labels(here, labels) for labels in run.handoff)
-    stuck = came == (RunStatus.HANDED_OFF, run.handoff, len(run.turns)) and ours
+    # A new fork (its own id) is progress: its seat jobs are dispatched afresh.
+    stuck = came == (RunStatus.HANDED_OFF, run.handoff, len(run.turns), run.fork_id) and ours
     if stuck:
         raise ActionError(
             f"run {run.id} was handed to this runner and it could seat nobody: it still "

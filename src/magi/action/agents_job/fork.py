@@ -255,6 +255,15 @@ def absorb(
         got = candidates.get(c.seat)
         if got is not None and (got.label != c.label or got.branch != c.branch):
             raise ActionError(f"{where}: candidate {c.label} is not the fork's")
+    moving = [
+        c
+        for c in run.candidates
+        if c.seat in candidates
+        and candidates[c.seat].head
+        and candidates[c.seat].head != run.base_sha
+    ]
+    if moving and members.get(BUNDLE) is None:
+        raise ActionError(f"{where}: its candidates moved and it holds no bundle")
     # Checked: now taken in.
     order = {seat: i for i, seat in enumerate(_wave(run))}
     if judgements:

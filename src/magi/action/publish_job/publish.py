@@ -290,9 +290,12 @@ async def publish(
 
 def _stage_key(run: Run) -> str:
     """Which state of the run a dispatch carries on: its turns and finished nodes only grow,
-    stage by stage, and a re-run that asked nobody leaves both as they were."""
+    stage by stage, and a re-run that asked nobody leaves both as they were. A fork is a
+    state of its own (``fork_id``): a wave forked again on the same labels after a join
+    (its seats lost to quota, then a retry) shows the same turns in the public copy."""
     wants = run.fork or next_stage(run.config, run.handoff)
-    return f"{len(run.turns)}:{','.join(sorted(run.timings))}:{json.dumps(wants)}"
+    fork = f":{run.fork_id}" if run.fork else ""
+    return f"{len(run.turns)}:{','.join(sorted(run.timings))}:{json.dumps(wants)}{fork}"
 
 
 def allowed_labels(trusted: Config, labels: list[str], what: str) -> list[str]:

@@ -17,7 +17,7 @@ config's order, never the order in which candidates asked).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from magi.errors import ConfigError
@@ -25,6 +25,7 @@ from magi.model.config import RUNNER_LABEL, AgentConfig, Config
 
 __all__ = [
     "JOB_LABELS",
+    "JOINED_SEATS",
     "RUNNER_LABELS",
     "STAGE_SEATS",
     "Served",
@@ -34,6 +35,8 @@ __all__ = [
     "has_labels",
     "job_labels",
     "job_labels_of",
+    "joined",
+    "joined_seats",
     "labels_here",
     "next_stage",
     "runner_host",
@@ -44,6 +47,10 @@ __all__ = [
 
 JOB_LABELS = "MAGI_JOB_LABELS"  # the agents job's runs-on labels (the workflow sets it)
 STAGE_SEATS = "MAGI_STAGE_SEATS"  # a fork's seat job: the only seats it may ask (JSON list)
+# A join's pass: the wave it joined and the seats its seat jobs asked in it (JSON: {"node":
+# ..., "seats": [...]}), not asked again in that wave before the next pass, whatever they
+# ended in, as a wave on one runner asks each seat once.
+JOINED_SEATS = "MAGI_JOINED_SEATS"
 RUNNER_LABELS = "MAGI_RUNNER_LABELS"  # the labels a runner declares (its service's .env)
 
 
@@ -151,6 +158,28 @@ def stage_seats(environ: Mapping[str, str]) -> frozenset[str] | None:
     """The seats a fork's seat job may ask, None in any other job."""
     raw = environ.get(STAGE_SEATS, "")
     return frozenset(_strings(raw, STAGE_SEATS, "seats")) if raw.strip() else None
+
+
+def joined(node: str, seats: Iterable[str]) -> str:
+    """``JOINED_SEATS``'s value for a join of ``node``'s wave whose seat jobs asked ``seats``."""
+    return json.dumps({"node": node, "seats": sorted(seats)})
+
+
+def joined_seats(environ: Mapping[str, str], node: str) -> frozenset[str]:
+    """The seats of ``node``'s wave a join's seat jobs asked in this pass (empty for any
+    other wave, and in any other pass): a judge's vote is its own wave, not its judgement's."""
+    raw = environ.get(JOINED_SEATS, "")
+    if not raw.strip():
+        return frozenset()
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("node"), str):
+        raise ConfigError(f"{JOINED_SEATS} is not a joined wave: {raw[:80]!r}")
+    if data["node"] != node:
+        return frozenset()
+    return frozenset(_strings(json.dumps(data.get("seats")), JOINED_SEATS, "seats"))
 
 
 def fork_groups(
