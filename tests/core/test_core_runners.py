@@ -129,6 +129,10 @@ def test_a_joins_seats_count_only_in_the_wave_it_joined():
     assert joined_seats(env, "judge") == {"judge-1", "judge-2"}
     assert joined_seats(env, "vote") == frozenset()
     assert joined_seats({}, "judge") == frozenset()
+    # The next review round of the same pass is a wave of its own: its seats are asked.
+    rounds = {JOINED_SEATS: joined("review", {"review-1"}, 1)}
+    assert joined_seats(rounds, "review", 1) == {"review-1"}
+    assert joined_seats(rounds, "review", 2) == frozenset()
 
 
 @pytest.mark.parametrize("bad", ["judge-1", '["judge-1"]', '{"node": "judge", "seats": "x"}'])

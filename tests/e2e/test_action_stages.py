@@ -605,3 +605,37 @@ def test_a_join_whose_seats_all_ran_out_of_quota_stalls_and_a_retry_forks_again(
     assert again.fork_id != first
     assert world.publish(monkeypatch, run_id).exit_code == 0
     assert [d.get("stage") for d in _dispatched(world)[3:]] == ["fork", "fork"]
+
+
+def test_a_second_review_round_after_a_forked_first_asks_every_reviewer_again(
+    tmp_path, monkeypatch
+):
+    """Round one is forked and raises a blocker; the fixer fixes in the join's pass, and
+    round two asks both reviewers again (forked again), not only those the join has not
+    seen: the seats a join's seat jobs asked count for their own round only."""
+    world = make_world(tmp_path)
+    _gpu_roster(world)
+    config = world.repo / "magi.toml"
+    config.write_text(
+        config.read_text().replace('"gpu-agent", "wrong"', '"gpu-agent", "wrong+blocker"')
+    )
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run(
+        [*git, "commit", "-qam", "a reviewer with a blocker"], cwd=world.repo, check=True
+    )
+    subprocess.run(["git", "push", "-q", "origin", "main"], cwd=world.repo, check=True)
+    new_key(world.home)
+    gpu = _gpu_runner(world)
+    gpu_path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
+    code, out = _stage(world, POOL)
+    assert code == 0, out
+    run_id = _run_id(world)
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    done = _drive(world, gpu, run_id, monkeypatch, gpu_path, 0)
+    assert done.status is RunStatus.READY, done.reason
+    assert done.review is not None
+    assert len(done.review.rounds) == 2
+    for rnd in done.review.rounds:
+        assert [s.status for s in rnd.seats] == ["ok", "ok"], rnd.round
+    on_gpu = (world.scripted / "gpu-calls").read_text().split()
+    assert on_gpu[1::2].count("review") == 2

@@ -112,7 +112,7 @@ def run(ctx: Context) -> None:
     rnd = start_round(ctx)
     if rnd is None:
         return
-    asked = joined_seats(ctx.environ, "review")  # asked by a join's seat jobs in this pass
+    asked = joined_seats(ctx.environ, "review", rnd.round)  # by a join's seat jobs, this pass
     todo = [s for s in rnd.seats if s.status in RETRYABLE and s.seat not in asked]
     if todo:
         fork_wave(ctx, "review", [s.seat for s in todo])

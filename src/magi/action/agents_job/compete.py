@@ -222,10 +222,12 @@ def compete(
         return _seat_job(record, store, git, out, issue.number, environ, reporter)
     if record is not None and record.fork:
         node = record.fork_node
+        rounds = record.review.rounds if record.review is not None else []
+        which = rounds[-1].round if node == "review" and rounds else 0
         asked = _join(record, store, git, issue.number, environ, reporter)
         # This pass goes on from what the seat jobs did: their seats are not asked again
         # in that wave, whatever they ended in (a wave on one runner asks each seat once).
-        environ = {**environ, JOINED_SEATS: joined(node, asked)}
+        environ = {**environ, JOINED_SEATS: joined(node, asked, which)}
     if record is not None and record.status.resumable:
         _hide(reporter, record.config, environ)
         reporter.note(f"resuming run {record.id} ({record.status.value}) for #{issue.number}")

@@ -160,14 +160,16 @@ def stage_seats(environ: Mapping[str, str]) -> frozenset[str] | None:
     return frozenset(_strings(raw, STAGE_SEATS, "seats")) if raw.strip() else None
 
 
-def joined(node: str, seats: Iterable[str]) -> str:
-    """``JOINED_SEATS``'s value for a join of ``node``'s wave whose seat jobs asked ``seats``."""
-    return json.dumps({"node": node, "seats": sorted(seats)})
+def joined(node: str, seats: Iterable[str], round: int = 0) -> str:
+    """``JOINED_SEATS``'s value for a join of ``node``'s wave whose seat jobs asked ``seats``
+    (``round``: the review round it was, 0 for a wave a run has once)."""
+    return json.dumps({"node": node, "seats": sorted(seats), "round": round})
 
 
-def joined_seats(environ: Mapping[str, str], node: str) -> frozenset[str]:
+def joined_seats(environ: Mapping[str, str], node: str, round: int = 0) -> frozenset[str]:
     """The seats of ``node``'s wave a join's seat jobs asked in this pass (empty for any
-    other wave, and in any other pass): a judge's vote is its own wave, not its judgement's."""
+    other wave, and in any other pass): a judge's vote is its own wave, not its judgement's,
+    and the next review round of the same pass is a wave of its own."""
     raw = environ.get(JOINED_SEATS, "")
     if not raw.strip():
         return frozenset()
@@ -177,7 +179,7 @@ def joined_seats(environ: Mapping[str, str], node: str) -> frozenset[str]:
         data = None
     if not isinstance(data, dict) or not isinstance(data.get("node"), str):
         raise ConfigError(f"{JOINED_SEATS} is not a joined wave: {raw[:80]!r}")
-    if data["node"] != node:
+    if data["node"] != node or data.get("round", 0) != round:
         return frozenset()
     return frozenset(_strings(json.dumps(data.get("seats")), JOINED_SEATS, "seats"))
 
