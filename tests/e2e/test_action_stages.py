@@ -537,32 +537,45 @@ def test_the_judges_wave_and_the_vote_are_forked_when_a_judge_sits_elsewhere(
     assert done.author(done.tally.winner) == reference.author(reference.tally.winner)
 
 
+def _two_runners(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, persona: str = "", **world: str | tuple
+) -> tuple[World, World, str, str]:
+    """The pool and the gpu runner (the second implementer's agent on gpu, acting as
+    ``persona`` when given), the first stage run on the pool and published: (pool, gpu,
+    the gpu runner's PATH, the run id)."""
+    pool = make_world(tmp_path, **world)  # type: ignore[arg-type]
+    _gpu_roster(pool)
+    if persona:
+        config = pool.repo / "magi.toml"
+        config.write_text(
+            config.read_text().replace('"gpu-agent", "wrong"', f'"gpu-agent", "{persona}"')
+        )
+        _commit_config(pool, f"the gpu agent acts as {persona}")
+    new_key(pool.home)
+    gpu = _gpu_runner(pool)
+    gpu_path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
+    code, out = _stage(pool, POOL)
+    assert code == 0, out
+    run_id = _run_id(pool)
+    assert pool.publish(monkeypatch, run_id).exit_code == 0
+    return pool, gpu, gpu_path, run_id
+
+
+def _commit_config(world: World, message: str) -> None:
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "commit", "-qam", message], cwd=world.repo, check=True)
+    subprocess.run(["git", "push", "-q", "origin", "main"], cwd=world.repo, check=True)
+
+
 def test_a_forked_review_round_with_a_reviewer_out_of_quota_stalls_at_its_join(
     tmp_path, monkeypatch
 ):
     """The gpu agent's review seat is lost to a rate limit in its seat job: under
     `incomplete_review = "block"` the join stalls the run, as the round does on one runner,
     rather than asking that seat again at once; the seat was asked once."""
-    world = make_world(tmp_path, graph="failover = false")
-    _gpu_roster(world)
-    config = world.repo / "magi.toml"
-    config.write_text(
-        config.read_text().replace('"gpu-agent", "wrong"', '"gpu-agent", "quota-at-review:wrong"')
+    world, gpu, gpu_path, run_id = _two_runners(
+        tmp_path, monkeypatch, "quota-at-review:wrong", graph="failover = false"
     )
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
-    subprocess.run(
-        [*git, "commit", "-qam", "the gpu agent runs out of quota in review"],
-        cwd=world.repo,
-        check=True,
-    )
-    subprocess.run(["git", "push", "-q", "origin", "main"], cwd=world.repo, check=True)
-    new_key(world.home)
-    gpu = _gpu_runner(world)
-    gpu_path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
-    code, out = _stage(world, POOL)
-    assert code == 0, out
-    run_id = _run_id(world)
-    assert world.publish(monkeypatch, run_id).exit_code == 0
     done = _drive(world, gpu, run_id, monkeypatch, gpu_path, 0)
     assert done.status is RunStatus.STALLED, done.reason
     assert "lost to a rate limit" in (done.reason or "")
@@ -579,15 +592,9 @@ def test_a_join_whose_seats_all_ran_out_of_quota_stalls_and_a_retry_forks_again(
     """Both implementers' seat jobs lose their seat to quota: the join's pass does not fork
     the wave again (its seats were asked in this pass) and stalls, as one runner does; a
     `/magi retry` forks it anew, and publish dispatches that new fork."""
-    world = make_world(tmp_path, graph="failover = false", implementers=("quota", "quota"))
-    _gpu_roster(world)
-    new_key(world.home)
-    gpu = _gpu_runner(world)
-    gpu_path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
-    code, out = _stage(world, POOL)
-    assert code == 0, out
-    run_id = _run_id(world)
-    assert world.publish(monkeypatch, run_id).exit_code == 0
+    world, gpu, gpu_path, run_id = _two_runners(
+        tmp_path, monkeypatch, graph="failover = false", implementers=("quota", "quota")
+    )
     done = _drive(world, gpu, run_id, monkeypatch, gpu_path, 0)
     assert done.status is RunStatus.STALLED, done.reason
     assert "lost to a rate limit or quota" in (done.reason or "")
@@ -613,24 +620,7 @@ def test_a_second_review_round_after_a_forked_first_asks_every_reviewer_again(
     """Round one is forked and raises a blocker; the fixer fixes in the join's pass, and
     round two asks both reviewers again (forked again), not only those the join has not
     seen: the seats a join's seat jobs asked count for their own round only."""
-    world = make_world(tmp_path)
-    _gpu_roster(world)
-    config = world.repo / "magi.toml"
-    config.write_text(
-        config.read_text().replace('"gpu-agent", "wrong"', '"gpu-agent", "wrong+blocker"')
-    )
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
-    subprocess.run(
-        [*git, "commit", "-qam", "a reviewer with a blocker"], cwd=world.repo, check=True
-    )
-    subprocess.run(["git", "push", "-q", "origin", "main"], cwd=world.repo, check=True)
-    new_key(world.home)
-    gpu = _gpu_runner(world)
-    gpu_path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
-    code, out = _stage(world, POOL)
-    assert code == 0, out
-    run_id = _run_id(world)
-    assert world.publish(monkeypatch, run_id).exit_code == 0
+    world, gpu, gpu_path, run_id = _two_runners(tmp_path, monkeypatch, "wrong+blocker")
     done = _drive(world, gpu, run_id, monkeypatch, gpu_path, 0)
     assert done.status is RunStatus.READY, done.reason
     assert done.review is not None

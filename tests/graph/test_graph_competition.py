@@ -119,9 +119,8 @@ def test_uncommitted_work_is_rescued_under_the_neutral_identity(env):
     assert authors.strip() == "magi <magi@localhost.invalid>|magi <magi@localhost.invalid>"
 
 
-def test_work_left_uncommitted_comes_back_without_a_fetch(env, monkeypatch):
-    """A seat that never ran git: magi's commit goes straight into the repository's store
-    and its clone's own store stays empty; a seat that committed is fetched as ever."""
+def _spy_fetches(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
+    """The branches ``clones.fetch_back`` brings back from now on, in order."""
     from magi.git import clones
 
     fetched: list[str] = []
@@ -132,6 +131,13 @@ def test_work_left_uncommitted_comes_back_without_a_fetch(env, monkeypatch):
         return real(git, tree, **kw)
 
     monkeypatch.setattr(clones, "fetch_back", fetch_back)
+    return fetched
+
+
+def test_work_left_uncommitted_comes_back_without_a_fetch(env, monkeypatch):
+    """A seat that never ran git: magi's commit goes straight into the repository's store
+    and its clone's own store stays empty; a seat that committed is fetched as ever."""
+    fetched = _spy_fetches(monkeypatch)
     repo, home, sd = env
     agents = {"a1": f"sh:{FIX}", "a2": f"sh:{FIX} && {COMMIT} -m mine"}
     run = start(repo, home, config(sd, agents, graph={"deliberate_rounds": 0}))
@@ -146,16 +152,7 @@ def test_work_left_uncommitted_comes_back_without_a_fetch(env, monkeypatch):
 def test_a_shared_repository_gets_the_fetch(env, monkeypatch):
     """core.sharedRepository: objects must get the group's permissions, which only the
     repository's own git gives them, so the work comes back by fetch."""
-    from magi.git import clones
-
-    fetched: list[str] = []
-    real = clones.fetch_back
-
-    def fetch_back(git, tree, **kw):  # type: ignore[no-untyped-def]
-        fetched.append(kw["branch"])
-        return real(git, tree, **kw)
-
-    monkeypatch.setattr(clones, "fetch_back", fetch_back)
+    fetched = _spy_fetches(monkeypatch)
     repo, home, sd = env
     git_out(repo, "config", "core.sharedRepository", "group")
     run = start(repo, home, config(sd, {"a1": f"sh:{FIX}"}, graph={"deliberate_rounds": 0}))
