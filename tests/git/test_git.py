@@ -89,6 +89,49 @@ def test_discover_finds_the_main_worktree_from_anywhere(repo: Path, git: Git) ->
     assert git.common_dir() == (repo / ".git").resolve()
 
 
+def _spy_git(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Every git command a ``Git`` runs from now on."""
+    ran: list[list[str]] = []
+    real = Git._exec
+
+    def spy(self: Git, args: list[str], **kw: object) -> object:
+        ran.append(args)
+        return real(self, args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Git, "_exec", spy)
+    return ran
+
+
+def test_discover_learns_the_layout_every_git_of_the_root_reuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The common directory and object format come with discovery's own call: a ``Git`` of
+    the same root (a run's context makes its own) asks git for neither again."""
+    for fmt in ("sha1", "sha256"):
+        path = tmp_path / fmt
+        agent_git(tmp_path, "init", "-q", f"--object-format={fmt}", "-b", "main", str(path))
+        commit_file(path, "README.md", "hello\n", "initial")
+        wt = tmp_path / f"{fmt}-wt"
+        Git(path).worktree_add(wt, start="main", branch="magi/r1/A")
+        Git.discover(wt)
+        with monkeypatch.context() as m:
+            ran = _spy_git(m)  # type: ignore[arg-type]
+            again = Git(path)
+            again.layout()
+            assert (again.common_dir(), again.object_format()) == ((path / ".git").resolve(), fmt)
+            assert ran == []
+
+
+def test_layout_is_one_git_call_when_unknown(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A root discovery never saw: one process for both answers, then none."""
+    ran = _spy_git(monkeypatch)
+    git = Git(repo)
+    git.layout()
+    git.layout()
+    assert (git.common_dir(), git.object_format()) == ((repo / ".git").resolve(), "sha1")
+    assert len(ran) == 1
+
+
 def test_discover_outside_a_repository_raises(tmp_path: Path) -> None:
     """A plain directory is a RepoError that names it."""
     plain = tmp_path / "plain"

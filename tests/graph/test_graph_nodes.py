@@ -16,6 +16,7 @@ from magi import engine
 from magi.agents.base import CancelToken, TurnRequest, TurnResult, TurnStatus
 from magi.demo.repo import RIGHT
 from magi.errors import MagiError
+from magi.git import repo as repo_module
 from magi.git.repo import Git
 from magi.graph import Context, Loop, execute, implement, judge, mermaid, prep, verify
 from magi.graph.node import names
@@ -86,6 +87,23 @@ def test_prep_then_implement_alone_with_fake_agents(env):
         assert c.rescued, "the fake left its work uncommitted; magi committed it"
         assert c.head == git_out(repo, "rev-parse", f"refs/heads/{c.branch}").strip()
     assert not agents["j1"].requests
+
+
+def test_prep_runs_only_the_git_a_clone_needs(env, monkeypatch):
+    """Two git processes per clone (its init and its checkout) and the status of the user's
+    checkout: the repository's layout is learned once, never once per clone thread."""
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+    ctx = context(repo, home, cfg, agents)
+    ran: list[str] = []
+    real = Git._exec
+    monkeypatch.setattr(
+        Git, "_exec", lambda self, args, **kw: (ran.append(args[0]), real(self, args, **kw))[1]
+    )
+    monkeypatch.setattr(repo_module, "_LAYOUTS", {})  # as a process that never discovered it
+    ctx.git._common = ctx.git._format = None
+    prep.run(ctx)
+    assert sorted(ran) == sorted(["rev-parse", "status"] + ["init", "read-tree"] * 2)
 
 
 def planter(request: TurnRequest) -> TurnResult:

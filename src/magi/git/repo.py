@@ -127,14 +127,23 @@ def _failed(args: list[str], code: int, where: Path, stderr: bytes) -> RepoError
     return RepoError(f"{_show(args)} failed (exit {code}) in {where}: {err}")
 
 
+# rev-parse's options for the common git directory and the object format, in that order.
+_LAYOUT = ("rev-parse", "--path-format=absolute", "--git-common-dir", "--show-object-format")
+# What ``_LAYOUT`` found, per main worktree, for this process: a repository's common
+# directory and object format do not change under a running magi, and every ``Git`` of the
+# same root (a run's context makes its own) is spared asking again.
+_LAYOUTS: dict[Path, tuple[Path, str]] = {}
+
+
 class Git:
     """One repository. ``root`` is the toplevel of its main worktree (see ``discover``)."""
 
     def __init__(self, repo: Path, *, hooks_dir: Path | None = None) -> None:
         self.root = Path(repo).resolve()
         self.hooks_dir = hooks_dir.resolve() if hooks_dir is not None else None
-        self._common: Path | None = None
-        self._format: str | None = None
+        known = _LAYOUTS.get(self.root)
+        self._common: Path | None = known[0] if known else None
+        self._format: str | None = known[1] if known else None
 
     @staticmethod
     def discover(path: Path) -> Git:
@@ -142,8 +151,11 @@ class Git:
         if not path.exists():
             raise RepoError(f"not a git repository: {path} (no such path)")
         probe = Git(path if path.is_dir() else path.parent)
-        bare = probe._exec(["rev-parse", "--is-bare-repository"], check=False)
-        if bare.returncode == 0 and bare.stdout.strip() == b"true":
+        # The same call learns what prep's clones need (the shared store, its hash), so that
+        # no clone of a wave runs a git process of its own to ask.
+        bare = probe._exec([*_LAYOUT, "--is-bare-repository"], check=False)
+        lines = bare.stdout.decode("utf-8", "replace").splitlines()
+        if bare.returncode == 0 and lines[2:3] == ["true"]:
             raise RepoError(
                 f"{path} is a bare repository (no working tree to branch from): run magi in a "
                 "clone of it instead, e.g. git clone <bare> work && cd work"
@@ -155,7 +167,11 @@ class Git:
         first = out.split("\0")
         if len(first) > 1 and first[1] == "bare":
             raise RepoError(f"not a git repository with a main worktree (bare): {path}")
-        return Git(Path(first[0].removeprefix("worktree ")))
+        found = Git(Path(first[0].removeprefix("worktree ")))
+        if bare.returncode == 0 and len(lines) == 3:
+            found._common, found._format = Path(lines[0]), lines[1] or "sha1"
+            _LAYOUTS[found.root] = (found._common, found._format)
+        return found
 
     # -- running git ------------------------------------------------------------------
 
@@ -213,6 +229,17 @@ class Git:
     def known_common_dir(self, path: Path) -> None:
         """What ``common_dir`` would find, told by a caller that knows it (``clones.git_of``)."""
         self._common = Path(path)
+
+    def layout(self) -> None:
+        """Learn ``common_dir`` and ``object_format`` in one git process, if not yet known.
+
+        Asked before work that needs them runs on several threads at once, where each
+        thread would otherwise find them unknown and run git for them itself.
+        """
+        if self._common is None or self._format is None:
+            common, fmt = self.run(*_LAYOUT).splitlines()[:2]
+            self._common, self._format = Path(common), fmt or "sha1"
+            _LAYOUTS[self.root] = (self._common, self._format)
 
     def common_dir(self) -> Path:
         if self._common is None:

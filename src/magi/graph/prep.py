@@ -92,6 +92,7 @@ def _make_worktrees(ctx: Context, *, fresh: bool) -> None:
             ctx.save()
         return
     base = r.base_sha or r.base
+    ctx.git.layout()  # once, not once per clone thread
 
     def one(c: Candidate) -> None:
         tree = root / c.label
