@@ -16,10 +16,12 @@ from magi.action.seal import (
     load_key,
     new_key,
     open_sealed,
+    panel_key,
     parse_sealed,
     seal,
 )
 from magi.errors import ActionError, TamperedArtifact
+from magi.state.runner_key import PANEL_FILE, write_panel
 from magi.state.store import Store
 from record_helpers import run as fixture_run
 
@@ -69,7 +71,9 @@ def test_what_is_sealed_opens_only_with_its_key_for_its_run(tmp_path: Path) -> N
         with pytest.raises(ActionError, match="does not open as run"):
             open_sealed(key, sealed, where="here", **{**WHERE, **other})  # type: ignore[arg-type]
     theirs = new_key(tmp_path / "two")
-    with pytest.raises(ActionError, match=f"sealed with runner key {key.fingerprint}"):
+    with pytest.raises(
+        ActionError, match=f"sealed with key {key.fingerprint}; this runner.s runner key"
+    ):
         open_sealed(theirs, sealed, where="here", **WHERE)
 
 
@@ -115,3 +119,40 @@ def test_an_artifact_whose_sealed_copy_is_not_one_is_refused_whole(tmp_path: Pat
     (out / "sealed.txt").write_text("rm -rf /\n")
     with pytest.raises(TamperedArtifact, match="not a sealed run"):
         read_artifact(out)
+
+
+def test_the_panel_key_is_the_runner_keys_one_way_and_a_judges_runner_holds_it_alone(
+    tmp_path: Path,
+) -> None:
+    """A pool runner derives the panel key from its runner key; `magi runner-key --panel`
+    writes it for a runner that only seats judges, which opens a panel with it and never a
+    run sealed with the runner key."""
+    pool, judges = tmp_path / "pool", tmp_path / "judges"
+    with pytest.raises(ActionError, match=r"no runner key at .*run this on a runner of the pool"):
+        write_panel(pool, tmp_path / "out.key")
+    runner = new_key(pool)
+    derived = panel_key(pool)
+    assert derived is not None
+    assert derived.secret != runner.secret
+    judges.mkdir()
+    written = write_panel(pool, judges / PANEL_FILE)
+    assert (judges / PANEL_FILE).stat().st_mode & 0o777 == 0o600
+    with pytest.raises(ActionError, match="exists"):
+        write_panel(pool, judges / PANEL_FILE)
+    held = panel_key(judges)
+    assert held is not None
+    assert (held.secret, held.fingerprint) == (derived.secret, written.fingerprint)
+    assert load_key(judges) is None
+    panel = seal(derived, {"run.json": b"{}"}, **WHERE, kind="panel")
+    assert open_sealed(held, parse_sealed(panel, "p"), where="p", **WHERE, kind="panel")
+    whole = seal(runner, {"run.json": b"{}"}, **WHERE)
+    with pytest.raises(ActionError, match="this runner's panel key"):
+        open_sealed(held, parse_sealed(whole, "w"), where="w", **WHERE)
+    with pytest.raises(ActionError, match="does not open as run"):
+        open_sealed(held, parse_sealed(panel, "p"), where="p", **WHERE, kind="run")
+    # A pool runner with a panel.key of another pool is told, naming both files.
+    stray = tmp_path / "stray"
+    new_key(stray)
+    write_panel(stray, pool / PANEL_FILE)
+    with pytest.raises(ActionError, match=r"panel\.key is not the panel key of this runner's"):
+        panel_key(pool)

@@ -168,3 +168,26 @@ def test_a_runner_key_beside_unjailed_agents_is_warned(repo, tmp_path, monkeypat
     out = json.loads(invoke(["doctor", "--runner", "--no-auth-check", "--json"]).stdout)
     said = " ".join(p["message"] for p in out["problems"])
     assert "agents would run unjailed here, where they can read the runner key" in said
+
+
+def test_a_judges_runner_gets_the_panel_key_and_doctor_says_what_it_can_do(
+    repo, tmp_path, monkeypatch
+):
+    """`magi runner-key --panel <file>` on a pool runner writes the panel key for a runner
+    that only seats judges; there, doctor shows it and does not ask for a runner key."""
+    monkeypatch.setenv("MAGI_HOME", str(tmp_path / "pool"))
+    refused = invoke(["runner-key", "--panel", str(tmp_path / "panel.key")])
+    assert refused.exit_code != 0
+    assert "run this on a runner of the pool" in refused.stderr
+    assert invoke(["runner-key", "--new"]).exit_code == 0
+    (tmp_path / "judges").mkdir()
+    made = invoke(["runner-key", "--panel", str(tmp_path / "judges" / "panel.key")])
+    assert made.exit_code == 0, made.output
+    fingerprint = re.findall(r"\bpanel key ([0-9a-f]{16})\b", _said(made.stdout))[0]
+    assert "give that runner no runner key" in _said(made.stdout)
+    monkeypatch.setenv("MAGI_HOME", str(tmp_path / "judges"))
+    out = json.loads(invoke(["doctor", "--runner", "--no-auth-check", "--json"]).stdout)
+    assert (out["runner"]["runner_key"], out["runner"]["panel_key"]) == ("", fingerprint)
+    assert "no runner key" not in " ".join(p["message"] for p in out["problems"])
+    shown = invoke(["doctor", "--runner", "--no-auth-check"]).stdout
+    assert "seats judges from their panels" in _said(shown)

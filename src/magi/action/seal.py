@@ -34,11 +34,12 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from magi.errors import ActionError
 from magi.git.repo import Git
 from magi.model.run import Candidate, Run
-from magi.state.runner_key import KEY_FILE, RunnerKey, load_key, new_key
+from magi.state.runner_key import KEY_FILE, RunnerKey, load_key, new_key, panel_key
 from magi.state.store import RECORD, Store
 
 __all__ = [
     "KEY_FILE",
+    "PANEL",
     "SEALED",
     "SEALED_MAX",
     "RunnerKey",
@@ -47,11 +48,15 @@ __all__ = [
     "members_of",
     "new_key",
     "open_sealed",
+    "panel_key",
     "parse_sealed",
     "seal",
 ]
 
 SEALED = "sealed.txt"  # in the artifact and in the record ref
+# A judges' wave forked: the panel its seat jobs work from (``agents_job.panel``), sealed
+# with the panel key, in the artifact and in the record ref beside SEALED.
+PANEL = "panel.sealed"
 SEALED_MAX = 64 * 1024 * 1024  # characters of sealed text publish stores
 _HEADER = "magi-sealed 1"
 _NONCE = 12
@@ -62,7 +67,9 @@ _MEMBER = re.compile(
 )
 # What a sealed text is, bound in with the run: a whole run (``run.json``), or what a fork's
 # seat job did (``fork.json``: agents_job.fork), so that neither can stand for the other.
-KINDS = {"run": "run.json", "fork": "fork.json"}
+# A panel (``report.before_tally.panel_copy``) is the run as a judge's seat job on
+# another runner may hold it: sealed with the panel key, it opens as nothing else.
+KINDS = {"run": "run.json", "fork": "fork.json", "panel": "run.json"}
 
 
 BUNDLE = "candidates.bundle"
@@ -167,7 +174,7 @@ def open_sealed(
     anything in it was changed."""
     if sealed.fingerprint != key.fingerprint:
         raise ActionError(
-            f"{where} was sealed with runner key {sealed.fingerprint}; this runner's "
+            f"{where} was sealed with key {sealed.fingerprint}; this runner's {key.what} "
             f"({key.path}) is {key.fingerprint}: give every runner of the pool the same key "
             "(docs/runner.md)"
         )

@@ -215,6 +215,10 @@ def _problems_section(d: Diagnosis) -> list[RenderableType]:
     return [_heading("problems"), _grid(rows), Text(verdict, style="bold")]
 
 
+def _no_runner_key(facts: RunnerFacts) -> str:
+    return "none" if facts.panel_key else "none (this runner alone resumes its runs)"
+
+
 def _runner_section(facts: RunnerFacts) -> RenderableType:
     free = "?" if facts.free_bytes is None else f"{facts.free_bytes / 1024**3:.1f} GiB free"
     rows = [
@@ -223,8 +227,10 @@ def _runner_section(facts: RunnerFacts) -> RenderableType:
         ("MAGI_HOME", f"{facts.home} ({free})"),
         ("labels", ", ".join(facts.labels) or "not given (--labels)"),
         ("wanted", ", ".join(facts.wanted) or "?"),
-        ("runner key", facts.runner_key or "none (this runner alone resumes its runs)"),
+        ("runner key", facts.runner_key or _no_runner_key(facts)),
     ]
+    if facts.panel_key:
+        rows.append(("panel key", f"{facts.panel_key} (it seats judges from their panels)"))
     if facts.labels:
         rows.append(("seats here", ", ".join(facts.serves) or "no agent of the roster"))
         rows += [(f"not {a}", f"lacks {', '.join(m)}") for a, m in facts.lacking.items()]
@@ -292,15 +298,35 @@ def runner_key(
     new: Annotated[
         bool, typer.Option("--new", help="Make the key (refused when this runner has one).")
     ] = False,
+    panel: Annotated[
+        Path | None,
+        typer.Option(
+            "--panel",
+            help="Write the pool's panel key to this new file, for a runner that only "
+            "seats judges (its MAGI_HOME/panel.key).",
+        ),
+    ] = None,
 ) -> None:
     """Show, or make, the key the runners of a pool share: with it, a run stopped before its
     tally on one runner is carried on by another (docs/runner.md)."""
     import os
 
-    from magi.state.runner_key import KEY_FILE, load_key, new_key
+    from magi.state.runner_key import KEY_FILE, PANEL_FILE, load_key, new_key, write_panel
     from magi.state.store import magi_home
 
     home = magi_home(os.environ).expanduser()
+    if panel is not None:
+        written = write_panel(home, panel.expanduser())  # a MagiError is said on stderr
+        emit(Text(f"{written.path}  panel key {written.fingerprint}"))
+        emit(
+            Text(
+                f"Copy it to MAGI_HOME/{PANEL_FILE} of a runner that only seats judges, as its "
+                "service user, mode 600, and give that runner no runner key: it can then "
+                "open the panels its judges are sent (the candidates by label) and no run "
+                "sealed for the pool. Delete this copy once it is there."
+            )
+        )
+        return
     key = new_key(home) if new else load_key(home)  # a MagiError is said on stderr
     if key is None:
         emit(Text(f"no runner key at {home / KEY_FILE}; `magi runner-key --new` makes one"))

@@ -30,7 +30,7 @@ from magi.core.seats.runners import (
 from magi.engine.diagnose import Diagnosis
 from magi.errors import MagiError
 from magi.model.config import Config
-from magi.state.runner_key import KEY_FILE, load_key
+from magi.state.runner_key import KEY_FILE, load_key, panel_key
 from magi.state.store import magi_home
 
 __all__ = ["GIT_MIN", "MIN_FREE", "RunnerFacts", "check_runner"]
@@ -53,6 +53,7 @@ class RunnerFacts:
     serves: list[str] = field(default_factory=list)  # the agents a runner with these labels seats
     lacking: dict[str, list[str]] = field(default_factory=dict)  # agent -> labels it lacks
     runner_key: str = ""  # the pool's key's fingerprint ("" when this runner holds none)
+    panel_key: str = ""  # the panel key's, held alone (a runner that only seats judges)
 
 
 def _version(tool: str, path: str | None) -> tuple[str, tuple[int, ...]]:
@@ -110,7 +111,13 @@ def check_runner(d: Diagnosis, env: Mapping[str, str], labels: Sequence[str] | N
         d.error(e.message)
         key = None
     else:
-        if key is None:
+        try:
+            panel = panel_key(home) if key is None else None
+        except MagiError as e:
+            d.error(e.message)
+            panel = None
+        facts.panel_key = panel.fingerprint if panel is not None else ""
+        if key is None and panel is None:
             d.warn(
                 f"no runner key ({home / KEY_FILE}): a run stopped before its tally (asking, "
                 "stalled) can be carried on only by this runner. With more than one runner, "

@@ -3,6 +3,12 @@
 32 random bytes in base64, mode 0600, the same file on every runner that serves a
 repository (``magi runner-key --new`` on one, copied to the others); hidden from every
 jailed seat with the rest of ``$MAGI_HOME``. ``magi.action.seal`` says what it seals and why.
+
+The panel key is derived from it (HKDF-SHA256, one way): it seals what a judge's seat job
+on another runner needs (``magi.report.before_tally.panel_copy``: the candidates by label,
+no author) and what it answers. A pool runner derives it from its runner key; a runner
+that only seats judges holds ``$MAGI_HOME/panel.key`` alone (``magi runner-key --panel``
+writes it), so it can open the panels it is sent and never a sealed run.
 """
 
 from __future__ import annotations
@@ -16,17 +22,23 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from cryptography.hazmat.primitives.hashes import SHA256
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
 from magi.errors import ActionError
 
-__all__ = ["KEY_FILE", "RunnerKey", "load_key", "new_key"]
+__all__ = ["KEY_FILE", "PANEL_FILE", "RunnerKey", "load_key", "new_key", "panel_key", "write_panel"]
 
 KEY_FILE = "runner.key"
+PANEL_FILE = "panel.key"
+_PANEL_INFO = b"magi panel key 1"
 
 
 @dataclass(frozen=True)
 class RunnerKey:
     secret: bytes
     path: Path
+    what: str = "runner key"  # or "panel key", as the messages name it
 
     @property
     def fingerprint(self) -> str:
@@ -37,18 +49,21 @@ class RunnerKey:
 def load_key(home: Path) -> RunnerKey | None:
     """``$MAGI_HOME/runner.key``, or None when this runner has none; ActionError (naming
     the file) when it is not one: unreadable, not 32 bytes in base64, or readable by others."""
-    path = home / KEY_FILE
+    return _read(home / KEY_FILE, "runner key", "`magi runner-key --new`")
+
+
+def _read(path: Path, what: str, make: str) -> RunnerKey | None:
     try:
         info = path.lstat()
     except FileNotFoundError:
         return None
     except OSError as e:
-        raise ActionError(f"{path}: cannot read the runner key: {e.strerror}") from None
+        raise ActionError(f"{path}: cannot read the {what}: {e.strerror}") from None
     if not stat.S_ISREG(info.st_mode):
-        raise ActionError(f"{path}: the runner key is not a regular file")
+        raise ActionError(f"{path}: the {what} is not a regular file")
     if info.st_mode & 0o077:
         raise ActionError(
-            f"{path}: the runner key is readable by others (mode {info.st_mode & 0o777:o}); "
+            f"{path}: the {what} is readable by others (mode {info.st_mode & 0o777:o}); "
             f"fix: chmod 600 {path}"
         )
     try:
@@ -56,10 +71,51 @@ def load_key(home: Path) -> RunnerKey | None:
     except (OSError, UnicodeDecodeError, binascii.Error, ValueError):
         secret = b""
     if len(secret) != 32:
+        raise ActionError(f"{path}: not a {what} (32 bytes in base64); make one with {make}")
+    return RunnerKey(secret, path, what)
+
+
+def _derived(key: RunnerKey) -> RunnerKey:
+    hkdf = HKDF(algorithm=SHA256(), length=32, salt=None, info=_PANEL_INFO)
+    return RunnerKey(hkdf.derive(key.secret), key.path, "panel key")
+
+
+def panel_key(home: Path) -> RunnerKey | None:
+    """The panel key: derived from ``runner.key`` on a runner of the pool, else read from
+    ``panel.key`` (a runner that only seats judges); None when neither is here. A runner
+    holding both whose ``panel.key`` is not its runner key's is refused, naming both."""
+    runner = load_key(home)
+    own = _read(home / PANEL_FILE, "panel key", "`magi runner-key --panel`")
+    if runner is None:
+        return own
+    derived = _derived(runner)
+    if own is not None and own.secret != derived.secret:
         raise ActionError(
-            f"{path}: not a runner key (32 bytes in base64); make one with `magi runner-key --new`"
+            f"{own.path} is not the panel key of this runner's runner key ({runner.path}, "
+            f"key {runner.fingerprint}): a runner of the pool needs no panel.key; remove it"
         )
-    return RunnerKey(secret, path)
+    return derived
+
+
+def write_panel(home: Path, to: Path) -> RunnerKey:
+    """The pool's panel key, written to ``to`` (mode 0600; refused when ``to`` exists), to
+    be a judges' runner's ``$MAGI_HOME/panel.key``; ActionError without a runner key here."""
+    runner = load_key(home)
+    if runner is None:
+        raise ActionError(
+            f"no runner key at {home / KEY_FILE}: the panel key is derived from the pool's "
+            "runner key; run this on a runner of the pool"
+        )
+    derived = _derived(runner)
+    try:
+        fd = os.open(to, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise ActionError(f"{to} exists: the panel key is written only where nothing is") from None
+    except OSError as e:
+        raise ActionError(f"{to}: cannot write the panel key: {e.strerror}") from None
+    with os.fdopen(fd, "w", encoding="ascii") as f:
+        f.write(base64.b64encode(derived.secret).decode() + "\n")
+    return RunnerKey(derived.secret, to, "panel key")
 
 
 def new_key(home: Path) -> RunnerKey:
