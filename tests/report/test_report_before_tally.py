@@ -24,7 +24,7 @@ from magi.model.run import (
     Verification,
     Vote,
 )
-from magi.report.before_tally import HIDDEN, public_copy, published_before_tally
+from magi.report.before_tally import HIDDEN, panel_copy, public_copy, published_before_tally
 from record_helpers import run as fixture_run
 
 ROSTER = [
@@ -210,3 +210,32 @@ def test_an_implementers_words_are_withheld_and_its_spend_pooled_as_dollars() ->
     for words in ("ProviderAuthError", "in my own words", "ses_4f2a", "printed", "style"):
         assert words not in text
     assert r.seats["impl-A"].agent == "cl", "the run itself is untouched"
+
+
+def test_a_judges_panel_keeps_what_the_judges_read_and_names_no_author() -> None:
+    """What a judge's seat job on another runner works from: the candidates as the judges
+    read them and the judges' own seats, and none of what ties a candidate to an agent,
+    the traces a judge's seat left when it passed on included."""
+    r = _run({"impl-A": "cl", "impl-B": "cx", "impl-C": "oc"}, seed=11)
+    r.turns.append(_turn("judge-2", "oc", failure="auth", error="ProviderAuthError", turn=1))
+    r.turns.append(_turn("judge-2", "jx", turn=2))
+    panel = panel_copy(r)
+    assert panel.seed == 0
+    assert {panel.seats[s].agent for s in ("impl-A", "impl-B", "impl-C")} == {HIDDEN}
+    assert (panel.seats["judge-2"].agent, panel.seats["judge-2"].failover_from) == ("jx", [])
+    impl = [t for t in panel.turns if t.seat.startswith("impl-")]
+    assert {t.agent for t in impl} == {HIDDEN}
+    assert not [t for t in impl if t.reply_artifact or t.raw_artifact or t.failure]
+    passed_on, held = [t for t in panel.turns if t.seat == "judge-2"]
+    assert (passed_on.agent, passed_on.failure) == (HIDDEN, None)
+    assert held.agent == "jx", "the agent that holds the seat now runs it there"
+    assert [lk.term for lk in panel.leaks] == [HIDDEN]
+    # What the judges read and wrote stays: it is what the seat job builds their prompts of.
+    assert [c.summary for c in panel.candidates] == [c.summary for c in r.candidates]
+    assert panel.judgements == r.judgements
+    judged = [e for e in panel.events if e.node == "judge"]
+    assert [e.at for e in judged] == [AT, AT], "the judges' events keep their times"
+    text = panel.model_dump_json()
+    for words in ("ProviderAuthError", "codex login required", "held by", "ses_4f2a"):
+        assert words not in text, words
+    assert r.seats["judge-2"].failover_from == ["oc"], "the run itself is untouched"

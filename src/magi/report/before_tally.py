@@ -58,12 +58,14 @@ from __future__ import annotations
 import re
 
 from magi.core.figures.pricing import price_table, spend, turn_cost
-from magi.core.seats.runners import agent_labels, same_labels
+from magi.core.seats.runners import PANEL_NODES, agent_labels, same_labels
 from magi.model.run import Candidate, Run, RunStatus, Usage
 
 __all__ = [
     "HIDDEN",
     "HIDDEN_ERROR",
+    "PANEL_NODES",
+    "panel_copy",
     "public_copy",
     "public_event",
     "published_before_tally",
@@ -106,14 +108,13 @@ def wave_split(run: Run) -> bool:
 def public_copy(run: Run) -> Run:
     """``run`` as it may be published before its tally (see the module docstring)."""
     out = run.model_copy(deep=True)
-    out.seed = 0
     if wave_split(out):
         _wave_withheld(out)
     # The runners the run waits for, in the roster's order: in the order its seats asked,
     # the first would be the lowest label's.
     out.handoff = _roster_order(out)
     prices = price_table(out.config.budget.prices)
-    implementers = {c.seat for c in out.candidates}
+    implementers = _implementers_withheld(out)
     for seat in out.seats.values():
         seat.agent = HIDDEN
         seat.session_id = None
@@ -128,28 +129,73 @@ def public_copy(run: Run) -> Run:
         ranking.text = HIDDEN_TEXT if ranking.text else ranking.text
     for vote in out.votes:
         vote.rationale = HIDDEN_TEXT if vote.rationale else vote.rationale
-    for leak in out.leaks:
-        leak.term = HIDDEN
-    for event in out.events:
-        event.message = public_event(event.message)
-        event.at = out.created_at
-    # The order the wave's events came in is the order its seats ended, and, for a wave
-    # split between runners, which stage finished which candidate: one block, sorted.
-    block = sorted((e for e in out.events if e.node == "implement"), key=lambda e: e.message)
-    if block:
-        first = next(i for i, e in enumerate(out.events) if e.node == "implement")
-        rest = [e for e in out.events if e.node != "implement"]
-        out.events = [*rest[:first], *block, *rest[first:]]
-    theirs = [t for t in out.turns if t.seat in implementers]
-    spent = spend(theirs, prices)
-    wave = min((t.started_at for t in theirs), default=None)
+    _events_withheld(out)
     for turn in out.turns:
         turn.agent = HIDDEN
         turn.session_id = None
+        if turn.seat in implementers:
+            continue  # their spend is pooled already
         cost = turn_cost(turn.usage, prices)
         turn.usage = Usage(cost_usd=round(cost.usd, 6)) if cost is not None else Usage()
-        if turn.seat not in implementers:
-            continue
+    return out
+
+
+def panel_copy(run: Run) -> Run:
+    """``run`` as a judge's seat job on a runner that may not learn authors holds it.
+
+    The judges read the candidates by label (their summaries, patches, checks), so those
+    stay, as does everything of the judges' own seats; what ties a candidate to an agent
+    goes, as in ``public_copy``: the seed, who sat in and how long each implementer's turn
+    took, what each implementer's CLI said (its replies, raw output, errors, questions),
+    the implement wave's event times and order, a leak's term, and which agents a judge's
+    seat passed from. The events of the judges' waves keep their times, so the join takes
+    what the seat job adds and nothing twice (``agents_job.fork.absorb``).
+    """
+    out = run.model_copy(deep=True)
+    implementers = _implementers_withheld(out)
+    # A judge's seat that passed on says which agent failed, and how, and when: beside an
+    # implementer's failed turn, that names its author (``public_copy`` hides the same).
+    # The seat's agent now stays (the seat job runs it); who held it before does not.
+    for name, seat in out.seats.items():
+        if name not in implementers:
+            seat.failover_from = []
+    for turn in out.turns:
+        held = out.seats.get(turn.seat)
+        if turn.seat not in implementers and held is not None and turn.agent != held.agent:
+            turn.agent = HIDDEN
+            turn.session_id = None
+            turn.error = HIDDEN_ERROR if turn.error is not None else None
+            turn.failure = None
+    _events_withheld(out, keep=PANEL_NODES)
+    out.questions = [q for q in out.questions if q.seat not in implementers]
+    out.redactions = [
+        r for r in out.redactions if r.where.removeprefix("prompt:") not in implementers
+    ]
+    out.processes = []
+    return out
+
+
+def _implementers_withheld(out: Run) -> set[str]:
+    """Out of ``out``: the seed, who sat in each implementer's seat, and how its turns went
+    (their spend pooled on the first, so budgets still add up); the implementers' seats."""
+    out.seed = 0
+    implementers = {c.seat for c in out.candidates}
+    for name in implementers:
+        seat = out.seats.get(name)
+        if seat is not None:
+            seat.agent = HIDDEN
+            seat.session_id = None
+            seat.session_host = None
+            seat.failover_from = []
+    for leak in out.leaks:
+        leak.term = HIDDEN
+    prices = price_table(out.config.budget.prices)
+    theirs = [t for t in out.turns if t.seat in implementers]
+    spent = spend(theirs, prices)
+    wave = min((t.started_at for t in theirs), default=None)
+    for turn in theirs:
+        turn.agent = HIDDEN
+        turn.session_id = None
         turn.raw_artifact = turn.reply_artifact = None
         turn.error = HIDDEN_ERROR if turn.error is not None else None
         turn.failure = None
@@ -161,7 +207,23 @@ def public_copy(run: Run) -> Run:
         ordered[0].usage = Usage(cost_usd=round(spent.usd, 6)) if spent.metered else Usage()
         slots = iter(ordered)
         out.turns = [next(slots) if t.seat in implementers else t for t in out.turns]
-    return out
+    return implementers
+
+
+def _events_withheld(out: Run, keep: frozenset[str] = frozenset()) -> None:
+    """Events as they may be read before the tally: a hand-on says only that, no seed,
+    every time (but those of the nodes ``keep``) the run's start, and the implement wave's
+    in the order of their words (the order they came in is the order its seats ended, and,
+    for a wave split between runners, which stage finished which candidate)."""
+    for event in out.events:
+        event.message = public_event(event.message)
+        if event.node not in keep:
+            event.at = out.created_at
+    block = sorted((e for e in out.events if e.node == "implement"), key=lambda e: e.message)
+    if block:
+        first = next(i for i, e in enumerate(out.events) if e.node == "implement")
+        rest = [e for e in out.events if e.node != "implement"]
+        out.events = [*rest[:first], *block, *rest[first:]]
 
 
 def _wave_withheld(out: Run) -> None:

@@ -26,6 +26,7 @@ from magi.model.config import RUNNER_LABEL, AgentConfig, Config
 __all__ = [
     "JOB_LABELS",
     "JOINED_SEATS",
+    "PANEL_NODES",
     "RUNNER_LABELS",
     "STAGE_SEATS",
     "Served",
@@ -51,6 +52,10 @@ STAGE_SEATS = "MAGI_STAGE_SEATS"  # a fork's seat job: the only seats it may ask
 # ..., "seats": [...]}), not asked again in that wave before the next pass, whatever they
 # ended in, as a wave on one runner asks each seat once.
 JOINED_SEATS = "MAGI_JOINED_SEATS"
+# The waves whose seats are judges'. A judge's runner may be a machine that must not learn
+# who wrote which candidate: its seat job works from a panel (the run with no author in
+# it, ``magi.report.before_tally.panel_copy``), never the sealed run.
+PANEL_NODES = frozenset({"judge", "deliberate", "vote"})
 RUNNER_LABELS = "MAGI_RUNNER_LABELS"  # the labels a runner declares (its service's .env)
 
 
