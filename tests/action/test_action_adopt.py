@@ -15,6 +15,7 @@ from magi.errors import ActionError
 from magi.git.repo import Git
 from magi.model.config import Config
 from magi.model.run import Run, RunStatus, Tally
+from magi.state.runner_key import PANEL_FILE, write_panel
 from magi.state.store import Store
 from record_helpers import run as fixture_run
 from record_helpers import text
@@ -322,3 +323,17 @@ def test_before_the_tally_the_carried_on_event_counts_seats_and_names_none(world
     said = next(e.message for e in store.load_run(RUN).events if "carried on" in e.message)
     assert "1 seat(s) go on in their conversations" in said
     assert "impl-A" not in said
+
+
+def test_a_runner_that_only_seats_judges_carries_no_run_on(world, tmp_path) -> None:
+    """Handed a run stopped before its tally (a misconfigured label), a runner that holds
+    the panel key alone says so, rather than start a competition in the run's place."""
+    _, store, git = world
+    public, whole = _pre_tally(git.root)
+    pool = Store(tmp_path / "pool")
+    sealed = _sealed_for(pool, whole, fixture_run(RUN).base_sha or "")
+    store.home.mkdir(parents=True, exist_ok=True)
+    write_panel(pool.home, store.home / PANEL_FILE)
+    with pytest.raises(ActionError, match="holds the panel key alone"):
+        _adopt(world, public, sealed=sealed)
+    assert not store.list_ids()

@@ -25,11 +25,14 @@ import pytest
 from action_helpers import IMPLEMENTERS, REPO, World, competed_world, make_world, records_step
 from github_helpers import SEAL
 from graph_helpers import seat_calls
-from magi.action.seal import KEY_FILE, new_key
+from magi.action.seal import KEY_FILE, SEALED, new_key, open_sealed, panel_key, parse_sealed
 from magi.core.person.park import channel
+from magi.errors import ActionError
 from magi.git.repo import Git
 from magi.github.port import GitHubError
 from magi.model.run import Run, RunStatus
+from magi.report.before_tally import HIDDEN
+from magi.state.runner_key import PANEL_FILE, write_panel
 from magi.state.store import Store
 from record_helpers import run as fixture_run
 
@@ -470,6 +473,16 @@ def test_the_next_stages_are_dispatched_with_the_runs_park_channel(tmp_path, mon
     assert f"magi/park/{run_id}" in world.github.world(REPO).refs, "the next stage parks"
 
 
+def _held(runner: World, run_id: str) -> Run:
+    """The run as ``runner``'s last stage left it: its whole record, or the panel a judges'
+    seat job works from (``$MAGI_HOME/panels``), whichever it wrote last."""
+    stores = [Store(runner.home), Store(runner.home, runs="panels")]
+    held = [s for s in stores if run_id in s.list_ids()]
+    assert held, f"{runner.home} holds no copy of {run_id}"
+    newest = max(held, key=lambda s: (s.run_dir(run_id) / "run.json").stat().st_mtime_ns)
+    return newest.load_run(run_id)
+
+
 def _drive(world: World, gpu: World, run_id: str, monkeypatch, gpu_path: str, seen: int) -> Run:
     """Every stage publish dispatched from the ``seen``-th dispatch on, in order, each on
     the runner its labels name (a fork's seat jobs one after the other), until the run
@@ -487,7 +500,7 @@ def _drive(world: World, gpu: World, run_id: str, monkeypatch, gpu_path: str, se
         code, out = _stage(runner, labels, *extra, path=gpu_path if runner is gpu else "")
         assert code == 0, out
         assert not _naming(out), "a staged job's public log names no candidate"
-        done = Store(runner.home).load_run(run_id)
+        done = _held(runner, run_id)
         assert runner.publish(monkeypatch, run_id).exit_code == 0
     assert done is not None
     return done
@@ -535,6 +548,129 @@ def test_the_judges_wave_and_the_vote_are_forked_when_a_judge_sits_elsewhere(
     assert done.tally is not None
     assert reference.tally is not None
     assert done.author(done.tally.winner) == reference.author(reference.tally.winner)
+
+
+def _judges_runner(world: World) -> World:
+    """A runner that only seats judges: the gpu runner with the pool's panel key
+    (``magi runner-key --panel``) and no runner key."""
+    gpu = _gpu_runner(world)
+    (gpu.home / KEY_FILE).unlink()
+    write_panel(world.home, gpu.home / PANEL_FILE)
+    return gpu
+
+
+def _sealed_in_origin(world: World, run_id: str) -> dict[str, str]:
+    """Every sealed text the record ref ever held, by commit and path: what any runner
+    that fetches the run records can try to open."""
+    ref = f"refs/magi/runs/{run_id}"
+    out: dict[str, str] = {}
+    commits = subprocess.run(
+        ["git", "-C", str(world.remote), "rev-list", ref], capture_output=True, text=True,
+        check=True,
+    ).stdout.split()  # fmt: skip
+    for commit in commits:
+        names = subprocess.run(
+            ["git", "-C", str(world.remote), "ls-tree", "-r", "--name-only", commit],
+            capture_output=True, text=True, check=True,
+        ).stdout.split()  # fmt: skip
+        for name in names:
+            if name.endswith((".sealed", ".txt")) and not name.startswith("artifacts/"):
+                out[f"{commit[:8]}:{name}"] = subprocess.run(
+                    ["git", "-C", str(world.remote), "show", f"{commit}:{name}"],
+                    capture_output=True, text=True, check=True,
+                ).stdout  # fmt: skip
+    return out
+
+
+def _names_no_author(run: dict) -> bool:
+    """A record (as JSON) in which no candidate can be traced to the agent that wrote it."""
+    implementers = {c["seat"] for c in run["candidates"]}
+    return (
+        run["seed"] == 0
+        and all(run["seats"][s]["agent"] == HIDDEN for s in implementers if s in run["seats"])
+        and all(t["agent"] == HIDDEN for t in run["turns"] if t["seat"] in implementers)
+    )
+
+
+def test_a_runner_that_only_seats_judges_never_learns_an_author(
+    tmp_path, monkeypatch, one_runner
+) -> None:
+    """The third judge's agent is logged in on a runner that holds the panel key and no
+    runner key. Its first judgement, its deliberation turn (the judges split) and its vote
+    are each forked to it from a panel; the election is the one a single runner holds, and
+    nothing that runner holds, or can open of what the record ref ever held, names who
+    wrote which candidate before the tally."""
+    world = make_world(tmp_path)
+    _gpu_roster(world, "jurorthree")
+    config = world.repo / "magi.toml"
+    config.write_text(
+        config.read_text().replace('"gpu-agent", "evidence"', '"gpu-agent", "contrary"')
+    )
+    _commit_config(world, "the gpu judge ranks the evidence backwards: the judges split")
+    new_key(world.home)
+    gpu = _judges_runner(world)
+    gpu_path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
+
+    code, out = _stage(world, POOL)
+    assert code == 0, out
+    run_id = _run_id(world)
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    done = _drive(world, gpu, run_id, monkeypatch, gpu_path, 0)
+    assert done.status is RunStatus.READY, done.reason
+
+    # The judges split, and the gpu judge argued on its runner: a fork of its own.
+    assert [(d.seat, d.round) for d in done.deliberation] == [
+        ("judge-1", 1), ("judge-2", 1), ("judge-3", 1),
+    ]  # fmt: skip
+    assert all(d.status == "ok" for d in done.deliberation)
+    sent = [(d.get("stage"), json.loads(d["runner-labels"])) for d in _dispatched(world)]
+    both, join = [("fork", POOL), ("fork", GPU), (None, POOL)], (None, POOL)
+    assert sent[:8] == [*both, ("fork", GPU), join, *both], sent
+    on_gpu = (world.scripted / "gpu-calls").read_text().split()
+    assert set(on_gpu[0::2]) == {"judge-3"}, "only its seat ran on the gpu runner"
+    assert on_gpu[1::2][:3] == ["judge", "deliberate", "vote"], on_gpu
+    asked = seat_calls(world.scripted)
+    for node in ("judge", "vote"):
+        assert [n for (_, nd), n in asked.items() if nd == node] == [1, 1, 1], asked
+    assert [n for (_, nd), n in asked.items() if nd == "deliberate"] == [1, 1, 1], asked
+    (ref_id,) = one_runner.list_ids()
+    reference = one_runner.load_run(ref_id)
+    assert done.tally is not None
+    assert reference.tally is not None
+    assert done.author(done.tally.winner) == reference.author(reference.tally.winner)
+
+    # What the judges' runner holds: no runner key, and every record it wrote before the
+    # tally (its panels) ties no candidate to an agent; no implementer's artifact.
+    assert not (gpu.home / KEY_FILE).exists()
+    held = [json.loads(p.read_text()) for p in gpu.home.rglob("run.json")]
+    assert held, "the judges' runner kept its panels"
+    for run in held:
+        assert run["tally"] is not None or _names_no_author(run), run["seats"]
+    assert not [p for p in gpu.home.rglob("implement-*")], "no implementer's words"
+    # What it can open of everything the record ref held: the panels and the judges'
+    # answers, each with no author in it; never the sealed run nor an implement result.
+    key = panel_key(gpu.home)
+    assert key is not None
+    opened = 0
+    for where, text in _sealed_in_origin(world, run_id).items():
+        sealed = parse_sealed(text, where)
+        for kind in ("panel", "fork", "run"):
+            try:
+                members = open_sealed(
+                    key, sealed, run_id=run_id, issue=7, base=done.base_sha or "",
+                    where=where, kind=kind,
+                )  # fmt: skip
+            except ActionError:
+                continue
+            opened += 1
+            assert not where.endswith(SEALED), f"{where} opened with the panel key"
+            if kind == "panel":
+                assert _names_no_author(json.loads(members["run.json"])), where
+            else:
+                body = json.loads(members["fork.json"])
+                assert set(body["seat_records"]) <= {"judge-1", "judge-2", "judge-3"}, where
+                assert not body["candidates"], where
+    assert opened >= 3, "the judges' panels and answers opened"
 
 
 def _two_runners(

@@ -160,3 +160,29 @@ def test_runner_md_key_and_doctor_commands_run_as_shown(tmp_path, monkeypatch) -
     doctor = invoke([*argv[argv.index("magi") + 1 :], "--no-auth-check"])
     assert "runner key" in doctor.stdout
     assert fingerprint in doctor.stdout
+
+
+def test_runner_md_judges_runner_commands_run_as_shown(tmp_path, monkeypatch) -> None:
+    """ "A runner that only seats judges": the panel key written on a pool runner, and
+    doctor on the judges' runner showing it, as docs/runner.md shows them."""
+    monkeypatch.setenv("MAGI_HOME", str(tmp_path / "pool"))
+    monkeypatch.setenv("MAGI_CONFIG_DIR", str(tmp_path / "machine"))
+    assert invoke(["runner-key", "--new"]).exit_code == 0
+    argv, shown = _shown("docs/runner.md", "sudo -iu magi-runner env MAGI_HOME=/srv/magi magi")
+    args = argv[len(argv) - argv[::-1].index("magi") :]
+    assert args[:2] == ["runner-key", "--panel"], argv
+    (tmp_path / "judges").mkdir()
+    made = invoke([*args[:2], str(tmp_path / "judges" / "panel.key")])
+    assert made.exit_code == 0, made.output
+    for line in shown:
+        assert _lead(line) in " ".join(made.stdout.split()), (line, made.stdout)
+    argv, shown = _shown("docs/runner.md", "ssh judges-box")
+    monkeypatch.setenv("MAGI_HOME", str(tmp_path / "judges"))
+    repo = tmp_path / "checkout"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    monkeypatch.chdir(repo)
+    doctor = invoke([*argv[len(argv) - argv[::-1].index("magi") :], "--no-auth-check"])
+    said = " ".join(doctor.stdout.split())
+    for line in shown:
+        if line.strip() != "...":
+            assert " ".join(_lead(line).split()) in said, (line, doctor.stdout)

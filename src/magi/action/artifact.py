@@ -6,6 +6,8 @@
     candidates.bundle  the viable candidate branches (absent when nothing is viable)
     sealed.txt         stopped before its tally: the run as the runner holds it, sealed
                        with the runner key (``magi.action.seal``); absent otherwise
+    panel.sealed       a judges' wave forked: the run with no author in it, sealed with
+                       the panel key, for the wave's seat jobs (``agents_job.panel``)
 
 Everything in it is written by magi but lived on a disk the agents could write, so the
 reader validates it strictly (``extra="forbid"``) and ``magi.action.bundle`` checks the
@@ -20,7 +22,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from magi.action.seal import SEALED, parse_sealed
+from magi.action.seal import PANEL, SEALED, parse_sealed
 from magi.core.threads.posting import Policy, gate, gate_json
 from magi.errors import ActionError, TamperedArtifact
 from magi.model.run import Run
@@ -68,6 +70,7 @@ class Artifact:
     bundle: Path | None
     files: dict[str, str]  # artifacts/<name> -> text, already gated
     sealed: str | None = None  # its form checked; only runners holding the key open it
+    panel: str | None = None  # a judges' forked wave's panel (agents_job.panel), the same
 
 
 def policy_for(run: Run, store: Store | None = None) -> Policy:
@@ -139,21 +142,28 @@ def read_artifact(where: Path, run_id: str | None = None) -> Artifact:
     bundle = where / BUNDLE
     if bundle.is_symlink():
         raise TamperedArtifact("the bundle is a symbolic link")
-    return Artifact(manifest, run, bundle if bundle.is_file() else None, files, _sealed(where))
+    return Artifact(
+        manifest,
+        run,
+        bundle if bundle.is_file() else None,
+        files,
+        _sealed(where, SEALED),
+        _sealed(where, PANEL),
+    )
 
 
-def _sealed(where: Path) -> str | None:
-    path = where / SEALED
+def _sealed(where: Path, name: str) -> str | None:
+    path = where / name
     if path.is_symlink():
-        raise TamperedArtifact(f"{SEALED} is a symbolic link")
+        raise TamperedArtifact(f"{name} is a symbolic link")
     if not path.is_file():
         return None
     try:
         text = path.read_text(encoding="ascii")
-        return parse_sealed(text, f"the artifact's {SEALED}").text
+        return parse_sealed(text, f"the artifact's {name}").text
     except (UnicodeDecodeError, ActionError) as e:
         raise TamperedArtifact(
-            e.message if isinstance(e, ActionError) else f"{SEALED} is not text"
+            e.message if isinstance(e, ActionError) else f"{name} is not text"
         ) from None
 
 

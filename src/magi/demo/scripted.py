@@ -8,7 +8,9 @@ on stderr as ``MAGI-SESSION: <id>`` (the command-agent convention).
 Implementer personas: right, partial, wrong (the demo's textstats solutions), noop, leaky,
 uncommitted, quota, empty. Judge personas: evidence (passing verification first, then the
 smaller patch), minimal (smallest patch first; persuaded by a verification argument in
-deliberation), quota, malformed, reask (malformed once, then well-formed). A persona may
+deliberation), contrary (the evidence's order reversed, so it splits any panel of evidence
+judges; persuaded as minimal is), quota, malformed, reask (malformed once, then
+well-formed). A judge with no live session ranks anew from the context it is re-sent. A persona may
 carry a review/fix mode after a "+" (see ``scripted_review``).
 
 For tests, with MAGI_SCRIPTED_DIR set (through the agent's ``env``): every invocation is
@@ -186,12 +188,16 @@ def judge(turn: Turn, persona: str) -> int:
         return 75
     state_path = _state_file(turn, session)
     state = json.loads(state_path.read_text()) if state_path.exists() else {}
-    if node == "judge" and _labels(prompt):
+    # A judge with no live conversation is sent its judging context again: it ranks anew.
+    if (node == "judge" or "evidence" not in state) and _labels(prompt):
         passed, size = _passed(prompt), _patch_size(prompt)
         labels = _labels(prompt)
         evidence = sorted(labels, key=lambda x: (not passed.get(x, False), size.get(x, 0), x))
         minimal = sorted(labels, key=lambda x: (size.get(x, 0), x))
-        state.update(evidence=evidence, current=minimal if persona == "minimal" else evidence)
+        # contrary: the candidates the evidence puts last, first (a judge that splits the
+        # panel whatever the seed drew), until an argument about verification persuades it.
+        current = {"minimal": minimal, "contrary": evidence[::-1]}.get(persona, evidence)
+        state.update(evidence=evidence, current=current)
         state_path.write_text(json.dumps(state))
     if persona == "malformed" or (persona == "reask" and not state.get("reasked")):
         state["reasked"] = True
@@ -212,7 +218,7 @@ def judge(turn: Turn, persona: str) -> int:
             body for (kind, _), body in _blocks(prompt).items() if kind == "argument"
         ).lower()
         # Persuaded only by what another judge argued, never by magi's own prompt text.
-        if persona == "minimal" and "verification" in argued:
+        if persona in ("minimal", "contrary") and "verification" in argued:
             state["current"] = state["evidence"]
             arg = "Persuaded: a candidate that fails its tests cannot win on size."
         else:

@@ -11,9 +11,11 @@ from collections.abc import Sequence
 
 from magi.core.compete.prompts import deliberation_prompt
 from magi.core.compete.tally import first_choices_split
+from magi.core.seats.runners import joined_seats, stage_seats
 from magi.core.text.answers import DeliberationAnswer
 from magi.core.text.bounds import cap
-from magi.graph.context import Context
+from magi.graph.context import Context, Stop
+from magi.graph.fork import fork_wave
 from magi.graph.judge import ensure_judge_worktree
 from magi.graph.packets import judge_context, viable_labels
 from magi.model.run import Ranking, RunStatus, upsert
@@ -65,6 +67,8 @@ def run(ctx: Context) -> None:
         ctx.event(NAME, f"no deliberation: {why_no_deliberation(r.judgements, rounds)}")
         ctx.save()
         return
+    if stage_seats(ctx.environ) is not None and r.fork_node == NAME:
+        _forked_turn(ctx, rounds, labels)
     ctx.event(NAME, "first choices split: deliberating")
     seated = [j.seat for j in r.judgements if j.status == "ok"]
     for rnd in range(1, rounds + 1):
@@ -74,12 +78,28 @@ def run(ctx: Context) -> None:
                 for t in r.deliberation
             ):
                 continue  # recorded before a resume
+            if seat in joined_seats(ctx.environ, NAME, rnd):
+                continue  # its seat job asked it in this pass, whatever it ended in
+            # A judge on another runner argues there, from a panel: one turn a fork.
+            fork_wave(ctx, "deliberate", [seat], round=rnd)
             _turn(ctx, seat, rnd, rounds, labels)
         if not first_choices_split(latest_rankings(ctx), labels):
             ctx.event(NAME, f"first choices agree after round {rnd}")
             break
     r.deliberated = True
     ctx.save()
+
+
+def _forked_turn(ctx: Context, rounds: int, labels: list[str]) -> None:
+    """A deliberation fork's seat job: the one turn it was forked for, then the join's."""
+    r = ctx.run
+    seat, rnd = (r.fork_seats or [""])[0], r.fork_round
+    done = any(
+        t.round == rnd and t.seat == seat and t.status not in RETRYABLE for t in r.deliberation
+    )
+    if seat and not done:
+        _turn(ctx, seat, rnd, rounds, labels)
+    raise Stop(RunStatus.HANDED_OFF, "the wave's other seats are other runners'")
 
 
 def _turn(ctx: Context, seat: str, rnd: int, rounds: int, labels: list[str]) -> None:

@@ -35,8 +35,9 @@ SCHEMA = 7
 
 # The waves a staged job may fork across runners (``magi.graph.fork``): each asks its seats
 # side by side, and what a seat's turn leaves is keyed by that seat alone (a reviewer's
-# findings too: their ids carry its seat).
-ForkNode = Literal["implement", "judge", "vote", "review"]
+# findings too: their ids carry its seat); a deliberation's fork is one judge's turn.
+# (`fork_seats` and `fork_round` are new with it: a record without them forked none.)
+ForkNode = Literal["implement", "judge", "deliberate", "vote", "review"]
 
 
 class _Rec(BaseModel):
@@ -456,6 +457,10 @@ class Run(Record):
     # Which fork this is (a nonce drawn when the wave forked): a seat job's result, and the
     # results the record ref holds, count only for the fork they were made for.
     fork_id: str = ""
+    # A deliberation's fork is one judge's turn: that seat and its round (the seats of any
+    # other fork are its wave's whose agents need the fork's labels, and it has no round).
+    fork_seats: list[str] = Field(default_factory=list)
+    fork_round: int = 0
 
     def candidate(self, label: str) -> Candidate:
         for c in self.candidates:

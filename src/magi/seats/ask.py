@@ -9,6 +9,8 @@ steps, each under the record's lock: open it (budget, redaction, prompt artifact
 
 from __future__ import annotations
 
+import itertools
+import secrets
 import shlex
 import sys
 import time
@@ -16,11 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Protocol, TypeVar, cast, runtime_checkable
 
 from magi.agents.base import TurnRequest, TurnResult, TurnStatus
 from magi.agents.census import now_ticks
 from magi.core.seats.runners import (
+    PANEL_NODES,
     agent_labels,
     has_labels,
     labels_here,
@@ -31,7 +34,7 @@ from magi.core.seats.seating import failover_agent
 from magi.core.text.answers import Answer, parse_answer, reask_text
 from magi.core.text.sanitize import redact_secrets, strip_controls
 from magi.errors import AnswerError
-from magi.model.run import Redaction, Run, RunStatus, SeatState, Turn
+from magi.model.run import ForkNode, Redaction, Run, RunStatus, SeatState, Turn
 from magi.seats.asking import Listening
 from magi.seats.budget import check_budget
 from magi.seats.census import end_turn
@@ -202,7 +205,7 @@ def ask(
 ) -> TurnResult:
     """One turn of ``seat``: continues its conversation when it has a live one."""
     sctx.check_cancelled()
-    _here_or_hand_off(sctx, seat)
+    _here_or_hand_off(sctx, seat, node)
     opened = _open(
         sctx,
         seat=seat,
@@ -241,7 +244,7 @@ def ask(
     return result
 
 
-def _here_or_hand_off(sctx: SeatContext, seat: str) -> None:
+def _here_or_hand_off(sctx: SeatContext, seat: str, node: str) -> None:
     """A staged agents job seats only the agents its runner is logged in for: another's
     turn is not asked here. The run is handed off (``Stop``: the other seats of the wave
     finish first) and waits for a runner with that agent's labels; the reason names the
@@ -250,8 +253,10 @@ def _here_or_hand_off(sctx: SeatContext, seat: str) -> None:
     if not isinstance(record, Run):
         return
     mine = stage_seats(sctx.environ)
-    if mine is not None and seat not in mine:
-        # A fork's seat job: the wave's other seats are other jobs', side by side.
+    if mine is not None and (seat not in mine or node != record.fork_node):
+        # A fork's seat job: the wave's other seats are other jobs', side by side, and
+        # its own seats' next waves are the join's (a judge's deliberation turn must read
+        # every first judgement, which only the join holds).
         raise Stop(RunStatus.HANDED_OFF, "the wave's other seats are other runners'")
     here = labels_here(sctx.environ)
     if here is None:
@@ -259,11 +264,40 @@ def _here_or_hand_off(sctx: SeatContext, seat: str) -> None:
     need = agent_labels(sctx.config, sctx.config.agent(record.seats[seat].agent))
     if has_labels(here, need):
         return
+    if node in PANEL_NODES:
+        _fork_judge(sctx, record, seat, node, need)
     with sctx.lock:
         if need not in record.handoff:
             record.handoff.append(need)
             sctx.save()
     raise Stop(RunStatus.HANDED_OFF, f"waiting for a runner labelled {', '.join(need)}")
+
+
+def _fork_judge(sctx: SeatContext, record: Run, seat: str, node: str, need: list[str]) -> None:
+    """A judge's seat whose agent (a failover's, say) is another runner's: never handed on
+    with the whole run, it goes there as a fork of its wave, from a panel (``graph.fork``).
+    Seats of the same wave that pass on to other runners join the same fork."""
+    with sctx.lock:
+        if not record.fork or record.fork_node != node:
+            record.fork, record.fork_node = [], cast("ForkNode", node)
+            record.fork_id = secrets.token_hex(6)
+            record.fork_seats, record.fork_round = [], 0
+            if node == "deliberate":
+                # One turn a fork: the first round this seat has not argued.
+                argued = {
+                    t.round
+                    for t in record.deliberation
+                    if t.seat == seat and t.status not in RETRYABLE
+                }
+                record.fork_seats = [seat]
+                record.fork_round = next(r for r in itertools.count(1) if r not in argued)
+        if need not in record.fork:
+            record.fork.append(need)
+        record.handoff = list(record.fork)
+        sctx.save()
+    raise Stop(
+        RunStatus.HANDED_OFF, f"the judges' turn goes to a runner labelled {', '.join(need)}"
+    )
 
 
 # The event a resume with --retry-failed leaves: failures before it are forgiven.

@@ -253,16 +253,24 @@ class Store:
     """Runs under ``home/runs``, one directory per run id."""
 
     def __init__(
-        self, home: Path, *, remote_park: Callable[[str], str | None] | None = None
+        self,
+        home: Path,
+        *,
+        remote_park: Callable[[str], str | None] | None = None,
+        runs: str = "runs",
     ) -> None:
         self.home = Path(home)
+        # ``runs``: the folder of ``home`` the records live in. A judge's seat job keeps the
+        # panels it is sent (``magi.report.before_tally.panel_copy``) apart from whole runs,
+        # in ``panels``, under the same home (which every seat's jail hides).
+        self._runs = runs
         # Where a park is asked for from afar (a runner's `/magi stop`, through the App:
         # ``magi.action.agents_job.park``), asked after this machine's own request file.
         self.remote_park = remote_park
 
     @property
     def runs_dir(self) -> Path:
-        return self.home / "runs"
+        return self.home / self._runs
 
     def run_dir(self, run_id: str) -> Path:
         # The id becomes a path component: only the documented shape may, so no id can

@@ -47,7 +47,9 @@ from magi.git.repo import Git
 from magi.model.config import Config
 from magi.model.run import Event, Run, RunStatus
 from magi.report import revealed
+from magi.report.before_tally import HIDDEN
 from magi.seats.day_spend import RUNS
+from magi.state.runner_key import PANEL_FILE
 from magi.state.store import RECORD, Store, parse_record
 
 __all__ = ["Adopted", "adopt", "behind", "set_aside"]
@@ -145,6 +147,14 @@ def adopt(
     sealed = parse_sealed(text, f"{where}:{SEALED}") if text is not None else None
     if sealed is None:
         why = "the runner that ran it sealed no copy of it (it holds no runner key)"
+    elif key is None and (store.home / PANEL_FILE).exists():
+        # A runner that only seats judges: it carries no run on, nor starts one in its place.
+        raise ActionError(
+            f"run {run_id} stopped {run.status.value} before its tally, and this runner holds "
+            f"the panel key alone ($MAGI_HOME/{PANEL_FILE}): it seats judges from their panels "
+            "and carries no run on. Give it only its judges' agents' labels (docs/runner.md, "
+            '"A runner that only seats judges")'
+        )
     elif key is None:
         why = f"this runner holds no runner key ($MAGI_HOME/{KEY_FILE})"
     elif sealed.fingerprint != key.fingerprint:
@@ -230,11 +240,14 @@ def _remade(
     *,
     sealed_with: str | None = None,
     host: str | None = None,
+    panel: bool = False,
 ) -> Run:
     """``run`` on this checkout and in this store: branches at their recorded heads, the
     CLI sessions of this runner (``host``) only, this runner's config, ``artifacts`` (name
-    -> bytes) in its folder."""
-    missing = sorted({s.agent for s in run.seats.values()} - {a.id for a in config.agents})
+    -> bytes) in its folder. ``panel``: a judge's seat job's panel, whose implementers'
+    seats name nobody, with trees of its own (a pool runner may hold the whole run too)."""
+    agents = {s.agent for s in run.seats.values()} - ({HIDDEN} if panel else set())
+    missing = sorted(agents - {a.id for a in config.agents})
     if missing:
         raise ActionError(
             f"run {run.id} cannot be carried on here: its seats' agents {', '.join(missing)} "
@@ -242,7 +255,7 @@ def _remade(
             "user config)"
         )
     root = Path(config.graph.worktree_root).expanduser() if config.graph.worktree_root else None
-    trees = (root or store.home / "worktrees") / run.id
+    trees = (root or store.home / "worktrees") / ("panels" if panel else "") / run.id
     for c in run.candidates:
         # After the tally a tree is made again where needed (graph.winner.worktree); before
         # it, at the path prep gives it, which implement remakes from the branch when absent.
@@ -280,7 +293,8 @@ def _remade(
         store.unlock(run.id)
         shutil.rmtree(store.run_dir(run.id), ignore_errors=True)
         raise
-    how = f" (its sealed copy, runner key {sealed_with})" if sealed_with else ""
+    what = "panel, panel key" if panel else "sealed copy, runner key"
+    how = f" (its {what} {sealed_with})" if sealed_with else ""
     said = []
     # Before the tally which seats' conversations live on which runner would say which
     # login sat there (a stage's labels are public): the count only.

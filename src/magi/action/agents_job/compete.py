@@ -18,17 +18,26 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from magi import engine
-from magi.action.agents_job.adopt import _show, adopt, behind, set_aside
+from magi.action.agents_job.adopt import _show, adopt, behind, published, set_aside
 from magi.action.agents_job.answers import Answering, deliver
 from magi.action.agents_job.checkout import refuse_credentials
 from magi.action.agents_job.fork import StaleFork, absorb, delta, fork_seats, slug
 from magi.action.agents_job.log import LogReporter
+from magi.action.agents_job.panel import (
+    adopt_panel,
+    needs_key,
+    panel_store,
+    result_key,
+    write_panel,
+)
 from magi.action.artifact import BUNDLE, FORK_SEALED, MANIFEST, write_artifact
 from magi.action.bundle import create_bundle
 from magi.action.seal import (
     KEY_FILE,
+    PANEL,
     SEALED,
     SEALED_MAX,
+    RunnerKey,
     load_key,
     members_of,
     open_sealed,
@@ -37,6 +46,7 @@ from magi.action.seal import (
 )
 from magi.core.seats.runners import (
     JOINED_SEATS,
+    PANEL_NODES,
     RUNNER_LABELS,
     STAGE_SEATS,
     has_labels,
@@ -149,6 +159,8 @@ def compete(
     if run_id is not None:
         if not RUN_ID.fullmatch(run_id):
             raise ActionError(f"{run_id!r} is not a magi run id (YYYYMMDD-HHMMSS-xxxx)")
+        if fork and (judged := _judges_fork(environ, run_id, issue.number)) is not None:
+            return _panel_seat_job(judged, store, git, out, issue.number, environ, reporter)
         record = store.load_run(run_id) if run_id in store.list_ids() else None
         if record is not None and record.task.source != f"issue:{issue.number}":
             raise ActionError(f"run {run_id} is not issue #{issue.number}'s")
@@ -224,6 +236,7 @@ def compete(
         node = record.fork_node
         rounds = record.review.rounds if record.review is not None else []
         which = rounds[-1].round if node == "review" and rounds else 0
+        which = record.fork_round if node == "deliberate" else which
         asked = _join(record, store, git, issue.number, environ, reporter)
         # This pass goes on from what the seat jobs did: their seats are not asked again
         # in that wave, whatever they ended in (a wave on one runner asks each seat once).
@@ -259,8 +272,13 @@ def compete(
     heads = create_bundle(git, record, out / BUNDLE) if revealed(record) else {}
     write_artifact(record, store, out, heads, issue.number)
     (out / SEALED).unlink(missing_ok=True)
+    (out / PANEL).unlink(missing_ok=True)
     if not revealed(record) and record.status.resumable:
         _seal(record, store, git, out, issue.number, reporter)
+    if record.status is RunStatus.HANDED_OFF and record.fork and record.fork_node in PANEL_NODES:
+        # The judges' seat jobs work from this, never the sealed run (agents_job.panel).
+        printed = write_panel(record, store, git, out, issue.number)
+        reporter.note(f"the judges' panel sealed with panel key {printed}")
     if record.status is RunStatus.HANDED_OFF:
         try:
             _handing_off(record, came, out, environ)
@@ -272,6 +290,46 @@ def compete(
     return record
 
 
+def _judges_fork(environ: Mapping[str, str], run_id: str, issue: int) -> Run | None:
+    """The published record of ``run_id`` when its forked wave is a judges' (a panel's
+    seat job: ``agents_job.panel``); None for any other."""
+    records = environ.get(RECORDS_ENV)
+    public = published(Path(records), run_id) if records else None
+    if public is None or not public.fork or public.fork_node not in PANEL_NODES:
+        return None
+    if public.task.source != f"issue:{issue}":
+        raise ActionError(f"run {run_id} is not issue #{issue}'s")
+    return public
+
+
+def _panel_seat_job(
+    public: Run,
+    store: Store,
+    git: Git,
+    out: Path,
+    issue: int,
+    environ: Mapping[str, str],
+    reporter: Reporter,
+) -> Run:
+    """A judges' wave's seat job: from the fork's panel, never the sealed run."""
+    panels = panel_store(store)
+    key = needs_key(store.home)
+    record = panels.load_run(public.id) if public.id in panels.list_ids() else None
+    if record is None or record.fork_id != public.fork_id:
+        # A seat job killed and re-run goes on from its own copy of this fork's panel.
+        records = environ.get(RECORDS_ENV)
+        record = adopt_panel(
+            records=Path(records) if records else None,
+            public=public,
+            issue=issue,
+            store=panels,
+            git=git,
+            config=engine.preflight(git.root, None, environ, reporter, action=True),
+            host=runner_host(environ),
+        )
+    return _seat_job(record, panels, git, out, issue, environ, reporter, key)
+
+
 def _seat_job(
     record: Run | None,
     store: Store,
@@ -280,9 +338,11 @@ def _seat_job(
     issue: int,
     environ: Mapping[str, str],
     reporter: Reporter,
+    key: RunnerKey | None = None,
 ) -> Run:
     """One seat job of a forked wave: only the seats of its label set are asked; what they
-    did is sealed as the artifact's ``fork.sealed`` (the record stays the join's)."""
+    did is sealed as the artifact's ``fork.sealed`` (the record stays the join's), with
+    ``key``, else the key ``agents_job.panel.result_key`` names."""
     # A seat job killed and re-run finds its own copy in the middle of the wave.
     if record is None or not record.status.resumable or not record.fork:
         state = record.status.value if record is not None else "not here"
@@ -293,12 +353,7 @@ def _seat_job(
         raise ActionError(
             f"run {record.id}'s wave was forked to {record.fork}, and this job runs on {job}"
         )
-    key = load_key(store.home)
-    if key is None:
-        raise ActionError(
-            f"a fork's seat job seals what it did with the pool's runner key, and this runner "
-            f'has none ($MAGI_HOME/{KEY_FILE}; docs/runner.md, "How many runners")'
-        )
+    key = key or result_key(record, store.home)
     seats = fork_seats(record, labels)
     _hide(reporter, record.config, environ)
     reporter.note(f"run {record.id}: the forked wave's seats of {', '.join(labels)}")
@@ -315,6 +370,7 @@ def _seat_job(
         (out / MANIFEST).unlink(missing_ok=True)
         raise ActionError(f"the seat job's result is {len(text)} characters, over {SEALED_MAX}")
     (out / FORK_SEALED).write_text(text, encoding="ascii")
+    (out / PANEL).unlink(missing_ok=True)
     return record
 
 
@@ -329,12 +385,11 @@ def _join(
     """The forked wave made whole: each seat job's result, from the record ref, in place
     of its seats' state at the fork (``agents_job.fork.absorb``); the seats they asked."""
     records = environ.get(RECORDS_ENV)
-    key = load_key(store.home)
-    if not records or key is None:
+    if not records:
         raise ActionError(
-            f"run {record.id}'s wave was forked: its join needs the repository's run records "
-            f"and the pool's runner key ($MAGI_HOME/{KEY_FILE})"
+            f"run {record.id}'s wave was forked: its join needs the repository's run records"
         )
+    key = result_key(record, store.home)
     bare = Git(Path(records))
     settled: list[str] = []
     # Each group's seats as the fork made them, read before any result moves a seat (a

@@ -38,7 +38,7 @@ from magi.model.run import (
 )
 from magi.state.store import Store
 
-__all__ = ["DELTA", "StaleFork", "absorb", "delta", "fork_seats", "slug"]
+__all__ = ["DELTA", "StaleFork", "absorb", "artifact_names", "delta", "fork_seats", "slug"]
 
 DELTA = "fork.json"
 
@@ -56,7 +56,7 @@ def _wave(run: Run) -> list[str]:
     if run.fork_node == "review":
         rnd = _open_round(run)
         return [s.seat for s in rnd.seats] if rnd is not None else []
-    return [j.seat for j in run.judges]
+    return [j.seat for j in run.judges]  # a deliberation's fork asks them in turn
 
 
 def _open_round(run: Run) -> ReviewRound | None:
@@ -69,14 +69,14 @@ def _open_round(run: Run) -> ReviewRound | None:
 def fork_seats(run: Run, labels: list[str]) -> list[str]:
     """The seats of the fork's group ``labels``: those whose agent needs exactly these."""
     out = []
-    for seat in _wave(run):
+    for seat in run.fork_seats or _wave(run):
         agent = run.config.agent(run.seats[seat].agent)
         if same_labels(agent_labels(run.config, agent)) == same_labels(labels):
             out.append(seat)
     return out
 
 
-def _names(run: Run, seats: list[str]) -> list[str]:
+def artifact_names(run: Run, seats: list[str]) -> list[str]:
     """The artifacts of ``seats``' turns (``<node>-<seat>-t<n>.*``)."""
     return sorted(
         name
@@ -108,6 +108,11 @@ def delta(
             for v in run.votes
             if v.seat in mine and run.fork_node == "vote"
         ],
+        "deliberation": [
+            d.model_dump(mode="json")
+            for d in run.deliberation
+            if d.seat in mine and run.fork_node == "deliberate"
+        ],
         "review": _review_delta(run, mine),
         "seat_records": {s: run.seats[s].model_dump(mode="json") for s in seats},
         "turns": [t.model_dump(mode="json") for t in run.turns if t.seat in mine],
@@ -121,7 +126,7 @@ def delta(
     }
     members = {DELTA: json.dumps(body, indent=1).encode()}
     folder = store.run_dir(run.id)
-    for name in _names(run, seats):
+    for name in artifact_names(run, seats):
         path = folder / name
         if path.is_file() and not path.is_symlink():
             members[name] = path.read_bytes()
@@ -238,16 +243,22 @@ def absorb(
         events = [Event.model_validate(e) for e in data["events"]]
         judgements = [Ranking.model_validate(j) for j in data.get("judgements", [])]
         votes = [Vote.model_validate(v) for v in data.get("votes", [])]
+        argued = [Ranking.model_validate(d) for d in data.get("deliberation", [])]
     except (KeyError, TypeError, ValueError) as e:
         raise ActionError(f"{where}: what it holds does not validate: {e}") from None
     said = {*candidates, *records, *(t.seat for t in turns), *(q.seat for q in questions)}
-    said |= {j.seat for j in judgements} | {v.seat for v in votes}
+    said |= {j.seat for j in judgements} | {v.seat for v in votes} | {d.seat for d in argued}
     if said - mine:
         raise ActionError(f"{where}: it holds seats that are not its own")
-    if (judgements and run.fork_node != "judge") or (votes and run.fork_node != "vote"):
+    if (
+        (judgements and run.fork_node != "judge")
+        or (votes and run.fork_node != "vote")
+        or (argued and run.fork_node != "deliberate")
+    ):
         raise ActionError(f"{where}: it holds answers of a wave other than {run.fork_node}")
     viable = set(run.labels)
-    named = [x for j in judgements for x in j.ranking] + [v.vote for v in votes if v.vote]
+    named = [x for j in (*judgements, *argued) for x in j.ranking]
+    named += [v.vote for v in votes if v.vote]
     if set(named) - viable:
         raise ActionError(f"{where}: it names candidates the run does not have")
     review = _review_answers(run, data.get("review"), mine, where)
@@ -272,23 +283,34 @@ def absorb(
     if votes:
         kept_votes = [v for v in run.votes if v.seat not in mine]
         run.votes = sorted([*kept_votes, *votes], key=lambda v: order.get(v.seat, len(order)))
+    if argued:
+        # In the order the judges argued: by round, then in seat order.
+        kept_args = [d for d in run.deliberation if d.seat not in mine]
+        run.deliberation = sorted(
+            [*kept_args, *argued], key=lambda d: (d.round, order.get(d.seat, len(order)))
+        )
     if review is not None:
         _apply_review(review, mine)
     for i, c in enumerate(run.candidates):
         if c.seat in candidates:
             run.candidates[i] = candidates[c.seat].model_copy(update={"worktree": c.worktree})
-    for seat in records.values():
+    for name, seat in records.items():
         if seat.session_host is None or seat.session_host != host:
             # Its conversation lives on the seat job's runner, not here: full context next.
             seat.session_id = seat.session_host = None
+        # A panel's seat job never saw whom the seat passed from: the join's list stays.
+        before = run.seats[name].failover_from if name in run.seats else []
+        seat.failover_from = [*before, *(a for a in seat.failover_from if a not in before)]
     run.seats.update(records)
     have = {(t.seat, t.node, t.turn) for t in run.turns}
     run.turns += [t for t in turns if (t.seat, t.node, t.turn) not in have]
     run.questions = [q for q in run.questions if q.seat not in mine] + questions
     run.redactions = [r for r in run.redactions if r.where.removeprefix("prompt:") not in mine]
     run.redactions += redactions
-    seen = {(e.at, e.node, e.message) for e in run.events}
-    run.events += [e for e in events if (e.at, e.node, e.message) not in seen]
+    # By time and node: a panel's copy of an event may be worded as it may be read before
+    # the tally, and is still the same event (the seat job's own are later than any here).
+    seen = {(e.at, e.node) for e in run.events}
+    run.events += [e for e in events if (e.at, e.node) not in seen]
     folder = store.run_dir(run.id) / "artifacts"
     folder.mkdir(parents=True, exist_ok=True)
     for name, blob in members.items():

@@ -271,6 +271,7 @@ async def publish(
         message=f"magi run {run.id}: {run.status.value}",
         # Ciphertext (no gate reads it); once authors are out the whole record is public.
         sealed=artifact.sealed if not revealed(run) else None,
+        panel=artifact.panel if not revealed(run) and run.fork else None,
         keep_fork=bool(run.fork),  # a re-run of the forking publish loses no seat job's result
     )
     if commit is not None:
@@ -327,7 +328,8 @@ async def _next_stage(
         for group in groups:
             fork = {**inputs, "runner-labels": json.dumps(group), "stage": "fork"}
             await port.dispatch_workflow(env.repo, workflow, env.ref_name, fork)
-        env.summary(f"magi run {run.id}: its {run.fork_node} wave goes to {len(groups)} runners.")
+        where = f"{len(groups)} runners" if len(groups) > 1 else "a runner"
+        env.summary(f"magi run {run.id}: its {run.fork_node} wave goes to {where}.")
         return
     labels = next_stage(trusted, run.handoff)
     if labels is None:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from magi.action.seal import SEALED
+from magi.action.seal import PANEL, SEALED
 from magi.git.repo import NEUTRAL_EMAIL, NEUTRAL_NAME, Git
 
 __all__ = ["Published", "build_commit", "read_published", "record_ref"]
@@ -101,9 +101,11 @@ def build_commit(
     message: str,
     sealed: str | None = None,
     keep_fork: bool = False,
+    panel: str | None = None,
 ) -> str | None:
     """A record commit on ``parent``; None when its tree would be ``parent``'s own.
     ``sealed``: the run sealed for the pool's runners (before the tally only).
+    ``panel``: a judges' forked wave's panel, for its seat jobs (``agents_job.panel``).
     ``keep_fork``: the run's wave is forked: the seat jobs' results ``parent`` holds stay."""
     files = [f"100644 blob {_blob(git, text)}\t{name}" for name, text in artifacts.items()]
     entries = [
@@ -112,6 +114,8 @@ def build_commit(
     ]
     if sealed is not None:
         entries.append(f"100644 blob {_blob(git, sealed)}\t{SEALED}")
+    if panel is not None:
+        entries.append(f"100644 blob {_blob(git, panel)}\t{PANEL}")
     if files:
         entries.append(f"040000 tree {_tree(git, files)}\tartifacts")
     if keep_fork and parent is not None:
