@@ -191,3 +191,16 @@ def test_a_judges_runner_gets_the_panel_key_and_doctor_says_what_it_can_do(
     assert "no runner key" not in " ".join(p["message"] for p in out["problems"])
     shown = invoke(["doctor", "--runner", "--no-auth-check"]).stdout
     assert "seats judges from their panels" in _said(shown)
+
+
+def test_a_pool_runner_with_another_pools_panel_key_is_told(repo, tmp_path, monkeypatch):
+    monkeypatch.setenv("MAGI_HOME", str(tmp_path / "other"))
+    assert invoke(["runner-key", "--new"]).exit_code == 0
+    stray = tmp_path / "stray.key"
+    assert invoke(["runner-key", "--panel", str(stray)]).exit_code == 0
+    monkeypatch.setenv("MAGI_HOME", str(tmp_path / "pool"))
+    assert invoke(["runner-key", "--new"]).exit_code == 0
+    stray.rename(tmp_path / "pool" / "panel.key")
+    out = json.loads(invoke(["doctor", "--runner", "--no-auth-check", "--json"]).stdout)
+    said = " ".join(p["message"] for p in out["problems"] if p["severity"] == "error")
+    assert "is not the panel key of this runner's runner key" in said

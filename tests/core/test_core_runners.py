@@ -123,19 +123,30 @@ def test_label_sets_are_the_same_whatever_their_order_and_case():
 
 def test_a_joins_seats_count_only_in_the_wave_it_joined():
     """A judge asked in a joined judge wave is asked in the vote all the same."""
-    from magi.core.seats.runners import JOINED_SEATS, joined, joined_seats
+    from magi.core.seats.runners import JOINED_SEATS, joined, joined_entry, joined_seats
 
-    env = {JOINED_SEATS: joined("judge", {"judge-2", "judge-1"})}
+    entries = [joined_entry("judge", 0, "judge-2"), joined_entry("judge", 0, "judge-1")]
+    env = {JOINED_SEATS: joined(entries)}
     assert joined_seats(env, "judge") == {"judge-1", "judge-2"}
     assert joined_seats(env, "vote") == frozenset()
     assert joined_seats({}, "judge") == frozenset()
-    # The next review round of the same pass is a wave of its own: its seats are asked.
-    rounds = {JOINED_SEATS: joined("review", {"review-1"}, 1)}
+    # The next review round of the same pass is a wave of its own: its seats are asked;
+    # the joins of a pass add up (a judge's judgement and, later, its deliberation turn).
+    later = [
+        *entries,
+        joined_entry("review", 1, "review-1"),
+        joined_entry("deliberate", 2, "judge-3"),
+    ]
+    rounds = {JOINED_SEATS: joined(later)}
     assert joined_seats(rounds, "review", 1) == {"review-1"}
     assert joined_seats(rounds, "review", 2) == frozenset()
+    assert joined_seats(rounds, "deliberate", 2) == {"judge-3"}
+    assert joined_seats(rounds, "judge") == {"judge-1", "judge-2"}
 
 
-@pytest.mark.parametrize("bad", ["judge-1", '["judge-1"]', '{"node": "judge", "seats": "x"}'])
+@pytest.mark.parametrize(
+    "bad", ["judge-1", '{"node": "judge", "seats": ["x"]}', '["judge-1"]', '["judge:x:judge-1"]']
+)
 def test_a_joined_wave_that_does_not_read_is_refused_naming_the_variable(bad):
     from magi.core.seats.runners import JOINED_SEATS, joined_seats
 

@@ -639,19 +639,23 @@ def test_a_runner_that_only_seats_judges_never_learns_an_author(
     assert reference.tally is not None
     assert done.author(done.tally.winner) == reference.author(reference.tally.winner)
 
-    # What the judges' runner holds: no runner key, and every record it wrote before the
-    # tally (its panels) ties no candidate to an agent; no implementer's artifact.
+    # What the judges' runner holds: no runner key; every record it holds from before the
+    # tally (its panels) and every file beside them names no implementer; no implementer's
+    # artifact.
     assert not (gpu.home / KEY_FILE).exists()
-    held = [json.loads(p.read_text()) for p in gpu.home.rglob("run.json")]
-    assert held, "the judges' runner kept its panels"
-    for run in held:
-        assert run["tally"] is not None or _names_no_author(run), run["seats"]
+    panels = [p for p in (gpu.home / "panels").rglob("*") if p.is_file()]
+    assert [p for p in panels if p.name == "run.json"], "the judges' runner kept its panels"
+    for path in panels:
+        _names_no_implementer(path.read_bytes(), str(path))
+    for path in (gpu.home / "runs").glob("*/run.json"):  # whole records: after the tally
+        assert json.loads(path.read_text())["tally"] is not None, path
     assert not [p for p in gpu.home.rglob("implement-*")], "no implementer's words"
-    # What it can open of everything the record ref held: the panels and the judges'
-    # answers, each with no author in it; never the sealed run nor an implement result.
+    # What it can open of everything the record ref held: the panels and its own answers,
+    # each naming no implementer, with commits that say neither who made them nor when;
+    # never the sealed run, an implement result or a pool seat job's answers.
     key = panel_key(gpu.home)
     assert key is not None
-    opened = 0
+    opened: list[str] = []
     for where, text in _sealed_in_origin(world, run_id).items():
         sealed = parse_sealed(text, where)
         for kind in ("panel", "fork", "run"):
@@ -662,15 +666,84 @@ def test_a_runner_that_only_seats_judges_never_learns_an_author(
                 )  # fmt: skip
             except ActionError:
                 continue
-            opened += 1
+            opened.append(kind)
             assert not where.endswith(SEALED), f"{where} opened with the panel key"
+            for name, blob in members.items():
+                if name != "candidates.bundle":
+                    _names_no_implementer(blob, f"{where}:{name}")
             if kind == "panel":
-                assert _names_no_author(json.loads(members["run.json"])), where
+                _neutral_commits(world, members["candidates.bundle"], tmp_path / "panel-check")
             else:
                 body = json.loads(members["fork.json"])
-                assert set(body["seat_records"]) <= {"judge-1", "judge-2", "judge-3"}, where
-                assert not body["candidates"], where
-    assert opened >= 3, "the judges' panels and answers opened"
+                assert set(body["seats"]) == {"judge-3"}, "only its own answers open there"
+    assert sorted(set(opened)) == ["fork", "panel"], opened
+
+
+def test_a_judge_out_of_quota_is_asked_once_and_the_judges_runner_still_votes(
+    tmp_path, monkeypatch
+) -> None:
+    """judge-2 runs out of quota (no failover) and judge-3 sits on the judges' runner: on
+    one runner the panel goes on without judge-2, asked once. Staged the same: a seat job
+    works in its own wave only (never stopped by an earlier wave's seat still to ask), and
+    no later stage of the pass asks judge-2 again."""
+    world = make_world(tmp_path, graph="failover = false")
+    _gpu_roster(world, "jurorthree")
+    config = world.repo / "magi.toml"
+    block = re.search(r'id = "jurortwo"\n.*?\n(?=\n|\[)', config.read_text(), re.S)
+    assert block, config.read_text()
+    config.write_text(
+        config.read_text().replace(block.group(0), block.group(0).replace('"evidence"', '"quota"'))
+    )
+    _commit_config(world, "the second judge is out of quota")
+    new_key(world.home)
+    gpu = _judges_runner(world)
+    gpu_path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
+    code, out = _stage(world, POOL)
+    assert code == 0, out
+    run_id = _run_id(world)
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    done = _drive(world, gpu, run_id, monkeypatch, gpu_path, 0)
+    assert done.status is RunStatus.READY, done.reason
+    asked = seat_calls(world.scripted)
+    assert asked[("judge-2", "judge")] == 1, asked
+    assert {v.seat: v.status for v in done.votes} == {"judge-1": "ok", "judge-3": "ok"}
+    assert [(j.seat, j.status) for j in done.judgements] == [
+        ("judge-1", "ok"), ("judge-2", "quota"), ("judge-3", "ok"),
+    ]  # fmt: skip
+
+
+def _names_no_implementer(blob: bytes, where: str) -> None:
+    """No implementer's roster id, nor its agent as a seat's, in ``blob`` (a record's
+    committed config aside: the roster is public, who wrote what is not)."""
+    text = blob.decode("utf-8", "replace")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        data.pop("config", None)
+        if "candidates" in data and "seats" in data and "seed" in data:
+            assert _names_no_author(data), where
+        text = json.dumps(data)
+    for agent in IMPLEMENTERS:
+        assert agent not in text, f"{where} names {agent}"
+
+
+def _neutral_commits(world: World, bundle: bytes, at: Path) -> None:
+    """Every commit of a panel's bundle made by magi's neutral identity, all at one time."""
+    if not at.exists():
+        subprocess.run(["git", "clone", "-q", str(world.remote), str(at)], check=True)
+    (at / "panel.bundle").write_bytes(bundle)
+    git = ["git", "-C", str(at)]
+    subprocess.run([*git, "fetch", "-q", "panel.bundle", "+refs/heads/*:refs/panel/*"], check=True)
+    shown = subprocess.run(
+        [*git, "log", "--format=%an %ae %cn %ce %ad %cd", "--date=unix", "--branches=x",
+         "--glob=refs/panel/*", "--not", "origin/main"],
+        capture_output=True, text=True, check=True,
+    ).stdout.splitlines()  # fmt: skip
+    assert shown, "the panel carries the candidates' commits"
+    assert len(set(shown)) == 1, shown
+    assert shown[0].startswith("magi magi@localhost.invalid magi magi@localhost.invalid"), shown
 
 
 def _two_runners(

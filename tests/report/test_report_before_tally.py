@@ -212,30 +212,60 @@ def test_an_implementers_words_are_withheld_and_its_spend_pooled_as_dollars() ->
     assert r.seats["impl-A"].agent == "cl", "the run itself is untouched"
 
 
+def _panel(r: Run) -> dict[str, object]:
+    """The panel of ``r``'s judges' wave (judge-2 its own seat), without what the judges
+    read and wrote: in this fixture those name authors on purpose, and they are kept."""
+    copy = panel_copy(r, {"judge-2"})
+    for c in copy.candidates:
+        c.summary = ""
+        c.verification = None
+    copy.judgements, copy.votes = [], []
+    return copy.model_dump(mode="json")
+
+
+def test_who_sat_where_leaves_no_trace_in_a_judges_panel() -> None:
+    """Two runs that differ only in which agent wrote which candidate (and in their seeds)
+    give a judges' runner the same panel, but for what the judges read and wrote."""
+    one = _run({"impl-A": "cl", "impl-B": "cx", "impl-C": "oc"}, seed=11)
+    other = _run({"impl-A": "oc", "impl-B": "cl", "impl-C": "cx"}, seed=29)
+    assert _panel(one) == _panel(other)
+
+
 def test_a_judges_panel_keeps_what_the_judges_read_and_names_no_author() -> None:
     """What a judge's seat job on another runner works from: the candidates as the judges
-    read them and the judges' own seats, and none of what ties a candidate to an agent,
-    the traces a judge's seat left when it passed on included."""
+    read them and the seat it asks, and none of what ties a candidate to an agent, the
+    traces a judge's seat left when it passed on included."""
     r = _run({"impl-A": "cl", "impl-B": "cx", "impl-C": "oc"}, seed=11)
     r.turns.append(_turn("judge-2", "oc", failure="auth", error="ProviderAuthError", turn=1))
     r.turns.append(_turn("judge-2", "jx", turn=2))
-    panel = panel_copy(r)
+    panel = panel_copy(r, {"judge-2"})
     assert panel.seed == 0
-    assert {panel.seats[s].agent for s in ("impl-A", "impl-B", "impl-C")} == {HIDDEN}
+    assert {panel.seats[s].agent for s in ("impl-A", "impl-B", "impl-C", "judge-1")} == {HIDDEN}
     assert (panel.seats["judge-2"].agent, panel.seats["judge-2"].failover_from) == ("jx", [])
     impl = [t for t in panel.turns if t.seat.startswith("impl-")]
     assert {t.agent for t in impl} == {HIDDEN}
     assert not [t for t in impl if t.reply_artifact or t.raw_artifact or t.failure]
     passed_on, held = [t for t in panel.turns if t.seat == "judge-2"]
-    assert (passed_on.agent, passed_on.failure) == (HIDDEN, None)
-    assert held.agent == "jx", "the agent that holds the seat now runs it there"
+    assert (passed_on.agent, passed_on.failure, passed_on.raw_artifact) == (HIDDEN, None, None)
+    assert held.agent == "jx", "the agent that holds its seat now runs it there"
     assert [lk.term for lk in panel.leaks] == [HIDDEN]
-    # What the judges read and wrote stays: it is what the seat job builds their prompts of.
-    assert [c.summary for c in panel.candidates] == [c.summary for c in r.candidates]
+    # What the judges read and wrote stays: their prompts are built of it.
+    viable = [c.summary for c in r.candidates if c.viable]
+    assert viable
+    assert [c.summary for c in panel.candidates if c.viable] == viable
     assert panel.judgements == r.judgements
     judged = [e for e in panel.events if e.node == "judge"]
     assert [e.at for e in judged] == [AT, AT], "the judges' events keep their times"
-    text = panel.model_dump_json()
-    for words in ("ProviderAuthError", "codex login required", "held by", "ses_4f2a"):
+    text = panel.model_dump_json(exclude={"config"})
+    for words in ("ProviderAuthError", "codex login required", "held by", "ses_4f2a", '"cx"'):
         assert words not in text, words
     assert r.seats["judge-2"].failover_from == ["oc"], "the run itself is untouched"
+
+
+def test_a_candidate_no_judge_reads_stays_with_the_pool() -> None:
+    r = _run({"impl-A": "cl", "impl-B": "cx", "impl-C": "oc"}, seed=11)
+    r.candidates[1].disqualified = "deleted the tests"
+    panel = panel_copy(r, set())
+    lost = panel.candidates[1]
+    assert (lost.summary, lost.head) == ("[withheld until the tally]", None)
+    assert panel.candidates[0].summary == r.candidates[0].summary

@@ -56,6 +56,7 @@ def _pool_job(node: str) -> tuple[SimpleNamespace, list[str]]:
         environ={"MAGI_JOB_LABELS": '["self-hosted", "magi"]'},
         lock=threading.Lock(),
         save=lambda: saved.append(node),
+        cache={},
     )
     return sctx, saved
 

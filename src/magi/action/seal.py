@@ -175,8 +175,13 @@ def open_sealed(
     if sealed.fingerprint != key.fingerprint:
         raise ActionError(
             f"{where} was sealed with key {sealed.fingerprint}; this runner's {key.what} "
-            f"({key.path}) is {key.fingerprint}: give every runner of the pool the same key "
-            "(docs/runner.md)"
+            f"({key.path}) is {key.fingerprint}: "
+            + (
+                "give this runner the pool's panel key (`magi runner-key --panel` on a "
+                "runner of the pool; docs/runner.md)"
+                if key.what == "panel key"
+                else "give every runner of the pool the same key (docs/runner.md)"
+            )
         )
     nonce, body = sealed.data[:_NONCE], sealed.data[_NONCE:]
     try:

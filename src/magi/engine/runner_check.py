@@ -112,11 +112,11 @@ def check_runner(d: Diagnosis, env: Mapping[str, str], labels: Sequence[str] | N
         key = None
     else:
         try:
-            panel = panel_key(home) if key is None else None
+            panel = panel_key(home)  # on a pool runner: a panel.key that is not its own
         except MagiError as e:
             d.error(e.message)
             panel = None
-        facts.panel_key = panel.fingerprint if panel is not None else ""
+        facts.panel_key = panel.fingerprint if panel is not None and key is None else ""
         if key is None and panel is None:
             d.warn(
                 f"no runner key ({home / KEY_FILE}): a run stopped before its tally (asking, "

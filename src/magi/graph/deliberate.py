@@ -20,6 +20,7 @@ from magi.graph.judge import ensure_judge_worktree
 from magi.graph.packets import judge_context, viable_labels
 from magi.model.run import Ranking, RunStatus, upsert
 from magi.seats import RETRYABLE, ask_structured
+from magi.seats.ask import ROUND
 
 NAME = "deliberate"
 STATUS = RunStatus.DELIBERATING
@@ -103,6 +104,7 @@ def _forked_turn(ctx: Context, rounds: int, labels: list[str]) -> None:
 
 
 def _turn(ctx: Context, seat: str, rnd: int, rounds: int, labels: list[str]) -> None:
+    ctx.cache[ROUND] = rnd  # a seat that passes to another runner's agent forks this turn
     cwd = ensure_judge_worktree(ctx, seat)
     so_far = transcript(ctx)
 

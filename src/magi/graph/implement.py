@@ -44,8 +44,8 @@ def protected_hits(paths: list[str], patterns: list[str]) -> list[str]:
 
 
 def viable(c: Candidate) -> bool:
-    """May be judged: produced a change, was not disqualified, and was not cut off by quota."""
-    return c.produced and c.disqualified is None and c.status in ("ok", "timeout")
+    """May be judged (``Candidate.viable``)."""
+    return c.viable
 
 
 def run(ctx: Context) -> None:

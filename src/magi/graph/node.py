@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from magi.core.seats.runners import stage_seats
 from magi.graph.context import Context
 from magi.model.run import NodeTiming, Run, RunStatus
 from magi.seats import Cancelled, Stop
@@ -107,15 +108,39 @@ def _node(ctx: Context, node: Node) -> None:
 
 
 def _stages(ctx: Context, pipeline: Sequence[Stage]) -> None:
+    only = _seat_jobs_wave(ctx)
     for stage in pipeline:
         if isinstance(stage, Loop):
             for _ in range(stage.max_rounds(ctx)):
                 if stage.until(ctx):
                     break
                 for node in stage.nodes:
-                    _node(ctx, node)
+                    _step(ctx, node, only)
         else:
-            _node(ctx, stage)
+            _step(ctx, stage, only)
+
+
+def _seat_jobs_wave(ctx: Context) -> str | None:
+    """The wave a fork's seat job works in (``magi.graph.fork``); None in any other job."""
+    r = ctx.run
+    if stage_seats(ctx.environ) is None or not isinstance(r, Run) or not r.fork:
+        return None
+    return r.fork_node
+
+
+def _step(ctx: Context, node: Node, only: str | None) -> None:
+    """``node``, unless this is a fork's seat job: that runs its fork's wave alone (and
+    prep, which an implementer's clone needs), then stops. Its run is the join's to carry
+    on: a seat of an earlier wave still to be asked (a judge out of quota) is the join's
+    too, and must not stop the seat job before its own wave."""
+    if only is None:
+        _node(ctx, node)
+        return
+    if only == node.NAME:
+        _node(ctx, node)
+        raise Stop(RunStatus.HANDED_OFF, "the wave's other seats are other runners'")
+    if node.NAME == "prep" and only == "implement":
+        _node(ctx, node)
 
 
 def execute(ctx: Context, pipeline: Sequence[Stage]) -> Run:

@@ -46,16 +46,21 @@ _ACTION: dict[str, Literal["warned", "redacted", "failed"]] = {
 }
 
 
+WITHHELD = "[redacted]"  # a leak's term as a judges' panel holds it (report.before_tally)
+
+
 def record_leaks(ctx: Context, label: str, found: list[tuple[str, str]]) -> list[Leak]:
     """Record the (where, term) leaks found in ``label``'s material that the run does not
     hold yet, saved before anyone is shown the material; the new ones are returned."""
     action = _ACTION[ctx.config.blind.on_leak]
     with ctx.lock:
         known = {(lk.where, lk.term) for lk in ctx.run.leaks if lk.label == label}
+        # A judges' panel holds its leaks with their terms withheld: a place already known.
+        withheld = {where for where, term in known if term == WITHHELD}
         new = [
             Leak(label=label, where=where, term=term, action=action)
             for where, term in dict.fromkeys(found)
-            if (where, term) not in known
+            if (where, term) not in known and where not in withheld
         ]
         if new:
             ctx.run.leaks.extend(new)

@@ -36,7 +36,8 @@ SCHEMA = 7
 # The waves a staged job may fork across runners (``magi.graph.fork``): each asks its seats
 # side by side, and what a seat's turn leaves is keyed by that seat alone (a reviewer's
 # findings too: their ids carry its seat); a deliberation's fork is one judge's turn.
-# (`fork_seats` and `fork_round` are new with it: a record without them forked none.)
+# (`fork_seats`, `fork_round` and `joined` are new with it: a record without them forked
+# none, and joined none.)
 ForkNode = Literal["implement", "judge", "deliberate", "vote", "review"]
 
 
@@ -276,6 +277,12 @@ class Candidate(_Rec):
     def produced(self) -> bool:
         return bool(self.files)
 
+    @property
+    def viable(self) -> bool:
+        """May be judged: produced a change, was not disqualified, and was not cut off by
+        quota."""
+        return self.produced and self.disqualified is None and self.status in ("ok", "timeout")
+
 
 class JudgeSeat(_Rec):
     """A judge's place on the panel; who sits in it is ``Record.seats[seat].agent``."""
@@ -461,6 +468,10 @@ class Run(Record):
     # other fork are its wave's whose agents need the fork's labels, and it has no round).
     fork_seats: list[str] = Field(default_factory=list)
     fork_round: int = 0
+    # The seats a join's seat jobs asked in this pass (``node:round:seat``), which no later
+    # stage of it asks again, as one runner asks each seat once a pass; a stage that goes on
+    # from a hand-off keeps them, any other pass (a retry, an answer) starts without.
+    joined: list[str] = Field(default_factory=list)
 
     def candidate(self, label: str) -> Candidate:
         for c in self.candidates:

@@ -59,6 +59,7 @@ import re
 
 from magi.core.figures.pricing import price_table, spend, turn_cost
 from magi.core.seats.runners import PANEL_NODES, agent_labels, same_labels
+from magi.core.threads.posting import hide_roster
 from magi.model.run import Candidate, Run, RunStatus, Usage
 
 __all__ = [
@@ -140,33 +141,52 @@ def public_copy(run: Run) -> Run:
     return out
 
 
-def panel_copy(run: Run) -> Run:
-    """``run`` as a judge's seat job on a runner that may not learn authors holds it.
+def panel_copy(run: Run, own: set[str]) -> Run:
+    """``run`` as a judge's seat job on a runner that may not learn authors holds it;
+    ``own``: the seats the fork asks there.
 
-    The judges read the candidates by label (their summaries, patches, checks), so those
-    stay, as does everything of the judges' own seats; what ties a candidate to an agent
+    The judges read the viable candidates by label (their summaries, patches, checks), so
+    those stay, as does the agent that holds each of the fork's own seats (its seat job runs
+    it). What ties a candidate to an agent
     goes, as in ``public_copy``: the seed, who sat in and how long each implementer's turn
     took, what each implementer's CLI said (its replies, raw output, errors, questions),
-    the implement wave's event times and order, a leak's term, and which agents a judge's
-    seat passed from. The events of the judges' waves keep their times, so the join takes
-    what the seat job adds and nothing twice (``agents_job.fork.absorb``).
+    the implement wave's event times and order, a leak's term, every roster id, kind and
+    model an event names, who holds the other judges' seats, and whom a judge's seat passed
+    from and what its earlier holders did (the agent that failed, and how, beside an
+    implementer's failed turn, names its author). So a seat job passing a seat on may try
+    an agent that lost it before; the join keeps the whole list. The events of the judges'
+    waves keep their times, so the join takes what the seat job adds and nothing twice
+    (``agents_job.fork.absorb``).
     """
     out = run.model_copy(deep=True)
     implementers = _implementers_withheld(out)
-    # A judge's seat that passed on says which agent failed, and how, and when: beside an
-    # implementer's failed turn, that names its author (``public_copy`` hides the same).
-    # The seat's agent now stays (the seat job runs it); who held it before does not.
     for name, seat in out.seats.items():
-        if name not in implementers:
-            seat.failover_from = []
+        if name in implementers:
+            continue
+        seat.failover_from = []  # whom it passed from: an agent that failed, beside impl-B's
+        if name not in own:
+            seat.agent = HIDDEN
+            seat.session_id = seat.session_host = None
+    held = {name: seat.agent for name, seat in out.seats.items()}
+    prices = price_table(out.config.budget.prices)
     for turn in out.turns:
-        held = out.seats.get(turn.seat)
-        if turn.seat not in implementers and held is not None and turn.agent != held.agent:
-            turn.agent = HIDDEN
-            turn.session_id = None
-            turn.error = HIDDEN_ERROR if turn.error is not None else None
-            turn.failure = None
+        if turn.seat in implementers or turn.agent == held.get(turn.seat):
+            continue
+        turn.agent = HIDDEN
+        turn.session_id = None
+        turn.raw_artifact = turn.reply_artifact = None
+        turn.error = HIDDEN_ERROR if turn.error is not None else None
+        turn.failure = None
+        cost = turn_cost(turn.usage, prices)  # a model's name keys its tokens
+        turn.usage = Usage(cost_usd=round(cost.usd, 6)) if cost is not None else Usage()
+    for c in out.candidates:
+        if not c.viable:  # no judge reads it: its words and its code stay with the pool
+            c.summary = HIDDEN_TEXT if c.summary else ""
+            c.noop_evidence = HIDDEN_TEXT if c.noop_evidence else None
+            c.head = None
     _events_withheld(out, keep=PANEL_NODES)
+    for event in out.events:
+        event.message = hide_roster(event.message, out.config.agents)
     out.questions = [q for q in out.questions if q.seat not in implementers]
     out.redactions = [
         r for r in out.redactions if r.where.removeprefix("prompt:") not in implementers

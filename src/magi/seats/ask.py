@@ -264,6 +264,10 @@ def _here_or_hand_off(sctx: SeatContext, seat: str, node: str) -> None:
     need = agent_labels(sctx.config, sctx.config.agent(record.seats[seat].agent))
     if has_labels(here, need):
         return
+    if mine is not None:
+        # A seat job's own seat passed to an agent another runner seats: the join asks it
+        # there (it does not count the seat as asked), and forks or hands it on.
+        raise Stop(RunStatus.HANDED_OFF, "a seat passed to an agent of another runner's")
     if node in PANEL_NODES:
         _fork_judge(sctx, record, seat, node, need)
     with sctx.lock:
@@ -283,14 +287,20 @@ def _fork_judge(sctx: SeatContext, record: Run, seat: str, node: str, need: list
             record.fork_id = secrets.token_hex(6)
             record.fork_seats, record.fork_round = [], 0
             if node == "deliberate":
-                # One turn a fork: the first round this seat has not argued.
+                # One turn a fork: the round being argued (the node says which), else the
+                # first this seat has not argued.
                 argued = {
                     t.round
                     for t in record.deliberation
                     if t.seat == seat and t.status not in RETRYABLE
                 }
+                asked = sctx.cache.get(ROUND)
                 record.fork_seats = [seat]
-                record.fork_round = next(r for r in itertools.count(1) if r not in argued)
+                record.fork_round = (
+                    asked
+                    if isinstance(asked, int)
+                    else next(r for r in itertools.count(1) if r not in argued)
+                )
         if need not in record.fork:
             record.fork.append(need)
         record.handoff = list(record.fork)
@@ -299,6 +309,9 @@ def _fork_judge(sctx: SeatContext, record: Run, seat: str, node: str, need: list
         RunStatus.HANDED_OFF, f"the judges' turn goes to a runner labelled {', '.join(need)}"
     )
 
+
+# ``SeatContext.cache``: the deliberation round a turn is asked in (``graph.deliberate``).
+ROUND = "deliberate.round"
 
 # The event a resume with --retry-failed leaves: failures before it are forgiven.
 RETRY_MARK = "retrying the seats that ended in error or timeout"

@@ -25,6 +25,7 @@ from magi.action.agents_job.fork import StaleFork, absorb, delta, fork_seats, sl
 from magi.action.agents_job.log import LogReporter
 from magi.action.agents_job.panel import (
     adopt_panel,
+    key_for,
     needs_key,
     panel_store,
     result_key,
@@ -52,6 +53,7 @@ from magi.core.seats.runners import (
     has_labels,
     job_labels_of,
     joined,
+    joined_entry,
     labels_here,
     runner_host,
     same_labels,
@@ -159,8 +161,11 @@ def compete(
     if run_id is not None:
         if not RUN_ID.fullmatch(run_id):
             raise ActionError(f"{run_id!r} is not a magi run id (YYYYMMDD-HHMMSS-xxxx)")
-        if fork and (judged := _judges_fork(environ, run_id, issue.number)) is not None:
-            return _panel_seat_job(judged, store, git, out, issue.number, environ, reporter)
+        if fork and load_key(store.home) is None:
+            # A runner that only seats judges: its seat jobs work from the wave's panel.
+            judged = _judges_fork(environ, run_id, issue.number)
+            if judged is not None:
+                return _panel_seat_job(judged, store, git, out, issue.number, environ, reporter)
         record = store.load_run(run_id) if run_id in store.list_ids() else None
         if record is not None and record.task.source != f"issue:{issue.number}":
             raise ActionError(f"run {run_id} is not issue #{issue.number}'s")
@@ -225,6 +230,9 @@ def compete(
     came = (
         (record.status, list(record.handoff), len(record.turns), record.fork_id) if record else None
     )
+    if record is not None and record.joined and record.status is not RunStatus.HANDED_OFF:
+        record.joined = []  # a new pass (a retry, an answer): every seat may be asked again
+        store.save(record)
     if answer is not None:
         if record is None or record.status is not RunStatus.ASKING:
             held = f"is {record.status.value}" if record is not None else "is not on this runner"
@@ -239,8 +247,12 @@ def compete(
         which = record.fork_round if node == "deliberate" else which
         asked = _join(record, store, git, issue.number, environ, reporter)
         # This pass goes on from what the seat jobs did: their seats are not asked again
-        # in that wave, whatever they ended in (a wave on one runner asks each seat once).
-        environ = {**environ, JOINED_SEATS: joined(node, asked, which)}
+        # in that wave, whatever they ended in (a wave on one runner asks each seat once),
+        # by this stage or any later one of the pass.
+        record.joined = sorted({*record.joined, *(joined_entry(node, which, s) for s in asked)})
+        store.save(record)
+    if record is not None and record.joined and record.status.resumable:
+        environ = {**environ, JOINED_SEATS: joined(record.joined)}
     if record is not None and record.status.resumable:
         _hide(reporter, record.config, environ)
         reporter.note(f"resuming run {record.id} ({record.status.value}) for #{issue.number}")
@@ -275,14 +287,14 @@ def compete(
     (out / PANEL).unlink(missing_ok=True)
     if not revealed(record) and record.status.resumable:
         _seal(record, store, git, out, issue.number, reporter)
-    if record.status is RunStatus.HANDED_OFF and record.fork and record.fork_node in PANEL_NODES:
-        # The judges' seat jobs work from this, never the sealed run (agents_job.panel).
-        printed = write_panel(record, store, git, out, issue.number)
-        reporter.note(f"the judges' panel sealed with panel key {printed}")
     if record.status is RunStatus.HANDED_OFF:
         try:
+            if record.fork and record.fork_node in PANEL_NODES:
+                # The judges' seat jobs work from this, never the sealed run (agents_job.panel).
+                printed = write_panel(record, store, git, out, issue.number)
+                reporter.note(f"the judges' panel sealed with panel key {printed}")
             _handing_off(record, came, out, environ)
-        except ActionError:
+        except MagiError:
             # Not published as handed off (publish would dispatch a stage that cannot go
             # on): the refusal the command line writes says why on the issue instead.
             (out / MANIFEST).unlink(missing_ok=True)
@@ -314,7 +326,11 @@ def _panel_seat_job(
     """A judges' wave's seat job: from the fork's panel, never the sealed run."""
     panels = panel_store(store)
     key = needs_key(store.home)
-    record = panels.load_run(public.id) if public.id in panels.list_ids() else None
+    try:
+        record = panels.load_run(public.id) if public.id in panels.list_ids() else None
+    except MagiError as e:  # a panel is disposable: made again from the record ref
+        reporter.note(f"this runner's copy of the panel does not read ({e.message}): made again")
+        record = None
     if record is None or record.fork_id != public.fork_id:
         # A seat job killed and re-run goes on from its own copy of this fork's panel.
         records = environ.get(RECORDS_ENV)
@@ -410,15 +426,18 @@ def _join(
         sealed = parse_sealed(text, where)
         base = record.base_sha or ""
         members = open_sealed(
-            key, sealed, run_id=record.id, issue=issue, base=base, where=where,
-            kind="fork",
+            key_for(sealed, store.home) or key, sealed, run_id=record.id, issue=issue,
+            base=base, where=where, kind="fork",
         )  # fmt: skip
+        held = {s: record.agent_of(s) for s in groups[slug(labels)]}
         try:
             settled += absorb(
                 record, members, labels, store, git, where, runner_host(environ),
                 seats=groups[slug(labels)],
             )  # fmt: skip
-            asked |= set(groups[slug(labels)])
+            # A seat that passed to another agent in the seat job is still to be asked,
+            # by that agent: not counted as asked in this pass.
+            asked |= {s for s, agent in held.items() if record.agent_of(s) == agent}
         except StaleFork:
             reporter.note(
                 f"the seat job of {', '.join(labels)} stored an earlier fork's result: its "

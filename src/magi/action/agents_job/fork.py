@@ -21,7 +21,7 @@ from typing import Any
 
 from magi.action.seal import BUNDLE, bundle_of
 from magi.core.review.loop import finding_id, reviewer_number
-from magi.core.seats.runners import agent_labels, same_labels
+from magi.core.seats.runners import PANEL_NODES, agent_labels, same_labels
 from magi.errors import ActionError, StaleFork
 from magi.git.repo import Git
 from magi.model.review import FindingRecord, ReviewRound, ReviewSeat
@@ -307,10 +307,16 @@ def absorb(
     run.questions = [q for q in run.questions if q.seat not in mine] + questions
     run.redactions = [r for r in run.redactions if r.where.removeprefix("prompt:") not in mine]
     run.redactions += redactions
-    # By time and node: a panel's copy of an event may be worded as it may be read before
-    # the tally, and is still the same event (the seat job's own are later than any here).
-    seen = {(e.at, e.node) for e in run.events}
-    run.events += [e for e in events if (e.at, e.node) not in seen]
+    # A panel's copy of an event is worded as a judges' runner may read it, and is still
+    # the same event: a judges' wave's are known by time and node (the seat job's own are
+    # later than any here), any other by their words too.
+    panel = run.fork_node in PANEL_NODES
+
+    def known(e: Event) -> tuple[object, ...]:
+        return (e.at, e.node) if panel else (e.at, e.node, e.message)
+
+    seen = {known(e) for e in run.events}
+    run.events += [e for e in events if known(e) not in seen]
     folder = store.run_dir(run.id) / "artifacts"
     folder.mkdir(parents=True, exist_ok=True)
     for name, blob in members.items():

@@ -17,16 +17,17 @@ sent, or can read in the record ref, says which agent wrote a candidate.
 from __future__ import annotations
 
 import shutil
+import tempfile
 from pathlib import Path
 
 from magi.action.agents_job.adopt import _fetch_candidates, _remade, _show
-from magi.action.agents_job.fork import artifact_names
+from magi.action.agents_job.fork import artifact_names, fork_seats
 from magi.action.seal import (
     BUNDLE,
     PANEL,
     SEALED_MAX,
     RunnerKey,
-    bundle_of,
+    Sealed,
     load_key,
     open_sealed,
     panel_key,
@@ -35,7 +36,8 @@ from magi.action.seal import (
 )
 from magi.core.seats.runners import PANEL_NODES
 from magi.errors import ActionError, MagiError
-from magi.git.repo import Git
+from magi.git.clones import objects
+from magi.git.repo import NEUTRAL_EMAIL, NEUTRAL_NAME, Git
 from magi.model.config import Config
 from magi.model.run import Run
 from magi.report import revealed
@@ -44,7 +46,7 @@ from magi.seats.day_spend import RUNS
 from magi.state.runner_key import KEY_FILE, PANEL_FILE
 from magi.state.store import RECORD, Store, parse_record
 
-__all__ = ["adopt_panel", "needs_key", "panel_store", "result_key", "write_panel"]
+__all__ = ["adopt_panel", "key_for", "needs_key", "panel_store", "result_key", "write_panel"]
 
 ARTIFACTS = "artifacts/"
 
@@ -69,33 +71,44 @@ def needs_key(home: Path) -> RunnerKey:
 
 
 def result_key(run: Run, home: Path) -> RunnerKey:
-    """The key a seat job of ``run``'s fork seals its result with, and its join opens it
-    with: a judges' wave's, or any after the tally (nothing in the run is secret from a
-    judge's runner then), the panel key; an implement wave's before it, the runner key,
-    which only the pool holds (what the implementers did names them)."""
+    """The key a seat job of ``run``'s fork seals its result with: the pool's runner key
+    wherever a runner holds it (what a pool runner's seat did may name agents, and a
+    judges' runner must not open it); on a runner that only seats judges, the panel key,
+    for a judges' wave, or any after the tally (nothing in the run is secret then). The
+    join opens each result with whichever of the two sealed it (``key_for``)."""
+    key = load_key(home)
+    if key is not None:
+        return key
     if run.fork_node in PANEL_NODES or revealed(run):
         return needs_key(home)
-    key = load_key(home)
-    if key is None:
-        raise ActionError(
-            f"run {run.id}'s {run.fork_node} wave was forked before its tally: what its seat "
-            f"jobs did is sealed with the pool's runner key, and this runner has none "
-            f'($MAGI_HOME/{KEY_FILE}; docs/runner.md, "How many runners")'
-        )
-    return key
+    raise ActionError(
+        f"run {run.id}'s {run.fork_node} wave was forked before its tally: what its seat "
+        f"jobs did is sealed with the pool's runner key, and this runner has none "
+        f'($MAGI_HOME/{KEY_FILE}; docs/runner.md, "How many runners")'
+    )
+
+
+def key_for(sealed: Sealed, home: Path) -> RunnerKey | None:
+    """Which of this runner's keys sealed ``sealed`` (its runner key or the panel key);
+    None when neither did (opening then says which key it needs)."""
+    for key in (load_key(home), panel_key(home)):
+        if key is not None and key.fingerprint == sealed.fingerprint:
+            return key
+    return None
 
 
 def write_panel(run: Run, store: Store, git: Git, out: Path, issue: int) -> str:
     """The panel of ``run``'s forked judges' wave, sealed into ``out``; its key's print."""
     key = needs_key(store.home)
-    copy = panel_copy(run)
+    own = {seat for labels in run.fork for seat in fork_seats(run, labels)}
+    copy = panel_copy(run, own)
+    bundle = _neutral_bundle(git, copy)
     members = {RECORD: copy.model_dump_json(by_alias=True, indent=1).encode()}
     folder = store.run_dir(run.id)
-    for name in artifact_names(run, [j.seat for j in run.judges]):
+    for name in artifact_names(copy, [j.seat for j in copy.judges]):
         path = folder / name
         if path.is_file() and not path.is_symlink():
             members[name] = path.read_bytes()
-    bundle = bundle_of(git, run, run.candidates)
     if bundle is not None:
         members[BUNDLE] = bundle
     text = seal(key, members, run_id=run.id, issue=issue, base=run.base_sha or "", kind="panel")
@@ -103,6 +116,54 @@ def write_panel(run: Run, store: Store, git: Git, out: Path, issue: int) -> str:
         raise ActionError(f"the judges' panel is {len(text)} characters, over {SEALED_MAX}")
     (out / PANEL).write_text(text, encoding="ascii")
     return key.fingerprint
+
+
+def _neutral_bundle(git: Git, copy: Run) -> bytes | None:
+    """The viable candidates' branches as a judges' runner may hold them: every commit made
+    again with magi's neutral identity and the run's start as its date, its tree, parents
+    and message as they were (who committed, from which machine, and when each candidate
+    was done would say which runner, and so which agent, wrote it). ``copy``'s heads are
+    set to the new commits. None when no viable candidate moved off the base."""
+    base = copy.base_sha or ""
+    moved = [c for c in copy.candidates if c.viable and c.head and c.head != base]
+    if not moved or not base:
+        return None
+    when = copy.created_at.strftime("%Y-%m-%dT%H:%M:%S+0000")
+    ident = {
+        "GIT_AUTHOR_NAME": NEUTRAL_NAME,
+        "GIT_AUTHOR_EMAIL": NEUTRAL_EMAIL,
+        "GIT_AUTHOR_DATE": when,
+        "GIT_COMMITTER_NAME": NEUTRAL_NAME,
+        "GIT_COMMITTER_EMAIL": NEUTRAL_EMAIL,
+        "GIT_COMMITTER_DATE": when,
+    }
+    with tempfile.TemporaryDirectory(prefix="magi-panel-") as tmp:
+        # A scratch repository borrowing the user's objects: the new commits never enter it.
+        scratch = Path(tmp) / "panel.git"
+        fmt = git.object_format()
+        git.run("init", "--quiet", "--bare", f"--object-format={fmt}", str(scratch))
+        (scratch / "objects" / "info" / "alternates").write_text(f"{objects(git)}\n")
+        made: dict[str, str] = {}
+        for c in moved:
+            log = git.run(
+                "log", "--reverse", "--topo-order", "-z", "--format=%H%x1f%T%x1f%P%x1f%B",
+                "--end-of-options", c.head or "", f"^{base}",
+            )  # fmt: skip
+            for entry in filter(None, log.split("\0")):
+                sha, tree, parents, message = entry.lstrip("\n").split("\x1f", 3)
+                if sha in made:
+                    continue
+                args = ["commit-tree", tree]
+                for parent in parents.split():
+                    args += ["-p", made.get(parent, parent)]
+                res = git._exec(args, cwd=scratch, input=message.encode(), env=ident)
+                made[sha] = res.stdout.decode().strip()
+            c.head = made[c.head or ""]
+            git._exec(["update-ref", f"refs/heads/{c.branch}", c.head], cwd=scratch)
+        bundle = Path(tmp) / BUNDLE
+        refs = [f"refs/heads/{c.branch}" for c in moved]
+        git._exec(["bundle", "create", "--quiet", str(bundle), *refs, f"^{base}"], cwd=scratch)
+        return bundle.read_bytes()
 
 
 def adopt_panel(
@@ -140,7 +201,10 @@ def adopt_panel(
         public.task.source,
     ):
         raise ActionError(f"{where} is not the panel of the published fork: nothing judged")
-    if public.id in store.list_ids():
+    if store.run_dir(public.id).exists():
+        # An earlier fork's panel, or one that does not read: refused (RunLockedError)
+        # while a live seat job holds it, else made again.
+        store.lock(public.id)
         store.unlock(public.id)
         shutil.rmtree(store.run_dir(public.id), ignore_errors=True)
     if BUNDLE in members:

@@ -37,6 +37,7 @@ __all__ = [
     "job_labels",
     "job_labels_of",
     "joined",
+    "joined_entry",
     "joined_seats",
     "labels_here",
     "next_stage",
@@ -165,15 +166,20 @@ def stage_seats(environ: Mapping[str, str]) -> frozenset[str] | None:
     return frozenset(_strings(raw, STAGE_SEATS, "seats")) if raw.strip() else None
 
 
-def joined(node: str, seats: Iterable[str], round: int = 0) -> str:
-    """``JOINED_SEATS``'s value for a join of ``node``'s wave whose seat jobs asked ``seats``
-    (``round``: the review round it was, 0 for a wave a run has once)."""
-    return json.dumps({"node": node, "seats": sorted(seats), "round": round})
+def joined_entry(node: str, round: int, seat: str) -> str:
+    """One seat a join's seat jobs asked: ``node:round:seat`` (``Run.joined``)."""
+    return f"{node}:{round}:{seat}"
+
+
+def joined(entries: Iterable[str]) -> str:
+    """``JOINED_SEATS``'s value: every seat the joins of this pass took from seat jobs."""
+    return json.dumps(sorted(set(entries)))
 
 
 def joined_seats(environ: Mapping[str, str], node: str, round: int = 0) -> frozenset[str]:
-    """The seats of ``node``'s wave a join's seat jobs asked in this pass (empty for any
-    other wave, and in any other pass): a judge's vote is its own wave, not its judgement's,
+    """The seats of ``node``'s wave (``round``: the review round, or the deliberation round;
+    0 for a wave a run has once) that a join's seat jobs asked in this pass: empty for any
+    other wave, and in any other pass. A judge's vote is its own wave, not its judgement's,
     and the next review round of the same pass is a wave of its own."""
     raw = environ.get(JOINED_SEATS, "")
     if not raw.strip():
@@ -182,11 +188,17 @@ def joined_seats(environ: Mapping[str, str], node: str, round: int = 0) -> froze
         data = json.loads(raw)
     except ValueError:
         data = None
-    if not isinstance(data, dict) or not isinstance(data.get("node"), str):
-        raise ConfigError(f"{JOINED_SEATS} is not a joined wave: {raw[:80]!r}")
-    if data["node"] != node or data.get("round", 0) != round:
-        return frozenset()
-    return frozenset(_strings(json.dumps(data.get("seats")), JOINED_SEATS, "seats"))
+    if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
+        raise ConfigError(f"{JOINED_SEATS} is not a list of joined seats: {raw[:80]!r}")
+    out = set()
+    for entry in data:
+        wave, _, rest = entry.partition(":")
+        number, _, seat = rest.partition(":")
+        if not (wave and number.isdigit() and seat):
+            raise ConfigError(f"{JOINED_SEATS}: {entry[:80]!r} is not node:round:seat")
+        if wave == node and int(number) == round:
+            out.add(seat)
+    return frozenset(out)
 
 
 def fork_groups(

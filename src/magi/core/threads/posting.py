@@ -286,6 +286,12 @@ def _unnamed(text: str, names: dict[str, str]) -> str:
     return text
 
 
+def hide_roster(text: str, roster: Sequence[AgentConfig]) -> str:
+    """A sentence of magi's with every roster id in it (however short), kind, model and
+    vendor name ``[redacted]``: what a record's events may say where authors are hidden."""
+    return hide_identities(_unnamed(text, {a.id: "[redacted]" for a in roster}), roster)[0]
+
+
 def gate_json(value: Any, policy: Policy, where: str = "record") -> Any:
     """Every string in a JSON value gated (no size cut): a record to store. Before the
     tally, keys that name an author (a model's name keying its tokens) are hidden too.
