@@ -559,6 +559,21 @@ def _judges_runner(world: World) -> World:
     return gpu
 
 
+def _judged_on_their_runner(world: World, monkeypatch) -> tuple[Run, World, str]:  # type: ignore[no-untyped-def]
+    """``world``'s competition run to its end, its third judge on a judges-only runner:
+    the run as it ended, that runner, the run id."""
+    new_key(world.home)
+    gpu = _judges_runner(world)
+    gpu_path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
+    code, out = _stage(world, POOL)
+    assert code == 0, out
+    run_id = _run_id(world)
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    done = _drive(world, gpu, run_id, monkeypatch, gpu_path, 0)
+    assert done.status is RunStatus.READY, done.reason
+    return done, gpu, run_id
+
+
 def _sealed_in_origin(world: World, run_id: str) -> dict[str, str]:
     """Every sealed text the record ref ever held, by commit and path: what any runner
     that fetches the run records can try to open."""
@@ -607,16 +622,7 @@ def test_a_runner_that_only_seats_judges_never_learns_an_author(
         config.read_text().replace('"gpu-agent", "evidence"', '"gpu-agent", "contrary"')
     )
     _commit_config(world, "the gpu judge ranks the evidence backwards: the judges split")
-    new_key(world.home)
-    gpu = _judges_runner(world)
-    gpu_path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
-
-    code, out = _stage(world, POOL)
-    assert code == 0, out
-    run_id = _run_id(world)
-    assert world.publish(monkeypatch, run_id).exit_code == 0
-    done = _drive(world, gpu, run_id, monkeypatch, gpu_path, 0)
-    assert done.status is RunStatus.READY, done.reason
+    done, gpu, run_id = _judged_on_their_runner(world, monkeypatch)
 
     # The judges split, and the gpu judge argued on its runner: a fork of its own.
     assert [(d.seat, d.round) for d in done.deliberation] == [
@@ -695,15 +701,7 @@ def test_a_judge_out_of_quota_is_asked_once_and_the_judges_runner_still_votes(
         config.read_text().replace(block.group(0), block.group(0).replace('"evidence"', '"quota"'))
     )
     _commit_config(world, "the second judge is out of quota")
-    new_key(world.home)
-    gpu = _judges_runner(world)
-    gpu_path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
-    code, out = _stage(world, POOL)
-    assert code == 0, out
-    run_id = _run_id(world)
-    assert world.publish(monkeypatch, run_id).exit_code == 0
-    done = _drive(world, gpu, run_id, monkeypatch, gpu_path, 0)
-    assert done.status is RunStatus.READY, done.reason
+    done, _, _ = _judged_on_their_runner(world, monkeypatch)
     asked = seat_calls(world.scripted)
     assert asked[("judge-2", "judge")] == 1, asked
     assert {v.seat: v.status for v in done.votes} == {"judge-1": "ok", "judge-3": "ok"}

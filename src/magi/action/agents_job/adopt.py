@@ -187,14 +187,8 @@ def _unsealed(
     where = f"{RUNS}{public.id}:{SEALED}"
     base = public.base_sha or ""
     members = open_sealed(key, sealed, run_id=public.id, issue=issue, base=base, where=where)
-    try:
-        run = parse_record(
-            members[RECORD].decode("utf-8"), path=Path(f"{where}:{RECORD}"), run_id=public.id
-        )
-    except (MagiError, UnicodeDecodeError) as e:
-        why = e.message if isinstance(e, MagiError) else "not UTF-8"
-        raise ActionError(f"{where}: its record cannot be read: {why}") from None
-    if not isinstance(run, Run) or (run.status, run.base_sha, run.task.source) != (
+    run = sealed_record(members, where, public.id)
+    if (run.status, run.base_sha, run.task.source) != (
         public.status,
         public.base_sha,
         public.task.source,
@@ -207,6 +201,21 @@ def _unsealed(
         _fetch_candidates(git, run, members[BUNDLE], where)
     files = {k.removeprefix(ARTIFACTS): v for k, v in members.items() if k.startswith(ARTIFACTS)}
     return _remade(run, store, git, config, files, sealed_with=key.fingerprint, host=host)
+
+
+def sealed_record(members: dict[str, bytes], where: str, run_id: str) -> Run:
+    """The competition record a sealed text holds; ActionError naming ``where`` when it
+    does not read as one."""
+    try:
+        run = parse_record(
+            members[RECORD].decode("utf-8"), path=Path(f"{where}:{RECORD}"), run_id=run_id
+        )
+    except (MagiError, UnicodeDecodeError) as e:
+        why = e.message if isinstance(e, MagiError) else "not UTF-8"
+        raise ActionError(f"{where}: its record cannot be read: {why}") from None
+    if not isinstance(run, Run):
+        raise ActionError(f"{where}: its record is not a competition's")
+    return run
 
 
 def _fetch_candidates(git: Git, run: Run, bundle: bytes, where: str) -> None:

@@ -20,7 +20,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from magi.action.agents_job.adopt import _fetch_candidates, _remade, _show
+from magi.action.agents_job.adopt import _fetch_candidates, _remade, _show, sealed_record
 from magi.action.agents_job.fork import artifact_names, fork_seats
 from magi.action.seal import (
     BUNDLE,
@@ -35,7 +35,7 @@ from magi.action.seal import (
     seal,
 )
 from magi.core.seats.runners import PANEL_NODES
-from magi.errors import ActionError, MagiError
+from magi.errors import ActionError
 from magi.git.clones import objects
 from magi.git.repo import NEUTRAL_EMAIL, NEUTRAL_NAME, Git
 from magi.model.config import Config
@@ -44,7 +44,7 @@ from magi.report import revealed
 from magi.report.before_tally import panel_copy
 from magi.seats.day_spend import RUNS
 from magi.state.runner_key import KEY_FILE, PANEL_FILE
-from magi.state.store import RECORD, Store, parse_record
+from magi.state.store import RECORD, Store
 
 __all__ = ["adopt_panel", "key_for", "needs_key", "panel_store", "result_key", "write_panel"]
 
@@ -188,14 +188,8 @@ def adopt_panel(
         key, parse_sealed(text, where), run_id=public.id, issue=issue, base=base, where=where,
         kind="panel",
     )  # fmt: skip
-    try:
-        run = parse_record(
-            members[RECORD].decode("utf-8"), path=Path(f"{where}:{RECORD}"), run_id=public.id
-        )
-    except (MagiError, UnicodeDecodeError) as e:
-        why = e.message if isinstance(e, MagiError) else "not UTF-8"
-        raise ActionError(f"{where}: its record cannot be read: {why}") from None
-    if not isinstance(run, Run) or (run.fork_id, run.base_sha, run.task.source) != (
+    run = sealed_record(members, where, public.id)
+    if (run.fork_id, run.base_sha, run.task.source) != (
         public.fork_id,
         public.base_sha,
         public.task.source,
