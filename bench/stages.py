@@ -1,11 +1,13 @@
-"""``make bench``: the wall time of a competition on one runner against the same on two.
+"""``make bench``: the wall time of a competition on one runner against two and three.
 
 The roster of ``tests/e2e/test_action_stages.py`` (2 implementers, 3 judges, 2
 reviewers), every implementer sleeping ``SLEEP`` seconds before it works. On one runner
 that holds every login, the whole run is one agents job (and its publish). On two, the
 second implementer's login lives on a ``gpu`` runner: the pool's job preps and forks the
 wave, the two seat jobs run side by side, the join carries on, and the review round,
-whose two seats need both runners, is forked and joined the same way. Each job is a real
+whose two seats need both runners, is forked and joined the same way. On three, the third
+judge's login lives on a runner that holds only the panel key: the judges' wave and the
+vote are forked to it too. Each job is a real
 ``magi action compete`` process with its own checkout and ``MAGI_HOME``; publish runs
 against the GitHub double, so GitHub's own queueing and job start-up (seconds to
 minutes) are not in the figure: it is what the stages cost magi. Reported, no goal: the
@@ -30,7 +32,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "e2e")]
 
 import pytest  # noqa: E402  (the tests' helpers: a world, its runners, the double)
-from test_action_stages import GPU, POOL, _dispatched, _gpu_roster, _gpu_runner, _run_id, _stage  # noqa: E402
+from test_action_stages import (  # noqa: E402
+    GPU,
+    POOL,
+    _dispatched,
+    _gpu_roster,
+    _gpu_runner,
+    _run_id,
+    _stage,
+)
+from test_action_stages import three_runners as stages_three  # noqa: E402
 
 from action_helpers import IMPLEMENTERS, World, make_world  # noqa: E402
 from magi.action.seal import new_key  # noqa: E402
@@ -77,6 +88,13 @@ def one_runner(tmp: Path, mp: pytest.MonkeyPatch) -> float:
     return wall
 
 
+def _sleepy_gpu(gpu: World) -> str:
+    """The gpu's implementer sleeps there; the gpu runner's PATH."""
+    wrapper = gpu.tmp / "bin" / "gpu-agent"
+    wrapper.write_text(wrapper.read_text().replace("#!/bin/sh\n", f"#!/bin/sh\nsleep {SLEEP}\n", 1))
+    return f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
+
+
 def two_runners(tmp: Path, mp: pytest.MonkeyPatch) -> tuple[float, int]:
     world = make_world(tmp)
     _gpu_roster(world)
@@ -84,16 +102,31 @@ def two_runners(tmp: Path, mp: pytest.MonkeyPatch) -> tuple[float, int]:
     _commit(world, "sleepy")
     new_key(world.home)
     gpu = _gpu_runner(world)
-    wrapper = gpu.tmp / "bin" / "gpu-agent"  # the gpu's implementer sleeps there
-    wrapper.write_text(wrapper.read_text().replace("#!/bin/sh\n", f"#!/bin/sh\nsleep {SLEEP}\n", 1))
-    path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
+    return _staged(world, {json.dumps(GPU): (gpu, _sleepy_gpu(gpu))}, mp)
+
+
+def three_runners(tmp: Path, mp: pytest.MonkeyPatch) -> tuple[float, int]:
+    """The same, and the third judge on a runner that only seats judges (the panel key)."""
+    world = make_world(tmp)
+    _sleepy(world, IMPLEMENTERS[0])
+    _commit(world, "sleepy")
+    others, gpu, _ = stages_three(world)
+    others[json.dumps(GPU)] = (gpu, _sleepy_gpu(gpu))
+    return _staged(world, others, mp)
+
+
+def _staged(
+    world: World, others: dict[str, tuple[World, str]], mp: pytest.MonkeyPatch
+) -> tuple[float, int]:
+    """Wall time of ``world``'s competition, stage after stage (a forked wave's seat jobs
+    side by side) on the pool and ``others``, and the number of agents jobs."""
     t0 = time.monotonic()
     code, out = _stage(world, POOL)
     assert code == 0, out
     run_id = _run_id(world)
     assert world.publish(mp, run_id).exit_code == 0
     jobs, seen = 1, 0
-    for _ in range(12):  # each stage publish dispatched, until the run ends
+    for _ in range(20):  # each stage publish dispatched, until the run ends
         sent = _dispatched(world)
         if seen >= len(sent):
             break
@@ -106,8 +139,7 @@ def two_runners(tmp: Path, mp: pytest.MonkeyPatch) -> tuple[float, int]:
             ran = []
             for inputs in batch:
                 labels = json.loads(inputs["runner-labels"])
-                runner = gpu if labels == GPU else world
-                on = path if runner is gpu else ""
+                runner, on = others.get(json.dumps(labels), (world, ""))
                 ran.append(
                     (
                         runner,
@@ -120,7 +152,7 @@ def two_runners(tmp: Path, mp: pytest.MonkeyPatch) -> tuple[float, int]:
         for runner, _ in ran:
             assert runner.publish(mp, run_id).exit_code == 0
         jobs += len(batch)
-    assert Store(world.home).load_run(run_id).status is not RunStatus.HANDED_OFF
+    assert Store(world.home).load_run(run_id).status is RunStatus.READY
     return time.monotonic() - t0, jobs
 
 
@@ -128,20 +160,28 @@ def main() -> int:
     mp = pytest.MonkeyPatch()
     one: list[float] = []
     two: list[float] = []
-    jobs = 0
+    three: list[float] = []
+    jobs2 = jobs3 = 0
     with tempfile.TemporaryDirectory(prefix="magi-bench-stages-") as tmp:
-        for rep in range(REPS):  # alternated, so a machine that slows down moves both
+        for rep in range(REPS):  # alternated, so a machine that slows down moves all three
             one.append(one_runner(Path(tmp) / f"one{rep}", mp))
-            wall, jobs = two_runners(Path(tmp) / f"two{rep}", mp)
+            wall, jobs2 = two_runners(Path(tmp) / f"two{rep}", mp)
             two.append(wall)
+            wall, jobs3 = three_runners(Path(tmp) / f"three{rep}", mp)
+            three.append(wall)
     mp.undo()
-    a, b = statistics.median(one), statistics.median(two)
+    a, b, c = statistics.median(one), statistics.median(two), statistics.median(three)
     print(
         f"magi stages bench, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores, "
         f"python {sys.version.split()[0]}, implementers sleep {SLEEP} s, median of {REPS}"
     )
-    print(f"  {'one runner, one agents job':<42} {a:6.2f} s")
-    print(f"  {f'two runners, {jobs} agents jobs (forked waves)':<42} {b:6.2f} s  {b / a:.2f}x")
+    rows = [
+        ("one runner, one agents job", a),
+        (f"two runners, {jobs2} agents jobs (forked waves)", b),
+        (f"three runners, {jobs3} agents jobs (a judges' runner)", c),
+    ]
+    for what, wall in rows:
+        print(f"  {what:<50} {wall:6.2f} s  {wall / a:.2f}x")
     return 0
 
 

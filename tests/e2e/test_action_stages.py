@@ -38,6 +38,7 @@ from record_helpers import run as fixture_run
 
 POOL = ["self-hosted", "magi"]
 GPU = ["self-hosted", "gpu"]
+JUDGES = ["self-hosted", "judges"]
 
 
 def _run_id(world: World) -> str:
@@ -50,38 +51,50 @@ def _run_id(world: World) -> str:
 def _gpu_roster(world: World, *on_gpu: str) -> None:
     """The second implementer (or those named): `gpu-agent` (on the gpu runner's PATH
     only), with its labels."""
+    _roster_on(world, GPU, "gpu-agent", *(on_gpu or IMPLEMENTERS[1:]))
+
+
+def _roster_on(world: World, labels: list[str], command: str, *agents: str) -> None:
+    """``agents`` logged in on the runner of ``labels`` only: run as ``command`` (on that
+    runner's PATH alone), acting as the persona they had."""
     config = world.repo / "magi.toml"
     text = config.read_text()
-    for agent in on_gpu or IMPLEMENTERS[1:]:
+    for agent in agents:
         block = re.search(r'\[\[agents\]\]\nid = "' + agent + r'"\n.*?\n(?=\n|\[)', text, re.S)
         assert block, text
         persona = re.search(r'command = \[.*"(\w+)"\]', block.group(0))
         assert persona, block.group(0)
-        gpu = re.sub(
-            r"command = \[.*\]", f'command = ["gpu-agent", "{persona.group(1)}"]', block.group(0)
+        moved = re.sub(
+            r"command = \[.*\]", f'command = ["{command}", "{persona.group(1)}"]', block.group(0)
         )
-        gpu += 'runner_labels = ["self-hosted", "gpu"]\n'
-        text = text.replace(block.group(0), gpu)
+        moved += f"runner_labels = {json.dumps(labels)}\n"
+        text = text.replace(block.group(0), moved)
     config.write_text(text)
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
-    subprocess.run([*git, "commit", "-qam", "an agent on the gpu box"], cwd=world.repo, check=True)
+    subprocess.run([*git, "commit", "-qam", f"agents on {labels}"], cwd=world.repo, check=True)
     subprocess.run(["git", "push", "-q", "origin", "main"], cwd=world.repo, check=True)
 
 
 def _gpu_runner(world: World) -> World:
     """The second runner: its own clone and home, the pool's key, `gpu-agent` on its PATH."""
-    tmp = world.tmp / "runner-gpu"
+    return _runner(world, "gpu", "gpu-agent")
+
+
+def _runner(world: World, name: str, command: str) -> World:
+    """Another runner: its own clone and home, the pool's key, ``command`` on its PATH
+    (logging each call to ``<name>-calls`` in the scripted folder)."""
+    tmp = world.tmp / f"runner-{name}"
     tmp.mkdir()
     checkout = tmp / "checkout"
     subprocess.run(["git", "clone", "-q", str(world.remote), str(checkout)], check=True)
     bindir = tmp / "bin"
     bindir.mkdir()
     spy = world.scripted / "spy.py"
-    (bindir / "gpu-agent").write_text(
-        f'#!/bin/sh\necho "$MAGI_SEAT $MAGI_NODE" >> "{world.scripted}/gpu-calls"\n'
+    (bindir / command).write_text(
+        f'#!/bin/sh\necho "$MAGI_SEAT $MAGI_NODE" >> "{world.scripted}/{name}-calls"\n'
         f'exec "{sys.executable}" "{spy}" "$@"\n'
     )
-    (bindir / "gpu-agent").chmod(0o755)
+    (bindir / command).chmod(0o755)
     (tmp / "magi-home").mkdir()
     key = world.home / KEY_FILE
     (tmp / "magi-home" / KEY_FILE).write_bytes(key.read_bytes())
@@ -487,17 +500,25 @@ def _drive(world: World, gpu: World, run_id: str, monkeypatch, gpu_path: str, se
     """Every stage publish dispatched from the ``seen``-th dispatch on, in order, each on
     the runner its labels name (a fork's seat jobs one after the other), until the run
     ends; the run as the last stage left it."""
+    return _drive_on(world, {json.dumps(GPU): (gpu, gpu_path)}, run_id, monkeypatch, seen)
+
+
+def _drive_on(
+    world: World, others: dict[str, tuple[World, str]], run_id: str, monkeypatch, seen: int
+) -> Run:
+    """``_drive`` with any runners besides the pool: by their labels (as JSON), each runner
+    and its PATH."""
     done = None
-    for _ in range(20):
+    for _ in range(30):
         sent = _dispatched(world)
         if seen >= len(sent):
             break
         inputs = sent[seen]
         seen += 1
         labels = json.loads(inputs["runner-labels"])
-        runner = gpu if labels == GPU else world
+        runner, path = others.get(json.dumps(labels), (world, ""))
         extra = ["--run-id", run_id, *(["--fork"] if inputs.get("stage") == "fork" else [])]
-        code, out = _stage(runner, labels, *extra, path=gpu_path if runner is gpu else "")
+        code, out = _stage(runner, labels, *extra, path=path)
         assert code == 0, out
         assert not _naming(out), "a staged job's public log names no candidate"
         done = _held(runner, run_id)
@@ -550,13 +571,53 @@ def test_the_judges_wave_and_the_vote_are_forked_when_a_judge_sits_elsewhere(
     assert done.author(done.tally.winner) == reference.author(reference.tally.winner)
 
 
-def _judges_runner(world: World) -> World:
-    """A runner that only seats judges: the gpu runner with the pool's panel key
+def _judges_runner(world: World, name: str = "gpu", command: str = "gpu-agent") -> World:
+    """A runner that only seats judges (the gpu runner unless named): the pool's panel key
     (``magi runner-key --panel``) and no runner key."""
+    judges = _runner(world, name, command)
+    (judges.home / KEY_FILE).unlink()
+    write_panel(world.home, judges.home / PANEL_FILE)
+    return judges
+
+
+def three_runners(world: World) -> tuple[dict[str, tuple[World, str]], World, World]:
+    """The second implementer on the gpu runner, the third judge on a runner that only
+    seats judges (``self-hosted, judges``, the panel key alone), the rest on the pool: the
+    runners besides the pool for ``_drive_on``, the gpu runner, the judges' runner."""
+    _gpu_roster(world)
+    _roster_on(world, JUDGES, "judge-agent", "jurorthree")
+    new_key(world.home)
     gpu = _gpu_runner(world)
-    (gpu.home / KEY_FILE).unlink()
-    write_panel(world.home, gpu.home / PANEL_FILE)
-    return gpu
+    judges = _judges_runner(world, "judges", "judge-agent")
+    others = {
+        json.dumps(labels): (runner, f"{runner.tmp / 'bin'}:{os.environ['PATH']}")
+        for labels, runner in ((GPU, gpu), (JUDGES, judges))
+    }
+    return others, gpu, judges
+
+
+def test_three_runners_elect_as_one_does(tmp_path, monkeypatch, one_runner) -> None:
+    """A login per runner: the second implementer's on the gpu runner, the third judge's on
+    a runner that holds only the panel key. The run ends ready with the election a single
+    runner holds; each runner's CLI ran only its own seats."""
+    world = make_world(tmp_path)
+    others, _, _ = three_runners(world)
+    code, out = _stage(world, POOL)
+    assert code == 0, out
+    run_id = _run_id(world)
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    done = _drive_on(world, others, run_id, monkeypatch, 0)
+    assert done.status is RunStatus.READY, done.reason
+    on_gpu = (world.scripted / "gpu-calls").read_text().split()
+    on_judges = (world.scripted / "judges-calls").read_text().split()
+    assert on_gpu[1::2] == ["implement", "review"], "its implementer's seat, then a reviewer's"
+    assert set(on_judges[0::2]) == {"judge-3"}, on_judges
+    assert on_judges[1::2] == ["judge", "vote"], on_judges
+    (ref_id,) = one_runner.list_ids()
+    reference = one_runner.load_run(ref_id)
+    assert done.tally is not None
+    assert reference.tally is not None
+    assert done.author(done.tally.winner) == reference.author(reference.tally.winner)
 
 
 def _judged_on_their_runner(world: World, monkeypatch) -> tuple[Run, World, str]:  # type: ignore[no-untyped-def]
