@@ -368,7 +368,7 @@ def test_a_stage_killed_in_its_seats_turn_is_carried_on_by_its_re_run(tmp_path, 
     code, out = _stage(gpu, GPU, "--run-id", run_id, "--fork", path=path)  # "Re-run failed jobs"
     assert code == 0, out
     assert (world.scripted / "gpu-calls").read_text().count("implement") == asked
-    done = Store(gpu.home).load_run(run_id)
+    done = Store(gpu.home, runs="forks").load_run(run_id)  # the seat job's own copy
     assert done.candidate(seat.removeprefix("impl-")).status == "ok"
     assert (gpu.artifact / "fork.sealed").is_file()
 
@@ -487,9 +487,10 @@ def test_the_next_stages_are_dispatched_with_the_runs_park_channel(tmp_path, mon
 
 
 def _held(runner: World, run_id: str) -> Run:
-    """The run as ``runner``'s last stage left it: its whole record, or the panel a judges'
-    seat job works from (``$MAGI_HOME/panels``), whichever it wrote last."""
-    stores = [Store(runner.home), Store(runner.home, runs="panels")]
+    """The run as ``runner``'s last stage left it: its whole record, or a seat job's copy
+    (``$MAGI_HOME/forks``, or the panel a judges' seat job works from, ``panels``),
+    whichever it wrote last."""
+    stores = [Store(runner.home, runs=runs) for runs in ("runs", "panels", "forks")]
     held = [s for s in stores if run_id in s.list_ids()]
     assert held, f"{runner.home} holds no copy of {run_id}"
     newest = max(held, key=lambda s: (s.run_dir(run_id) / "run.json").stat().st_mtime_ns)
@@ -769,6 +770,36 @@ def test_a_judge_out_of_quota_is_asked_once_and_the_judges_runner_still_votes(
     assert [(j.seat, j.status) for j in done.judgements] == [
         ("judge-1", "ok"), ("judge-2", "quota"), ("judge-3", "ok"),
     ]  # fmt: skip
+
+
+def test_a_pool_judge_passed_to_the_judges_runner_judges_there(tmp_path, monkeypatch) -> None:
+    """judge-2's agent runs out of quota in the pool's seat job and the seat passes to the
+    next judge of the roster, whose login is on the judges' runner: the join takes the
+    pool's answers (its own copy of the run untouched by the seat job), forks that seat to
+    the judges' runner, which judges from a panel naming only the seats it asks, and the
+    run ends ready."""
+    world = make_world(tmp_path)
+    config = world.repo / "magi.toml"
+    block = re.search(r'id = "jurortwo"\n.*?\n(?=\n|\[)', config.read_text(), re.S)
+    assert block, config.read_text()
+    config.write_text(
+        config.read_text().replace(block.group(0), block.group(0).replace('"evidence"', '"quota"'))
+    )
+    _commit_config(world, "the second judge is out of quota")
+    others, _, _ = three_runners(world)
+    code, out = _stage(world, POOL)
+    assert code == 0, out
+    run_id = _run_id(world)
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    done = _drive_on(world, others, run_id, monkeypatch, 0)
+    assert done.status is RunStatus.READY, done.reason
+    assert done.seats["judge-2"].agent == "jurorthree"
+    assert done.seats["judge-2"].failover_from == ["jurortwo"]
+    assert {j.seat: j.status for j in done.judgements} == dict.fromkeys(
+        ("judge-1", "judge-2", "judge-3"), "ok"
+    )
+    on_judges = (world.scripted / "judges-calls").read_text().split()
+    assert sorted(on_judges[0::2][:2]) == ["judge-2", "judge-3"], on_judges
 
 
 def _names_no_implementer(blob: bytes, where: str) -> None:

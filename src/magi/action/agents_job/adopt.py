@@ -206,6 +206,8 @@ def _unsealed(
 def sealed_record(members: dict[str, bytes], where: str, run_id: str) -> Run:
     """The competition record a sealed text holds; ActionError naming ``where`` when it
     does not read as one."""
+    if RECORD not in members:
+        raise ActionError(f"{where}: it holds no {RECORD}")
     try:
         run = parse_record(
             members[RECORD].decode("utf-8"), path=Path(f"{where}:{RECORD}"), run_id=run_id
@@ -264,7 +266,10 @@ def _remade(
             "user config)"
         )
     root = Path(config.graph.worktree_root).expanduser() if config.graph.worktree_root else None
-    trees = (root or store.home / "worktrees") / ("panels" if panel else "") / run.id
+    # A seat job's copy (``panels``, ``forks``) has trees of its own: the runner may hold
+    # the whole run too, whose trees are the join's.
+    own = store.runs_dir.name
+    trees = (root or store.home / "worktrees") / ("" if own == "runs" else own) / run.id
     for c in run.candidates:
         # After the tally a tree is made again where needed (graph.winner.worktree); before
         # it, at the path prep gives it, which implement remakes from the branch when absent.

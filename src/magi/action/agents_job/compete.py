@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -161,11 +162,8 @@ def compete(
     if run_id is not None:
         if not RUN_ID.fullmatch(run_id):
             raise ActionError(f"{run_id!r} is not a magi run id (YYYYMMDD-HHMMSS-xxxx)")
-        if fork and load_key(store.home) is None:
-            # A runner that only seats judges: its seat jobs work from the wave's panel.
-            judged = _judges_fork(environ, run_id, issue.number)
-            if judged is not None:
-                return _panel_seat_job(judged, store, git, out, issue.number, environ, reporter)
+        if fork:
+            return _fork_seat_job(run_id, store, git, out, issue.number, environ, reporter)
         record = store.load_run(run_id) if run_id in store.list_ids() else None
         if record is not None and record.task.source != f"issue:{issue.number}":
             raise ActionError(f"run {run_id} is not issue #{issue.number}'s")
@@ -238,8 +236,6 @@ def compete(
             held = f"is {record.status.value}" if record is not None else "is not on this runner"
             raise ActionError(f"/magi answer: run {run_id or '?'} {held}, not asking")
         deliver(store, record, answer, reporter.note)
-    if fork:
-        return _seat_job(record, store, git, out, issue.number, environ, reporter)
     if record is not None and record.fork:
         node = record.fork_node
         rounds = record.review.rounds if record.review is not None else []
@@ -291,7 +287,8 @@ def compete(
         try:
             if record.fork and record.fork_node in PANEL_NODES:
                 # The judges' seat jobs work from this, never the sealed run (agents_job.panel).
-                printed = write_panel(record, store, git, out, issue.number)
+                here = labels_here(environ)
+                printed = write_panel(record, store, git, out, issue.number, here)
                 reporter.note(f"the judges' panel sealed with panel key {printed}")
             _handing_off(record, came, out, environ)
         except MagiError:
@@ -302,16 +299,54 @@ def compete(
     return record
 
 
-def _judges_fork(environ: Mapping[str, str], run_id: str, issue: int) -> Run | None:
-    """The published record of ``run_id`` when its forked wave is a judges' (a panel's
-    seat job: ``agents_job.panel``); None for any other."""
+def _fork_seat_job(
+    run_id: str,
+    store: Store,
+    git: Git,
+    out: Path,
+    issue: int,
+    environ: Mapping[str, str],
+    reporter: Reporter,
+) -> Run:
+    """A forked wave's seat job, from a copy of its own: the run as the record ref holds it
+    (``fork``, kept apart from any whole run this runner holds, which is the join's), or, on
+    a runner that only seats judges, the wave's panel (``agents_job.panel``)."""
     records = environ.get(RECORDS_ENV)
     public = published(Path(records), run_id) if records else None
-    if public is None or not public.fork or public.fork_node not in PANEL_NODES:
-        return None
+    if public is None or not public.fork:
+        state = "not in the repository's run records" if public is None else "not forked"
+        raise ActionError(f"this seat job's run {run_id} is {state}: there is no wave to join")
     if public.task.source != f"issue:{issue}":
         raise ActionError(f"run {run_id} is not issue #{issue}'s")
-    return public
+    if load_key(store.home) is None and public.fork_node in PANEL_NODES:
+        return _panel_seat_job(public, store, git, out, issue, environ, reporter)
+    forks = Store(store.home, remote_park=store.remote_park, runs="forks")
+    try:
+        record = forks.load_run(run_id) if run_id in forks.list_ids() else None
+    except MagiError as e:  # a seat job's copy is disposable: made again from the record ref
+        reporter.note(f"this runner's copy of the fork does not read ({e.message}): made again")
+        record = None
+    if record is None or record.fork_id != public.fork_id:
+        # A seat job killed and re-run goes on from its own copy of this fork; another
+        # fork's copy (an earlier wave's seat job here) is made again.
+        if forks.run_dir(run_id).exists():
+            forks.lock(run_id)  # refused while a live seat job holds it
+            forks.unlock(run_id)
+            shutil.rmtree(forks.run_dir(run_id), ignore_errors=True)
+        adopted = adopt(
+            records=Path(records) if records else None,
+            run_id=run_id,
+            issue=issue,
+            store=forks,
+            git=git,
+            config=engine.preflight(git.root, None, environ, reporter, action=True),
+            host=runner_host(environ),
+        )
+        if adopted is None or adopted.run is None:
+            why = adopted.why if adopted is not None else "the repository holds no record of it"
+            raise ActionError(f"this seat job cannot take up run {run_id}'s fork: {why}")
+        record = adopted.run
+    return _seat_job(record, forks, git, out, issue, environ, reporter)
 
 
 def _panel_seat_job(
@@ -435,9 +470,15 @@ def _join(
                 record, members, labels, store, git, where, runner_host(environ),
                 seats=groups[slug(labels)],
             )  # fmt: skip
-            # A seat that passed to another agent in the seat job is still to be asked,
-            # by that agent: not counted as asked in this pass.
-            asked |= {s for s, agent in held.items() if record.agent_of(s) == agent}
+            # A seat that passed to another agent in the seat job, and was not asked there
+            # by it (that agent is another runner's), is still to be asked in this pass.
+            for seat, agent in held.items():
+                now = record.agent_of(seat)
+                if now == agent or any(
+                    t.seat == seat and t.agent == now and t.node == record.fork_node
+                    for t in record.turns
+                ):
+                    asked.add(seat)
         except StaleFork:
             reporter.note(
                 f"the seat job of {', '.join(labels)} stored an earlier fork's result: its "

@@ -69,7 +69,10 @@ def _open_round(run: Run) -> ReviewRound | None:
 def fork_seats(run: Run, labels: list[str]) -> list[str]:
     """The seats of the fork's group ``labels``: those whose agent needs exactly these."""
     out = []
+    known = {a.id for a in run.config.agents}
     for seat in run.fork_seats or _wave(run):
+        if run.seats[seat].agent not in known:
+            continue  # a judges' panel withholds who holds the seats it does not ask
         agent = run.config.agent(run.seats[seat].agent)
         if same_labels(agent_labels(run.config, agent)) == same_labels(labels):
             out.append(seat)

@@ -34,7 +34,7 @@ from magi.action.seal import (
     parse_sealed,
     seal,
 )
-from magi.core.seats.runners import PANEL_NODES
+from magi.core.seats.runners import PANEL_NODES, has_labels
 from magi.errors import ActionError
 from magi.git.clones import objects
 from magi.git.repo import NEUTRAL_EMAIL, NEUTRAL_NAME, Git
@@ -97,10 +97,19 @@ def key_for(sealed: Sealed, home: Path) -> RunnerKey | None:
     return None
 
 
-def write_panel(run: Run, store: Store, git: Git, out: Path, issue: int) -> str:
-    """The panel of ``run``'s forked judges' wave, sealed into ``out``; its key's print."""
+def write_panel(
+    run: Run, store: Store, git: Git, out: Path, issue: int, here: frozenset[str] | None
+) -> str:
+    """The panel of ``run``'s forked judges' wave, sealed into ``out``; its key's print.
+    ``here``: this job's labels. The panel names who holds only the seats of the groups
+    a runner with other labels seats (a pool runner's seat job works from the whole run)."""
     key = needs_key(store.home)
-    own = {seat for labels in run.fork for seat in fork_seats(run, labels)}
+    own = {
+        seat
+        for labels in run.fork
+        if here is None or not has_labels(here, labels)
+        for seat in fork_seats(run, labels)
+    }
     copy = panel_copy(run, own)
     bundle = _neutral_bundle(git, copy)
     members = {RECORD: copy.model_dump_json(by_alias=True, indent=1).encode()}
@@ -145,19 +154,20 @@ def _neutral_bundle(git: Git, copy: Run) -> bytes | None:
         (scratch / "objects" / "info" / "alternates").write_text(f"{objects(git)}\n")
         made: dict[str, str] = {}
         for c in moved:
-            log = git.run(
-                "log", "--reverse", "--topo-order", "-z", "--format=%H%x1f%T%x1f%P%x1f%B",
-                "--end-of-options", c.head or "", f"^{base}",
-            )  # fmt: skip
-            for entry in filter(None, log.split("\0")):
-                sha, tree, parents, message = entry.lstrip("\n").split("\x1f", 3)
-                if sha in made:
+            log = git._exec(
+                ["log", "--reverse", "--topo-order", "-z", "--format=%H%x1f%T%x1f%P%x1f%B",
+                 "--end-of-options", c.head or "", f"^{base}"],
+            ).stdout  # fmt: skip
+            for entry in filter(None, log.split(b"\0")):
+                # The message as bytes: whatever its encoding, it is kept as it was.
+                sha, tree, parents, message = entry.lstrip(b"\n").split(b"\x1f", 3)
+                if sha.decode() in made:
                     continue
-                args = ["commit-tree", tree]
-                for parent in parents.split():
+                args = ["commit-tree", tree.decode()]
+                for parent in parents.decode().split():
                     args += ["-p", made.get(parent, parent)]
-                res = git._exec(args, cwd=scratch, input=message.encode(), env=ident)
-                made[sha] = res.stdout.decode().strip()
+                res = git._exec(args, cwd=scratch, input=message, env=ident)
+                made[sha.decode()] = res.stdout.decode().strip()
             c.head = made[c.head or ""]
             git._exec(["update-ref", f"refs/heads/{c.branch}", c.head], cwd=scratch)
         bundle = Path(tmp) / BUNDLE
