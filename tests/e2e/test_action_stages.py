@@ -597,18 +597,36 @@ def three_runners(world: World) -> tuple[dict[str, tuple[World, str]], World, Wo
     return others, gpu, judges
 
 
+def _elected_on_three(world: World, monkeypatch) -> Run:  # type: ignore[no-untyped-def]
+    """``world``'s competition run to its end on ``three_runners``: the run as it ended."""
+    others, _, _ = three_runners(world)
+    return _elected(world, others, monkeypatch)[0]
+
+
+def _elected(world: World, others: dict[str, tuple[World, str]], monkeypatch) -> tuple[Run, str]:  # type: ignore[no-untyped-def]
+    """``world``'s first stage on the pool, then every stage on the runner its labels name
+    (``others`` by their labels, else the pool) until the run ends ready: it, its id."""
+    run_id = _first_stage(world, monkeypatch)
+    done = _drive_on(world, others, run_id, monkeypatch, 0)
+    assert done.status is RunStatus.READY, done.reason
+    return done, run_id
+
+
+def _first_stage(world: World, monkeypatch) -> str:  # type: ignore[no-untyped-def]
+    """The first stage's job on the pool, published: the run's id."""
+    code, out = _stage(world, POOL)
+    assert code == 0, out
+    run_id = _run_id(world)
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    return run_id
+
+
 def test_three_runners_elect_as_one_does(tmp_path, monkeypatch, one_runner) -> None:
     """A login per runner: the second implementer's on the gpu runner, the third judge's on
     a runner that holds only the panel key. The run ends ready with the election a single
     runner holds; each runner's CLI ran only its own seats."""
     world = make_world(tmp_path)
-    others, _, _ = three_runners(world)
-    code, out = _stage(world, POOL)
-    assert code == 0, out
-    run_id = _run_id(world)
-    assert world.publish(monkeypatch, run_id).exit_code == 0
-    done = _drive_on(world, others, run_id, monkeypatch, 0)
-    assert done.status is RunStatus.READY, done.reason
+    done = _elected_on_three(world, monkeypatch)
     on_gpu = (world.scripted / "gpu-calls").read_text().split()
     on_judges = (world.scripted / "judges-calls").read_text().split()
     assert on_gpu[1::2] == ["implement", "review"], "its implementer's seat, then a reviewer's"
@@ -627,12 +645,7 @@ def _judged_on_their_runner(world: World, monkeypatch) -> tuple[Run, World, str]
     new_key(world.home)
     gpu = _judges_runner(world)
     gpu_path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
-    code, out = _stage(world, POOL)
-    assert code == 0, out
-    run_id = _run_id(world)
-    assert world.publish(monkeypatch, run_id).exit_code == 0
-    done = _drive(world, gpu, run_id, monkeypatch, gpu_path, 0)
-    assert done.status is RunStatus.READY, done.reason
+    done, run_id = _elected(world, {json.dumps(GPU): (gpu, gpu_path)}, monkeypatch)
     return done, gpu, run_id
 
 
@@ -747,6 +760,17 @@ def test_a_runner_that_only_seats_judges_never_learns_an_author(
     assert sorted(set(opened)) == ["fork", "panel"], opened
 
 
+def _out_of_quota(world: World, agent: str) -> None:
+    """``agent`` runs out of quota at every turn (the scripted ``quota`` persona)."""
+    config = world.repo / "magi.toml"
+    block = re.search(r'id = "' + agent + r'"\n.*?\n(?=\n|\[)', config.read_text(), re.S)
+    assert block, config.read_text()
+    config.write_text(
+        config.read_text().replace(block.group(0), block.group(0).replace('"evidence"', '"quota"'))
+    )
+    _commit_config(world, f"{agent} is out of quota")
+
+
 def test_a_judge_out_of_quota_is_asked_once_and_the_judges_runner_still_votes(
     tmp_path, monkeypatch
 ) -> None:
@@ -756,13 +780,7 @@ def test_a_judge_out_of_quota_is_asked_once_and_the_judges_runner_still_votes(
     no later stage of the pass asks judge-2 again."""
     world = make_world(tmp_path, graph="failover = false")
     _gpu_roster(world, "jurorthree")
-    config = world.repo / "magi.toml"
-    block = re.search(r'id = "jurortwo"\n.*?\n(?=\n|\[)', config.read_text(), re.S)
-    assert block, config.read_text()
-    config.write_text(
-        config.read_text().replace(block.group(0), block.group(0).replace('"evidence"', '"quota"'))
-    )
-    _commit_config(world, "the second judge is out of quota")
+    _out_of_quota(world, "jurortwo")
     done, _, _ = _judged_on_their_runner(world, monkeypatch)
     asked = seat_calls(world.scripted)
     assert asked[("judge-2", "judge")] == 1, asked
@@ -779,20 +797,8 @@ def test_a_pool_judge_passed_to_the_judges_runner_judges_there(tmp_path, monkeyp
     the judges' runner, which judges from a panel naming only the seats it asks, and the
     run ends ready."""
     world = make_world(tmp_path)
-    config = world.repo / "magi.toml"
-    block = re.search(r'id = "jurortwo"\n.*?\n(?=\n|\[)', config.read_text(), re.S)
-    assert block, config.read_text()
-    config.write_text(
-        config.read_text().replace(block.group(0), block.group(0).replace('"evidence"', '"quota"'))
-    )
-    _commit_config(world, "the second judge is out of quota")
-    others, _, _ = three_runners(world)
-    code, out = _stage(world, POOL)
-    assert code == 0, out
-    run_id = _run_id(world)
-    assert world.publish(monkeypatch, run_id).exit_code == 0
-    done = _drive_on(world, others, run_id, monkeypatch, 0)
-    assert done.status is RunStatus.READY, done.reason
+    _out_of_quota(world, "jurortwo")
+    done = _elected_on_three(world, monkeypatch)
     assert done.seats["judge-2"].agent == "jurorthree"
     assert done.seats["judge-2"].failover_from == ["jurortwo"]
     assert {j.seat: j.status for j in done.judgements} == dict.fromkeys(
@@ -853,11 +859,7 @@ def _two_runners(
     new_key(pool.home)
     gpu = _gpu_runner(pool)
     gpu_path = f"{gpu.tmp / 'bin'}:{os.environ['PATH']}"
-    code, out = _stage(pool, POOL)
-    assert code == 0, out
-    run_id = _run_id(pool)
-    assert pool.publish(monkeypatch, run_id).exit_code == 0
-    return pool, gpu, gpu_path, run_id
+    return pool, gpu, gpu_path, _first_stage(pool, monkeypatch)
 
 
 def _commit_config(world: World, message: str) -> None:

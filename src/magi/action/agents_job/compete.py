@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -321,18 +321,8 @@ def _fork_seat_job(
     if load_key(store.home) is None and public.fork_node in PANEL_NODES:
         return _panel_seat_job(public, store, git, out, issue, environ, reporter)
     forks = Store(store.home, remote_park=store.remote_park, runs="forks")
-    try:
-        record = forks.load_run(run_id) if run_id in forks.list_ids() else None
-    except MagiError as e:  # a seat job's copy is disposable: made again from the record ref
-        reporter.note(f"this runner's copy of the fork does not read ({e.message}): made again")
-        record = None
-    if record is None or record.fork_id != public.fork_id:
-        # A seat job killed and re-run goes on from its own copy of this fork; another
-        # fork's copy (an earlier wave's seat job here) is made again.
-        if forks.run_dir(run_id).exists():
-            forks.lock(run_id)  # refused while a live seat job holds it
-            forks.unlock(run_id)
-            shutil.rmtree(forks.run_dir(run_id), ignore_errors=True)
+
+    def made() -> Run:
         adopted = adopt(
             records=Path(records) if records else None,
             run_id=run_id,
@@ -345,7 +335,9 @@ def _fork_seat_job(
         if adopted is None or adopted.run is None:
             why = adopted.why if adopted is not None else "the repository holds no record of it"
             raise ActionError(f"this seat job cannot take up run {run_id}'s fork: {why}")
-        record = adopted.run
+        return adopted.run
+
+    record = _own_copy(forks, public, reporter, made)
     return _seat_job(record, forks, git, out, issue, environ, reporter)
 
 
@@ -361,15 +353,10 @@ def _panel_seat_job(
     """A judges' wave's seat job: from the fork's panel, never the sealed run."""
     panels = panel_store(store)
     key = needs_key(store.home)
-    try:
-        record = panels.load_run(public.id) if public.id in panels.list_ids() else None
-    except MagiError as e:  # a panel is disposable: made again from the record ref
-        reporter.note(f"this runner's copy of the panel does not read ({e.message}): made again")
-        record = None
-    if record is None or record.fork_id != public.fork_id:
-        # A seat job killed and re-run goes on from its own copy of this fork's panel.
-        records = environ.get(RECORDS_ENV)
-        record = adopt_panel(
+    records = environ.get(RECORDS_ENV)
+
+    def made() -> Run:
+        return adopt_panel(
             records=Path(records) if records else None,
             public=public,
             issue=issue,
@@ -378,7 +365,27 @@ def _panel_seat_job(
             config=engine.preflight(git.root, None, environ, reporter, action=True),
             host=runner_host(environ),
         )
+
+    record = _own_copy(panels, public, reporter, made)
     return _seat_job(record, panels, git, out, issue, environ, reporter, key)
+
+
+def _own_copy(copies: Store, public: Run, reporter: Reporter, make: Callable[[], Run]) -> Run:
+    """A seat job's own copy of its fork in ``copies``: the one a killed run of the same
+    seat job left, or made again by ``make`` (another fork's copy, or one that does not
+    read, is disposable; one a live seat job holds is refused, RunLockedError)."""
+    try:
+        record = copies.load_run(public.id) if public.id in copies.list_ids() else None
+    except MagiError as e:
+        reporter.note(f"this runner's copy of the fork does not read ({e.message}): made again")
+        record = None
+    if record is not None and record.fork_id == public.fork_id:
+        return record
+    if copies.run_dir(public.id).exists():
+        copies.lock(public.id)
+        copies.unlock(public.id)
+        shutil.rmtree(copies.run_dir(public.id), ignore_errors=True)
+    return make()
 
 
 def _seat_job(

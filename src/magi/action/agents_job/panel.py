@@ -16,7 +16,6 @@ sent, or can read in the record ref, says which agent wrote a candidate.
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -186,8 +185,8 @@ def adopt_panel(
     config: Config,
     host: str | None,
 ) -> Run:
-    """The panel of ``public``'s forked wave, made in ``store`` (``panel_store``) on this
-    checkout; an earlier panel of the run there (another fork's) is replaced."""
+    """The panel of ``public``'s forked wave, made in ``store`` (``panel_store``, where no
+    copy of the run is left) on this checkout."""
     key = needs_key(store.home)
     where = f"{RUNS}{public.id}:{PANEL}"
     text = _show(Git(records), where) if records is not None else None
@@ -205,12 +204,6 @@ def adopt_panel(
         public.task.source,
     ):
         raise ActionError(f"{where} is not the panel of the published fork: nothing judged")
-    if store.run_dir(public.id).exists():
-        # An earlier fork's panel, or one that does not read: refused (RunLockedError)
-        # while a live seat job holds it, else made again.
-        store.lock(public.id)
-        store.unlock(public.id)
-        shutil.rmtree(store.run_dir(public.id), ignore_errors=True)
     if BUNDLE in members:
         _fetch_candidates(git, run, members[BUNDLE], where)
     files = {k.removeprefix(ARTIFACTS): v for k, v in members.items() if k.startswith(ARTIFACTS)}
