@@ -621,24 +621,6 @@ def _first_stage(world: World, monkeypatch) -> str:  # type: ignore[no-untyped-d
     return run_id
 
 
-def test_three_runners_elect_as_one_does(tmp_path, monkeypatch, one_runner) -> None:
-    """A login per runner: the second implementer's on the gpu runner, the third judge's on
-    a runner that holds only the panel key. The run ends ready with the election a single
-    runner holds; each runner's CLI ran only its own seats."""
-    world = make_world(tmp_path)
-    done = _elected_on_three(world, monkeypatch)
-    on_gpu = (world.scripted / "gpu-calls").read_text().split()
-    on_judges = (world.scripted / "judges-calls").read_text().split()
-    assert on_gpu[1::2] == ["implement", "review"], "its implementer's seat, then a reviewer's"
-    assert set(on_judges[0::2]) == {"judge-3"}, on_judges
-    assert on_judges[1::2] == ["judge", "vote"], on_judges
-    (ref_id,) = one_runner.list_ids()
-    reference = one_runner.load_run(ref_id)
-    assert done.tally is not None
-    assert reference.tally is not None
-    assert done.author(done.tally.winner) == reference.author(reference.tally.winner)
-
-
 def _judged_on_their_runner(world: World, monkeypatch) -> tuple[Run, World, str]:  # type: ignore[no-untyped-def]
     """``world``'s competition run to its end, its third judge on a judges-only runner:
     the run as it ended, that runner, the run id."""
@@ -790,12 +772,16 @@ def test_a_judge_out_of_quota_is_asked_once_and_the_judges_runner_still_votes(
     ]  # fmt: skip
 
 
-def test_a_pool_judge_passed_to_the_judges_runner_judges_there(tmp_path, monkeypatch) -> None:
-    """judge-2's agent runs out of quota in the pool's seat job and the seat passes to the
-    next judge of the roster, whose login is on the judges' runner: the join takes the
-    pool's answers (its own copy of the run untouched by the seat job), forks that seat to
-    the judges' runner, which judges from a panel naming only the seats it asks, and the
-    run ends ready."""
+def test_three_runners_elect_as_one_does_a_judge_passing_to_another_runner_included(
+    tmp_path, monkeypatch, one_runner
+) -> None:
+    """A login per runner: the second implementer's on the gpu runner, the third judge's on
+    a runner that holds only the panel key, the rest on the pool. judge-2's agent runs out
+    of quota in the pool's seat job and the seat passes to the next judge of the roster,
+    whose login is on the judges' runner: the join takes the pool's answers (its own copy
+    of the run untouched by the seat job), forks that seat to the judges' runner, which
+    judges from a panel naming only the seats it asks. The run ends ready with the
+    election a single runner holds, each runner's CLI asked for its own seats only."""
     world = make_world(tmp_path)
     _out_of_quota(world, "jurortwo")
     done = _elected_on_three(world, monkeypatch)
@@ -804,8 +790,16 @@ def test_a_pool_judge_passed_to_the_judges_runner_judges_there(tmp_path, monkeyp
     assert {j.seat: j.status for j in done.judgements} == dict.fromkeys(
         ("judge-1", "judge-2", "judge-3"), "ok"
     )
+    on_gpu = (world.scripted / "gpu-calls").read_text().split()
+    assert on_gpu[1::2] == ["implement", "review"], "its implementer's seat, then a reviewer's"
     on_judges = (world.scripted / "judges-calls").read_text().split()
-    assert sorted(on_judges[0::2][:2]) == ["judge-2", "judge-3"], on_judges
+    assert set(on_judges[0::2]) == {"judge-2", "judge-3"}, on_judges
+    assert sorted(on_judges[1::2]) == ["judge", "judge", "vote", "vote"], on_judges
+    (ref_id,) = one_runner.list_ids()
+    reference = one_runner.load_run(ref_id)
+    assert done.tally is not None
+    assert reference.tally is not None
+    assert done.author(done.tally.winner) == reference.author(reference.tally.winner)
 
 
 def _names_no_implementer(blob: bytes, where: str) -> None:
