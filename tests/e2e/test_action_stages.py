@@ -180,6 +180,12 @@ def test_a_competition_goes_from_runner_to_runner_by_its_agents_labels(
         assert not _naming(out), "which candidate a seat job worked on is not said"
     for runner in (world, gpu):  # which seat has a prompt would say which the job asked
         assert not list((runner.artifact / "artifacts").glob("*")), "no prompt goes out"
+        # Each seat job worked in a copy of its own, whose clones go once its result is
+        # sealed (a runner serving many runs would pile them up); the copy's record stays.
+        copy = Store(runner.home, runs="forks").load_run(run_id)
+        assert copy.worktree_root
+        assert "forks" in copy.worktree_root
+        assert not Path(copy.worktree_root).exists()
     on_gpu = (world.scripted / "gpu-calls").read_text().split()
     assert on_gpu[1::2] == ["implement"], on_gpu
     assert [n for (_, node), n in seat_calls(world.scripted).items()] == [1, 1]

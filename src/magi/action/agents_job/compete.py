@@ -429,7 +429,20 @@ def _seat_job(
         raise ActionError(f"the seat job's result is {len(text)} characters, over {SEALED_MAX}")
     (out / FORK_SEALED).write_text(text, encoding="ascii")
     (out / PANEL).unlink(missing_ok=True)
+    _drop_trees(store, record)
     return record
+
+
+def _drop_trees(copies: Store, record: Run) -> None:
+    """A seat job's copy's checkouts, once its result is sealed: what its seats did is in
+    the result, and a re-run of the job goes on from the copy's record, which makes again
+    whatever tree it needs. The copy's record stays (a few kilobytes); its trees are whole
+    checkouts of the repository, which a runner serving many runs would pile up."""
+    sub = copies.runs_dir.name
+    trees = Path(record.worktree_root or "")
+    if sub == "runs" or not record.worktree_root or trees.parent.name != sub:
+        return  # only a seat job's own copy, under worktrees/<forks|panels>/<id>
+    shutil.rmtree(trees, ignore_errors=True)
 
 
 def _join(
