@@ -146,17 +146,20 @@ def panel_copy(run: Run, own: set[str]) -> Run:
     ``own``: the seats the fork asks there.
 
     The judges read the viable candidates by label (their summaries, patches, checks), so
-    those stay, as does the agent that holds each of the fork's own seats (its seat job runs
-    it). What ties a candidate to an agent
-    goes, as in ``public_copy``: the seed, who sat in and how long each implementer's turn
-    took, what each implementer's CLI said (its replies, raw output, errors, questions),
-    the implement wave's event times and order, a leak's term, every roster id, kind and
-    model an event names, who holds the other judges' seats, and whom a judge's seat passed
-    from and what its earlier holders did (the agent that failed, and how, beside an
-    implementer's failed turn, names its author). So a seat job passing a seat on may try
-    an agent that lost it before; the join keeps the whole list. The events of the judges'
-    waves keep their times, so the join takes what the seat job adds and nothing twice
-    (``agents_job.fork.absorb``).
+    those stay, as does the agent that holds each of the fork's own seats (its seat job
+    runs it). What ties a candidate to an agent goes, as in ``public_copy``:
+
+    * the seed; who sat in each implementer's seat and how long its turns took; what its
+      CLI said (replies, raw output, errors, questions);
+    * the implement wave's event times and order; a leak's term; every roster id, kind
+      and model an event names;
+    * who holds the other judges' seats; whom a judge's seat passed from, and what its
+      earlier holders did (the agent that failed, and how, beside an implementer's failed
+      turn, names its author). So a seat job passing a seat on may try an agent that lost
+      it before; the join keeps the whole list.
+
+    The events of the judges' waves keep their times, so the join takes what the seat job
+    adds and nothing twice (``agents_job.fork.absorb``).
     """
     out = run.model_copy(deep=True)
     implementers = _implementers_withheld(out)
