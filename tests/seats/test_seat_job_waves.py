@@ -10,7 +10,7 @@ import pytest
 from magi.graph.context import Stop
 from magi.model.config import AgentConfig
 from magi.model.run import Ranking, RunStatus
-from magi.seats.ask import _here_or_hand_off
+from magi.seats.ask import ROUND, _here_or_hand_off
 from record_helpers import run as fixture_run
 
 GPU = ["self-hosted", "gpu"]
@@ -56,7 +56,7 @@ def _pool_job(node: str) -> tuple[SimpleNamespace, list[str]]:
         environ={"MAGI_JOB_LABELS": '["self-hosted", "magi"]'},
         lock=threading.Lock(),
         save=lambda: saved.append(node),
-        cache={},
+        cache={ROUND: 2},  # the deliberation node says which round it asks
     )
     return sctx, saved
 
@@ -71,7 +71,7 @@ def test_a_judges_seat_bound_elsewhere_goes_as_a_fork_never_with_the_run(node: s
     r = sctx.record
     assert (r.fork, r.fork_node, r.handoff, saved) == ([GPU], node, [GPU], [node])
     assert r.fork_id
-    if node == "deliberate":  # its turn of round 2 (round 1 is argued; 2 ran out of quota)
+    if node == "deliberate":  # its turn of round 2, the one being asked
         assert (r.fork_seats, r.fork_round) == (["judge-1"], 2)
     else:
         assert (r.fork_seats, r.fork_round) == ([], 0)

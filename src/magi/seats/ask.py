@@ -9,7 +9,6 @@ steps, each under the record's lock: open it (budget, redaction, prompt artifact
 
 from __future__ import annotations
 
-import itertools
 import secrets
 import shlex
 import sys
@@ -287,20 +286,10 @@ def _fork_judge(sctx: SeatContext, record: Run, seat: str, node: str, need: list
             record.fork_id = secrets.token_hex(6)
             record.fork_seats, record.fork_round = [], 0
             if node == "deliberate":
-                # One turn a fork: the round being argued (the node says which), else the
-                # first this seat has not argued.
-                argued = {
-                    t.round
-                    for t in record.deliberation
-                    if t.seat == seat and t.status not in RETRYABLE
-                }
+                # One turn a fork: the round being argued, which the node set before asking.
                 asked = sctx.cache.get(ROUND)
                 record.fork_seats = [seat]
-                record.fork_round = (
-                    asked
-                    if isinstance(asked, int)
-                    else next(r for r in itertools.count(1) if r not in argued)
-                )
+                record.fork_round = asked if isinstance(asked, int) else 0
         if need not in record.fork:
             record.fork.append(need)
         record.handoff = list(record.fork)

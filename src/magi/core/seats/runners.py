@@ -184,14 +184,8 @@ def joined_seats(environ: Mapping[str, str], node: str, round: int = 0) -> froze
     raw = environ.get(JOINED_SEATS, "")
     if not raw.strip():
         return frozenset()
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        data = None
-    if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
-        raise ConfigError(f"{JOINED_SEATS} is not a list of joined seats: {raw[:80]!r}")
     out = set()
-    for entry in data:
+    for entry in _strings(raw, JOINED_SEATS, "joined seats"):
         wave, _, rest = entry.partition(":")
         number, _, seat = rest.partition(":")
         if not (wave and number.isdigit() and seat):
