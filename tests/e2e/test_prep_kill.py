@@ -19,8 +19,9 @@ from magi.state.failpoint import ENV
 PERSONAS = {"a1": "right", "a2": "partial"}
 JUDGES = {"j1": "evidence"}
 # The instants the clones-era regression broke at (a git dir without alternates, a clone
-# without its checkout), and the one after the rename, before the record says so.
-STEPS = ("alternates", "checkout", "renamed")
+# without its checkout), the one after the rename, before the record says so, and the one
+# after prep's one `git init` (the skeleton every clone copies), before any clone.
+STEPS = ("clone:alternates:B", "clone:checkout:B", "clone:renamed:B", "clone:skeleton")
 
 
 def _branches(repo, run_id: str) -> list[str]:
@@ -37,9 +38,9 @@ def _branches(repo, run_id: str) -> list[str]:
 @pytest.mark.parametrize("step", STEPS)
 def test_a_kill_inside_a_clone_resumes_to_the_same_winner_and_folds_clean(live_run, step):
     live = live_run(PERSONAS, JUDGES)
-    live.env[ENV] = f"clone:{step}:B"
+    live.env[ENV] = step
     proc = live.start(seed=3)
-    out = live.ended(proc, f"the failpoint clone:{step}:B")
+    out = live.ended(proc, f"the failpoint {step}")
     assert proc.returncode == -9, out
     run_id = live.run_id()
     assert live.store.load_run(run_id).status is RunStatus.PREPARING
@@ -48,6 +49,8 @@ def test_a_kill_inside_a_clone_resumes_to_the_same_winner_and_folds_clean(live_r
     assert done.returncode == 0, done.stdout + done.stderr
     run = live.store.load_run(run_id)
     assert run.status is RunStatus.READY, run.reason
+    made = Path(run.worktree_root or "")
+    assert not [p.name for p in made.iterdir() if p.name.endswith(".partial")], "half-made left"
     assert run.tally is not None
     # The same winner an unkilled run of the same seed picks: "right" is a1's persona.
     assert run.agent_of(run.candidate(run.tally.winner).seat) == "a1"

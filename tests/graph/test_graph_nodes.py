@@ -90,8 +90,9 @@ def test_prep_then_implement_alone_with_fake_agents(env):
 
 
 def test_prep_runs_only_the_git_a_clone_needs(env, monkeypatch):
-    """Two git processes per clone (its init and its checkout) and the status of the user's
-    checkout: the repository's layout is learned once, never once per clone thread."""
+    """One git process per clone (its checkout), one ``git init`` whose git directory every
+    clone copies, and the status of the user's checkout: the repository's layout is learned
+    once, never once per clone thread."""
     repo, home, sd = env
     cfg, agents = two_fake_implementers(sd)
     ctx = context(repo, home, cfg, agents)
@@ -103,7 +104,13 @@ def test_prep_runs_only_the_git_a_clone_needs(env, monkeypatch):
     monkeypatch.setattr(repo_module, "_LAYOUTS", {})  # as a process that never discovered it
     ctx.git._common = ctx.git._format = None
     prep.run(ctx)
-    assert sorted(ran) == sorted(["rev-parse", "status"] + ["init", "read-tree"] * 2)
+    assert sorted(ran) == sorted(["rev-parse", "status", "init"] + ["read-tree"] * 2)
+    root = ctx.worktree_root()
+    assert sorted(p.name for p in root.iterdir()) == ["A", "B"], "the skeleton is gone"
+    for c in ctx.run.candidates:
+        gd = Path(c.worktree or "") / ".git"
+        assert (gd / "HEAD").read_text() == f"ref: refs/heads/{c.branch}\n"
+        assert git_out(Path(c.worktree or ""), "status", "--porcelain") == ""
 
 
 def planter(request: TurnRequest) -> TurnResult:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,13 +106,44 @@ def partial_of(tree: Path) -> Path:
     return Path(tree).parent / f".{Path(tree).name}{PARTIAL}"
 
 
-def make_at(git: Git, tree: Path, *, branch: str, sha: str, hooks: Path | None = None) -> str:
+SKELETON = f".skeleton{PARTIAL}"  # prep's one ``git init``, which each of its clones copies
+
+
+def skeleton(git: Git, root: Path) -> Path:
+    """An empty git directory made by ``git init`` under ``root``, for ``make_at`` to copy.
+
+    One ``git init`` a prep instead of one per clone: a clone's git directory is the same
+    handful of entries whoever makes it, and copying them is a few system calls where each
+    ``git init`` is a process started on the way to its checkout. git still writes the
+    config (what it probed of the filesystem: ``core.filemode``, ``core.ignorecase``, ...).
+    Its name ends like a partial clone's: a kill leaves it for the next prep or fold.
+    """
+    work = Path(root) / SKELETON
+    if work.exists() or work.is_symlink():
+        discard(git, work)
+    work.parent.mkdir(parents=True, exist_ok=True)
+    fmt = git.object_format()
+    git.run("init", "--quiet", "--template=", f"--object-format={fmt}", str(work))
+    failpoint("clone:skeleton")
+    return git_dir(work)
+
+
+def make_at(
+    git: Git,
+    tree: Path,
+    *,
+    branch: str,
+    sha: str,
+    hooks: Path | None = None,
+    like: Path | None = None,
+) -> str:
     """``make`` at a commit already named by its full sha (prep's base): no rev-parse.
 
     Kill-safe at every instant: the clone is made whole under a temporary name (git
     directory, alternates, its branch, magi's hooks, the checkout) and only then renamed
     into place, so whatever stands at ``tree`` is either an earlier whole clone or nothing
     of this call; a partial one a kill left is removed by the next call or by fold.
+    ``like``: a ``skeleton`` git directory, copied instead of running ``git init``.
     """
     # The parent resolved, never the tree itself: a tree an agent replaced with a link is
     # unlinked, and whatever the link named is left alone.
@@ -120,10 +152,16 @@ def make_at(git: Git, tree: Path, *, branch: str, sha: str, hooks: Path | None =
     work = partial_of(tree)
     if work.exists() or work.is_symlink():
         discard(git, work)
-    fmt = git.object_format()
-    git.run("init", "--quiet", "--template=", f"--object-format={fmt}", "-b", branch, str(work))
-    failpoint(f"clone:init:{tree.name}")
     gd = git_dir(work)
+    if like is None:
+        fmt = git.object_format()
+        init = ["init", "--quiet", "--template=", f"--object-format={fmt}", "-b", branch]
+        git.run(*init, str(work))
+    else:
+        work.mkdir()
+        shutil.copytree(like, gd, symlinks=True)
+        (gd / "HEAD").write_text(f"ref: refs/heads/{branch}\n")
+    failpoint(f"clone:init:{tree.name}")
     (gd / "objects" / "info").mkdir(parents=True, exist_ok=True)
     (gd / "objects" / "info" / "alternates").write_text(f"{objects(git)}\n")
     failpoint(f"clone:alternates:{tree.name}")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from magi.core.compete.blind import COMMIT_MSG_HOOK, judge_order, shuffle_labels
 from magi.core.seats.seating import seat_name
-from magi.git.clones import adopt_or_make, make_at, sound
+from magi.git.clones import SKELETON, adopt_or_make, make_at, skeleton, sound
 from magi.graph.context import Context
 from magi.model.run import Candidate, JudgeSeat, RunStatus
 from magi.seats import ensure_seat, jailing
@@ -93,12 +94,17 @@ def _make_worktrees(ctx: Context, *, fresh: bool) -> None:
         return
     base = r.base_sha or r.base
     ctx.git.layout()  # once, not once per clone thread
+    new = {c.label for c in todo if fresh and r.base_sha and not (root / c.label).exists()}
+    # One git init for the clones of a fresh run; a skeleton a killed prep left goes.
+    like = skeleton(ctx.git, root) if len(new) > 1 else None
+    if like is None and (left := root / SKELETON).exists():
+        shutil.rmtree(left, ignore_errors=True)
 
     def one(c: Candidate) -> None:
         tree = root / c.label
-        if fresh and r.base_sha and not tree.exists():
+        if c.label in new and r.base_sha:
             # The common case: nothing there, and no branch of a new run exists yet.
-            make_at(ctx.git, tree, branch=c.branch, sha=r.base_sha, hooks=hooks)
+            make_at(ctx.git, tree, branch=c.branch, sha=r.base_sha, hooks=hooks, like=like)
             how = "created"
             with ctx.lock:  # untouched: the implement turn that follows needs no reset
                 untouched = ctx.cache.setdefault(FRESH, set())
@@ -123,4 +129,6 @@ def _make_worktrees(ctx: Context, *, fresh: bool) -> None:
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prep") as pool:
         for f in [pool.submit(one, c) for c in todo]:
             f.result()
+    if like is not None:
+        shutil.rmtree(like.parent, ignore_errors=True)  # a handful of entries: no `rm` process
     ctx.save()
