@@ -109,14 +109,33 @@ def partial_of(tree: Path) -> Path:
 SKELETON = f".skeleton{PARTIAL}"  # prep's one ``git init``, which each of its clones copies
 
 
-def skeleton(git: Git, root: Path) -> Path:
-    """An empty git directory made by ``git init`` under ``root``, for ``make_at`` to copy.
+@dataclass(frozen=True)
+class Skeleton:
+    """An empty git directory as ``git init`` made it: its folders and files, relative."""
+
+    dirs: tuple[str, ...]
+    files: tuple[tuple[str, bytes], ...]
+
+    def lay(self, gd: Path, branch: str) -> None:
+        """The same git directory at ``gd``, its HEAD on ``branch``."""
+        gd.mkdir()
+        for d in self.dirs:
+            (gd / d).mkdir()
+        for name, data in self.files:
+            (gd / name).write_bytes(
+                f"ref: refs/heads/{branch}\n".encode() if name == "HEAD" else data
+            )
+
+
+def skeleton(git: Git, root: Path) -> Skeleton:
+    """What ``git init`` makes, made once under ``root`` and read back, for ``make_at``.
 
     One ``git init`` a prep instead of one per clone: a clone's git directory is the same
-    handful of entries whoever makes it, and copying them is a few system calls where each
+    handful of entries whoever makes it, and writing them is a few system calls where each
     ``git init`` is a process started on the way to its checkout. git still writes the
     config (what it probed of the filesystem: ``core.filemode``, ``core.ignorecase``, ...).
-    Its name ends like a partial clone's: a kill leaves it for the next prep or fold.
+    Named like a partial clone, and gone once read: a kill inside leaves it for the next
+    prep or fold.
     """
     work = Path(root) / SKELETON
     if work.exists() or work.is_symlink():
@@ -125,7 +144,15 @@ def skeleton(git: Git, root: Path) -> Path:
     fmt = git.object_format()
     git.run("init", "--quiet", "--template=", f"--object-format={fmt}", str(work))
     failpoint("clone:skeleton")
-    return git_dir(work)
+    gd = git_dir(work)
+    dirs: list[str] = []
+    files: list[tuple[str, bytes]] = []
+    for here, subs, names in os.walk(gd):
+        rel = Path(here).relative_to(gd)
+        dirs += [str(rel / d) for d in sorted(subs)]
+        files += [(str(rel / n), (Path(here) / n).read_bytes()) for n in sorted(names)]
+    shutil.rmtree(work)
+    return Skeleton(tuple(dirs), tuple(files))
 
 
 def make_at(
@@ -135,7 +162,7 @@ def make_at(
     branch: str,
     sha: str,
     hooks: Path | None = None,
-    like: Path | None = None,
+    like: Skeleton | None = None,
 ) -> str:
     """``make`` at a commit already named by its full sha (prep's base): no rev-parse.
 
@@ -143,7 +170,7 @@ def make_at(
     directory, alternates, its branch, magi's hooks, the checkout) and only then renamed
     into place, so whatever stands at ``tree`` is either an earlier whole clone or nothing
     of this call; a partial one a kill left is removed by the next call or by fold.
-    ``like``: a ``skeleton`` git directory, copied instead of running ``git init``.
+    ``like``: a ``skeleton``, laid out instead of running ``git init``.
     """
     # The parent resolved, never the tree itself: a tree an agent replaced with a link is
     # unlinked, and whatever the link named is left alone.
@@ -159,8 +186,7 @@ def make_at(
         git.run(*init, str(work))
     else:
         work.mkdir()
-        shutil.copytree(like, gd, symlinks=True)
-        (gd / "HEAD").write_text(f"ref: refs/heads/{branch}\n")
+        like.lay(gd, branch)
     failpoint(f"clone:init:{tree.name}")
     (gd / "objects" / "info").mkdir(parents=True, exist_ok=True)
     (gd / "objects" / "info" / "alternates").write_text(f"{objects(git)}\n")

@@ -129,6 +129,4 @@ def _make_worktrees(ctx: Context, *, fresh: bool) -> None:
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prep") as pool:
         for f in [pool.submit(one, c) for c in todo]:
             f.result()
-    if like is not None:
-        shutil.rmtree(like.parent, ignore_errors=True)  # a handful of entries: no `rm` process
     ctx.save()
