@@ -170,10 +170,10 @@ def test_a_straight_commit_that_fails_falls_back_to_the_fetch(env, monkeypatch):
 
     real = Git.commit_all
 
-    def commit_all(self, worktree, message, *, objects=None):  # type: ignore[no-untyped-def]
+    def commit_all(self, worktree, message, *, objects=None, index=None):  # type: ignore[no-untyped-def]
         if objects is not None:
             raise RepoError("git write-tree: invalid object")
-        return real(self, worktree, message)
+        return real(self, worktree, message, index=index)
 
     monkeypatch.setattr(Git, "commit_all", commit_all)
     repo, home, sd = env

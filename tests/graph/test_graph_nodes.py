@@ -113,6 +113,56 @@ def test_prep_runs_only_the_git_a_clone_needs(env, monkeypatch):
         assert git_out(Path(c.worktree or ""), "status", "--porcelain") == ""
 
 
+class _Now:
+    """A timer that fires as it starts: the copy is refreshed before the seat begins."""
+
+    def __init__(self, delay: float, fn) -> None:  # type: ignore[no-untyped-def]
+        self.fn = fn
+
+    def start(self) -> None:
+        self.fn()
+
+    def cancel(self) -> None:
+        pass
+
+
+def stager(request: TurnRequest) -> TurnResult:
+    """An implementer that stages its own work: its index is no longer the one magi noted."""
+    (request.cwd / "textstats.py").write_text(RIGHT)
+    subprocess.run(["git", "add", "textstats.py"], cwd=request.cwd, check=True)
+    return TurnResult(TurnStatus.OK, text="staged")
+
+
+def test_the_hand_back_stages_from_the_index_refreshed_while_the_seat_worked(env, monkeypatch):
+    """A seat that ran no git is committed from magi's refreshed copy of its index, which
+    then is the clone's; one that staged its own work is committed from its own index."""
+    from magi.git import warm_index
+
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+    agents["a2"] = FakeAgent("a2", stager)
+    ctx = context(repo, home, cfg, agents)
+    monkeypatch.setattr(warm_index, "_timer", _Now)
+    staged: dict[str, object] = {}
+    real = Git.commit_all
+
+    def commit_all(self, worktree, message, **kw):  # type: ignore[no-untyped-def]
+        staged[Path(worktree).name] = kw.get("index")
+        return real(self, worktree, message, **kw)
+
+    monkeypatch.setattr(Git, "commit_all", commit_all)
+    prep.run(ctx)
+    implement.run(ctx)
+    by_agent = {ctx.run.agent_of(c.seat): c for c in ctx.run.candidates}
+    assert staged[by_agent["a1"].label] is not None, "the refreshed copy was not used"
+    assert staged[by_agent["a2"].label] is None, "a seat's own staging was overridden"
+    for c in ctx.run.candidates:
+        tree = Path(c.worktree or "")
+        assert "word_count" in git_out(repo, "show", f"{c.head}:textstats.py")
+        assert git_out(tree, "status", "--porcelain") == ""
+        assert not warm_index.place(tree).exists()
+
+
 def planter(request: TurnRequest) -> TurnResult:
     """An unjailed implementer that plants a file in every other candidate's clone."""
     for other in request.cwd.parent.iterdir():

@@ -133,11 +133,14 @@ def fixer_turn(
     before = since or tip
     asked = list(ids)
     watched = watch(ctx, cwd)
-
-    result = ask_with_failover(
-        ctx, seat=seat, node=NAME, build=build, cwd=cwd, allow_write=True, label=c.label
-    )
-    answer, status, error = _answer(ctx, seat, result, asked, cwd, build(False))
+    try:
+        result = ask_with_failover(
+            ctx, seat=seat, node=NAME, build=build, cwd=cwd, allow_write=True, label=c.label
+        )
+        answer, status, error = _answer(ctx, seat, result, asked, cwd, build(False))
+    except BaseException:
+        watched.abandon()
+        raise
     back = hand_back(
         ctx,
         seat=seat,

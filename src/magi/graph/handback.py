@@ -20,6 +20,7 @@ from magi.git import clones, refs_guard
 from magi.git.checkout import damage
 from magi.git.repo import Git, Made
 from magi.git.scrub import scrub_branch
+from magi.git.warm_index import WarmIndex
 from magi.git.worktree_guard import GuardSnapshot, restore
 from magi.graph.context import Context
 from magi.graph.guard import alongside, qualify
@@ -35,6 +36,12 @@ class Watch:
     refs: refs_guard.RefSnapshot | None
     path: Path | None = None  # the clone's real path before the turn (no link followed since)
     git: Git | None = None  # the clone's own git (``clones.git_of``), found before the turn
+    warm: WarmIndex | None = None  # the clone's index, refreshed while the seat works
+
+    def abandon(self) -> None:
+        """The turn ends with no hand-back (an error, a stop): the index copy goes."""
+        if self.warm is not None:
+            self.warm.drop()
 
 
 @dataclass
@@ -56,12 +63,17 @@ def watch(ctx: Context, tree: Path, repo: GuardSnapshot | None = None) -> Watch:
     if not clones.is_clone(tree):
         return Watch(repo=repo or GuardSnapshot.take(ctx.git, [tree]), own=None, refs=None)
     own = clones.git_of(ctx.git, tree)
+    snap = GuardSnapshot.take(own)
+    # Refreshed with the config the clone has now, before the seat can change it.
+    warm = WarmIndex(own, tree, snap.files.get(snap.common / "config"))
+    warm.start()
     return Watch(
         repo=repo if repo is not None else GuardSnapshot.take(ctx.git),
-        own=GuardSnapshot.take(own),
+        own=snap,
         refs=refs_guard.take(own),
         path=Path(tree).resolve(),
         git=own,
+        warm=warm,
     )
 
 
@@ -95,6 +107,32 @@ def hand_back(
         return _in_place(
             ctx, seat=seat, tree=tree, branch=branch, since=since, watched=watched, message=message
         )
+    try:
+        return _from_clone(
+            ctx,
+            seat=seat,
+            tree=tree,
+            branch=branch,
+            since=since,
+            watched=watched,
+            message=message,
+            snaps=(watched.own, watched.refs),
+        )
+    finally:
+        watched.abandon()  # used and installed by now, or not to be used
+
+
+def _from_clone(
+    ctx: Context,
+    *,
+    seat: str,
+    tree: Path,
+    branch: str,
+    since: str,
+    watched: Watch,
+    message: str,
+    snaps: tuple[GuardSnapshot, refs_guard.RefSnapshot],
+) -> HandBack:
     base = ctx.run.base_sha or ctx.run.base
     own_git = watched.git or clones.git_of(ctx.git, tree)
     ref = f"refs/heads/{branch}"
@@ -111,19 +149,23 @@ def hand_back(
         ctx.git.run("update-ref", ref, since)
         note = f"sabotaged: {sabotaged}; nothing rescued, tree {how}"
         return HandBack(since, own=[note], shared=shared, sabotaged=sabotaged)
-    own = restore(own_git, watched.own)
-    own += refs_guard.restore(own_git, watched.refs, allowed={ref})
+    own = restore(own_git, snaps[0])
+    own += refs_guard.restore(own_git, snaps[1], allowed={ref})
     out = HandBack(since, own=own, shared=shared, cleared=clear_stale_locks(tree, branch))
     on = _on_branch(own_git, tree, ref)
     if on != ref:
         own_git.run("checkout", "-q", "-f", branch, cwd=tree)
         out.own.append(f"left its tree on {on or 'a detached HEAD'}; put back on {branch}")
-    straight = _straight_back(ctx, own_git, tree, branch, since, message)
+    # Taken once nothing else of magi's will change the clone's index before the commit.
+    index = watched.warm.take() if watched.warm is not None else None
+    straight = _straight_back(ctx, own_git, tree, branch, since, message, index)
     if straight is None:
-        made = own_git.commit_all(tree, message)
+        made = own_git.commit_all(tree, message, index=index)
         fetched = clones.fetch_back(ctx.git, tree, branch=branch, base=base, fallback=since)
     else:
         fetched, made = straight
+    if index is not None and watched.warm is not None:
+        watched.warm.install()  # staged as `add -A` would have staged the clone's own
     out.rescued = made is not None
     out.own += fetched.violations
     # The fetch read base..head; when the turn began at the base that is the span to scrub.
@@ -170,7 +212,13 @@ def _shared(ctx: Context) -> bool:
 
 
 def _straight_back(
-    ctx: Context, own_git: Git, tree: Path, branch: str, since: str, message: str
+    ctx: Context,
+    own_git: Git,
+    tree: Path,
+    branch: str,
+    since: str,
+    message: str,
+    index: Path | None = None,
 ) -> tuple[clones.Fetched, Made | None] | None:
     """A clone whose own store is empty needs no fetch: magi's commit is written straight
     into the repository's store and the branch set there (``clones.take_back``). None when
@@ -179,7 +227,7 @@ def _straight_back(
     if not clones.owns_no_objects(tree) or _shared(ctx):
         return None
     try:
-        made = own_git.commit_all(tree, message, objects=clones.objects(ctx.git))
+        made = own_git.commit_all(tree, message, objects=clones.objects(ctx.git), index=index)
     except RepoError:
         return None
     base = ctx.run.base_sha or ctx.run.base

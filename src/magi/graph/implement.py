@@ -323,16 +323,20 @@ def _turn(
             return prompt
 
     watched = watch(ctx, tree, repo)
-    result = ask_with_failover(
-        ctx,
-        seat=c.seat,
-        node=NAME,
-        build=build,
-        cwd=tree,
-        allow_write=True,
-        label=c.label,
-        before_retry=lambda: _keep(ctx, c, tree) if answered else _reset(ctx, tree, c.branch),
-    )
+    try:
+        result = ask_with_failover(
+            ctx,
+            seat=c.seat,
+            node=NAME,
+            build=build,
+            cwd=tree,
+            allow_write=True,
+            label=c.label,
+            before_retry=lambda: _keep(ctx, c, tree) if answered else _reset(ctx, tree, c.branch),
+        )
+    except BaseException:
+        watched.abandon()
+        raise
     return watched, result
 
 

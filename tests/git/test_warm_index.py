@@ -1,0 +1,160 @@
+"""A clone's index refreshed while its seat works (``magi.git.warm_index``): what the
+hand-back stages from it is what ``add -A`` stages from the seat's own, and nothing the
+seat can reach is run, trusted or waited on."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from magi.git import clones
+from magi.git.repo import Git
+from magi.git.warm_index import WarmIndex, place
+
+BRANCH = "magi/20261205-050000-cafe/A"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for who in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{who}_NAME", "x")
+        monkeypatch.setenv(f"GIT_{who}_EMAIL", "x@example.invalid")
+
+
+def sh(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+class Manual:
+    """A timer that fires when the test says: the seat's turn, at the instant chosen."""
+
+    def __init__(self, delay: float, fn: Callable[[], None]) -> None:
+        self.delay, self.fn, self.cancelled = delay, fn, False
+
+    def start(self) -> None:
+        pass
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def fire(self) -> None:
+        self.fn()
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    for i in range(20):
+        (repo / f"f{i}.txt").write_text(f"line {i}\n")
+    sh(repo, "add", "-A")
+    sh(repo, "commit", "-q", "-m", "i")
+    out = tmp_path / "wt" / "A"
+    clones.make(Git(repo), out, branch=BRANCH, start="main")
+    return out
+
+
+def warmed(tree: Path) -> tuple[WarmIndex, Manual, Git]:
+    own = clones.git_of(Git(tree.parent.parent / "repo"), tree)
+    config = (tree / ".git" / "config").read_bytes()
+    timers: list[Manual] = []
+    warm = WarmIndex(own, tree, config)
+    warm.start(timer=lambda delay, fn: timers.append(Manual(delay, fn)) or timers[-1])
+    return warm, timers[0], own
+
+
+def test_the_copy_stages_what_the_seat_changed_and_becomes_the_clones_index(tree: Path) -> None:
+    warm, timer, own = warmed(tree)
+    assert 0 <= timer.delay <= 1.1  # the rest of the second the checkout was written in
+    (tree / "f1.txt").write_text("changed before the refresh\n")
+    timer.fire()
+    # After it: the same size as before, in the second the copy was written (racy for git).
+    (tree / "f2.txt").write_text("line X\n")
+    (tree / "new.txt").write_text("new\n")
+    (tree / "f3.txt").unlink()
+    index = warm.take()
+    assert index is not None
+    assert index.parent == place(tree)
+    made = own.commit_all(tree, "rescued", index=index)
+    assert made is not None
+    warm.install()
+    assert not place(tree).exists()
+    assert sh(tree, "show", "HEAD:f1.txt") == "changed before the refresh"
+    assert sh(tree, "show", "HEAD:f2.txt") == "line X"
+    assert sh(tree, "show", "HEAD:new.txt") == "new"
+    assert "f3.txt" not in sh(tree, "ls-tree", "--name-only", "HEAD").split()
+    # The clone's index is the commit, as `add -A` on its own would have left it.
+    assert sh(tree, "status", "--porcelain") == ""
+    assert sh(tree, "diff", "--cached", "--name-only", "HEAD") == ""
+
+
+def test_a_seat_that_ran_git_keeps_its_own_index(tree: Path) -> None:
+    """`git add -f` of an ignored file is staged in the seat's index, which the copy does
+    not hold: the copy is dropped and the seat's own index committed."""
+    warm, timer, own = warmed(tree)
+    timer.fire()
+    (tree / ".gitignore").write_text("*.log\n")
+    (tree / "kept.log").write_text("forced\n")
+    sh(tree, "add", "-f", "kept.log")
+    assert warm.take() is None
+    assert not place(tree).exists()
+    own.commit_all(tree, "rescued")
+    assert sh(tree, "show", "HEAD:kept.log") == "forced"
+
+
+def test_the_refresh_never_runs_what_the_seats_config_names(tree: Path) -> None:
+    """A filter driver the seat adds to its clone's config mid-turn would be a program run
+    by the refresh (outside any jail): the refresh reads magi's copy of the config."""
+    warm, timer, _ = warmed(tree)
+    marker = tree.parent / "ran"
+    with (tree / ".git" / "config").open("a") as f:
+        f.write(f'[filter "x"]\n\tclean = touch {marker}; cat\n')
+    (tree / ".gitattributes").write_text("* filter=x\n")
+    (tree / "f1.txt").write_text("changed\n")  # a file the refresh must read
+    timer.fire()
+    assert warm.take() is not None
+    assert not marker.exists()
+    # The control: git with the clone's own config runs it on the same refresh.
+    sh(tree, "update-index", "-q", "--refresh")
+    assert marker.exists()
+
+
+def test_a_turn_that_ends_within_the_second_leaves_no_copy(tree: Path) -> None:
+    warm, timer, _ = warmed(tree)
+    assert warm.take() is None
+    assert timer.cancelled
+    timer.fire()  # a timer that fires after all does nothing
+    assert not place(tree).exists()
+
+
+@pytest.mark.parametrize("swap", ["link", "fifo"])
+def test_what_is_not_the_index_noted_before_the_turn_is_refused(tree: Path, swap: str) -> None:
+    """Neither followed nor waited on: a link to the index, or a fifo put in its place."""
+    warm, timer, _ = warmed(tree)
+    real = tree / ".git" / "index"
+    if swap == "link":
+        real.rename(real.with_name("index.moved"))
+        real.symlink_to("index.moved")
+    else:
+        real.unlink()
+        os.mkfifo(real)
+    timer.fire()
+    assert warm.take() is None
+    assert not place(tree).exists()
+
+
+def test_a_copy_a_killed_run_left_is_made_again(tree: Path) -> None:
+    place(tree).mkdir()
+    (place(tree) / "index").write_bytes(b"stale")
+    warm, timer, _ = warmed(tree)
+    timer.fire()
+    index = warm.take()
+    assert index is not None
+    assert index.read_bytes()[:4] == b"DIRC"
