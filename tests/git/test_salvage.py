@@ -58,6 +58,9 @@ def test_discard_run_removes_everything_of_the_run_and_nothing_else(
     git.worktree_add(mine, start=f"magi/{RUN}/C")
     git.run("checkout", "-q", f"magi/{RUN}/C", cwd=mine)
     (mine / "notes.txt").write_text("mine\n")
+    # The index copy of a turn a kill cut off (``warm_index``): magi's, no .git of its own.
+    (root / RUN / ".A.warm" / "git").mkdir(parents=True)
+    (root / RUN / ".A.warm" / "index").write_bytes(b"DIRC")
     assert len(worktrees_of(git, RUN, [root])) == 3
     removed, kept = discard_run(git, RUN, [root])
     assert f"magi/{RUN}/A" in removed

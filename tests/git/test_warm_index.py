@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -158,3 +159,39 @@ def test_a_copy_a_killed_run_left_is_made_again(tree: Path) -> None:
     index = warm.take()
     assert index is not None
     assert index.read_bytes()[:4] == b"DIRC"
+
+
+def test_a_file_rewritten_in_the_second_of_the_index_is_read_again(tree: Path) -> None:
+    """git reads a file whose stamp is not older than the index it reads. The index and its
+    files stamped in one second (as a checkout writes them), then a file rewritten in place,
+    same size, same stamp, in that second: only the copy keeping the index's own time makes
+    git read it (ctime is not trusted here, so that rule alone guards it)."""
+    sh(tree, "config", "core.trustctime", "false")
+    second = (time.time_ns() // 10**9 - 10) * 10**9 + 5 * 10**8  # a second now past
+    for f in tree.glob("f*.txt"):
+        os.utime(f, ns=(second, second))
+    sh(tree, "update-index", "-q", "--refresh")  # the entries record that second
+    os.utime(tree / ".git" / "index", ns=(second, second))
+    warm, timer, own = warmed(tree)
+    (tree / "f2.txt").write_text("LINE 2\n")  # "line 2\n" before: the same size
+    os.utime(tree / "f2.txt", ns=(second, second))
+    timer.fire()
+    index = warm.take()
+    assert index is not None
+    assert own.commit_all(tree, "rescued", index=index) is not None
+    warm.install()
+    assert sh(tree, "show", "HEAD:f2.txt") == "LINE 2"
+    assert sh(tree, "status", "--porcelain") == ""
+
+
+def test_a_changed_gitattributes_is_seen_against_the_copy(tree: Path) -> None:
+    """The hand-back stages into the clone's own index then (``handback``): every file read
+    again under the new attributes, as before there was a copy."""
+    warm, timer, own = warmed(tree)
+    timer.fire()
+    index = warm.take()
+    assert index is not None
+    assert not own.attributes_differ(tree, index=index)
+    (tree / "sub").mkdir()
+    (tree / "sub" / ".gitattributes").write_text("*.txt text\n")
+    assert own.attributes_differ(tree, index=index)

@@ -163,6 +163,44 @@ def test_the_hand_back_stages_from_the_index_refreshed_while_the_seat_worked(env
         assert not warm_index.place(tree).exists()
 
 
+def attributer(request: TurnRequest) -> TurnResult:
+    """An implementer whose work includes a .gitattributes of its own."""
+    (request.cwd / ".gitattributes").write_text("*.py text eol=lf\n")
+    return fixer(request)
+
+
+def test_new_attributes_are_staged_from_the_clones_own_index(env, monkeypatch):
+    """A seat that adds a .gitattributes is staged from its clone's own index, whose every
+    file git reads again under it, whatever the copy's refresh already read; and a turn
+    taken from a clone after a kill (its turn was over before magi looked) refreshes no
+    copy with what the seat left there."""
+    from magi.git import warm_index
+    from magi.graph.handback import watch
+
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+    agents["a1"] = FakeAgent("a1", attributer)
+    ctx = context(repo, home, cfg, agents)
+    monkeypatch.setattr(warm_index, "_timer", _Now)
+    staged: dict[str, object] = {}
+    real = Git.commit_all
+
+    def commit_all(self, worktree, message, **kw):  # type: ignore[no-untyped-def]
+        staged[Path(worktree).name] = kw.get("index")
+        return real(self, worktree, message, **kw)
+
+    monkeypatch.setattr(Git, "commit_all", commit_all)
+    prep.run(ctx)
+    implement.run(ctx)
+    by_agent = {ctx.run.agent_of(c.seat): c for c in ctx.run.candidates}
+    assert staged[by_agent["a1"].label] is None
+    assert staged[by_agent["a2"].label] is not None
+    assert git_out(repo, "show", f"{by_agent['a1'].head}:.gitattributes")
+    tree = Path(by_agent["a2"].worktree or "")
+    assert watch(ctx, tree, before=False).warm is None
+    assert not warm_index.place(tree).exists()
+
+
 def planter(request: TurnRequest) -> TurnResult:
     """An unjailed implementer that plants a file in every other candidate's clone."""
     for other in request.cwd.parent.iterdir():

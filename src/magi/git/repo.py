@@ -392,8 +392,19 @@ class Git:
         time: it reads files a seat may be changing (a fifo put where a file was)."""
         env = {"GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(worktree)}
         env["GIT_INDEX_FILE"] = str(index)
-        args = ["update-index", "-q", "--refresh"]
+        # Written even when no entry changed: only an index written after the second its
+        # files were stamped in stops git from reading them all again.
+        args = ["update-index", "-q", "--refresh", "--force-write-index"]
         self._exec(args, cwd=Path(worktree), env=env, timeout=_REFRESH_TIMEOUT_S)
+
+    def attributes_differ(self, worktree: Path, *, index: Path) -> bool:
+        """Whether any ``.gitattributes`` in ``worktree`` is new, changed or gone against the
+        index file ``index``: what git would then stage from files it does not read again
+        (their stat unchanged) depends on whether it reads them."""
+        args = ["ls-files", "-z", "-m", "-d", "-o", "--exclude-standard", "--"]
+        args.append(":(glob)**/.gitattributes")
+        res = self._exec(args, cwd=Path(worktree), env={"GIT_INDEX_FILE": str(index)})
+        return bool(res.stdout)
 
     def commit_all(
         self,

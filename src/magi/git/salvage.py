@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from magi.git import warm_index
 from magi.git.checkout import discard
 from magi.git.clones import is_clone, made_by_magi
 from magi.git.repo import Git
@@ -98,6 +99,9 @@ def discard_run(git: Git, run_id: str, roots: Iterable[Path] = ()) -> tuple[list
         removed.append(branch)
     for root in roots:
         d = Path(root) / run_id
+        for copy in warm_index.leftovers(d):  # index copies of turns a kill cut off
+            warm_index.remove(copy)
+            removed.append(str(copy))
         if d.is_dir() and not any(d.iterdir()):
             d.rmdir()
     return removed, kept

@@ -8,10 +8,11 @@ index in the same second, so the hand-back's ``git add -A`` read every file of t
 on 2,000 files 10 to 15 ms, on the way from the slowest seat's end to the wave's.
 
 So once that second is over, while the seat still works, magi refreshes a copy of the
-clone's index: the same stat data, in an index written later, and the hand-back's ``add
--A`` reads only what the seat changed. git's own rule keeps this right while the seat
-writes: a file changed after the copy was refreshed has a new stat, or is not older than
-the copy, and is read.
+clone's index. The copy keeps the index's own time, so git reads the files of that second
+there (a file the seat rewrote in it, same size, has the same stat at whole seconds) and
+writes the copy anew, later; the hand-back's ``add -A`` then reads only the files whose
+stat changed. git's own rule keeps this right while the seat writes on: a file changed
+after the copy was refreshed has a new stat, or is not older than the copy, and is read.
 
 What the seat can reach is never trusted or touched:
 
@@ -19,10 +20,11 @@ What the seat can reach is never trusted or touched:
 * its refresh runs git with a git directory of magi's own, holding the clone's config as
   it was before the turn: the clone's own config may meanwhile name a filter driver, a
   program git would run to read a file (the guard restores it only after the turn);
-* the seat's own index is only read, once, before the turn: the copy is used only if,
-  after the turn, the clone's index is still that very file (a seat that ran git made an
-  index of its own, and it is used as ever). The copy, brought up to date by ``add -A``,
-  then becomes the clone's index, which is what ``add -A`` would have left there.
+* the seat's own index is only read, once: the copy is used only if, after the turn,
+  the clone's index is still that very file (a seat that ran git made an index of its
+  own, and it is used as ever). The copy, brought up to date by ``add -A``, then becomes
+  the clone's index, which is what ``add -A`` would have left there. The hand-back does
+  not use it when a ``.gitattributes`` changed (``Git.attributes_differ``).
 """
 
 from __future__ import annotations
@@ -59,9 +61,23 @@ def _identity(st: os.stat_result) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+_SUFFIX = ".warm"
+
+
 def place(tree: Path) -> Path:
     """Where a clone's copy is kept: ``.<label>.warm`` beside it, which fold removes."""
-    return Path(tree).parent / f".{Path(tree).name}.warm"
+    return Path(tree).parent / f".{Path(tree).name}{_SUFFIX}"
+
+
+def leftovers(root: Path) -> list[Path]:
+    """The copies under a run's folder of trees (a kill's, or a turn's that never ended)."""
+    found = sorted(Path(root).glob(f".*{_SUFFIX}")) if Path(root).is_dir() else []
+    return [p for p in found if p.is_dir() or p.is_symlink()]
+
+
+def remove(path: Path) -> None:
+    """A copy and its git directory, a link only unlinked."""
+    _remove(path)
 
 
 class WarmIndex:
@@ -107,15 +123,17 @@ class WarmIndex:
             if self._state != "waiting":
                 return
             self._state = "refreshing"
+        ok = False
         try:
             self._copy()
             self._git.refresh_index(self._tree, index=self.index, git_dir=self._dir / "git")
             ok = True
         except (OSError, RepoError):
-            ok = False
-        with self._lock:
-            self._state = "ready" if ok else "off"
-        self._done.set()
+            pass  # no copy: the hand-back stages into the clone's own index, as ever
+        finally:
+            with self._lock:
+                self._state = "ready" if ok else "off"
+            self._done.set()
 
     def _copy(self) -> None:
         """The copy, and the git directory its refresh runs with. The index is copied only
@@ -135,6 +153,10 @@ class WarmIndex:
             if not stat.S_ISREG(st.st_mode) or _identity(st) != self._was:
                 raise OSError("the seat's git wrote its own index")
             self.index.write_bytes(src.read(st.st_size))
+        # The copy keeps the index's own time: git judges an entry racy against the time of
+        # the index it reads, and a copy stamped now would vouch, unread, for a file the seat
+        # rewrote (same size) in the very second the index was written.
+        os.utime(self.index, ns=(st.st_atime_ns, st.st_mtime_ns))
 
     def take(self) -> Path | None:
         """After the turn: the refreshed copy, if the clone's index is still the one it was

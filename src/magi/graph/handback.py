@@ -58,23 +58,28 @@ class HandBack:
     cleared: list[str] = field(default_factory=list)  # stale lock files removed
 
 
-def watch(ctx: Context, tree: Path, repo: GuardSnapshot | None = None) -> Watch:
-    """Snapshots before a turn; ``repo``: one already taken for the whole wave."""
+def watch(
+    ctx: Context, tree: Path, repo: GuardSnapshot | None = None, *, before: bool = True
+) -> Watch:
+    """Snapshots before a turn; ``repo``: one already taken for the whole wave. ``before``:
+    False for a turn already over (a resume's), whose clone is snapshotted as the seat left
+    it: nothing of it is then trusted to refresh an index with."""
     if not clones.is_clone(tree):
         return Watch(repo=repo or GuardSnapshot.take(ctx.git, [tree]), own=None, refs=None)
     own = clones.git_of(ctx.git, tree)
     snap = GuardSnapshot.take(own)
-    # Refreshed with the config the clone has now, before the seat can change it.
-    warm = WarmIndex(own, tree, snap.files.get(snap.common / "config"))
-    warm.start()
-    return Watch(
+    watched = Watch(
         repo=repo if repo is not None else GuardSnapshot.take(ctx.git),
         own=snap,
         refs=refs_guard.take(own),
         path=Path(tree).resolve(),
         git=own,
-        warm=warm,
+        # Refreshed with the config the clone has now, before the seat can change it.
+        warm=WarmIndex(own, tree, snap.files.get(snap.common / "config")) if before else None,
     )
+    if watched.warm is not None:
+        watched.warm.start()  # last: nothing after it can fail and leave its timer running
+    return watched
 
 
 def clear_stale_locks(tree: Path, branch: str) -> list[str]:
@@ -144,6 +149,7 @@ def _from_clone(
     with ctx.lock:
         shared = qualify(restore(ctx.git, watched.repo), alongside(ctx, seat))
     if sabotaged is not None:
+        watched.abandon()  # before the tree is made again under a refresh still running
         how = clones.adopt_or_make(ctx.git, tree, branch=branch, base=since, hooks=hooks_dir(ctx))
         clones.sync(ctx.git, tree, branch, since)
         ctx.git.run("update-ref", ref, since)
@@ -158,6 +164,11 @@ def _from_clone(
         out.own.append(f"left its tree on {on or 'a detached HEAD'}; put back on {branch}")
     # Taken once nothing else of magi's will change the clone's index before the commit.
     index = watched.warm.take() if watched.warm is not None else None
+    if index is not None and own_git.attributes_differ(tree, index=index):
+        # The clone's own index has every file read again under the new attributes; the
+        # copy would stage the files the seat left alone as they were read before.
+        watched.abandon()
+        index = None
     straight = _straight_back(ctx, own_git, tree, branch, since, message, index)
     if straight is None:
         made = own_git.commit_all(tree, message, index=index)

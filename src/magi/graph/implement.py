@@ -208,7 +208,7 @@ def _one(
     tree = Path(c.worktree)
     base = ctx.run.base_sha or ctx.run.base
     if paid is not None:
-        watched = watch(ctx, tree, repo)
+        watched = watch(ctx, tree, repo, before=False)
         ctx.event(
             NAME,
             f"candidate {c.label}: its turn ended before magi was stopped; its work is taken "
