@@ -21,7 +21,7 @@ from magi.git.repo import Git
 from magi.graph import Context, Loop, execute, implement, judge, mermaid, prep, verify
 from magi.graph.node import names
 from magi.model.config import Config
-from magi.model.run import RunStatus
+from magi.model.run import Candidate, RunStatus
 from magi.report import report_json
 from magi.seats import Stop
 from magi.state.store import Store
@@ -133,15 +133,13 @@ def stager(request: TurnRequest) -> TurnResult:
     return TurnResult(TurnStatus.OK, text="staged")
 
 
-def test_the_hand_back_stages_from_the_index_refreshed_while_the_seat_worked(env, monkeypatch):
-    """A seat that ran no git is committed from magi's refreshed copy of its index, which
-    then is the clone's; one that staged its own work is committed from its own index."""
+def _staged_wave(
+    ctx: Context, monkeypatch: pytest.MonkeyPatch
+) -> tuple[dict[str, object], dict[str, Candidate]]:
+    """prep and the implement wave, each copy refreshed as its timer starts: the index each
+    candidate's rescue commit staged into (None: the clone's own), and candidates by agent."""
     from magi.git import warm_index
 
-    repo, home, sd = env
-    cfg, agents = two_fake_implementers(sd)
-    agents["a2"] = FakeAgent("a2", stager)
-    ctx = context(repo, home, cfg, agents)
     monkeypatch.setattr(warm_index, "_timer", _Now)
     staged: dict[str, object] = {}
     real = Git.commit_all
@@ -153,7 +151,19 @@ def test_the_hand_back_stages_from_the_index_refreshed_while_the_seat_worked(env
     monkeypatch.setattr(Git, "commit_all", commit_all)
     prep.run(ctx)
     implement.run(ctx)
-    by_agent = {ctx.run.agent_of(c.seat): c for c in ctx.run.candidates}
+    return staged, {ctx.run.agent_of(c.seat): c for c in ctx.run.candidates}
+
+
+def test_the_hand_back_stages_from_the_index_refreshed_while_the_seat_worked(env, monkeypatch):
+    """A seat that ran no git is committed from magi's refreshed copy of its index, which
+    then is the clone's; one that staged its own work is committed from its own index."""
+    from magi.git import warm_index
+
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+    agents["a2"] = FakeAgent("a2", stager)
+    ctx = context(repo, home, cfg, agents)
+    staged, by_agent = _staged_wave(ctx, monkeypatch)
     assert staged[by_agent["a1"].label] is not None, "the refreshed copy was not used"
     assert staged[by_agent["a2"].label] is None, "a seat's own staging was overridden"
     for c in ctx.run.candidates:
@@ -181,18 +191,7 @@ def test_new_attributes_are_staged_from_the_clones_own_index(env, monkeypatch):
     cfg, agents = two_fake_implementers(sd)
     agents["a1"] = FakeAgent("a1", attributer)
     ctx = context(repo, home, cfg, agents)
-    monkeypatch.setattr(warm_index, "_timer", _Now)
-    staged: dict[str, object] = {}
-    real = Git.commit_all
-
-    def commit_all(self, worktree, message, **kw):  # type: ignore[no-untyped-def]
-        staged[Path(worktree).name] = kw.get("index")
-        return real(self, worktree, message, **kw)
-
-    monkeypatch.setattr(Git, "commit_all", commit_all)
-    prep.run(ctx)
-    implement.run(ctx)
-    by_agent = {ctx.run.agent_of(c.seat): c for c in ctx.run.candidates}
+    staged, by_agent = _staged_wave(ctx, monkeypatch)
     assert staged[by_agent["a1"].label] is None
     assert staged[by_agent["a2"].label] is not None
     assert git_out(repo, "show", f"{by_agent['a1'].head}:.gitattributes")
