@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from magi.git import clones
+from magi.git import clones, warm_index
 from magi.git.repo import Git
 from magi.git.warm_index import WarmIndex, place
 
@@ -184,14 +184,56 @@ def test_a_file_rewritten_in_the_second_of_the_index_is_read_again(tree: Path) -
     assert sh(tree, "status", "--porcelain") == ""
 
 
-def test_a_changed_gitattributes_is_seen_against_the_copy(tree: Path) -> None:
-    """The hand-back stages into the clone's own index then (``handback``): every file read
-    again under the new attributes, as before there was a copy."""
+def test_a_file_rewritten_while_the_refresh_read_it_is_read_again(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The refresh reads a file the seat wrote in the second the refresh began in; the seat
+    rewrites it in that second, same size, after the read. The copy is stamped as of the
+    refresh's start, so git reads that file again at the hand-back."""
+    sh(tree, "config", "core.trustctime", "false")
     warm, timer, own = warmed(tree)
+    began = (time.time_ns() // 10**9 - 10) * 10**9  # the second the refresh begins in
+    monkeypatch.setattr(warm_index, "_clock", lambda: began / 1e9 + 0.5)
+    f2 = tree / "f2.txt"
+    f2.write_text("line 2\n")  # the seat's first write: what it was
+    os.utime(f2, ns=(began + 3 * 10**8, began + 3 * 10**8))
     timer.fire()
+    f2.write_text("LINE 2\n")  # and its second, after the refresh read the first
+    os.utime(f2, ns=(began + 3 * 10**8, began + 3 * 10**8))
     index = warm.take()
     assert index is not None
-    assert not own.attributes_differ(tree, index=index)
-    (tree / "sub").mkdir()
-    (tree / "sub" / ".gitattributes").write_text("*.txt text\n")
-    assert own.attributes_differ(tree, index=index)
+    assert own.commit_all(tree, "rescued", index=index) is not None
+    assert sh(tree, "show", "HEAD:f2.txt") == "LINE 2"
+
+
+@pytest.mark.parametrize("how", ["new", "ignored", "nested", "changed", "gone"])
+def test_a_changed_gitattributes_is_seen_against_the_copy(tree: Path, how: str) -> None:
+    """The hand-back then stages into the clone's own index (``handback``), as before
+    there was a copy: a .gitattributes in a folder of a tracked file or above it, new (an
+    ignored one applies too), changed or removed."""
+    repo = tree.parent.parent / "repo"
+    (repo / "sub").mkdir()
+    (repo / "sub" / "g.txt").write_text("g\n")
+    (repo / ".gitattributes").write_text("*.bin binary\n")
+    sh(repo, "add", "-A")
+    sh(repo, "commit", "-q", "-m", "attrs")
+    sh(tree, "fetch", "-q", str(repo), "main")
+    sh(tree, "reset", "-q", "--hard", "FETCH_HEAD")
+    warm, timer, _ = warmed(tree)
+    timer.fire()
+    (tree / "untracked.txt").write_text("not about attributes\n")
+    assert not warm.attributes_changed()
+    if how == "new":
+        (tree / "sub" / ".gitattributes").write_text("*.txt text\n")
+    elif how == "ignored":
+        (tree / ".gitignore").write_text(".gitattributes\n")
+        (tree / "sub" / ".gitattributes").write_text("*.txt text\n")
+    elif how == "nested":
+        (tree / "sub" / "deeper").mkdir()
+        (tree / "sub" / "deeper" / ".gitattributes").write_text("*.txt text\n")
+    elif how == "changed":
+        (tree / ".gitattributes").write_text("*.txt text\n")
+    else:
+        (tree / ".gitattributes").unlink()
+    expected = how != "nested"  # a folder no tracked file is in: only new files, read anyway
+    assert warm.attributes_changed() is expected

@@ -18,6 +18,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,6 +104,13 @@ def _diff(base: str, head: str, *flags: str) -> list[str]:
 
 def _span(base: str, head: str) -> list[str]:
     return ["--end-of-options", f"{_rev(base)}..{_rev(head)}", "--"]
+
+
+class AttributeFiles(NamedTuple):
+    """Where a ``.gitattributes`` could apply to what an index holds (``attribute_files``)."""
+
+    folders: tuple[str, ...]
+    tracked: frozenset[str]
 
 
 class Made(NamedTuple):
@@ -397,14 +405,33 @@ class Git:
         args = ["update-index", "-q", "--refresh", "--force-write-index"]
         self._exec(args, cwd=Path(worktree), env=env, timeout=_REFRESH_TIMEOUT_S)
 
-    def attributes_differ(self, worktree: Path, *, index: Path) -> bool:
-        """Whether any ``.gitattributes`` in ``worktree`` is new, changed or gone against the
-        index file ``index``: what git would then stage from files it does not read again
-        (their stat unchanged) depends on whether it reads them."""
-        args = ["ls-files", "-z", "-m", "-d", "-o", "--exclude-standard", "--"]
-        args.append(":(glob)**/.gitattributes")
-        res = self._exec(args, cwd=Path(worktree), env={"GIT_INDEX_FILE": str(index)})
-        return bool(res.stdout)
+    def attribute_files(self, worktree: Path, *, index: Path, git_dir: Path) -> AttributeFiles:
+        """From the index file ``index``: every folder of a tracked file and each folder
+        above it (the only places a ``.gitattributes`` can change how a file the index
+        holds is staged), and the tracked ``.gitattributes`` files. ``git_dir``: as for
+        ``refresh_index``."""
+        env = {"GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(worktree)}
+        env["GIT_INDEX_FILE"] = str(index)
+        out = self._exec(["ls-files", "-z"], env=env, cwd=Path(worktree)).stdout
+        folders: set[str] = {"."}
+        tracked: list[str] = []
+        for raw in out.split(b"\0"):
+            path = raw.decode("utf-8", "surrogateescape")
+            parent, _, name = path.rpartition("/")
+            if name == ".gitattributes":
+                tracked.append(path)
+            while parent and parent not in folders:
+                folders.add(parent)
+                parent = parent.rpartition("/")[0]
+        return AttributeFiles(tuple(sorted(folders)), frozenset(tracked))
+
+    def tracked_changed(self, worktree: Path, *, index: Path, paths: Iterable[str]) -> bool:
+        """Whether any of ``paths`` is modified or gone in ``worktree`` against the index
+        file ``index``. A git that cannot tell says changed."""
+        args = ["--literal-pathspecs", "ls-files", "-z", "-m", "-d", "--", *sorted(paths)]
+        env = {"GIT_INDEX_FILE": str(index)}
+        res = self._exec(args, cwd=Path(worktree), env=env, check=False)
+        return res.returncode != 0 or bool(res.stdout)
 
     def commit_all(
         self,

@@ -9,10 +9,10 @@ on 2,000 files 10 to 15 ms, on the way from the slowest seat's end to the wave's
 
 So once that second is over, while the seat still works, magi refreshes a copy of the
 clone's index. The copy keeps the index's own time, so git reads the files of that second
-there (a file the seat rewrote in it, same size, has the same stat at whole seconds) and
-writes the copy anew, later; the hand-back's ``add -A`` then reads only the files whose
-stat changed. git's own rule keeps this right while the seat writes on: a file changed
-after the copy was refreshed has a new stat, or is not older than the copy, and is read.
+there (a file the seat rewrote in it, same size, has the same stat at whole seconds), and
+is then stamped with the time the refresh began: a file the seat wrote while the refresh
+read it is not older than the copy, and is read again. The hand-back's ``add -A`` then
+reads only those and the files whose stat changed.
 
 What the seat can reach is never trusted or touched:
 
@@ -24,7 +24,8 @@ What the seat can reach is never trusted or touched:
   the clone's index is still that very file (a seat that ran git made an index of its
   own, and it is used as ever). The copy, brought up to date by ``add -A``, then becomes
   the clone's index, which is what ``add -A`` would have left there. The hand-back does
-  not use it when a ``.gitattributes`` changed (``Git.attributes_differ``).
+  not use it when a ``.gitattributes`` that applies to what it holds changed
+  (``attributes_changed``).
 """
 
 from __future__ import annotations
@@ -40,10 +41,11 @@ from pathlib import Path
 from typing import Protocol
 
 from magi.errors import RepoError
-from magi.git.repo import Git
+from magi.git.repo import AttributeFiles, Git
 
 # The kernel stamps files from a clock that may lag the one ``time.time`` reads by a tick.
 _MARGIN_S = 0.02
+_clock = time.time  # the time a refresh begins at (a test sets it)
 
 
 class Timer(Protocol):
@@ -94,6 +96,7 @@ class WarmIndex:
         self._state = "idle"  # idle, waiting, refreshing, ready, off
         self._was: tuple[int, ...] | None = None
         self._timer: Timer | None = None
+        self._attributes: AttributeFiles | None = None
 
     @property
     def index(self) -> Path:
@@ -126,7 +129,16 @@ class WarmIndex:
         ok = False
         try:
             self._copy()
+            began = _clock() - _MARGIN_S
             self._git.refresh_index(self._tree, index=self.index, git_dir=self._dir / "git")
+            # Stamped as of the refresh's start: a file it read in that second or later may
+            # have been rewritten after it read it (same size, same second), so git reads
+            # those again at the hand-back; what it stamped older was read after its last
+            # write, and any write since has changed its stamp.
+            os.utime(self.index, (began, began))
+            self._attributes = self._git.attribute_files(
+                self._tree, index=self.index, git_dir=self._dir / "git"
+            )
             ok = True
         except (OSError, RepoError):
             pass  # no copy: the hand-back stages into the clone's own index, as ever
@@ -177,6 +189,22 @@ class WarmIndex:
             return self.index
         self.drop()
         return None
+
+    def attributes_changed(self) -> bool:
+        """Whether the seat added, changed or removed a ``.gitattributes`` that applies to a
+        file the copy holds (one in a folder of a tracked file, or above it): git would
+        then stage from the clone's own index what it reads again under the new rules,
+        where the copy holds what the refresh read under the old. Ignored or not."""
+        known = self._attributes
+        if known is None:
+            return True
+        for d in known.folders:
+            path = self._tree / d / ".gitattributes"
+            if str(Path(d) / ".gitattributes") not in known.tracked and os.path.lexists(path):
+                return True
+        if not known.tracked:
+            return False
+        return self._git.tracked_changed(self._tree, index=self.index, paths=known.tracked)
 
     def install(self) -> None:
         """Make the copy the clone's index (after ``add -A`` brought it up to date)."""

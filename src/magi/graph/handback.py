@@ -164,7 +164,7 @@ def _from_clone(
         out.own.append(f"left its tree on {on or 'a detached HEAD'}; put back on {branch}")
     # Taken once nothing else of magi's will change the clone's index before the commit.
     index = watched.warm.take() if watched.warm is not None else None
-    if index is not None and own_git.attributes_differ(tree, index=index):
+    if index is not None and watched.warm is not None and watched.warm.attributes_changed():
         # The clone's own index has every file read again under the new attributes; the
         # copy would stage the files the seat left alone as they were read before.
         watched.abandon()
