@@ -237,3 +237,23 @@ def test_a_changed_gitattributes_is_seen_against_the_copy(tree: Path, how: str) 
         (tree / ".gitattributes").unlink()
     expected = how != "nested"  # a folder no tracked file is in: only new files, read anyway
     assert warm.attributes_changed() is expected
+
+
+def test_a_copy_that_cannot_be_put_in_place_leaves_the_index_of_the_commit(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    warm, timer, own = warmed(tree)
+    timer.fire()
+    (tree / "f1.txt").write_text("changed\n")
+    index = warm.take()
+    assert index is not None
+    assert own.commit_all(tree, "rescued", index=index) is not None
+
+    def refused(*_: object) -> None:
+        raise OSError("refused")
+
+    monkeypatch.setattr(warm_index.os, "replace", refused)
+    monkeypatch.setattr(warm_index.shutil, "copyfile", refused)
+    warm.install()
+    assert sh(tree, "status", "--porcelain") == ""
+    assert not place(tree).exists()

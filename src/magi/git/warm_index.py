@@ -140,7 +140,7 @@ class WarmIndex:
                 self._tree, index=self.index, git_dir=self._dir / "git"
             )
             ok = True
-        except (OSError, RepoError):
+        except (OSError, RepoError, ValueError):
             pass  # no copy: the hand-back stages into the clone's own index, as ever
         finally:
             with self._lock:
@@ -207,11 +207,16 @@ class WarmIndex:
         return self._git.tracked_changed(self._tree, index=self.index, paths=known.tracked)
 
     def install(self) -> None:
-        """Make the copy the clone's index (after ``add -A`` brought it up to date)."""
+        """Make the copy the clone's index (after ``add -A`` brought it up to date). Where
+        it cannot be moved or copied there, the clone's index is made from its HEAD, which
+        is what the copy staged."""
         try:
-            os.replace(self.index, self._real)
+            try:
+                os.replace(self.index, self._real)
+            except OSError:
+                shutil.copyfile(self.index, self._real)  # another filesystem: a copy
         except OSError:
-            shutil.copyfile(self.index, self._real)  # another filesystem: a copy
+            self._git.run("reset", "-q", cwd=self._tree)
         self.drop()
 
     def drop(self) -> None:
