@@ -106,7 +106,7 @@ def partial_of(tree: Path) -> Path:
     return Path(tree).parent / f".{Path(tree).name}{PARTIAL}"
 
 
-SKELETON = f".skeleton{PARTIAL}"  # prep's one ``git init``, which each of its clones copies
+SKELETON = f".skeleton{PARTIAL}"  # where prep makes its one ``git init``, laid out in each clone
 
 
 @dataclass(frozen=True)
