@@ -152,7 +152,7 @@ def test_what_is_not_the_index_noted_before_the_turn_is_refused(tree: Path, swap
 
 
 def test_a_copy_a_killed_run_left_is_made_again(tree: Path) -> None:
-    place(tree).mkdir()
+    (place(tree) / "git" / "objects").mkdir(parents=True)
     (place(tree) / "index").write_bytes(b"stale")
     warm, timer, _ = warmed(tree)
     timer.fire()

@@ -77,11 +77,6 @@ def leftovers(root: Path) -> list[Path]:
     return [p for p in found if p.is_dir() or p.is_symlink()]
 
 
-def remove(path: Path) -> None:
-    """A copy and its git directory, a link only unlinked."""
-    _remove(path)
-
-
 class WarmIndex:
     """The copy of one clone's index for one turn: ``start`` before it, ``take`` after."""
 
@@ -151,7 +146,7 @@ class WarmIndex:
         """The copy, and the git directory its refresh runs with. The index is copied only
         if it is still the file noted before the turn (git replaces an index it writes, so
         an open one is one whole version of it)."""
-        _remove(self._dir)  # what a killed run left
+        remove(self._dir)  # what a killed run left
         repo = self._dir / "git"
         for sub in ("objects", "refs"):
             (repo / sub).mkdir(parents=True)
@@ -229,15 +224,16 @@ class WarmIndex:
             refreshing = self._state == "refreshing"
         if refreshing:
             self._done.wait()
-        _remove(self._dir)
+        remove(self._dir)
 
     def _off(self) -> None:
         with self._lock:
             self._state = "off"
-        _remove(self._dir)
+        remove(self._dir)
 
 
-def _remove(path: Path) -> None:
+def remove(path: Path) -> None:
+    """A copy and its git directory; a link in its place only unlinked."""
     with contextlib.suppress(OSError):
         if path.is_symlink():
             path.unlink()
