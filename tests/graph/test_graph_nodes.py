@@ -15,7 +15,7 @@ from graph_helpers import NOW, config, git_out, start
 from magi import engine
 from magi.agents.base import CancelToken, TurnRequest, TurnResult, TurnStatus
 from magi.demo.repo import RIGHT
-from magi.errors import MagiError
+from magi.errors import MagiError, RepoError
 from magi.git import repo as repo_module
 from magi.git.repo import Git
 from magi.graph import Context, Loop, execute, implement, judge, mermaid, prep, verify
@@ -90,9 +90,9 @@ def test_prep_then_implement_alone_with_fake_agents(env):
 
 
 def test_prep_runs_only_the_git_a_clone_needs(env, monkeypatch):
-    """One git process per clone (its checkout), one ``git init`` whose git directory every
-    clone copies, and the status of the user's checkout: the repository's layout is learned
-    once, never once per clone thread."""
+    """One git process per clone (its checkout) and one ``git init`` whose git directory
+    every clone copies: the repository's layout is learned once, never once per clone
+    thread, and the status of your checkout waits for the implement wave."""
     repo, home, sd = env
     cfg, agents = two_fake_implementers(sd)
     ctx = context(repo, home, cfg, agents)
@@ -104,13 +104,66 @@ def test_prep_runs_only_the_git_a_clone_needs(env, monkeypatch):
     monkeypatch.setattr(repo_module, "_LAYOUTS", {})  # as a process that never discovered it
     ctx.git._common = ctx.git._format = None
     prep.run(ctx)
-    assert sorted(ran) == sorted(["rev-parse", "status", "init"] + ["read-tree"] * 2)
+    assert sorted(ran) == sorted(["rev-parse", "init"] + ["read-tree"] * 2)
     root = ctx.worktree_root()
     assert sorted(p.name for p in root.iterdir()) == ["A", "B"], "the skeleton is gone"
     for c in ctx.run.candidates:
         gd = Path(c.worktree or "") / ".git"
         assert (gd / "HEAD").read_text() == f"ref: refs/heads/{c.branch}\n"
         assert git_out(Path(c.worktree or ""), "status", "--porcelain") == ""
+
+
+def _warnings(ctx: Context) -> list[tuple[str, str]]:
+    return [(e.node, e.message) for e in ctx.run.events if e.level == "warn"]
+
+
+def test_the_wave_says_when_your_checkout_has_uncommitted_changes(env, monkeypatch):
+    """Asked beside the agents, not beside prep's checkouts; a status that fails says so and
+    the run goes on (it only decides a warning); a resumed wave does not ask again."""
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+    (repo / "textstats.py").write_text("# not committed\n")
+    ctx = context(repo, home, cfg, agents)
+    asked: list[str] = []
+    real = Git.is_dirty
+    monkeypatch.setattr(Git, "is_dirty", lambda self: (asked.append("prep"), real(self))[1])
+    prep.run(ctx)
+    assert asked == []
+    assert _warnings(ctx) == []
+    monkeypatch.setattr(Git, "is_dirty", lambda self: (asked.append("wave"), real(self))[1])
+    implement.run(ctx)
+    assert asked == ["wave"]
+    (warned,) = _warnings(ctx)
+    assert warned[0] == "implement"
+    assert "uncommitted changes" in warned[1]
+    assert all(c.status == "ok" for c in ctx.run.candidates)
+    implement.run(ctx)  # nothing left to ask: nor is the status asked again
+    assert asked == ["wave"]
+
+    home2 = home.parent / "home2"
+    ctx = context(repo, home2, cfg, agents)
+    prep.run(ctx)
+
+    def broken(self: Git) -> bool:
+        raise RepoError("git status: index file corrupt")
+
+    monkeypatch.setattr(Git, "is_dirty", broken)
+    implement.run(ctx)
+    assert _warnings(ctx) == []
+    assert any(
+        "could not tell" in e.message and "index file corrupt" in e.message for e in ctx.run.events
+    )
+    assert all(c.status == "ok" for c in ctx.run.candidates)
+
+
+def test_a_clean_checkout_gets_no_warning(env):
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+    ctx = context(repo, home, cfg, agents)
+    prep.run(ctx)
+    implement.run(ctx)
+    assert _warnings(ctx) == []
+    assert all(c.status == "ok" for c in ctx.run.candidates)
 
 
 class _Now:

@@ -11,13 +11,14 @@ from magi.core.person.asking import BadQuestion, where
 from magi.core.seats.runners import joined_seats
 from magi.core.text.answers import parse_noop
 from magi.core.text.bounds import cap
+from magi.errors import RepoError
 from magi.git import clones
 from magi.git.worktree_guard import GuardSnapshot
 from magi.graph import test_scan
 from magi.graph.context import Context, Stop
 from magi.graph.fork import fork_wave
 from magi.graph.handback import Watch, clear_stale_locks, hand_back, watch
-from magi.graph.prep import FRESH, REMADE, hooks_dir
+from magi.graph.prep import FRESH, REMADE, STATUS_CHECK, hooks_dir
 from magi.model.run import Candidate, Question, RunStatus, Turn
 from magi.seats import RETRYABLE, ask_with_failover
 from magi.seats.asking import person_answer
@@ -62,6 +63,15 @@ def run(ctx: Context) -> None:
         todo = [c for c in todo if c.status == "pending"]
     if todo and not answered:
         fork_wave(ctx, "implement", [c.seat for c in todo])
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="impl-status") as status:
+        if ctx.cache.pop(STATUS_CHECK, None):
+            status.submit(_warn_if_dirty, ctx)
+        _wave(ctx, todo, answered)
+    _park_on_questions(ctx)
+    _settle(ctx)
+
+
+def _wave(ctx: Context, todo: list[Candidate], answered: list[tuple[Candidate, Question]]) -> None:
     if todo or answered:
         # The repository's own git directory, once for the wave; each clone's, per seat.
         repo = GuardSnapshot.take(ctx.git)
@@ -75,8 +85,25 @@ def run(ctx: Context) -> None:
             futures += [pool.submit(_one, ctx, c, repo, q) for c, q in answered]
             for f in futures:
                 f.result()
-    _park_on_questions(ctx)
-    _settle(ctx)
+
+
+def _warn_if_dirty(ctx: Context) -> None:
+    """Says so when your checkout has uncommitted changes: the run branched from its last
+    commit, without them. Asked beside the agents (prep's clones have the CPU, ``prep``);
+    a status that fails is said too, and never stops the run: it only decides a warning."""
+    r = ctx.run
+    try:
+        dirty = ctx.git.is_dirty()
+    except RepoError as e:
+        ctx.event(NAME, f"could not tell whether the working tree has uncommitted changes: {e}")
+        return
+    if dirty:
+        ctx.event(
+            NAME,
+            f"the working tree has uncommitted changes; the run branches from {r.base} "
+            f"({(r.base_sha or '')[:10]}), so those changes are not part of the competition",
+            "warn",
+        )
 
 
 def _untouched(ctx: Context, todo: list[Candidate], workers: int) -> set[str]:

@@ -17,6 +17,8 @@ NAME = "prep"
 FRESH = "prep.fresh"  # ctx.cache: the clones this process made and no seat has used yet
 # ctx.cache: the clones a resume found unsound and made again, whatever work was in them lost
 REMADE = "prep.remade"
+# ctx.cache: a fresh run's prep asks the implement wave to tell whether your checkout is dirty
+STATUS_CHECK = "prep.status"
 STATUS = RunStatus.PREPARING
 
 
@@ -52,21 +54,16 @@ def run(ctx: Context) -> None:
             ensure_seat(ctx, judge.seat, ctx.seating.judges[j])
         # Saved with the clones, below: a prep killed before that draws the same labels
         # from the recorded seed again and adopts what it finds.
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="prep-status") as pool:
-        # A status of the user's checkout is as slow as a checkout: asked beside them.
-        dirty = pool.submit(ctx.git.is_dirty) if fresh else None
+        # Whether your checkout has uncommitted changes is asked while the agents work, not
+        # here: a status reads the whole checkout, and beside the clones' checkouts it is
+        # CPU they wait for, where the implement wave has it idle (``implement``).
+        ctx.cache[STATUS_CHECK] = True
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prep-probe") as pool:
         # The jail's probe, once per run, beside the clones rather than at the start of the
         # implement wave, where every seat would wait for it.
         jail = pool.submit(jailing.decision, ctx)
         _make_worktrees(ctx, fresh=fresh)
         jail.result()
-        if dirty is not None and dirty.result():
-            ctx.event(
-                NAME,
-                f"the working tree has uncommitted changes; the run branches from {r.base} "
-                f"({(r.base_sha or '')[:10]}), so those changes are not part of the competition",
-                "warn",
-            )
 
 
 def _make_worktrees(ctx: Context, *, fresh: bool) -> None:
