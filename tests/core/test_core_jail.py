@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from magi.core.seats.jail import BWRAP_BASE, JailSpec, bwrap_argv, policy, state_paths, visible
+from magi.core.seats.jail import (
+    BWRAP_BASE,
+    JailSpec,
+    bwrap_argv,
+    policy,
+    state_paths,
+    visible,
+    writes_under,
+)
 
 HOME = "/home/u"
 MAGI = "/home/u/.local/share/magi"
@@ -44,6 +52,23 @@ def test_a_judge_cannot_write_its_tree_or_git_but_keeps_its_session() -> None:
     assert visible(spec, "/src/repo/.git/refs/heads/main") == "read"
     assert visible(spec, "/home/u/.claude/projects/x.jsonl") == "write"
     assert visible(spec, f"{WT}/B/x") == "hidden"
+
+
+def test_what_a_seat_can_change_of_a_folder_counts_writable_binds_inside_it() -> None:
+    """``writes_under``: the folder itself writable, or a writable bind anywhere inside it
+    (an implementer's worktree inside the repository's git directory). A read-only or
+    hidden folder with nothing writable below is out of reach."""
+    spec = _spec(writable=True)
+    assert writes_under(spec, "/src/repo/.git")
+    assert writes_under(spec, "/src/repo")  # its .git is bound writable inside it
+    judge = _spec(writable=False)
+    assert not writes_under(judge, "/src/repo/.git")
+    assert writes_under(judge, "/home/u")  # its CLI's state is inside
+    clone = policy(cwd=f"{WT}/A", writable=True, hide=["/src/repo", WT], read=["/src/repo/.git"])
+    assert not writes_under(clone, "/src/repo/.git")
+    assert not writes_under(clone, "/src/repo/.gitx")
+    inside = policy(cwd="/src/repo/.git/worktrees/x", writable=True, hide=[])
+    assert writes_under(inside, "/src/repo/.git")
 
 
 def test_the_host_tmp_is_hidden_behind_a_private_one() -> None:

@@ -14,6 +14,7 @@ import pytest
 from graph_helpers import NOW, config, git_out, start
 from magi import engine
 from magi.agents.base import CancelToken, TurnRequest, TurnResult, TurnStatus
+from magi.core.seats.jail import policy
 from magi.demo.repo import RIGHT
 from magi.errors import MagiError, RepoError
 from magi.git import repo as repo_module
@@ -571,6 +572,47 @@ def test_a_run_leaves_the_users_unreachable_worktree_registered(env, tmp_path):
     assert f"worktree {away.resolve()}" in listed
 
 
+@pytest.mark.parametrize("reach", ["unjailed", "jailed, the git directory writable", "shut out"])
+def test_refs_are_read_after_a_turn_only_when_it_could_change_one(env, monkeypatch, reach):
+    """A jail that binds nothing of the repository's git directory writable (a candidate's
+    clone, a judge's read-only tree) leaves the turn no way to move a ref: no
+    ``for-each-ref`` follows it. Any other turn's refs are read and what it did is undone."""
+    from magi.graph.guard import CompetitionGuard
+
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+    ctx = context(repo, home, cfg, agents)
+    prep.run(ctx)
+    common = str(ctx.git.common_dir().resolve())
+    clone = str(Path(ctx.run.candidates[0].worktree or "").resolve())
+    jail = {
+        "unjailed": None,
+        "jailed, the git directory writable": policy(
+            cwd=str(repo.resolve()), writable=True, hide=[], git_dirs=[common]
+        ),
+        "shut out": policy(cwd=clone, writable=True, hide=[str(repo.resolve())], read=[common]),
+    }[reach]
+    guard = CompetitionGuard()
+    seat = ctx.run.candidates[0].seat
+    guard.before(ctx, seat, "implement", jail=jail)
+    git_out(repo, "tag", "planted")  # what the turn did, where it could
+    ran: list[str] = []
+    real = Git._exec
+    monkeypatch.setattr(
+        Git, "_exec", lambda self, args, **kw: (ran.append(args[0]), real(self, args, **kw))[1]
+    )
+    found = guard.after(ctx, seat, "implement")
+    tags = git_out(repo, "tag", "--list").split()
+    if reach == "shut out":
+        assert "for-each-ref" not in ran
+        assert found == []
+        assert tags == ["planted"]  # nothing read, nothing undone: the jail is what stops it
+    else:
+        assert "for-each-ref" in ran
+        assert any("refs/tags/planted created" in f for f in found)
+        assert tags == []
+
+
 @pytest.mark.parametrize("jailed", [True, False])
 def test_a_checkout_baseline_a_kill_left_is_settled_before_the_next_seat(env, jailed):
     """A wave killed mid-way left the user's checkout as it began on disk: the next process
@@ -594,7 +636,8 @@ def test_a_checkout_baseline_a_kill_left_is_settled_before_the_next_seat(env, ja
     (ctx.run_dir / BASELINE).write_text(json.dumps(data))
     (repo / "while-stopped.txt").write_text("the user's, or impl-A's before the kill\n")
     guard = CompetitionGuard()
-    guard.before(ctx, "impl-B", "implement", jailed=jailed)
+    jail = policy(cwd=str(ctx.worktree_root() / "B"), writable=True, hide=[]) if jailed else None
+    guard.before(ctx, "impl-B", "implement", jail=jail)
     assert not (ctx.run_dir / BASELINE).exists() or not jailed
     (said,) = [e.message for e in ctx.run.events if "YOUR CHECKOUT" in e.message]
     assert "while-stopped.txt" in said

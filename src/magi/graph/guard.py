@@ -1,7 +1,9 @@
 """The competition's turn guard: refs, recorded heads and the user's checkout, around each turn.
 
 Before the first seat turn of a node (a wave) it snapshots every ref and the user's main
-checkout; after every turn it
+checkout; after every turn that could reach the repository's git directory (unjailed, or a
+jail that binds any of it writable: a candidate's clone shares only its objects, read-only,
+and a judge's or reviewer's tree reads the shared git directory read-only) it
 
 * restores each ref the turn changed, except the candidate branches (implementers commit
   there; their recorded heads are checked below instead);
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import json
 
+from magi.core.seats.jail import JailSpec, writes_under
 from magi.git import refs_guard
 from magi.git.checkout import MainStatus
 from magi.graph.context import Context
@@ -62,8 +65,12 @@ def qualify(found: list[str], others: list[str]) -> list[str]:
 class CompetitionGuard:
     """``magi.seats.TurnGuard`` for a ``Context``; snapshots live in ``ctx.cache``."""
 
-    def before(self, sctx: SeatContext, seat: str, node: str, *, jailed: bool) -> None:
+    def before(self, sctx: SeatContext, seat: str, node: str, *, jail: JailSpec | None) -> None:
         ctx = _competition(sctx)
+        jailed = jail is not None
+        # A jail that leaves nothing of the repository's git directory writable leaves the
+        # turn no way to change a ref: nothing to read back after it (a for-each-ref a turn).
+        reach = jail is None or writes_under(jail, str(ctx.git.common_dir().resolve()))
         with ctx.lock:
             ctx.cache.setdefault("guard.live", set())
             live = ctx.cache["guard.live"]
@@ -73,9 +80,15 @@ class CompetitionGuard:
             assert isinstance(worked, list)  # noqa: S101 - set just above
             if seat not in worked:
                 worked.append(seat)
-            if ctx.cache.get("guard.node") != node:
-                ctx.cache["guard.node"] = node
-                ctx.cache["guard.refs"] = refs_guard.take(ctx.git)
+            shut = ctx.cache.setdefault("guard.shut", set())
+            assert isinstance(shut, set)  # noqa: S101 - set just above
+            if not reach:
+                shut.add(seat)
+            else:
+                shut.discard(seat)
+                if ctx.cache.get("guard.node") != node:
+                    ctx.cache["guard.node"] = node
+                    ctx.cache["guard.refs"] = refs_guard.take(ctx.git)
             if not ctx.cache.get("guard.left"):
                 # Once per process, before its first seat starts, jailed or not: what a wave
                 # a kill cut short left is settled now, so nothing of this process is blamed.
@@ -97,18 +110,23 @@ class CompetitionGuard:
             if isinstance(live, set):
                 live.discard(seat)
                 others = sorted(live)
-            snap = ctx.cache.get("guard.refs")
-            if not isinstance(snap, refs_guard.RefSnapshot):
-                return []
-            own = {f"refs/heads/{c.branch}" for c in ctx.run.candidates}
-            found, refs = refs_guard.restore_reading(ctx.git, snap, allowed=own)
-            # The fixer commits on the winner's branch after the tally: that head moves.
-            winner = _winner(ctx)
-            # Only the fix turn may move the winner's branch; fix records the new head.
-            skip = winner.seat if winner is not None and node == "fix" else None
-            moved = refs_guard.pin(ctx.git, _heads(ctx, skip=skip), now=refs)
-            found += [f"candidate {m}" for m in moved]
-            found = qualify(found, others)
+            shut = ctx.cache.get("guard.shut")
+            if isinstance(shut, set) and seat in shut:
+                shut.discard(seat)
+                snap = None  # it could change no ref: none is read (``before``)
+            else:
+                snap = ctx.cache.get("guard.refs")
+            found: list[str] = []
+            if isinstance(snap, refs_guard.RefSnapshot):
+                own = {f"refs/heads/{c.branch}" for c in ctx.run.candidates}
+                found, refs = refs_guard.restore_reading(ctx.git, snap, allowed=own)
+                # The fixer commits on the winner's branch after the tally: that head moves.
+                winner = _winner(ctx)
+                # Only the fix turn may move the winner's branch; fix records the new head.
+                skip = winner.seat if winner is not None and node == "fix" else None
+                moved = refs_guard.pin(ctx.git, _heads(ctx, skip=skip), now=refs)
+                found += [f"candidate {m}" for m in moved]
+                found = qualify(found, others)
             if found:
                 rec = ctx.run.seats.get(seat)
                 if rec is not None:

@@ -217,7 +217,7 @@ def ask(
     )
     sctx.reporter.seat(seat, "asked")
     if sctx.guard is not None:
-        sctx.guard.before(sctx, seat, node, jailed=opened.request.jail is not None)
+        sctx.guard.before(sctx, seat, node, jail=opened.request.jail)
     started = sctx.clock()
     t0 = time.monotonic()
     since = now_ticks()

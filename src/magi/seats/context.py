@@ -12,6 +12,7 @@ from typing import Literal, Protocol
 from magi.agents.base import Agent, CancelToken
 from magi.config.load import machine_config_dir
 from magi.core.figures.pricing import Spend
+from magi.core.seats.jail import JailSpec
 from magi.model.config import Config
 from magi.model.run import Event, Record, RunStatus, Seat
 from magi.sandbox.bwrap import JailPaths
@@ -39,9 +40,9 @@ class TurnGuard(Protocol):
     """What a kind of run checks around every seat turn (``magi.graph.guard`` for a
     competition): ``before`` takes its snapshots, ``after`` restores what the turn changed
     outside what it was allowed to, records it against the seat, and returns the lines.
-    ``jailed``: the turn's process runs in the jail, which hides the user's checkout."""
+    ``jail``: the turn's jail (None: unjailed), which says what the turn can reach."""
 
-    def before(self, sctx: SeatContext, seat: str, node: str, *, jailed: bool) -> None: ...
+    def before(self, sctx: SeatContext, seat: str, node: str, *, jail: JailSpec | None) -> None: ...
     def after(self, sctx: SeatContext, seat: str, node: str) -> list[str]: ...
 
 

@@ -35,7 +35,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
-__all__ = ["BWRAP_BASE", "CLI_STATE", "JailSpec", "bwrap_argv", "policy", "state_paths", "visible"]
+__all__ = [
+    "BWRAP_BASE",
+    "CLI_STATE",
+    "JailSpec",
+    "bwrap_argv",
+    "policy",
+    "state_paths",
+    "visible",
+    "writes_under",
+]
 
 # Before any bind: a read-only root, fresh /dev and /proc, a private /tmp.
 BWRAP_BASE = (
@@ -176,3 +185,9 @@ def visible(spec: JailSpec, path: str) -> str:
         if _inside(path, p) and (_depth(p), rank) > best[:2]:
             best = (_depth(p), rank, what)
     return best[2]
+
+
+def writes_under(spec: JailSpec, path: str) -> bool:
+    """Whether the jail lets an agent change anything of host ``path``: ``path`` itself is
+    writable, or something bound writable lies inside it."""
+    return visible(spec, path) == "write" or any(_inside(w, path) for w in spec.write)
