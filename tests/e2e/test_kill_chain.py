@@ -55,7 +55,8 @@ def live(tmp_path: Path):
 def test_a_kill_at_every_node_resumes_to_the_unkilled_outcome(reference, live):
     nodes, paid, winner_agent = reference
 
-    points = [f"node:{n}:begun" for n in nodes] + [f"node:{nodes[-1]}:saved"]
+    # Right after each node began, and right after it ended, before anything saved its end.
+    points = [f"node:{n}:{when}" for n in nodes for when in ("begun", "ended")]
     killed = []
     run_id = None
     for i, point in enumerate(points):
@@ -88,7 +89,7 @@ def test_a_kill_at_every_node_resumes_to_the_unkilled_outcome(reference, live):
     ).stdout.split()
     assert left == [f"magi/{run_id}/{run.tally.winner}"]
     assert not Path(run.worktree_root or "/nonexistent").exists()
-    assert len(killed) == len(nodes) + 1
+    assert len(killed) == 2 * len(nodes)
 
 
 def _killed_at(live, point: str) -> str:

@@ -93,6 +93,9 @@ def _node(ctx: Context, node: Node) -> None:
     started = ctx.clock()
     prior = r.timings.get(name)
     ctx.reporter.node(name)
+    # One write for this node's start and the end of the one before it (its timing): what
+    # a node did is saved by the node as it does it, and a kill between its end and this
+    # write costs the resume that node's bookkeeping again, never a seat's turn.
     ctx.save()
     failpoint(f"node:{name}:begun")  # the kill tests: kill -9 right after a node began
     node.run(ctx)
@@ -103,8 +106,8 @@ def _node(ctx: Context, node: Node) -> None:
         finished_at=finished,
         seconds=round(spent, 3),
     )
-    ctx.save()
-    failpoint(f"node:{name}:saved")  # ... and right after it ended
+    # Saved by what comes next: the next node's start, or the run's end (``execute``).
+    failpoint(f"node:{name}:ended")  # ... and right after it ended, before that save
 
 
 def _stages(ctx: Context, pipeline: Sequence[Stage]) -> None:

@@ -125,5 +125,4 @@ def _make_worktrees(ctx: Context, *, fresh: bool) -> None:
     workers = max(1, min(ctx.config.graph.max_parallel, len(todo)))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="prep") as pool:
         for f in [pool.submit(one, c) for c in todo]:
-            f.result()
-    ctx.save()
+            f.result()  # each saved the record as its clone became whole
