@@ -270,7 +270,8 @@ def test_commit_all_uses_the_neutral_identity(repo: Path, git: Git) -> None:
     assert (made.sha, made.message) == (git.head(wt), "rescued work")
     who = agent_git(wt, "log", "-1", "--format=%an|%ae|%cn|%ce|%s").strip()
     assert who == f"{NEUTRAL_NAME}|{NEUTRAL_EMAIL}|{NEUTRAL_NAME}|{NEUTRAL_EMAIL}|rescued work"
-    assert git.author_identities("main", "magi/r1/A") == [f"{NEUTRAL_NAME} <{NEUTRAL_EMAIL}>"]
+    neutral = f"{NEUTRAL_NAME} <{NEUTRAL_EMAIL}>"
+    assert git.commit_texts("main", "magi/r1/A") == (["rescued work"], [neutral])
 
 
 def test_commit_all_on_a_clean_tree_returns_none(repo: Path, git: Git) -> None:
@@ -399,7 +400,8 @@ def test_planted_fsmonitor_does_not_run_under_magi(repo: Path, git: Git, tmp_pat
 
 
 def test_history_readers(repo: Path, git: Git) -> None:
-    """Counts, messages oldest first, touched paths (both sides of a rename), identities."""
+    """Counts, messages oldest first, touched paths (both sides of a rename), identities:
+    each author and committer once, a message's NUL-free body whole whatever it holds."""
     base = git.rev_parse("HEAD")
     commit_file(repo, "a.txt", "a\n", "first\n\nwith a body")
     agent_git(repo, "mv", "README.md", "DOCS.md")
@@ -407,7 +409,19 @@ def test_history_readers(repo: Path, git: Git) -> None:
     assert git.commit_count(base, "HEAD") == 2
     assert git.commit_messages(base, "HEAD") == ["first\n\nwith a body", "second"]
     assert git.numstat_touched(base, "HEAD")[1] == ["DOCS.md", "README.md", "a.txt"]
-    assert git.author_identities(base, "HEAD") == ["Agent Smith <smith@vendor.example>"]
+    smith = "Agent Smith <smith@vendor.example>"
+    assert git.commit_texts(base, "HEAD") == (["first\n\nwith a body", "second"], [smith])
+    (repo / "b.txt").write_text("b\n")
+    agent_git(repo, "add", "b.txt")
+    subprocess.run(
+        ["git", "commit", "-q", "--author", "Ann <ann@x.example>", "-m", "third <x@y>\n\n%x00"],
+        cwd=repo,
+        check=True,
+        env={**os.environ, "GIT_COMMITTER_NAME": "Cy", "GIT_COMMITTER_EMAIL": "cy@x.example"},
+    )
+    messages, who = git.commit_texts(base, "HEAD")
+    assert messages == ["first\n\nwith a body", "second", "third <x@y>\n\n%x00"]
+    assert who == [smith, "Ann <ann@x.example>", "Cy <cy@x.example>"]
 
 
 def test_numstat_counts_text_binary_and_renames(repo: Path, git: Git) -> None:

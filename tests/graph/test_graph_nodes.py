@@ -114,6 +114,36 @@ def test_prep_runs_only_the_git_a_clone_needs(env, monkeypatch):
         assert git_out(Path(c.worktree or ""), "status", "--porcelain") == ""
 
 
+def test_judging_puts_back_a_candidate_branch_that_moved_since_its_turn(env, monkeypatch):
+    """Moved, or turned into a symbolic ref to another branch (which is replaced, never
+    written through): each is put back on its recorded head and charged as moved, from one
+    ``for-each-ref`` and one ``update-ref`` whatever the number of candidates."""
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+    ctx = context(repo, home, cfg, agents)
+    prep.run(ctx)
+    implement.run(ctx)
+    a, b = ctx.run.candidates
+    git_out(repo, "update-ref", f"refs/heads/{a.branch}", ctx.run.base_sha or "")
+    git_out(repo, "symbolic-ref", f"refs/heads/{b.branch}", f"refs/heads/{a.branch}")
+    ran: list[str] = []
+    real = Git._exec
+    monkeypatch.setattr(
+        Git, "_exec", lambda self, args, **kw: (ran.append(args[0]), real(self, args, **kw))[1]
+    )
+    judge.pin_branches(ctx)
+    assert sorted(ran) == ["for-each-ref", "update-ref"]
+    for c in (a, b):
+        assert git_out(repo, "rev-parse", f"refs/heads/{c.branch}").strip() == c.head
+        assert c.violations == [f"branch {c.branch} was moved by another seat; restored"]
+    link = subprocess.run(["git", "symbolic-ref", "-q", f"refs/heads/{b.branch}"], cwd=repo)
+    assert link.returncode == 1, "a plain branch again"
+    ran.clear()
+    judge.pin_branches(ctx)  # nothing moved: nothing written, nothing charged twice
+    assert ran == ["for-each-ref"]
+    assert len(a.violations) == 1
+
+
 def _warnings(ctx: Context) -> list[tuple[str, str]]:
     return [(e.node, e.message) for e in ctx.run.events if e.level == "warn"]
 

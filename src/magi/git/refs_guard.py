@@ -101,21 +101,36 @@ def pin(
     ``now``: every ref's value as just read (``restore_reading``), instead of one
     ``rev-parse`` per branch. A branch turned into a symbolic ref has moved either way.
     """
-    moved: list[str] = []
-    fixes: dict[str, str | None] = {}
+    off = off_heads(git, heads, now=now)
+    moved = [
+        f"{branch} {f'moved to {res[:12]}' if res else 'deleted'}, recorded {heads[branch][:12]}"
+        + ("; put back" if fix else "")
+        for branch, res in off.items()
+    ]
+    if fix:
+        put(git, {branch: heads[branch] for branch in off})
+    return moved
+
+
+def off_heads(
+    git: Git, heads: Mapping[str, str], *, now: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Each branch (short name) of ``heads`` that is not at its sha: what it holds now ('':
+    gone), from one ``for-each-ref`` (or ``now``, every ref's value as just read)."""
     if now is None and heads:
         now = _read_refs(git)
+    out: dict[str, str] = {}
     for branch, sha in sorted(heads.items()):
-        ref = f"refs/heads/{branch}"
-        res = (now or {}).get(ref, "")
-        if res == sha:
-            continue
-        where = f"moved to {res[:12]}" if res else "deleted"
-        moved.append(f"{branch} {where}, recorded {sha[:12]}" + ("; put back" if fix else ""))
-        fixes[ref] = sha
-    if fix:
-        _apply(git, fixes)
-    return moved
+        res = (now or {}).get(f"refs/heads/{branch}", "")
+        if res != sha:
+            out[branch] = res
+    return out
+
+
+def put(git: Git, heads: Mapping[str, str]) -> None:
+    """Each branch (short name) at its sha, in one ``update-ref``; a symbolic ref planted in
+    a branch's place is replaced, never written through."""
+    _apply(git, {f"refs/heads/{branch}": sha for branch, sha in heads.items()})
 
 
 # -- reading ----------------------------------------------------------------------------

@@ -530,10 +530,25 @@ class Git:
         out = self.run("log", "-z", "--reverse", "--no-notes", "--format=%B", *_span(base, head))
         return [m.rstrip("\n") for m in out.split("\0") if m]
 
-    def author_identities(self, base: str, head: str) -> list[str]:
-        """``name <email>`` of every author and committer in base..head, raw (no mailmap)."""
-        out = self.run("log", "--no-notes", "--format=%an <%ae>%n%cn <%ce>", *_span(base, head))
-        return list(dict.fromkeys(line for line in out.splitlines() if line))
+    def commit_texts(self, base: str, head: str) -> tuple[list[str], list[str]]:
+        """Every message of ``base..head`` (``commit_messages``) and every author's and
+        committer's ``name <email>``, raw (no mailmap), each once, oldest first: one log."""
+        out = self.run(
+            "log",
+            "-z",
+            "--reverse",
+            "--no-notes",
+            "--format=%an <%ae>%x00%cn <%ce>%x00%B",
+            *_span(base, head),
+        )
+        # -z ends each commit with a NUL: three fields a commit, none of which can hold one.
+        fields = out.split("\0")
+        messages: list[str] = []
+        who: dict[str, None] = {}
+        for i in range(0, len(fields) - 2, 3):
+            who.update(dict.fromkeys(f for f in fields[i : i + 2] if f))
+            messages.append(fields[i + 2].rstrip("\n"))
+        return [m for m in messages if m], list(who)
 
     # -- diffs ------------------------------------------------------------------------
 

@@ -12,7 +12,8 @@ from magi.core.review.loop import defer_e2e
 from magi.git.checkout import clean_worktree
 from magi.graph.context import Context
 from magi.graph.guard import after_checks
-from magi.graph.winner import ensure_review, worktree
+from magi.graph.winner import ensure_review
+from magi.graph.winner import head as winner_head
 from magi.model.review import E2eResult
 from magi.model.run import RunStatus
 from magi.sandbox.shell import run_checks
@@ -37,12 +38,11 @@ def run(ctx: Context) -> None:
 
 
 def check(ctx: Context, head: str) -> E2eResult:
-    """verify.e2e in the winner's worktree, which must be at ``head``."""
-    cwd = worktree(ctx)
-    at_head = ctx.git.head(cwd)
+    """verify.e2e on the winner's head, in a clean checkout of it, which must be ``head``."""
+    at_head = winner_head(ctx)
     if at_head != head:
         # The record must name what was actually checked, never what was meant to be.
-        ctx.event(NAME, f"winner's worktree is at {at_head[:12]}, not {head[:12]}", "warn")
+        ctx.event(NAME, f"winner's branch is at {at_head[:12]}, not {head[:12]}", "warn")
     commands = list(ctx.config.verify.e2e)
     started = ctx.clock()
     if not commands:  # nothing to run: no checkout (a full one each round, for nothing)

@@ -16,7 +16,8 @@ from magi.graph.context import Context, Stop
 from magi.graph.fix import conclude
 from magi.graph.guard import after_checks
 from magi.graph.review import remove_reviewer_worktrees
-from magi.graph.winner import ensure_review, worktree
+from magi.graph.winner import ensure_review
+from magi.graph.winner import head as winner_head
 from magi.model.review import CheckResult, Gate
 from magi.model.run import RunStatus
 from magi.sandbox.shell import run_checks
@@ -32,7 +33,7 @@ def run(ctx: Context) -> None:
         if rv.outcome not in ("clean", "skipped"):
             raise Stop(RunStatus.BLOCKED, "review: the loop has not ended clean")
     remove_reviewer_worktrees(ctx, keep=True)
-    head = ctx.git.head(worktree(ctx))
+    head = winner_head(ctx)
     g = ctx.run.gate
     if g is None or not g.ran or g.head != head:
         g = check(ctx, head)

@@ -8,6 +8,7 @@ from pathlib import Path
 from magi.core.seats.runners import joined_seats
 from magi.core.text.answers import JudgeAnswer
 from magi.core.text.bounds import cap
+from magi.git import refs_guard
 from magi.git.checkout import lease
 from magi.git.worktree_guard import GuardSnapshot, restore
 from magi.graph.context import Context, Stop, seat_order
@@ -73,24 +74,20 @@ def pin_branches(ctx: Context) -> None:
     """Each candidate branch must still point at the head recorded after its own turn.
 
     Worktrees share refs, so one implementer could move or delete another's branch; the
-    judges must see what each seat actually left, so a moved branch is put back.
+    judges must see what each seat actually left, so a moved branch is put back. One
+    ``for-each-ref`` reads them all.
     """
+    heads = {c.branch: c.head for c in ctx.run.candidates if c.head is not None and c.produced}
+    off = refs_guard.off_heads(ctx.git, heads)
+    refs_guard.put(ctx.git, {branch: heads[branch] for branch in off})
     for c in ctx.run.candidates:
-        if c.head is None or not c.produced:
+        if c.branch not in off:
             continue
-        ref = f"refs/heads/{c.branch}"
-        now = ctx.git.rev_parse(ref) if ctx.git.ref_exists(ref) else None
-        if now != c.head:
-            ctx.git.run("update-ref", ref, c.head)
-            with ctx.lock:
-                c.violations = [
-                    *c.violations,
-                    f"branch {c.branch} was moved by another seat; restored",
-                ]
-            ctx.event(
-                NAME, f"branch {c.branch} did not point at its recorded head; restored", "warn"
-            )
-    ctx.save()
+        with ctx.lock:
+            c.violations = [*c.violations, f"branch {c.branch} was moved by another seat; restored"]
+        ctx.event(NAME, f"branch {c.branch} did not point at its recorded head; restored", "warn")
+    if off:
+        ctx.save()
 
 
 def _one(ctx: Context, judge: JudgeSeat, labels: list[str], guard: GuardSnapshot) -> None:

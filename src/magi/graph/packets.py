@@ -77,12 +77,13 @@ def build(ctx: Context, c: Candidate) -> CandidatePacket:
     patch = strip_controls(patch)
     summary = strip_controls(strip_trailers(c.summary))
     terms = leak_terms(ctx.config.agents)
+    messages, authors = ctx.git.commit_texts(base, c.head)
     texts = {
         "patch": patch,
         "summary": summary,
         "file name": "\n".join(f.path for f in c.files),
-        "commit message": "\n".join(ctx.git.commit_messages(base, c.head)),
-        "commit author": "\n".join(ctx.git.author_identities(base, c.head)),
+        "commit message": "\n".join(messages),
+        "commit author": "\n".join(authors),
     }
     found = [(where, term) for where, text in texts.items() for term in scan_leaks(text, terms)]
     new = record_leaks(ctx, c.label, found)

@@ -26,7 +26,8 @@ from magi.git.worktree_guard import GuardSnapshot, restore
 from magi.graph import review_blind
 from magi.graph.context import Context, Stop, seat_order
 from magi.graph.fork import fork_wave
-from magi.graph.winner import e2e_text, ensure_review, winner, worktree
+from magi.graph.winner import e2e_text, ensure_review, winner
+from magi.graph.winner import head as winner_head
 from magi.model.review import ReviewRound, ReviewSeat
 from magi.model.run import RunStatus
 from magi.seats import RETRYABLE, ask_structured, ensure_seat
@@ -95,7 +96,7 @@ def start_round(ctx: Context) -> ReviewRound | None:
         return None
     if g.review_rounds == 0:
         return None
-    head = ctx.git.head(worktree(ctx))
+    head = winner_head(ctx)
     # The material is scanned before the round is recorded: on_leak = fail asks no seat.
     review_blind.scan(ctx, head, rv.rounds[-1] if rv.rounds else None, len(rv.rounds) + 1)
     rnd = ReviewRound(round=len(rv.rounds) + 1, head=head, seats=_seated(ctx))

@@ -39,12 +39,13 @@ def _texts(ctx: Context, head: str, prev: ReviewRound | None) -> dict[str, str]:
     if prev is not None and prev.head != head:
         delta, _ = ctx.git.patch(prev.head, head, max_bytes=cap)
         patch += "\n" + delta  # a capped whole patch may cut off the commits a live seat gets
+    messages, authors = ctx.git.commit_texts(base, head)
     texts = {
         "patch": patch,
         "summary": strip_trailers(c.summary),
         "file name": "\n".join(f.path for f in ctx.git.numstat(base, head)),
-        "commit message": "\n".join(ctx.git.commit_messages(base, head)),
-        "commit author": "\n".join(ctx.git.author_identities(base, head)),
+        "commit message": "\n".join(messages),
+        "commit author": "\n".join(authors),
     }
     if prev is not None:
         texts["e2e output"] = e2e_text(prev.e2e) or ""

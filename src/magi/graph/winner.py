@@ -50,6 +50,16 @@ def worktree(ctx: Context) -> Path:
     return path
 
 
+def head(ctx: Context) -> str:
+    """The winner's head, as review, e2e and the gate go on from it: its branch's head in the
+    repository, which ``worktree`` puts its clone on (no clone is read or synced: those
+    nodes check a tree of their own); under ``magi review`` of your own tree, its HEAD."""
+    c = winner(ctx)
+    if c.worktree and not clones.made_by_magi(Path(c.worktree), ctx.worktree_root()):
+        return ctx.git.head(Path(c.worktree))
+    return ctx.git.rev_parse(f"refs/heads/{c.branch}")
+
+
 def tree(ctx: Context, commit: str) -> str:
     return ctx.git.rev_parse(f"{commit}^{{tree}}")
 
