@@ -14,7 +14,7 @@ import pytest
 from graph_helpers import NOW, config, git_out, start
 from magi import engine
 from magi.agents.base import CancelToken, TurnRequest, TurnResult, TurnStatus
-from magi.core.seats.jail import policy
+from magi.core.seats.jail import policy, visible, writes_under
 from magi.demo.repo import RIGHT
 from magi.errors import MagiError, RepoError
 from magi.git import repo as repo_module
@@ -583,6 +583,33 @@ def test_a_linked_worktrees_seat_cannot_touch_the_users_index(env):
     tree = judge.ensure_judge_worktree(ctx, "judge-1")
     assert common / "index" in judge_paths(ctx, tree)
     assert common / "index" not in judge_paths(ctx, repo)
+
+
+def test_a_read_only_seat_has_the_whole_git_directory_read_only_in_one_bind(env):
+    """A judge's or reviewer's jail binds its tree and the shared git directory read-only
+    whole: the user's index, every ref, hooks and config stay out of its reach with no bind
+    of their own (a mount each: one a branch on a repository with hundreds)."""
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+    ctx = context(repo, home, cfg, agents)
+    common = ctx.git.common_dir().resolve()
+    for n in range(5):
+        git_out(repo, "branch", f"feature-{n}")
+    tree = judge.ensure_judge_worktree(ctx, "judge-1")
+    paths = ctx.jail_paths(tree, writable=False)
+    spec = policy(
+        cwd=str(tree.resolve()),
+        writable=False,
+        hide=[str(p) for p in paths.hide],
+        git_dirs=[str(p) for p in paths.git_dirs],
+        read=[str(p) for p in paths.read],
+    )
+    for inside in ("index", "refs/heads/main", "refs/heads/feature-3", "hooks", "config", "HEAD"):
+        assert visible(spec, str(common / inside)) == "read", inside
+    assert visible(spec, str(tree / "textstats.py")) == "read"
+    assert not writes_under(spec, str(common))
+    assert not [p for p in spec.read if Path(p).is_relative_to(common) and Path(p) != common]
+    assert len(ctx.jail_paths(tree).read) > len(spec.read), "a writable seat's has them all"
 
 
 def judge_paths(ctx: Context, tree: Path) -> list[Path]:

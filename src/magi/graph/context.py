@@ -36,7 +36,7 @@ class Context(SeatContext):
         assert isinstance(record, Run)  # noqa: S101 - checked in __post_init__
         return record
 
-    def jail_paths(self, cwd: Path) -> JailPaths:
+    def jail_paths(self, cwd: Path, *, writable: bool = True) -> JailPaths:
         """Also hidden: the main checkout and every worktree. A candidate's clone: see below.
         For a judge's or reviewer's worktree of the repository, the shared git directory is
         bound, but what git reads as instructions (config, hooks, info, every worktree's
@@ -44,7 +44,7 @@ class Context(SeatContext):
         index) and every branch but the seat's own stay read-only: no hook, filter or
         fsmonitor can be planted, no other candidate's branch (nor main) can be moved or
         deleted, and nothing the user's ``git status`` shows can change."""
-        base = super().jail_paths(cwd)
+        base = super().jail_paths(cwd, writable=writable)
         roots = (self.git.root, *([self.worktree_root()] if self.run.worktree_root else []))
         if is_clone(cwd):
             # A candidate's clone: its git directory is its own and inside the tree (bound
@@ -57,6 +57,13 @@ class Context(SeatContext):
                 read=(*fixed, objects(self.git), self.run_dir / "hooks"),
             )
         common = self.git.common_dir().resolve()
+        if not writable:
+            # A judge or a reviewer: its tree and the whole shared git directory are bound
+            # read-only (``policy``), so nothing inside needs a read-only bind of its own (one
+            # mount each, a ref each: hundreds on a repository with many branches).
+            return JailPaths(
+                hide=(*base.hide, *roots), git_dirs=(common,), read=(self.run_dir / "hooks",)
+            )
         own = _admin_dir(cwd)
         admins = sorted((common / "worktrees").glob("*")) if (common / "worktrees").is_dir() else []
         fixed = [common / n for n in ("config", "config.worktree", "hooks", "info", "packed-refs")]

@@ -117,8 +117,9 @@ class SeatContext:
             )
         self.reporter.note(message, level)
 
-    def jail_paths(self, cwd: Path) -> JailPaths:
-        """Hidden from every seat: magi's home and the user's magi config layer."""
+    def jail_paths(self, cwd: Path, *, writable: bool = True) -> JailPaths:
+        """Hidden from every seat: magi's home and the user's magi config layer.
+        ``writable``: the seat may write its tree (and the git directories it needs)."""
         return JailPaths(hide=(self.store.home, machine_config_dir(self.environ)))
 
     def check_cancelled(self) -> None:

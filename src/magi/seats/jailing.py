@@ -57,7 +57,7 @@ def seat_jail(
     if not found.jailed:
         return None
     kind = next((a.kind for a in sctx.config.agents if a.id == agent_id), "")
-    paths = sctx.jail_paths(cwd)
+    paths = sctx.jail_paths(cwd, writable=writable)
     return seat_spec(
         found,
         kind=kind,
