@@ -108,7 +108,11 @@ def _open(
         _record_redactions(sctx, found)
         turn_no = 1 + sum(1 for t in sctx.record.turns if t.seat == seat)
         stem = f"{node}-{seat}-t{turn_no}"
-        prompt_rel = sctx.store.write_artifact(sctx.record.id, f"{stem}.prompt.md", prompt)
+        # Its folder is made durable with the turn's reply (``_record``), before the record
+        # names it: one fsync of the folder a turn.
+        prompt_rel = sctx.store.write_artifact(
+            sctx.record.id, f"{stem}.prompt.md", prompt, sync_dir=False
+        )
         session = record.session_id if sctx.config.graph.sessions else None
         agent = record.agent
         state_dir = sctx.run_dir / "seats" / seat

@@ -267,6 +267,7 @@ class Store:
         # Where a park is asked for from afar (a runner's `/magi stop`, through the App:
         # ``magi.action.agents_job.park``), asked after this machine's own request file.
         self.remote_park = remote_park
+        self._dirs: dict[str, Path] = {}  # run id -> its folder, once the id was checked
 
     @property
     def runs_dir(self) -> Path:
@@ -275,9 +276,11 @@ class Store:
     def run_dir(self, run_id: str) -> Path:
         # The id becomes a path component: only the documented shape may, so no id can
         # name a parent directory or another run's files.
+        if (known := self._dirs.get(run_id)) is not None:
+            return known  # a run saves its record about 60 times, each asking this thrice
         if not RUN_ID.fullmatch(run_id):
             raise StateError(f"{run_id!r} is not a run id (YYYYMMDD-HHMMSS-xxxx)")
-        return self.runs_dir / run_id
+        return self._dirs.setdefault(run_id, self.runs_dir / run_id)
 
     def create(self, run: Record) -> Path:
         """Make the run's directory and first record; an existing id is refused."""
@@ -406,11 +409,15 @@ class Store:
             raise StateError(f"{ref!r} matches {len(matches)} runs: {shown}; give more of the id")
         return matches[0]
 
-    def write_artifact(self, run_id: str, name: str, text: str) -> str:
-        """Store ``text`` as ``artifacts/<sanitized name>``; return that path, run-relative."""
-        return self.write_artifacts(run_id, {name: text})[0]
+    def write_artifact(self, run_id: str, name: str, text: str, *, sync_dir: bool = True) -> str:
+        """Store ``text`` as ``artifacts/<sanitized name>``; return that path, run-relative.
+        ``sync_dir=False``: the folder is made durable by a later ``write_artifacts``, before
+        any record names this one (a turn's prompt: by its reply's)."""
+        return self.write_artifacts(run_id, {name: text}, sync_dir=sync_dir)[0]
 
-    def write_artifacts(self, run_id: str, texts: Mapping[str, str]) -> list[str]:
+    def write_artifacts(
+        self, run_id: str, texts: Mapping[str, str], *, sync_dir: bool = True
+    ) -> list[str]:
         """``write_artifact`` of each, the folder made durable once for all of them (a
         turn's reply and raw output: one ``fsync`` of the folder, not one each)."""
         d = self.run_dir(run_id)
@@ -423,6 +430,8 @@ class Store:
             safe = _sanitize(name)
             _write_durable(target / safe, text, sync_dir=False)
             out.append(f"{ARTIFACTS}/{safe}")
+        if not sync_dir:
+            return out
         try:
             _fsync_dir(target)
         except OSError as exc:

@@ -1,0 +1,55 @@
+"""A turn's record: its artifacts are on disk, their folder durable, before a record names them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from budget_helpers import budget_config, seat_context
+from magi.agents.base import TurnRequest, TurnResult, TurnStatus
+from magi.seats import ask
+from magi.state import store as store_module
+from magi.testing.fakes import FakeAgent
+
+
+def test_a_turns_artifacts_folder_is_made_durable_once_before_the_record_names_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The prompt, written before the turn, is not made durable on its own: the reply's
+    write makes the folder durable for the three of them, and the record that names them is
+    saved after it. One fsync of the folder a turn, never a record naming a file whose entry
+    a crash could lose."""
+    work = tmp_path / "work"
+    work.mkdir()
+    cfg = budget_config([{"id": "a", "kind": "command", "command": ["true"]}])
+
+    def reply(request: TurnRequest) -> TurnResult:
+        steps.append(("turn", ""))
+        return TurnResult(TurnStatus.OK, text="done")
+
+    sctx = seat_context(tmp_path / "home", cfg, {"a": FakeAgent("a", reply)})
+    steps: list[tuple[str, str]] = []
+    real_dir, real_save = store_module._fsync_dir, store_module.Store.save
+
+    def fsync_dir(path: Path) -> None:
+        steps.append(("fsync", path.name))
+        real_dir(path)
+
+    def save(self: store_module.Store, run: object) -> None:
+        named = [t.prompt_artifact for t in sctx.record.turns]
+        steps.append(("save", ",".join(n or "" for n in named)))
+        real_save(self, run)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_module, "_fsync_dir", fsync_dir)
+    monkeypatch.setattr(store_module.Store, "save", save)
+    ask(sctx, seat="impl-A", node="implement", prompt="do it", cwd=work, allow_write=True)
+    turn = steps.index(("turn", ""))
+    assert ("fsync", "artifacts") not in steps[:turn], "the prompt's folder waits for the reply"
+    assert steps[turn:] == [
+        ("turn", ""),
+        ("fsync", "artifacts"),
+        ("save", "artifacts/implement-impl-A-t1.prompt.md"),
+    ]
+    prompt = sctx.run_dir / "artifacts" / "implement-impl-A-t1.prompt.md"
+    assert prompt.read_text() == "do it"
