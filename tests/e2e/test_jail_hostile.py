@@ -547,3 +547,44 @@ def test_a_jailed_panel_shares_one_read_only_tree(env, tmp_path: Path, mode: str
     else:
         assert cwds["cwd-judge-1"].isdisjoint(cwds["cwd-judge-2"])
         assert all("wrote" in words for words in said.values())
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reviewers_that_write_their_tree(env, tmp_path: Path, mode: str, monkeypatch) -> None:
+    """Jailed, the reviewers share one tree, made and shown clean once for the round, that
+    none of them can write: nothing is looked at after their turns. Unjailed, each has its
+    own, and a reviewer that wrote in it is said to have, and its tree is put back."""
+    from magi.graph import review
+
+    repo, home, sd = env
+    wts = tmp_path / "wts"
+    resets: list[Path] = []
+    real = review.reset_to
+    monkeypatch.setattr(review, "reset_to", lambda g, t, h: (resets.append(t), real(g, t, h))[1])
+    log = f"{sd}/cwd-$MAGI_SEAT"
+    evidence = shlex.join([*SCRIPTED, "evidence"])
+    writes = f"sh:pwd >> {log}; touch ./planted 2>/dev/null && echo wrote >> {log}; exec {evidence}"
+    cfg = config(
+        sd,
+        {"a1": "right"},
+        {},
+        {"r1": writes, "r2": writes},
+        graph={"worktree_root": str(wts), "review_rounds": 1},
+        sandbox={"mode": mode},
+    )
+    run = start(repo, home, cfg)
+    assert run.status is RunStatus.READY, run.reason
+    said = {p.name: p.read_text().split() for p in sorted(sd.glob("cwd-review-*"))}
+    assert sorted(said) == ["cwd-review-1", "cwd-review-2"]
+    put_back = [e.message for e in run.events if "changed its read-only checkout" in e.message]
+    if mode == "bwrap":
+        assert not any("wrote" in words for words in said.values())
+        assert said["cwd-review-1"] == said["cwd-review-2"]
+        assert resets == [], "the one tree was leased fresh, never reset a second time"
+        assert put_back == []
+    else:
+        assert all("wrote" in words for words in said.values())
+        assert said["cwd-review-1"] != said["cwd-review-2"]
+        assert sorted(m.split(":")[0] for m in put_back) == ["review-1", "review-2"]
+        for words in said.values():
+            assert not (Path(words[0]) / "planted").exists()

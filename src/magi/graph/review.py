@@ -43,12 +43,29 @@ SHARED = "reviewers"  # the one tree of jailed reviewers
 def reviewer_worktree(ctx: Context, seat: str, head: str) -> Path:
     """``<root>/<seat>``, detached at ``head``, clean; jailed, one tree for every reviewer
     (read-only to each in the jail, as the judges' is: ``judge.judge_worktree``)."""
-    path = ctx.worktree_root() / (SHARED if decision(ctx).jailed else seat)
+    path = _tree_of(ctx, seat)
     if path.is_dir() and reset_to(ctx.git, path, head):
         return path
     discard(ctx.git, path)  # a tree that cannot be shown clean is made again
     lease(ctx.git, head, path, spares=ctx.spares())
     return path
+
+
+def _tree_of(ctx: Context, seat: str) -> Path:
+    return ctx.worktree_root() / (SHARED if decision(ctx).jailed else seat)
+
+
+def _trees(ctx: Context, seats: list[ReviewSeat], head: str) -> dict[str, Path]:
+    """Each seat's tree, made one after another; jailed, the one they share is made (and
+    shown clean) once, not once a seat."""
+    made: dict[Path, Path] = {}
+    out: dict[str, Path] = {}
+    for s in seats:
+        where = _tree_of(ctx, s.seat)
+        if where not in made:
+            made[where] = reviewer_worktree(ctx, s.seat, head)
+        out[s.seat] = made[where]
+    return out
 
 
 def remove_reviewer_worktrees(ctx: Context, *, keep: bool = False) -> list[str]:
@@ -117,7 +134,7 @@ def run(ctx: Context) -> None:
     todo = [s for s in rnd.seats if s.status in RETRYABLE and s.seat not in asked]
     if todo:
         fork_wave(ctx, "review", [s.seat for s in todo])
-        paths = {s.seat: reviewer_worktree(ctx, s.seat, rnd.head) for s in todo}  # serial
+        paths = _trees(ctx, todo, rnd.head)
         guard = GuardSnapshot.take(ctx.git, list(paths.values()))
         with ThreadPoolExecutor(
             max_workers=min(ctx.config.graph.max_parallel, len(todo)), thread_name_prefix="review"
@@ -178,8 +195,11 @@ def _one(ctx: Context, rnd: ReviewRound, seat: ReviewSeat, cwd: Path, guard: Gua
     )
     with ctx.lock:
         violations = restore(ctx.git, guard)
-    moved = ctx.git.run("status", "--porcelain", cwd=cwd).strip() or (ctx.git.head(cwd) != rnd.head)
-    if moved:
+    # Jailed, the tree and the git directory are read-only to every reviewer: nothing in
+    # them can have changed, and reading a whole checkout to say so costs a checkout's read.
+    if not decision(ctx).jailed and (
+        ctx.git.run("status", "--porcelain", cwd=cwd).strip() or ctx.git.head(cwd) != rnd.head
+    ):
         reviewer_worktree(ctx, seat.seat, rnd.head)
         violations.append("changed its read-only checkout (put back)")
     if violations:
