@@ -20,8 +20,9 @@ PERSONAS = {"a1": "right", "a2": "partial"}
 JUDGES = {"j1": "evidence"}
 # The instants the clones-era regression broke at (a git dir without alternates, a clone
 # without its checkout), the one after the rename, before the record says so, and the one
-# after prep's one `git init` (the skeleton every clone copies), before any clone.
-STEPS = ("clone:alternates:B", "clone:checkout:B", "clone:renamed:B", "clone:skeleton")
+# after prep's one `git init` (the first clone's, which the others copy), before anything
+# else of any clone is written.
+STEPS = ("clone:alternates:B", "clone:checkout:B", "clone:renamed:B", "clone:init:A")
 
 
 def _branches(repo, run_id: str) -> list[str]:

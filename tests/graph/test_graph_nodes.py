@@ -91,9 +91,9 @@ def test_prep_then_implement_alone_with_fake_agents(env):
 
 
 def test_prep_runs_only_the_git_a_clone_needs(env, monkeypatch):
-    """One git process per clone (its checkout) and one ``git init`` whose git directory
-    every clone copies: the repository's layout is learned once, never once per clone
-    thread, and the status of your checkout waits for the implement wave."""
+    """One git process per clone (its checkout) and one ``git init``, the first clone's,
+    whose git directory the others copy: the repository's layout is learned once, never
+    once per clone thread, and the status of your checkout waits for the implement wave."""
     repo, home, sd = env
     cfg, agents = two_fake_implementers(sd)
     ctx = context(repo, home, cfg, agents)
@@ -107,7 +107,7 @@ def test_prep_runs_only_the_git_a_clone_needs(env, monkeypatch):
     prep.run(ctx)
     assert sorted(ran) == sorted(["rev-parse", "init"] + ["read-tree"] * 2)
     root = ctx.worktree_root()
-    assert sorted(p.name for p in root.iterdir()) == ["A", "B"], "the skeleton is gone"
+    assert sorted(p.name for p in root.iterdir()) == ["A", "B"], "nothing half-made left"
     for c in ctx.run.candidates:
         gd = Path(c.worktree or "") / ".git"
         assert (gd / "HEAD").read_text() == f"ref: refs/heads/{c.branch}\n"
@@ -195,6 +195,54 @@ def test_a_clean_checkout_gets_no_warning(env):
     implement.run(ctx)
     assert _warnings(ctx) == []
     assert all(c.status == "ok" for c in ctx.run.candidates)
+
+
+@pytest.mark.parametrize(("cores", "done_first"), [(1, 2), (2, 1), (8, 0)])
+def test_the_jails_probe_waits_for_a_core_the_checkouts_leave(env, monkeypatch, cores, done_first):
+    """prep's checkouts fill every core while more of them run than there are cores: the
+    probe starts once fewer clones are still being made than cores (at once when there
+    are cores to spare), and prep ends with the jail decided. Checkouts past the ones that
+    must finish first wait for the probe, so what it finds done is exact."""
+    import threading
+
+    from magi.graph.prep import os as prep_os
+    from magi.seats import jailing
+
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+    ctx = context(repo, home, cfg, agents)
+    monkeypatch.setattr(prep_os, "sched_getaffinity", lambda _pid: set(range(cores)))
+    lock, started, checked_out = threading.Lock(), [0], [0]
+    probing = threading.Event()
+    real = Git._exec
+
+    def counting(self, args, **kw):  # type: ignore[no-untyped-def]
+        if args[0] == "read-tree":
+            with lock:
+                started[0] += 1
+                late = started[0] > done_first
+            if late and cores > 1:
+                assert probing.wait(30), "the probe never started"
+        out = real(self, args, **kw)
+        if args[0] == "read-tree":
+            with lock:
+                checked_out[0] += 1
+        return out
+
+    monkeypatch.setattr(Git, "_exec", counting)
+    probed: list[int] = []
+    decide = jailing.decision
+
+    def decision(c):  # type: ignore[no-untyped-def]
+        with lock:
+            probed.append(checked_out[0])
+        probing.set()
+        return decide(c)
+
+    monkeypatch.setattr(jailing, "decision", decision)
+    prep.run(ctx)
+    assert probed[0] == done_first
+    assert ctx.run.jail is not None
 
 
 class _Now:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,15 +106,23 @@ def partial_of(tree: Path) -> Path:
     return Path(tree).parent / f".{Path(tree).name}{PARTIAL}"
 
 
-SKELETON = f".skeleton{PARTIAL}"  # where prep makes its one ``git init``, laid out in each clone
-
-
 @dataclass(frozen=True)
 class Skeleton:
     """An empty git directory as ``git init`` made it: its folders and files, relative."""
 
     dirs: tuple[str, ...]
     files: tuple[tuple[str, bytes], ...]
+
+    @classmethod
+    def read(cls, gd: Path) -> Skeleton:
+        """The git directory ``git init`` just made at ``gd`` (nothing else written yet)."""
+        dirs: list[str] = []
+        files: list[tuple[str, bytes]] = []
+        for here, subs, names in os.walk(gd):
+            rel = Path(here).relative_to(gd)
+            dirs += [str(rel / d) for d in sorted(subs)]
+            files += [(str(rel / n), (Path(here) / n).read_bytes()) for n in sorted(names)]
+        return cls(tuple(dirs), tuple(files))
 
     def lay(self, gd: Path, branch: str) -> None:
         """The same git directory at ``gd``, its HEAD on ``branch``."""
@@ -127,34 +135,6 @@ class Skeleton:
             )
 
 
-def skeleton(git: Git, root: Path) -> Skeleton:
-    """What ``git init`` makes, made once under ``root`` and read back, for ``make_at``.
-
-    One ``git init`` a prep instead of one per clone: a clone's git directory is the same
-    handful of entries whoever makes it, and writing them is a few system calls where each
-    ``git init`` is a process started on the way to its checkout. git still writes the
-    config (what it probed of the filesystem: ``core.filemode``, ``core.ignorecase``, ...).
-    Named like a partial clone, and gone once read: a kill inside leaves it for the next
-    prep or fold.
-    """
-    work = Path(root) / SKELETON
-    if work.exists() or work.is_symlink():
-        discard(git, work)
-    work.parent.mkdir(parents=True, exist_ok=True)
-    fmt = git.object_format()
-    git.run("init", "--quiet", "--template=", f"--object-format={fmt}", str(work))
-    failpoint("clone:skeleton")
-    gd = git_dir(work)
-    dirs: list[str] = []
-    files: list[tuple[str, bytes]] = []
-    for here, subs, names in os.walk(gd):
-        rel = Path(here).relative_to(gd)
-        dirs += [str(rel / d) for d in sorted(subs)]
-        files += [(str(rel / n), (Path(here) / n).read_bytes()) for n in sorted(names)]
-    shutil.rmtree(work)
-    return Skeleton(tuple(dirs), tuple(files))
-
-
 def make_at(
     git: Git,
     tree: Path,
@@ -163,6 +143,7 @@ def make_at(
     sha: str,
     hooks: Path | None = None,
     like: Skeleton | None = None,
+    made: Callable[[Skeleton], None] | None = None,
 ) -> str:
     """``make`` at a commit already named by its full sha (prep's base): no rev-parse.
 
@@ -170,7 +151,9 @@ def make_at(
     directory, alternates, its branch, magi's hooks, the checkout) and only then renamed
     into place, so whatever stands at ``tree`` is either an earlier whole clone or nothing
     of this call; a partial one a kill left is removed by the next call or by fold.
-    ``like``: a ``skeleton``, laid out instead of running ``git init``.
+    ``like``: a git directory ``git init`` made for another clone, laid out instead of
+    running one; ``made``: told this clone's, as ``git init`` made it, before anything else
+    is written into it (prep's first clone, whose git directory the others copy).
     """
     # The parent resolved, never the tree itself: a tree an agent replaced with a link is
     # unlinked, and whatever the link named is left alone.
@@ -184,6 +167,8 @@ def make_at(
         fmt = git.object_format()
         init = ["init", "--quiet", "--template=", f"--object-format={fmt}", "-b", branch]
         git.run(*init, str(work))
+        if made is not None:
+            made(Skeleton.read(gd))
     else:
         work.mkdir()
         like.lay(gd, branch)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import shutil
-from concurrent.futures import ThreadPoolExecutor
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from magi.core.compete.blind import COMMIT_MSG_HOOK, judge_order, shuffle_labels
 from magi.core.seats.seating import seat_name
-from magi.git.clones import SKELETON, adopt_or_make, make_at, skeleton, sound
+from magi.git.clones import Skeleton, adopt_or_make, make_at, sound
 from magi.graph.context import Context
 from magi.model.run import Candidate, JudgeSeat, RunStatus
 from magi.seats import ensure_seat, jailing
@@ -60,20 +62,49 @@ def run(ctx: Context) -> None:
         ctx.cache[STATUS_CHECK] = True
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prep-probe") as pool:
         # The jail's probe, once per run, beside the clones rather than at the start of the
-        # implement wave, where every seat would wait for it.
-        jail = pool.submit(jailing.decision, ctx)
-        _make_worktrees(ctx, fresh=fresh)
-        jail.result()
+        # implement wave, where every seat would wait for it; and only once a core is left
+        # over by the checkouts (fewer clones still being made than cores), where it costs
+        # them nothing.
+        jail: list[Future[object]] = []
+        lock = threading.Lock()
+
+        def probe() -> None:
+            with lock:
+                if not jail:
+                    jail.append(pool.submit(jailing.decision, ctx))
+
+        _make_worktrees(ctx, fresh=fresh, idle=probe)
+        probe()
+        jail[0].result()
 
 
-def _make_worktrees(ctx: Context, *, fresh: bool) -> None:
+class _First:
+    """The git directory ``git init`` made for a fresh prep's first clone, for the others to
+    lay out: they wait for it (or for None: the first failed first, and each runs its own)."""
+
+    def __init__(self) -> None:
+        self._ready = threading.Event()
+        self._made: Skeleton | None = None
+
+    def set(self, made: Skeleton | None) -> None:
+        if not self._ready.is_set():
+            self._made = made
+            self._ready.set()
+
+    def wait(self) -> Skeleton | None:
+        self._ready.wait()
+        return self._made
+
+
+def _make_worktrees(ctx: Context, *, fresh: bool, idle: Callable[[], None]) -> None:
     """Create what is missing; a resumed run finds the clones it already made.
 
     Each candidate's tree is a clone of its own (``magi.git.clones``). They are independent
     repositories, so they are made in parallel: no lock of the user's repository is taken.
     A clone is renamed into place only when whole, and the record is saved as each one is,
     so a kill at any instant leaves whole clones (recorded or not) and at most a partial one
-    under its temporary name, which the resume makes again and fold removes.
+    under its temporary name, which the resume makes again and fold removes. ``idle``: called
+    once fewer clones are still being made than this machine has cores.
     """
     r = ctx.run
     root = ctx.worktree_root()
@@ -91,17 +122,41 @@ def _make_worktrees(ctx: Context, *, fresh: bool) -> None:
         return
     base = r.base_sha or r.base
     ctx.git.layout()  # once, not once per clone thread
-    new = {c.label for c in todo if fresh and r.base_sha and not (root / c.label).exists()}
-    # One git init for the clones of a fresh run; a skeleton a killed prep left goes.
-    like = skeleton(ctx.git, root) if len(new) > 1 else None
-    if like is None and (left := root / SKELETON).exists():
-        shutil.rmtree(left, ignore_errors=True)
+    new = [c.label for c in todo if fresh and r.base_sha and not (root / c.label).exists()]
+    # One git init for the clones of a fresh run: the first clone's, which the others copy.
+    first = _First()
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    left = [len(todo)]
+
+    def made_one() -> None:
+        with ctx.lock:
+            left[0] -= 1
+            spare = left[0] < (cores or 1)
+        if spare:
+            idle()
+
+    if left[0] < (cores or 1):
+        idle()
 
     def one(c: Candidate) -> None:
         tree = root / c.label
         if c.label in new and r.base_sha:
             # The common case: nothing there, and no branch of a new run exists yet.
-            make_at(ctx.git, tree, branch=c.branch, sha=r.base_sha, hooks=hooks, like=like)
+            mine = c.label == new[0]
+            like = None if mine else first.wait()
+            made = first.set if mine else None
+            try:
+                make_at(
+                    ctx.git,
+                    tree,
+                    branch=c.branch,
+                    sha=r.base_sha,
+                    hooks=hooks,
+                    like=like,
+                    made=made,
+                )
+            finally:
+                first.set(None)  # a first clone that failed before its init: each its own
             how = "created"
             with ctx.lock:  # untouched: the implement turn that follows needs no reset
                 untouched = ctx.cache.setdefault(FRESH, set())
@@ -118,6 +173,7 @@ def _make_worktrees(ctx: Context, *, fresh: bool) -> None:
                 remade = ctx.cache.setdefault(REMADE, set())
                 assert isinstance(remade, set)  # noqa: S101 - only prep sets it
                 remade.add(tree)
+        made_one()
         with ctx.lock:
             c.worktree = str(root / c.label)
             ctx.save()  # the record says which clones are whole, each as it is made
