@@ -490,3 +490,30 @@ def test_magi_prunes_its_own_trees_named_through_a_link(
     shutil.rmtree(tree)
     assert git.prune_worktrees(tmp_path / "link") == [tree.resolve()]
     assert tree.resolve() not in {p.resolve() for p in git.worktrees()}
+
+
+def test_gits_environment_follows_this_processes_and_drops_its_git_variables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Built once and reused while the process's environment stays as it was; a variable
+    set or removed since is seen at the next git command, every ``GIT_*`` of the caller's
+    is dropped, and magi's own and a command's extras come on top, as bytes (one name
+    never twice)."""
+    from magi.git import repo as repo_module
+
+    monkeypatch.setenv("MAGI_TEST_VAR", "one")
+    monkeypatch.setenv("GIT_DIR", "/somewhere/else")
+    first = repo_module._env()
+    assert first[b"MAGI_TEST_VAR"] == b"one"
+    assert b"GIT_DIR" not in first
+    assert first[b"LC_ALL"] == b"C"
+    assert repo_module._env() is first, "unchanged: reused"
+    monkeypatch.setenv("MAGI_TEST_VAR", "two")
+    assert repo_module._env()[b"MAGI_TEST_VAR"] == b"two"
+    monkeypatch.delenv("MAGI_TEST_VAR")
+    assert b"MAGI_TEST_VAR" not in repo_module._env()
+    extra = repo_module._env({"GIT_INDEX_FILE": "/tmp/index", "LC_ALL": "C.UTF-8"})
+    assert extra[b"GIT_INDEX_FILE"] == b"/tmp/index"
+    assert extra[b"LC_ALL"] == b"C.UTF-8"
+    assert all(isinstance(k, bytes) for k in extra)
+    assert b"GIT_INDEX_FILE" not in repo_module._env(), "an extra is that command's alone"

@@ -27,6 +27,7 @@ from magi.graph import review_blind
 from magi.graph.context import Context, Stop, seat_order
 from magi.graph.fork import fork_wave
 from magi.graph.winner import e2e_text, ensure_review, winner
+from magi.graph.winner import files as winner_files
 from magi.graph.winner import head as winner_head
 from magi.model.review import ReviewRound, ReviewSeat
 from magi.model.run import RunStatus
@@ -170,7 +171,7 @@ def _build(ctx: Context, rnd: ReviewRound, seat: str, live: bool) -> str:
         round=rnd.round,
         rounds=ctx.config.graph.review_rounds,
         head=rnd.head,
-        files=review_blind.redact_files(ctx, ctx.git.numstat(base, rnd.head)),
+        files=review_blind.redact_files(ctx, winner_files(ctx, base, rnd.head)),
         patch=review_blind.redact(ctx, patch),
         patch_cut=cut,
         summary=review_blind.redact(ctx, strip_trailers(c.summary)),

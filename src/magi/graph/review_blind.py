@@ -25,6 +25,7 @@ from magi.core.compete.blind import leak_terms, redact_terms, scan_leaks, strip_
 from magi.graph.context import Context, Stop
 from magi.graph.packets import record_leaks
 from magi.graph.winner import e2e_text, winner
+from magi.graph.winner import files as winner_files
 from magi.model.review import FindingRecord, FixReport, Rejected, ReviewRound
 from magi.model.run import FileStat, RunStatus
 
@@ -43,7 +44,7 @@ def _texts(ctx: Context, head: str, prev: ReviewRound | None) -> dict[str, str]:
     texts = {
         "patch": patch,
         "summary": strip_trailers(c.summary),
-        "file name": "\n".join(f.path for f in ctx.git.numstat(base, head)),
+        "file name": "\n".join(f.path for f in winner_files(ctx, base, head)),
         "commit message": "\n".join(messages),
         "commit author": "\n".join(authors),
     }

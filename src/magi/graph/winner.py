@@ -8,7 +8,7 @@ from magi.git import clones
 from magi.graph.context import Context, Stop
 from magi.graph.prep import hooks_dir
 from magi.model.review import E2eResult, Review
-from magi.model.run import Candidate, RunStatus
+from magi.model.run import Candidate, FileStat, RunStatus
 
 TAIL_CHARS = 3000
 
@@ -58,6 +58,20 @@ def head(ctx: Context) -> str:
     if c.worktree and not clones.made_by_magi(Path(c.worktree), ctx.worktree_root()):
         return ctx.git.head(Path(c.worktree))
     return ctx.git.rev_parse(f"refs/heads/{c.branch}")
+
+
+def files(ctx: Context, base: str, head: str) -> list[FileStat]:
+    """``base..head``'s files (numstat), read once per process: the leak scan and every
+    reviewer's prompt of a round name the same files."""
+    key = f"winner.files:{base}..{head}"
+    with ctx.lock:
+        known = ctx.cache.get(key)
+    if isinstance(known, list):
+        return known
+    found = ctx.git.numstat(base, head)
+    with ctx.lock:
+        ctx.cache[key] = found
+    return found
 
 
 def tree(ctx: Context, commit: str) -> str:

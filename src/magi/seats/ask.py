@@ -116,7 +116,8 @@ def _open(
         session = record.session_id if sctx.config.graph.sessions else None
         agent = record.agent
         state_dir = sctx.run_dir / "seats" / seat
-        state_dir.mkdir(parents=True, exist_ok=True)
+        if not state_dir.is_dir():  # made on the seat's first turn
+            state_dir.mkdir(parents=True, exist_ok=True)
         bin_dir = _shim(sctx.run_dir)
     request = TurnRequest(
         seat=seat,

@@ -268,6 +268,7 @@ class Store:
         # ``magi.action.agents_job.park``), asked after this machine's own request file.
         self.remote_park = remote_park
         self._dirs: dict[str, Path] = {}  # run id -> its folder, once the id was checked
+        self._folders: set[Path] = set()  # artifact folders made (or found) already
 
     @property
     def runs_dir(self) -> Path:
@@ -421,10 +422,12 @@ class Store:
         """``write_artifact`` of each, the folder made durable once for all of them (a
         turn's reply and raw output: one ``fsync`` of the folder, not one each)."""
         d = self.run_dir(run_id)
-        if not d.is_dir():
-            raise StateError(f"no run {run_id}", path=d)
         target = d / ARTIFACTS
-        target.mkdir(exist_ok=True)
+        if target not in self._folders:  # asked once: a run writes some forty artifacts
+            if not d.is_dir():
+                raise StateError(f"no run {run_id}", path=d)
+            target.mkdir(exist_ok=True)
+            self._folders.add(target)
         out = []
         for name, text in texts.items():
             safe = _sanitize(name)
