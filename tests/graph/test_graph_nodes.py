@@ -144,6 +144,41 @@ def test_judging_puts_back_a_candidate_branch_that_moved_since_its_turn(env, mon
     assert len(a.violations) == 1
 
 
+def test_a_first_clone_that_fails_before_its_init_leaves_the_others_their_own(env, monkeypatch):
+    """The clones waiting to copy the first one's git directory are released when it fails
+    first: each runs a ``git init`` of its own, and the failure is the run's to report."""
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+    ctx = context(repo, home, cfg, agents)
+    real = prep.make_at
+    made: list[tuple[str, bool]] = []
+
+    def make_at(git, tree, **kw):  # type: ignore[no-untyped-def]
+        if kw.get("made") is not None:  # the first clone
+            raise RepoError("git init: cannot create the folder")
+        made.append((tree.name, kw.get("like") is None))
+        return real(git, tree, **kw)
+
+    monkeypatch.setattr(prep, "make_at", make_at)
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            prep.run(ctx)
+        except RepoError as e:
+            failed.append(e)
+
+    import threading
+
+    done = threading.Thread(target=run, daemon=True)
+    done.start()
+    done.join(60)
+    assert not done.is_alive(), "a clone still waits for the first one's git directory"
+    assert "cannot create the folder" in str(failed[0])
+    assert made == [("B", True)], "B ran its own git init"
+    assert (ctx.worktree_root() / "B" / ".git" / "HEAD").is_file()
+
+
 def _warnings(ctx: Context) -> list[tuple[str, str]]:
     return [(e.node, e.message) for e in ctx.run.events if e.level == "warn"]
 
@@ -716,6 +751,33 @@ def test_refs_are_read_after_a_turn_only_when_it_could_change_one(env, monkeypat
         assert "for-each-ref" in ran
         assert any("refs/tags/planted created" in f for f in found)
         assert tags == []
+
+
+def test_each_node_compares_refs_with_how_they_were_when_it_began(env):
+    """A turn that can reach the refs, then a node whose turns cannot, then the first kind
+    again (a fixer in your own tree between review rounds): the second compares with the
+    refs as its own node found them, so what moved in between (yours, or magi's) is neither
+    undone nor charged to it."""
+    from magi.graph.guard import CompetitionGuard
+
+    repo, home, sd = env
+    cfg, agents = two_fake_implementers(sd)
+    ctx = context(repo, home, cfg, agents)
+    prep.run(ctx)
+    common = str(ctx.git.common_dir().resolve())
+    clone = str(Path(ctx.run.candidates[0].worktree or "").resolve())
+    reach = policy(cwd=str(repo.resolve()), writable=True, hide=[], git_dirs=[common])
+    shut = policy(cwd=clone, writable=False, hide=[str(repo.resolve())], read=[common])
+    guard = CompetitionGuard()
+    seat = ctx.run.candidates[0].seat
+    guard.before(ctx, seat, "fix", jail=reach)
+    assert guard.after(ctx, seat, "fix") == []
+    guard.before(ctx, "review-1", "review", jail=shut)
+    assert guard.after(ctx, "review-1", "review") == []
+    git_out(repo, "tag", "yours")  # between the rounds
+    guard.before(ctx, seat, "fix", jail=reach)
+    assert guard.after(ctx, seat, "fix") == []
+    assert git_out(repo, "tag", "--list").split() == ["yours"]
 
 
 @pytest.mark.parametrize("jailed", [True, False])

@@ -53,3 +53,41 @@ def test_a_turns_artifacts_folder_is_made_durable_once_before_the_record_names_t
     ]
     prompt = sctx.run_dir / "artifacts" / "implement-impl-A-t1.prompt.md"
     assert prompt.read_text() == "do it"
+
+
+@pytest.mark.parametrize("applies", [True, False])
+def test_the_guard_takes_a_jails_word_only_from_an_agent_that_applies_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, applies: bool
+) -> None:
+    """A jail handed to an agent that does not say it runs its turns in it (a plugin's own
+    ``Agent``) is no jail to the guard: that turn is guarded and swept as an unjailed one."""
+    import importlib
+
+    from magi.core.seats.jail import policy
+
+    ask_module = importlib.import_module("magi.seats.ask")
+
+    work = tmp_path / "work"
+    work.mkdir()
+    cfg = budget_config([{"id": "a", "kind": "command", "command": ["true"]}])
+
+    class Agent(FakeAgent):
+        applies_jail = applies
+
+    jail = policy(cwd=str(work), writable=True, hide=[])
+    monkeypatch.setattr(ask_module, "seat_jail", lambda *a, **k: jail)
+    seen: list[object] = []
+
+    class Guard:
+        def before(self, sctx: object, seat: str, node: str, *, jail: object) -> None:
+            seen.append(jail)
+
+        def after(self, sctx: object, seat: str, node: str) -> list[str]:
+            return []
+
+    agent = Agent("a", lambda request: TurnResult(TurnStatus.OK, text="done"))
+    sctx = seat_context(tmp_path / "home", cfg, {"a": agent})
+    sctx.guard = Guard()
+    ask(sctx, seat="impl-A", node="implement", prompt="do it", cwd=work, allow_write=True)
+    assert agent.requests[0].jail is jail, "handed the jail either way"
+    assert seen == [jail if applies else None]

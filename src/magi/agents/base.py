@@ -140,7 +140,11 @@ class TurnResult:
 
 @runtime_checkable
 class Agent(Protocol):
-    """The port the graph talks to. Real adapters spawn a CLI; fakes answer in-process."""
+    """The port the graph talks to. Real adapters spawn a CLI; fakes answer in-process.
+
+    An agent that runs its turns inside ``TurnRequest.jail`` says so with a class attribute
+    ``applies_jail = True`` (``CliAgent`` does); without it, magi guards its turns as
+    unjailed ones, whatever jail it was handed."""
 
     id: str
     kind: str

@@ -118,6 +118,10 @@ def no_events(
 class CliAgent:
     """An `Agent` that runs one CLI kind through the shared process runner."""
 
+    # It runs every turn inside ``request.jail`` when there is one (``_run``): what the
+    # turn guard may then take the jail's word for (``magi.seats.ask``).
+    applies_jail: ClassVar[bool] = True
+
     def __init__(
         self,
         cfg: AgentConfig,

@@ -82,12 +82,16 @@ class CompetitionGuard:
                 worked.append(seat)
             shut = ctx.cache.setdefault("guard.shut", set())
             assert isinstance(shut, set)  # noqa: S101 - set just above
+            if ctx.cache.get("guard.node") != node:
+                # Every node opens a window of its own, whether or not its turns can reach
+                # the refs: what moved between two nodes (you, magi) is no turn's doing.
+                ctx.cache["guard.node"] = node
+                ctx.cache.pop("guard.refs", None)
             if not reach:
                 shut.add(seat)
             else:
                 shut.discard(seat)
-                if ctx.cache.get("guard.node") != node:
-                    ctx.cache["guard.node"] = node
+                if ctx.cache.get("guard.refs") is None:
                     ctx.cache["guard.refs"] = refs_guard.take(ctx.git)
             if not ctx.cache.get("guard.left"):
                 # Once per process, before its first seat starts, jailed or not: what a wave

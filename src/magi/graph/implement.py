@@ -64,9 +64,10 @@ def run(ctx: Context) -> None:
     if todo and not answered:
         fork_wave(ctx, "implement", [c.seat for c in todo])
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="impl-status") as status:
-        if ctx.cache.pop(STATUS_CHECK, None):
-            status.submit(_warn_if_dirty, ctx)
+        check = status.submit(_warn_if_dirty, ctx) if ctx.cache.pop(STATUS_CHECK, None) else None
         _wave(ctx, todo, answered)
+        if check is not None:
+            check.result()  # what it could not do is said; anything else is magi's bug
     _park_on_questions(ctx)
     _settle(ctx)
 
@@ -104,6 +105,7 @@ def _warn_if_dirty(ctx: Context) -> None:
             f"({(r.base_sha or '')[:10]}), so those changes are not part of the competition",
             "warn",
         )
+        ctx.save()  # said now, not with the first turn's record minutes later
 
 
 def _untouched(ctx: Context, todo: list[Candidate], workers: int) -> set[str]:

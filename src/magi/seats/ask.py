@@ -221,8 +221,12 @@ def ask(
         timeout=timeout,
     )
     sctx.reporter.seat(seat, "asked")
+    # A jail is only as good as the agent that applies it: one that does not say it does (a
+    # plugin's own ``Agent``) is guarded and swept after as an unjailed seat is.
+    applied = getattr(sctx.agents[opened.agent], "applies_jail", False) is True
+    jail = opened.request.jail if applied else None
     if sctx.guard is not None:
-        sctx.guard.before(sctx, seat, node, jail=opened.request.jail)
+        sctx.guard.before(sctx, seat, node, jail=jail)
     started = sctx.clock()
     t0 = time.monotonic()
     since = now_ticks()
@@ -235,7 +239,7 @@ def ask(
     finally:
         asks.stop()  # never raises: the turn's ending below always runs
         # Whatever the turn left behind goes, even when it was cut off by cancellation.
-        end_turn(sctx, seat, opened.request.turn, since, jailed=opened.request.jail is not None)
+        end_turn(sctx, seat, opened.request.turn, since, jailed=jail is not None)
         if sctx.guard is not None:
             sctx.guard.after(sctx, seat, node)
     sctx.check_cancelled()  # a seat killed by cancellation gave no answer: it stays pending
