@@ -32,7 +32,7 @@ from magi.graph.winner import head as winner_head
 from magi.model.review import ReviewRound, ReviewSeat
 from magi.model.run import RunStatus
 from magi.seats import RETRYABLE, ask_structured, ensure_seat
-from magi.seats.jailing import decision
+from magi.seats.jailing import applies_jail, decision
 
 NAME = "review"
 STATUS = RunStatus.REVIEWING
@@ -198,7 +198,8 @@ def _one(ctx: Context, rnd: ReviewRound, seat: ReviewSeat, cwd: Path, guard: Gua
         violations = restore(ctx.git, guard)
     # Jailed, the tree and the git directory are read-only to every reviewer: nothing in
     # them can have changed, and reading a whole checkout to say so costs a checkout's read.
-    if not decision(ctx).jailed and (
+    jailed = decision(ctx).jailed and applies_jail(ctx, ctx.run.seats[seat.seat].agent)
+    if not jailed and (
         ctx.git.run("status", "--porcelain", cwd=cwd).strip() or ctx.git.head(cwd) != rnd.head
     ):
         reviewer_worktree(ctx, seat.seat, rnd.head)

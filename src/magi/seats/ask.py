@@ -38,7 +38,7 @@ from magi.seats.asking import Listening
 from magi.seats.budget import check_budget
 from magi.seats.census import end_turn
 from magi.seats.context import SeatContext, Stop
-from magi.seats.jailing import seat_jail
+from magi.seats.jailing import applies_jail, seat_jail
 from magi.state.failpoint import failpoint
 
 M = TypeVar("M", bound=Answer)
@@ -223,8 +223,7 @@ def ask(
     sctx.reporter.seat(seat, "asked")
     # A jail is only as good as the agent that applies it: one that does not say it does (a
     # plugin's own ``Agent``) is guarded and swept after as an unjailed seat is.
-    applied = getattr(sctx.agents[opened.agent], "applies_jail", False) is True
-    jail = opened.request.jail if applied else None
+    jail = opened.request.jail if applies_jail(sctx, opened.agent) else None
     if sctx.guard is not None:
         sctx.guard.before(sctx, seat, node, jail=jail)
     started = sctx.clock()

@@ -45,6 +45,14 @@ def decision(sctx: SeatContext) -> Decision:
     return found
 
 
+def applies_jail(sctx: SeatContext, agent_id: str) -> bool:
+    """Whether ``agent_id``'s turns run inside the jail they are handed: an agent says so
+    (``applies_jail``, as ``CliAgent`` does); a plugin's own ``Agent`` that does not is
+    taken for an unjailed seat by whatever checks after its turns."""
+    agent = sctx.agents.get(agent_id)
+    return getattr(agent, "applies_jail", False) is True
+
+
 def seat_jail(
     sctx: SeatContext, agent_id: str, cwd: Path, writable: bool, state_dir: Path | None = None
 ) -> JailSpec | None:
