@@ -142,8 +142,11 @@ def test_fold_removes_worktrees_and_losing_branches_but_keeps_the_winner(repo, t
     """magi fold: the winner's branch is the product and stays."""
     assert invoke(["run", "repair", "it"]).exit_code == 0
     run = home(tmp_path).load(home(tmp_path).latest() or "")
+    sessions = home(tmp_path).run_dir(run.id) / "cli-state" / "judge-1" / "x-.claude"
+    sessions.mkdir(parents=True)  # what a jailed CLI seat keeps of its own
     res = invoke(["fold", run.id])
     assert res.exit_code == 0, res.output
+    assert not sessions.parent.parent.exists(), "the seats' own CLI sessions go with it"
     branches = git_out(repo, "branch", "--format=%(refname:short)").split()
     winner = run.candidate(run.tally.winner).branch
     assert winner in branches

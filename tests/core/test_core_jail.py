@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
+from magi.core.seats.clistate import login_part, merge_login, without_login
 from magi.core.seats.jail import (
     BWRAP_BASE,
     JailSpec,
     bwrap_argv,
     policy,
-    state_paths,
     visible,
     writes_under,
 )
@@ -15,55 +17,88 @@ from magi.core.seats.jail import (
 HOME = "/home/u"
 MAGI = "/home/u/.local/share/magi"
 WT = "/home/u/.local/share/magi/worktrees/run1"
+COPY = f"{MAGI}/runs/run1/cli-state/impl-A/1-.claude"
+SYSTEM = ("/usr", "/etc", "/opt")
 
 
 def _spec(writable: bool) -> JailSpec:
     return policy(
         cwd=f"{WT}/A",
         writable=writable,
-        hide=[MAGI, "/home/u/.config/magi", "/src/repo", WT],
+        hide=[MAGI, "/home/u/.config/magi", "/src/repo", WT, "/opt/actions-runner"],
         git_dirs=["/src/repo/.git"],
-        state=state_paths("claude", HOME, {}),
-        read=["/src/repo/.git/hooks"],
+        read=["/src/repo/.git/hooks", "/home/u/.pyenv", "/opt/actions-runner/_work/_tool"],
+        system=SYSTEM,
+        links=[("/bin", "usr/bin")],
+        scratch=[HOME],
+        mask=["/etc/shadow"],
+        binds=[(COPY, "/home/u/.claude")],
     )
 
 
-def test_an_implementer_writes_its_tree_its_git_and_its_cli_state_only() -> None:
-    """Own tree, git dir and ~/.claude are writable; MAGI_HOME, config and siblings hidden."""
+def test_an_implementer_writes_its_tree_its_git_and_its_own_cli_copy_only() -> None:
+    """Own tree, git dir and its copy of ~/.claude are writable; MAGI_HOME, config and
+    siblings hidden; the user's own ~/.claude stands behind the copy."""
     spec = _spec(writable=True)
     assert visible(spec, f"{WT}/A/src/x.py") == "write"
     assert visible(spec, "/src/repo/.git/objects/ab") == "write"
-    assert visible(spec, "/home/u/.claude/projects/x.jsonl") == "write"
-    assert visible(spec, "/home/u/.claude.json") == "write"
+    assert visible(spec, f"{COPY}/projects/x.jsonl") == "write"
+    assert visible(spec, "/home/u/.claude/CLAUDE.md") == "hidden"
     assert visible(spec, f"{MAGI}/runs/run1/run.json") == "hidden"
     assert visible(spec, f"{WT}/B/secret.py") == "hidden"
     assert visible(spec, "/home/u/.config/magi/config.toml") == "hidden"
     assert visible(spec, "/src/repo/README.md") == "hidden"
     assert visible(spec, "/src/repo/.git/hooks/pre-commit") == "read"
     assert visible(spec, "/usr/bin/git") == "read"
-    assert visible(spec, "/home/u/.bashrc") == "read"
+    assert visible(spec, "/bin/sh") == "read"
+
+
+def test_the_jail_shows_by_allowlist_never_by_exception() -> None:
+    """Nothing of / is shown unless named: the home, /root, /var, /srv, another user's
+    home and the runner's own files are hidden; toolchains and the tool cache are shown."""
+    spec = _spec(writable=True)
+    for secret in (
+        "/home/u/.ssh/id_ed25519",
+        "/home/u/.config/gh/hosts.yml",
+        "/home/u/.codex/auth.json",
+        "/home/u/.bashrc",
+        "/home/other/.aws/credentials",
+        "/root/.ssh/id_rsa",
+        "/var/run/docker.sock",
+        "/run/user/1000/ssh-agent.sock",
+        "/opt/actions-runner/.credentials",
+        "/opt/actions-runner/.runner",
+        "/opt/actions-runner/_diag/Runner.log",
+        "/opt/actions-runner/_work/_temp/env.sh",
+        "/etc/shadow",
+        "/srv/data",
+    ):
+        assert visible(spec, secret) == "hidden", secret
+    assert visible(spec, "/home/u/.pyenv/versions/3.12/bin/python") == "read"
+    assert visible(spec, "/opt/actions-runner/_work/_tool/node/bin/node") == "read"
+    assert visible(spec, "/opt/hostedtoolcache/go") == "read"
 
 
 def test_a_judge_cannot_write_its_tree_or_git_but_keeps_its_session() -> None:
-    """A read-only seat's tree and git dir are read-only; its CLI's state stays writable."""
+    """A read-only seat's tree and git dir are read-only; its CLI copy stays writable."""
     spec = _spec(writable=False)
     assert not spec.writable
     assert visible(spec, f"{WT}/A/src/x.py") == "read"
     assert visible(spec, "/src/repo/.git/refs/heads/main") == "read"
-    assert visible(spec, "/home/u/.claude/projects/x.jsonl") == "write"
+    assert visible(spec, f"{COPY}/projects/x.jsonl") == "write"
     assert visible(spec, f"{WT}/B/x") == "hidden"
 
 
 def test_what_a_seat_can_change_of_a_folder_counts_writable_binds_inside_it() -> None:
     """``writes_under``: the folder itself writable, or a writable bind anywhere inside it
-    (an implementer's worktree inside the repository's git directory). A read-only or
-    hidden folder with nothing writable below is out of reach."""
+    (an implementer's worktree inside the repository's git directory, a CLI copy). A
+    read-only or hidden folder with nothing writable below is out of reach."""
     spec = _spec(writable=True)
     assert writes_under(spec, "/src/repo/.git")
     assert writes_under(spec, "/src/repo")  # its .git is bound writable inside it
     judge = _spec(writable=False)
     assert not writes_under(judge, "/src/repo/.git")
-    assert writes_under(judge, "/home/u")  # its CLI's state is inside
+    assert writes_under(judge, MAGI)  # its CLI copy lies inside
     clone = policy(cwd=f"{WT}/A", writable=True, hide=["/src/repo", WT], read=["/src/repo/.git"])
     assert not writes_under(clone, "/src/repo/.git")
     assert not writes_under(clone, "/src/repo/.gitx")
@@ -73,26 +108,38 @@ def test_what_a_seat_can_change_of_a_folder_counts_writable_binds_inside_it() ->
 
 def test_the_host_tmp_is_hidden_behind_a_private_one() -> None:
     """Another process's files in /tmp are out of sight; the seat's own bound paths are not."""
-    spec = policy(cwd="/tmp/wt/A", writable=True, hide=["/tmp/wt"])
+    spec = policy(cwd="/tmp/wt/A", writable=True, hide=["/tmp/wt"], system=SYSTEM)
     assert visible(spec, "/tmp/other-agent.sock") == "hidden"
     assert visible(spec, "/tmp/wt/A/x") == "write"
 
 
 def test_mounts_go_parents_first_so_a_bind_inside_a_hidden_root_reappears() -> None:
-    """The tmpfs over the worktree root comes before the bind of the seat's own tree."""
+    """The system first, the scratch home before the copy bound in it, the tmpfs over the
+    worktree root before the seat's own tree; the empty root is read-only last."""
     argv = bwrap_argv(_spec(writable=True), ["claude", "-p"])
     assert argv[: 1 + len(BWRAP_BASE)] == ["bwrap", *BWRAP_BASE]
+    assert "/" not in argv[: argv.index("--remount-ro")]  # no --ro-bind / /
     assert argv[-3:] == ["--", "claude", "-p"]
+    assert argv[argv.index("/bin") - 2 :][:3] == ["--symlink", "usr/bin", "/bin"]
     hide_root = argv.index(WT)
     own = argv.index(f"{WT}/A")
     assert argv[hide_root - 1] == "--tmpfs"
     assert argv[own - 1] == "--bind"
     assert hide_root < own
-    magi = argv.index(MAGI)
-    assert magi < hide_root  # the parent hidden before anything inside it
+    home = argv.index(HOME)
+    assert argv[home - 1] == "--tmpfs"
+    assert argv[argv.index(COPY) - 1] == "--bind"
+    assert argv[argv.index(COPY) + 1] == "/home/u/.claude"
+    assert home < argv.index(MAGI) < hide_root  # the parent hidden before anything inside it
+    assert argv.index("/usr") < home
+    shadow = argv.index("/etc/shadow")
+    assert argv[shadow - 2 : shadow] == ["--ro-bind", "/dev/null"]
     hooks = argv.index("/src/repo/.git/hooks")
     assert argv[hooks - 1] == "--ro-bind"
     assert argv.index("/src/repo/.git") < hooks  # read-only on top of the writable git dir
+    remounts = [argv[i + 1] for i, a in enumerate(argv) if a == "--remount-ro"]
+    assert remounts[-1] == "/"
+    assert HOME not in remounts  # the home is a writable scratch
 
 
 def test_the_argv_keeps_the_network_and_ends_with_the_turn() -> None:
@@ -116,12 +163,20 @@ def test_a_prompt_file_inside_magi_home_is_bound_alone() -> None:
     assert spec.reading(prompt) == spec
 
 
-def test_state_paths_follow_each_cli_and_its_override_variables() -> None:
-    """Each kind gets its own directories, plus the ones its variables name; others none."""
-    assert state_paths("codex", HOME, {"CODEX_HOME": "/srv/codex"}) == (
-        "/home/u/.codex",
-        "/srv/codex",
+def test_a_login_is_taken_from_a_settings_file_by_its_keys_alone() -> None:
+    """Of ~/.claude.json only the account keys reach a seat; of gemini's settings.json only
+    the auth method. The seat's own keys are kept around the login, and taken out after."""
+    user = json.dumps(
+        {"oauthAccount": {"email": "a@b"}, "mcpServers": {"x": {}}, "hooks": {"Stop": ["y"]}}
     )
-    assert "/home/u/.local/share/opencode" in state_paths("opencode", HOME, {})
-    assert state_paths("gemini", HOME, {}) == ("/home/u/.gemini",)
-    assert state_paths("command", HOME, {}) == ()
+    part = login_part(user, ("oauthAccount", "userID"))
+    assert part == {"oauthAccount": {"email": "a@b"}}
+    seat = merge_login('{"projects": {"/w": {}}, "oauthAccount": "stale"}', part, ("oauthAccount",))
+    assert json.loads(seat) == {"projects": {"/w": {}}, "oauthAccount": {"email": "a@b"}}
+    assert json.loads(without_login(seat, ("oauthAccount",)) or "") == {"projects": {"/w": {}}}
+    assert without_login("not json", ("oauthAccount",)) is None
+    settings = json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}, "x": 1}})
+    assert login_part(settings, ("security.auth",)) == {
+        "security": {"auth": {"selectedType": "gemini-api-key"}}
+    }
+    assert login_part("[1, 2]", ("security.auth",)) == {}

@@ -326,7 +326,6 @@ def test_the_standins_answer_from_inside_the_jail(env, tmp_path: Path, kind: str
     work.mkdir()
     spec = seat_spec(
         decide(Sandbox()),
-        kind=kind,
         cwd=work,
         writable=False,
         hide=[tmp_path / "home"],
@@ -378,7 +377,6 @@ def test_a_jailed_turn_leaves_no_process_behind(tmp_path: Path, mode: str) -> No
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     spec = seat_spec(
         decide(Sandbox()),
-        kind="claude",
         cwd=work,
         writable=False,
         hide=[],
@@ -425,8 +423,10 @@ def test_a_jailed_agent_of_a_magi_in_a_terminal_cannot_reach_the_terminal() -> N
     probe = "(exec 3</dev/tty) 2>/dev/null && echo TTY || echo NOTTY"
     code = f"""
 from magi.agents.process import run
-from magi.core.seats.jail import BWRAP_BASE
-argv = ["bwrap", *BWRAP_BASE, "sh", "-c", {probe!r}]
+from magi.core.seats.jail import JailSpec, bwrap_argv
+from magi.sandbox.bwrap import system_view
+dirs, links = system_view()
+argv = bwrap_argv(JailSpec(cwd="/", system=dirs, links=links), ["sh", "-c", {probe!r}])
 r = run(argv, cwd=None, stdin=None, env={{"PATH": "/usr/bin:/bin"}}, timeout=60,
         output_max_bytes=1000)
 print("jailed:", r.stdout.strip() or r.stderr.strip())

@@ -90,26 +90,30 @@ def test_mode_off_never_probes() -> None:
 def test_an_unjailed_decision_gives_no_spec(tmp_path: Path) -> None:
     """seat_spec is None when agents run unjailed."""
     d = decide(Sandbox(mode="off"))
-    assert seat_spec(d, kind="claude", cwd=tmp_path, writable=True, hide=[], environ={}) is None
+    assert seat_spec(d, cwd=tmp_path, writable=True, hide=[], environ={}) is None
 
 
-def test_a_spec_keeps_only_existing_paths_and_creates_the_cli_state_dir(tmp_path: Path) -> None:
-    """bwrap cannot mount a missing path: hidden paths that do not exist are left out."""
+def test_a_spec_keeps_only_existing_paths_and_the_home_is_a_scratch(tmp_path: Path) -> None:
+    """bwrap cannot mount a missing path: hidden paths that do not exist are left out. The
+    home is an empty scratch, and nothing of the user's CLI state is made or bound there."""
     d = decide(Sandbox(), platform="linux", which=_which, run_probe=_works)
     home = tmp_path / "home"
     home.mkdir()
+    kept = tmp_path / "kept"
+    kept.mkdir()
     spec = seat_spec(
         d,
-        kind="codex",
         cwd=tmp_path,
         writable=True,
-        hide=[tmp_path / "missing", home],
+        hide=[tmp_path / "missing", kept],
         environ={"HOME": str(home)},
     )
     assert spec is not None
-    assert spec.hide == (str(home.resolve()),)
-    assert (home / ".codex").is_dir()
-    assert str((home / ".codex").resolve()) in spec.write
+    assert str(kept.resolve()) in spec.hide
+    assert str(tmp_path / "missing") not in spec.hide
+    assert spec.scratch == (str(home.resolve()),)
+    assert not (home / ".codex").exists()
+    assert not any(".codex" in p for p in (*spec.write, *spec.read))
 
 
 def test_paths_for_the_jail_are_resolved_through_links_and_missing_ones_dropped(

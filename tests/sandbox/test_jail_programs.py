@@ -11,7 +11,7 @@ import pytest
 from magi.agents.programs import program_paths
 from magi.core.seats.jail import bwrap_argv, policy
 from magi.model.config import Sandbox
-from magi.sandbox.bwrap import decide
+from magi.sandbox.bwrap import decide, system_view
 
 FOUND = decide(Sandbox())
 needs_bwrap = pytest.mark.skipif(
@@ -36,7 +36,15 @@ def _npm_cli(root: Path) -> Path:
 
 
 def _spec(cwd: Path, hide: list[str] | None = None):  # type: ignore[no-untyped-def]
-    return policy(cwd=str(cwd), writable=True, hide=hide or [], bwrap=FOUND.bwrap or "bwrap")
+    dirs, links = system_view()
+    return policy(
+        cwd=str(cwd),
+        writable=True,
+        hide=hide or [],
+        bwrap=FOUND.bwrap or "bwrap",
+        system=dirs,
+        links=links,
+    )
 
 
 def test_the_path_entry_and_the_npm_package_are_what_is_bound(tmp_path: Path) -> None:

@@ -27,12 +27,21 @@ from magi.agents.base import TurnRequest, TurnStatus, Usage
 from magi.agents.cli import Invocation, Parsed, executable, malformed, tail
 from magi.agents.events import Event, Int, Lenient, Str, document
 from magi.agents.live import LiveLine, Signals
+from magi.core.seats.clistate import CliState, Login, Root
 from magi.model.config import AgentConfig
 from magi.model.run import ModelTokens
 
 EXECUTABLE = "agy"
 VERSION_ARGV = ("agy", "--version")
 KEY_ENV_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+# agy keeps its state beside gemini's; its logins are gemini's (docs/jail.md).
+STATE = CliState(
+    (
+        Root("~/.gemini", (Login("oauth_creds.json"), Login("google_accounts.json"))),
+        Root("~/.antigravity"),
+    )
+)
 REPLY_KEYS = ("response", "result", "text", "output")
 
 QUOTA = re.compile(r"quota|rate[ _-]?limit|RESOURCE_EXHAUSTED|\b429\b|resets in", re.IGNORECASE)

@@ -16,11 +16,27 @@ from magi.agents.base import TurnRequest, TurnStatus, Usage
 from magi.agents.cli import Invocation, Parsed, executable, malformed, tail
 from magi.agents.events import Event, Flag, Int, Lenient, Num, Str, document, event
 from magi.agents.live import LiveLine, Signals
+from magi.core.seats.clistate import CliState, Login, Root
 from magi.model.config import AgentConfig
 
 EXECUTABLE = "claude"
 VERSION_ARGV = ("claude", "--version")
 KEY_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+
+# Where Claude Code keeps its state (``CLAUDE_CONFIG_DIR`` moves both), and its login: the
+# OAuth credentials file, and the account keys of ``~/.claude.json`` (the rest of it is
+# settings: project trust, MCP servers). Each seat gets its own copy (docs/jail.md).
+_CLAUDE_JSON = ("oauthAccount", "userID", "primaryApiKey", "customApiKeyResponses")
+STATE = CliState(
+    (
+        Root("~/.claude", (Login(".credentials.json"),)),
+        Root("~/.claude.json", (Login("", _CLAUDE_JSON),), file=True),
+        Root(
+            "$CLAUDE_CONFIG_DIR",
+            (Login(".credentials.json"), Login(".claude.json", _CLAUDE_JSON)),
+        ),
+    )
+)
 
 # README §1(e): the user-facing texts of subscription limits, plain 429s and spend limits.
 QUOTA = re.compile(

@@ -17,12 +17,22 @@ from magi.agents.base import TurnRequest, TurnStatus, Usage
 from magi.agents.cli import Invocation, Parsed, executable, no_events, tail
 from magi.agents.events import Event, Int, Lenient, Str, event, events
 from magi.agents.live import LiveLine, Signals
+from magi.core.seats.clistate import CliState, Login, Root
 from magi.model.config import AgentConfig
 from magi.model.run import ModelTokens
 
 EXECUTABLE = "codex"
 VERSION_ARGV = ("codex", "--version")
 KEY_ENV_VARS = ("OPENAI_API_KEY", "CODEX_API_KEY")
+
+# Where codex keeps its state, and its login (``auth.json``); ``config.toml`` (settings, MCP
+# servers) and ``AGENTS.md`` are the user's and never reach a seat (docs/jail.md).
+STATE = CliState(
+    (
+        Root("~/.codex", (Login("auth.json"),)),
+        Root("$CODEX_HOME", (Login("auth.json"),)),
+    )
+)
 
 # README §2(e). Codex writes "You’ve" with U+2019, so nothing here depends on the apostrophe.
 QUOTA = re.compile(

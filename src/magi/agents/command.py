@@ -36,12 +36,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from magi.agents.base import TurnRequest, TurnStatus
 from magi.agents.cli import Invocation, Parsed, tail
 from magi.agents.live import NO_SIGNALS, LiveLine, Signals
+from magi.core.seats.clistate import CliState
 from magi.model.config import AgentConfig
 from magi.model.run import ModelTokens, Usage
 
 EXECUTABLE = None  # whatever the config names
 VERSION_ARGV: tuple[str, ...] = ()
 KEY_ENV_VARS: tuple[str, ...] = ()
+
+STATE = CliState()  # a command's state is its seat's MAGI_STATE_DIR
 EX_TEMPFAIL = 75
 SESSION_LINE = re.compile(r"^MAGI-SESSION:\s*(\S+)\s*$", re.MULTILINE)
 USAGE_LINE = re.compile(r"^[ \t]*MAGI-USAGE:.*$", re.MULTILINE)

@@ -21,12 +21,31 @@ from magi.agents.base import Failure, TurnRequest, TurnStatus, Usage
 from magi.agents.cli import Invocation, Parsed, executable, malformed, tail
 from magi.agents.events import Event, Int, Lenient, Str, document
 from magi.agents.live import LiveLine, Signals
+from magi.core.seats.clistate import CliState, Login, Root
 from magi.model.config import AgentConfig
 from magi.model.run import ModelTokens
 
 EXECUTABLE = "gemini"
 VERSION_ARGV = ("gemini", "--version")
 KEY_ENV_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS")
+
+# Where gemini keeps its state (``GEMINI_CLI_HOME`` stands for the home), and its login: the
+# OAuth files, and of ``settings.json`` only the auth method chosen (headless gemini refuses
+# to start without it); the rest of settings.json (hooks, MCP servers) and GEMINI.md never
+# reach a seat (docs/jail.md).
+_AUTH_KEYS = ("security.auth", "selectedAuthType")
+_LOGINS = (
+    Login("oauth_creds.json"),
+    Login("google_accounts.json"),
+    Login("settings.json", _AUTH_KEYS),
+)
+STATE = CliState(
+    (
+        Root("~/.gemini", _LOGINS),
+        Root("$GEMINI_CLI_HOME/.gemini", _LOGINS),
+    )
+)
+
 # Appended by gemini after the stdin text; it must be non-empty for headless mode.
 PROMPT_TAIL = "(Respond to the message above.)"
 EXIT_AUTH = 41  # README §4(e): FatalAuthenticationError and friends

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import pluggy
 
 from magi.agents.base import Agent
+from magi.core.seats.clistate import CliState
 from magi.model.config import AgentConfig
 
 PROJECT = "magi"
@@ -53,7 +54,8 @@ class KindSpec:
 
     ``version_argv`` is the full argv, executable first; ``key_env_vars`` are the variables
     that usually hold its credentials (an agent sees them only through ``pass_env``);
-    ``auth_check`` asks the CLI whether it is logged in (None: the kind has no login).
+    ``auth_check`` asks the CLI whether it is logged in (None: the kind has no login);
+    ``state`` is where it keeps sessions and login (``magi.core.seats.clistate``).
     """
 
     name: str
@@ -62,6 +64,9 @@ class KindSpec:
     version_argv: tuple[str, ...] = ()
     key_env_vars: tuple[str, ...] = ()
     auth_check: AuthCheck | None = None
+    # Where the CLI keeps its state and which of it is the login: each jailed seat gets its
+    # own copy with the login only (docs/jail.md). None: the seat's jail binds no CLI state.
+    state: CliState | None = None
 
 
 class AgentKindHooks:

@@ -18,6 +18,7 @@ from magi.agents.base import TurnRequest, TurnStatus, Usage
 from magi.agents.cli import Invocation, Parsed, executable, no_events, tail
 from magi.agents.events import Event, Int, Lenient, Num, Str, event, events
 from magi.agents.live import LiveLine, Signals
+from magi.core.seats.clistate import CliState, Login, Root
 from magi.model.config import AgentConfig
 
 EXECUTABLE = "opencode"
@@ -34,6 +35,19 @@ KEY_ENV_VARS = (
     "DEEPSEEK_API_KEY",
     "XAI_API_KEY",
     "OPENCODE_API_KEY",
+)
+
+# Where opencode keeps its state: its login is ``auth.json`` in its data folder; its config
+# folder (opencode.json, agents, instructions) never reaches a seat; its cache (provider
+# packages) seeds each seat's copy once and never flows back (docs/jail.md).
+STATE = CliState(
+    (
+        Root("~/.config/opencode"),
+        Root("~/.local/share/opencode", (Login("auth.json"),)),
+        Root("~/.local/state/opencode"),
+        Root("~/.cache/opencode", seed=True),
+        Root("$OPENCODE_CONFIG_DIR"),
+    )
 )
 READ_ONLY_PERMISSION = json.dumps({"edit": "deny", "bash": "deny", "webfetch": "deny"})
 

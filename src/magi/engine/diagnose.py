@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from magi.agents.hookspecs import AuthStatus, KindSpec
     from magi.config.load import ResolvedConfig
     from magi.core.seats.seating import Seating
+    from magi.engine.jail_map import MapRow
     from magi.model.config import AgentConfig, Config
     from magi.sandbox.bwrap import Decision
 
@@ -54,6 +55,7 @@ class Diagnosis:
     repo: dict[str, Any] | None = None
     auth: dict[str, AuthStatus] = field(default_factory=dict)  # agent id -> its login check
     jail: Decision | None = None  # the jail a run would have: None when the config is broken
+    jail_maps: dict[str, list[MapRow]] = field(default_factory=dict)  # kind -> a seat's view
     problems: list[Problem] = field(default_factory=list)
 
     def error(self, exc: MagiError | str) -> None:
@@ -219,6 +221,7 @@ def diagnose(
         _worktree_root(d, config)
         _jail(d, config)
         _jailed_programs(d, root or cwd, env)
+        _jail_maps(d, root or cwd, env)
     return d
 
 
@@ -241,9 +244,7 @@ def _jailed_programs(d: Diagnosis, cwd: Path, env: Mapping[str, str]) -> None:
 
     def shown(kind: str, argv: list[str]) -> JailSpec | None:
         assert d.jail is not None  # noqa: S101 - checked above
-        jail = seat_spec(
-            d.jail, kind=kind, cwd=cwd, writable=False, hide=hidden, environ=env, create=False
-        )
+        jail = seat_spec(d.jail, cwd=cwd, writable=False, hide=hidden, environ=env)
         return None if jail is None else jail.reading(*program_paths(jail, argv, env.get("PATH")))
 
     roster = {a.kind for a in d.config.agents}
@@ -263,6 +264,24 @@ def _jailed_programs(d: Diagnosis, cwd: Path, env: Mapping[str, str]) -> None:
         for arg in argv[1:]:
             if Path(arg).is_absolute() and Path(arg).is_file() and visible(jail, arg) == "hidden":
                 d.warn(f"agent {agent.id!r}: {arg} is hidden inside the jail; {fix}")
+
+
+def _jail_maps(d: Diagnosis, cwd: Path, env: Mapping[str, str]) -> None:
+    """For each roster CLI, what one of its seats sees in the jail (``engine.jail_map``)."""
+    if d.jail is None or not d.jail.jailed or d.config is None:
+        return
+    from magi.engine.jail_map import jail_map
+    from magi.state.store import magi_home
+
+    found = {c.kind: str(c.executable_path) for c in d.clis}
+    for agent in d.config.agents:
+        spec = d.kinds.get(agent.kind)
+        if spec is None or agent.kind in d.jail_maps:
+            continue
+        exe = agent.command[0] if agent.command else found.get(agent.kind)
+        d.jail_maps[agent.kind] = jail_map(
+            d.jail, spec, cwd=cwd, environ=env, hide=[magi_home(env)], executable=exe
+        )
 
 
 def _jail(d: Diagnosis, config: Config) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -236,10 +237,21 @@ def fold(
         ctx = context_for(record, store=store, environ=environ, agents={})
         try:
             removed, kept = fold_all(ctx, force=force)
+            removed += _seat_states(store, run_id, record.status.finished or force)
             out.append(Folded(run_id, removed=removed, kept=kept))
         finally:
             store.unlock(run_id)
     return out
+
+
+def _seat_states(store: Store, run_id: str, done: bool) -> list[str]:
+    """The seats' own copies of their CLIs' state (their sessions; never a login, which
+    leaves a copy after every turn): gone with a run that will not resume."""
+    where = store.run_dir(run_id) / "cli-state"
+    if not done or not where.is_dir():
+        return []
+    shutil.rmtree(where)
+    return [f"{where} (the seats' CLI sessions)"]
 
 
 def _fold_id(store: Store, ref: str, force: bool) -> str:

@@ -236,6 +236,11 @@ class Sandbox(_Strict):
         default_factory=list,
         description="More paths every agent may write (a plugin CLI's state directory).",
     )
+    read: list[str] = Field(
+        default_factory=list,
+        description="More paths every agent may read: a toolchain outside the system "
+        "directories and the home's usual ones (the jail shows by allowlist).",
+    )
 
 
 class Merge(_Strict):

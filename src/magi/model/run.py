@@ -30,6 +30,7 @@ from magi.model.review import Gate, MergeRecord, OperatorFix, Review
 # not be handed off waited for no runner; nor `Seat.session_host`: no runner was named;
 # nor `fork`: no wave was forked; nor `fork_node`, `fork_id`: a forked wave was implement's,
 # and its results carried no id either.
+# And from before `[sandbox] read`: a jail that showed all of / read-only needed no more.
 SCHEMA = 7
 
 

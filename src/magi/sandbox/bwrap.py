@@ -7,9 +7,10 @@ as a config error when it cannot have it. Usable means the probe (the jail's own
 around ``true``) exits 0: an installed bwrap may still be blocked, by Ubuntu 24.04's
 AppArmor restriction of unprivileged user namespaces or by a container's seccomp profile.
 
-``seat_spec`` gathers the paths of one seat (resolving them, keeping those that exist,
-creating the CLI's missing state directories so its first session can be saved) and hands
-them to the pure policy in ``magi.core.seats.jail``.
+``seat_spec`` gathers the paths of one seat (resolving them, keeping those that exist): the
+machine's system directories, the toolchains in the home, the runner's own install to hide,
+and hands them to the pure policy in ``magi.core.seats.jail``. ``system_view`` is what of
+``/`` every jail shows, found once per process.
 """
 
 from __future__ import annotations
@@ -19,16 +20,35 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from magi.agents import process
-from magi.core.seats.jail import BWRAP_BASE, JailSpec, policy, state_paths
+from magi.core.seats.jail import (
+    ALWAYS_MASKED,
+    HOME_SECRETS,
+    SYSTEM,
+    JailSpec,
+    bwrap_argv,
+    policy,
+    visible,
+)
 from magi.errors import ConfigError
+from magi.git.repo import NEUTRAL_EMAIL, NEUTRAL_NAME
 from magi.model.config import Sandbox
 
-__all__ = ["Decision", "JailPaths", "blocked_hint", "decide", "probe", "seat_spec"]
+__all__ = [
+    "TOOLCHAINS",
+    "Decision",
+    "JailPaths",
+    "blocked_hint",
+    "decide",
+    "probe",
+    "runner_roots",
+    "seat_spec",
+    "system_view",
+]
 
 _PROBE_TIMEOUT_S = 20.0
 APPARMOR_USERNS = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
@@ -66,7 +86,8 @@ def probe(bwrap: str) -> tuple[bool, str]:
     Through the agents' own process runner: in a session of its own, and what bwrap's pid 1
     leaves to a subreaper magi is reaped with it (``census.reap_group``).
     """
-    argv = [bwrap, *BWRAP_BASE, "--", "true"]
+    dirs, links = system_view()
+    argv = bwrap_argv(JailSpec(cwd="/", bwrap=bwrap, system=dirs, links=links), ["true"])
     done = process.run(
         argv,
         cwd=None,
@@ -184,11 +205,92 @@ _FD_LINKS = hasattr(os, "O_PATH") and os.path.isdir("/proc/self/fd")
 
 
 @functools.cache
+def system_view() -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """(directories, top-level symlinks) of ``SYSTEM`` that this machine has: a merged
+    ``/usr``'s ``/bin -> usr/bin`` is made a link inside the jail, not a second bind."""
+    dirs: list[str] = []
+    links: list[tuple[str, str]] = []
+    for path in SYSTEM:
+        if os.path.islink(path) and path.count("/") == 1:
+            links.append((path, os.readlink(path)))
+            continue
+        real = _resolved(path)
+        if real is not None and os.path.isdir(real):
+            dirs.append(real)
+    return tuple(dict.fromkeys(dirs)), tuple(links)
+
+
+# What the repository's checks and the agents' own tools may need from the home: language
+# toolchains and their package caches, never a login (``HOME_SECRETS`` stay masked inside).
+TOOLCHAINS = (
+    ".pyenv",
+    ".nvm/versions",
+    ".nvm/nvm.sh",
+    ".rustup",
+    ".cargo/bin",  # not ~/.cargo itself: its credentials.toml is a registry token
+    ".cargo/registry",
+    ".cargo/git",
+    ".volta",
+    ".asdf",
+    ".rbenv",
+    ".nodenv",
+    ".goenv",
+    ".sdkman",
+    ".bun",
+    ".deno",
+    ".local/bin",
+    ".local/lib",
+    ".local/share/pnpm",
+    ".npm-global",
+    ".dotnet",
+    ".juliaup",
+    ".elan",
+    ".ghcup",
+    "go",
+)
+# A configured runner has ``.runner`` beside its ``.credentials``; an unconfigured one its bin.
+_RUNNER_MARKS = (".runner", "bin/Runner.Listener")
+_RUNNER_VARS = ("GITHUB_WORKSPACE", "RUNNER_WORKSPACE", "RUNNER_TEMP", "RUNNER_TOOL_CACHE")
+
+
+def runner_roots(environ: Mapping[str, str], cwd: Path) -> list[Path]:
+    """The GitHub Actions runner installs this process works under: the nearest parent of
+    the runner's workspace variables (and of ``cwd``) that holds a runner's own files."""
+    starts = [Path(environ[v]) for v in _RUNNER_VARS if environ.get(v, "").startswith("/")]
+    found: list[Path] = []
+    for start in [*starts, cwd]:
+        for parent in [start, *start.parents]:
+            if len(parent.parts) > 1 and any((parent / m).exists() for m in _RUNNER_MARKS):
+                found.append(parent)
+                break
+    return list(dict.fromkeys(found))
+
+
+def _home_reads(home: str, environ: Mapping[str, str]) -> list[str]:
+    """The toolchains in the home and the PATH entries under it, never the home itself."""
+    wanted = [os.path.join(home, t) for t in TOOLCHAINS]
+    for entry in environ.get("PATH", "").split(os.pathsep):
+        if entry.startswith(home.rstrip("/") + "/"):
+            wanted.append(entry)
+    return [p for p in _real(wanted) if p != home and not home.startswith(p.rstrip("/") + "/")]
+
+
+def _sockets(environ: Mapping[str, str]) -> list[str]:
+    """The agent and container sockets this process's environment names."""
+    out = [environ.get("SSH_AUTH_SOCK", "")]
+    docker = environ.get("DOCKER_HOST", "")
+    if docker.startswith("unix://"):
+        out.append(docker.removeprefix("unix://"))
+    return [p for p in out if p.startswith("/")]
+
+
+@functools.cache
 def _own_install() -> tuple[Path, ...]:
     import magi
 
     package = Path(magi.__file__).resolve().parent.parent
-    return tuple(dict.fromkeys([Path(sys.prefix).resolve(), package]))
+    prefixes = (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)
+    return tuple(dict.fromkeys([*(Path(p).resolve() for p in prefixes), package]))
 
 
 def own_install() -> list[Path]:
@@ -204,7 +306,6 @@ def own_install() -> list[Path]:
 def seat_spec(
     decision: Decision,
     *,
-    kind: str,
     cwd: Path,
     writable: bool,
     hide: Iterable[Path | str],
@@ -212,25 +313,44 @@ def seat_spec(
     git_dirs: Iterable[Path | str] = (),
     read: Iterable[Path | str] = (),
     state: Iterable[Path | str] = (),
-    create: bool = True,
+    binds: Iterable[tuple[Path | str, str]] = (),
 ) -> JailSpec | None:
     """The jail of one seat under ``decision``; None when agents run unjailed.
 
-    ``create=False`` (doctor's probe) leaves a missing CLI state directory missing."""
+    ``binds`` are the seat's own copies of its CLI's state, (copy, where the CLI looks)."""
     if not decision.jailed or decision.bwrap is None:
         return None
-    home = environ.get("HOME") or str(Path.home())
-    own = state_paths(kind, home, environ) if create else ()
-    for p in own:  # a directory the CLI would create on its first run: the root is read-only
-        path = Path(p)
-        if not path.suffix and not path.exists() and path.is_relative_to(home):
-            path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return policy(
-        cwd=str(cwd.resolve()),
+    home = _resolved(environ.get("HOME") or str(Path.home())) or "/"
+    where = cwd.resolve()
+    runners = runner_roots(environ, where)
+    tools: list[Path | str] = [r / "_work" / "_tool" for r in runners]
+    tools += [t for t in [environ.get("RUNNER_TOOL_CACHE", "")] if t]
+    dirs, links = system_view()
+    shown = [p for p in ALWAYS_MASKED if os.path.lexists(p)]
+    spec = policy(
+        cwd=str(where),
         writable=writable,
-        hide=_real(hide),
+        # A runner installed in the home itself (actions-runner-controller's image) is
+        # hidden by the scratch home already: a second, read-only tmpfs would shut the home.
+        hide=[
+            *_real(hide),
+            *(r for r in _real(runners) if r != home),
+            *(p for p in shown if os.path.isdir(p)),
+        ],
         git_dirs=_real(git_dirs),
-        state=_real([*own, *state]),
-        read=_real([*read, *own_install()]),
+        state=_real(state),
+        read=_real([*_home_reads(home, environ), *tools, *read, *own_install()]),
         bwrap=decision.bwrap,
+        system=dirs,
+        links=links,
+        scratch=[home] if home != "/" else [],
+        mask=[p for p in shown if not os.path.isdir(p)],
+        binds=[(str(src), dest) for src, dest in binds],
     )
+    secrets = [os.path.join(home, s) for s in HOME_SECRETS] + _sockets(environ)
+    masked = [p for p in _real(secrets) if visible(spec, p) != "hidden" and not os.path.isdir(p)]
+    # The user's ~/.gitconfig is hidden with the home: a seat commits as magi's neutral
+    # identity (which the hand-back writes anyway), never as nobody, nor as the user.
+    ident = (("NAME", NEUTRAL_NAME), ("EMAIL", NEUTRAL_EMAIL))
+    env = tuple((f"GIT_{who}_{k}", v) for who in ("AUTHOR", "COMMITTER") for k, v in ident)
+    return replace(spec, mask=(*spec.mask, *dict.fromkeys(masked)), env=env)

@@ -38,7 +38,7 @@ from magi.seats.asking import Listening
 from magi.seats.budget import check_budget
 from magi.seats.census import end_turn
 from magi.seats.context import SeatContext, Stop
-from magi.seats.jailing import applies_jail, seat_jail
+from magi.seats.jailing import applies_jail, end_seat_state, seat_jail
 from magi.state.failpoint import failpoint
 
 M = TypeVar("M", bound=Answer)
@@ -239,6 +239,7 @@ def ask(
         asks.stop()  # never raises: the turn's ending below always runs
         # Whatever the turn left behind goes, even when it was cut off by cancellation.
         end_turn(sctx, seat, opened.request.turn, since, jailed=jail is not None)
+        end_seat_state(sctx, req.seat)
         if sctx.guard is not None:
             sctx.guard.after(sctx, seat, node)
     sctx.check_cancelled()  # a seat killed by cancellation gave no answer: it stays pending

@@ -2,18 +2,26 @@
 
 What a seat may not see is magi's (``$MAGI_HOME``, the user's config layer) plus whatever
 the record's context adds through ``SeatContext.jail_paths`` (a competition: the main
-checkout, the worktree roots, the git directory seats commit into).
+checkout, the worktree roots, the git directory seats commit into). Each jailed seat of a
+CLI has its own copy of that CLI's state (``magi.sandbox.seat_state``): laid with the
+user's login before each turn (``seat_jail``), the login handed back and taken out after it
+(``end_seat_state``). The copies live in ``<run>/cli-state/<seat>``, outside the seat's own
+``MAGI_STATE_DIR``: a seat reaches its copy only through the binds, never its parent.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import cast
 
+from magi.agents.registry import kinds
 from magi.core.seats.jail import JailSpec
+from magi.errors import ConfigError
 from magi.model.run import Jail
 from magi.sandbox.bwrap import Decision, decide, seat_spec
+from magi.sandbox.seat_state import Laid, hand_back, lay
 from magi.seats.context import SeatContext
 
 _KEY = "jail"
@@ -32,6 +40,7 @@ def decision(sctx: SeatContext) -> Decision:
         if isinstance(cached, Decision):
             return cached
         found = decide(sctx.config.sandbox)
+        refuse_unjailed(found, sctx.environ)
         sctx.cache[_KEY] = found
     stated = Jail(mode=found.mode, configured=found.configured, reason=found.reason, fix=found.fix)
     with sctx.lock:
@@ -43,6 +52,20 @@ def decision(sctx: SeatContext) -> Decision:
         sctx.event("jail", f"jail: {found.mode} ({found.reason}{fix})", "info" if quiet else "warn")
         sctx.save()
     return found
+
+
+def refuse_unjailed(found: Decision, environ: Mapping[str, str]) -> None:
+    """On a runner (``GITHUB_ACTIONS``), no jail is no run: a seat there could read the
+    runner's registration key, its SSH keys and every CLI's login, and send them anywhere.
+    Only ``[sandbox] mode = "off"`` says otherwise, on purpose."""
+    if found.jailed or found.configured == "off" or environ.get("GITHUB_ACTIONS") != "true":
+        return
+    raise ConfigError(
+        f"agents would run unjailed on this runner ({found.reason}), where any seat could "
+        "read the runner's registration key, its SSH keys and every CLI's login, and send "
+        f"them anywhere. Fix: {found.fix or 'make bubblewrap usable (docs/jail.md)'}; or, to "
+        'run them unjailed on purpose, set `[sandbox] mode = "off"` in .magi/config.toml'
+    )
 
 
 def applies_jail(sctx: SeatContext, agent_id: str) -> bool:
@@ -66,14 +89,44 @@ def seat_jail(
         return None
     kind = next((a.kind for a in sctx.config.agents if a.id == agent_id), "")
     paths = sctx.jail_paths(cwd, writable=writable)
+    laid = _lay_state(sctx, kind, state_dir.name) if state_dir is not None else Laid()
     return seat_spec(
         found,
-        kind=kind,
+        binds=laid.binds,
         cwd=cwd,
         writable=writable,
         hide=paths.hide,
         environ=sctx.environ,
         git_dirs=paths.git_dirs,
-        read=(*paths.read, sctx.run_dir / "bin"),  # magi's own `magi` (magi ask)
+        # magi's own `magi` (magi ask), and what the config adds to the allowlist
+        read=(*paths.read, sctx.run_dir / "bin", *sctx.config.sandbox.read),
         state=[*sctx.config.sandbox.state, *([state_dir] if state_dir else [])],
     )
+
+
+def _state_key(seat: str) -> str:
+    return f"cli-state:{seat}"
+
+
+def _lay_state(sctx: SeatContext, kind: str, seat: str) -> Laid:
+    spec = kinds().get(kind)
+    if spec is None or spec.state is None or not spec.state.roots:
+        return Laid()
+    home = sctx.environ.get("HOME") or str(Path.home())
+    where = sctx.run_dir / "cli-state" / seat
+    laid = lay(spec.state, home=home, environ=sctx.environ, seat_dir=where)
+    with sctx.lock:
+        sctx.cache[_state_key(seat)] = laid
+    return laid
+
+
+def end_seat_state(sctx: SeatContext, seat: str) -> None:
+    """After a seat's turn: a login its CLI rewrote goes back to the user's, and every
+    login leaves the seat's copy (``magi.sandbox.seat_state.hand_back``)."""
+    with sctx.lock:
+        laid = sctx.cache.pop(_state_key(seat), None)
+    if not isinstance(laid, Laid):
+        return
+    if hand_back(laid, lock_dir=sctx.store.home / "locks"):
+        # Not which seat, nor which file: either would say which CLI sat where.
+        sctx.event("jail", "a CLI renewed its login during a turn; kept for the next turns")

@@ -6,7 +6,9 @@ Config keys: ``kind`` (claude, codex, opencode, gemini, antigravity, command), `
 (ok, quota, error, malformed, hang, flood, linger, offline, logged_out), ``reply``,
 ``session_id`` (the id a CLI that chooses its own reports), ``flood_bytes``,
 ``ignore_term``, ``strict_sessions``, ``logged_in`` (what the status command says),
-``delay`` and ``signal_every`` (seconds, for ``offline``).
+``delay`` and ``signal_every`` (seconds, for ``offline``), and ``before``: a shell script
+run (``/bin/sh -c``) at the start of every turn, before the answer, with the turn's
+environment and cwd (a hostile CLI's doings, a login it rewrites).
 
 ``offline`` is each real CLI without a network, as recorded in docs/agents-verified.md:
 codex and gemini retry forever, printing their reconnect lines every ``signal_every``
@@ -250,6 +252,9 @@ def main() -> int:
         sys.stderr.write(err)
         return code
 
+    if cfg.get("before"):
+        script = ["/bin/sh", "-c", str(cfg["before"])]
+        subprocess.run(script, check=False, stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno())
     to_open, to_resume = requested(kind, sys.argv[1:])
     store = sidecar(".sessions.json")
     known: list[str] = json.loads(store.read_text()) if store.exists() else []

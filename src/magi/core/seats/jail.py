@@ -1,25 +1,32 @@
 """The jail policy: what an agent process may read, write and not see, and its bwrap argv.
 
 An agent runs as the same user as magi, so the prompt alone keeps nothing out of its reach.
-The jail makes the blind rules hold at the OS level. For every seat:
+The jail makes the blind rules, and the runner's own secrets, hold at the OS level. A seat
+sees by allowlist, never by exception (docs/jail.md has the map and the threat model):
 
-* the whole filesystem is read-only (``--ro-bind / /``), with a private ``/dev``, ``/proc``
-  (its own pid namespace: no other agent's ``/proc/<pid>/environ`` or ``cwd``) and ``/tmp``;
-* ``hide`` paths are covered by an empty, read-only tmpfs: ``$MAGI_HOME`` (run records, artifacts,
-  other seats' prompts and replies), the user's magi config layer, the main checkout and
-  every worktree root of the run;
-* the seat's own tree is bound back on top: read-write for implementers and the fixer,
-  read-only for judges and reviewers;
-* ``read`` paths are bound back read-only (the seat's own prompt file, magi's hooks);
-* ``write`` paths are bound back read-write: the CLI's own state and config directories,
-  which sessions need, and the git directory the seat commits into.
+* ``system``: the machine's programs, libraries, certificates and OS config, read-only
+  (``/usr``, ``/etc``, ``/opt``, ... as the caller found them; ``links`` are the top-level
+  symlinks of a merged ``/usr``), with a fresh ``/dev``, ``/proc`` (its own pid namespace: no
+  other agent's ``/proc/<pid>/environ``) and a private ``/tmp``; nothing else of ``/``;
+* ``scratch``: the home, an empty writable tmpfs for the turn: nothing of the user's home
+  (SSH, gh, cloud and every CLI's logins) is there unless bound back below;
+* ``hide``: covered by an empty read-only tmpfs inside what is shown: ``$MAGI_HOME``, the
+  user's magi config layer, the main checkout, every worktree root of the run, the runner's
+  own install; ``mask``: single files covered by ``/dev/null`` (``/etc/shadow``, a socket);
+* ``read``: bound back read-only: toolchains, the agent's own program, magi's install, the
+  seat's prompt file and hooks;
+* ``write``: bound back read-write: the seat's own tree (and the git directory it commits
+  into) for implementers and the fixer, and its scratch state;
+* ``binds``: the seat's own copy of its CLI's state, bound read-write where the CLI looks
+  (``magi.core.seats.clistate``): no seat shares it with another, nor with the user.
 
-Mounts are applied parents first (by path depth), and at one depth hide, then read, then
-write; so a path bound inside a hidden one reappears, and nothing hidden covers a bind.
-The network is kept: agents must reach their providers. ``--die-with-parent`` and the pid
-namespace end every process of the turn with bwrap. No terminal is within reach (TIOCSTI
-injection): magi starts every agent process in a session of its own (``setsid``, so no
-controlling terminal) with pipes (or ``/dev/null``) for its stdio, and the jail's ``/dev``
+Mounts are applied parents first (by path depth), and at one depth: the system, then hide
+and scratch, then mask, read, write; so a path bound inside a hidden one reappears, and
+nothing hidden covers a bind. The root itself is an empty tmpfs, read-only once every mount
+point is made. The network is kept: agents must reach their providers. ``--die-with-parent``
+and the pid namespace end every process of the turn with bwrap. No terminal is within reach
+(TIOCSTI injection): magi starts every agent process in a session of its own (``setsid``, so
+no controlling terminal) with pipes (or ``/dev/null``) for its stdio, and the jail's ``/dev``
 holds no terminal of the user's. That needs every bwrap this argv starts to go through
 ``magi.agents.process.run``, which does the ``setsid``. bwrap's ``--new-session`` adds
 nothing to that, and is not used: its setsid'd pid 1 left each jailed turn as a zombie of
@@ -31,28 +38,27 @@ Pure: paths are strings, and the caller (``magi.sandbox.bwrap``) says which of t
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 __all__ = [
+    "ALWAYS_MASKED",
     "BWRAP_BASE",
-    "CLI_STATE",
+    "HOME_SECRETS",
+    "SYSTEM",
     "JailSpec",
     "bwrap_argv",
     "policy",
-    "state_paths",
     "visible",
     "writes_under",
 ]
 
-# Before any bind: a read-only root, fresh /dev and /proc, a private /tmp.
+# Before any bind: fresh /dev and /proc, a private /tmp. The root is an empty tmpfs of
+# bwrap's; what of the machine is shown is ``JailSpec.system``.
 BWRAP_BASE = (
     "--die-with-parent",
     "--unshare-pid",
-    "--ro-bind",
-    "/",
-    "/",
     "--dev",
     "/dev",
     "--proc",
@@ -61,21 +67,48 @@ BWRAP_BASE = (
     "/tmp",  # noqa: S108 - the jail's private temp dir, not a shared one
 )
 
-# Where each CLI keeps its sessions and settings, "~" for the home directory and "$NAME"
-# for a directory an environment variable names (only when it is set).
-CLI_STATE: Mapping[str, tuple[str, ...]] = {
-    "claude": ("~/.claude", "~/.claude.json", "$CLAUDE_CONFIG_DIR"),
-    "codex": ("~/.codex", "$CODEX_HOME"),
-    "opencode": (
-        "~/.config/opencode",
-        "~/.local/share/opencode",
-        "~/.local/state/opencode",
-        "~/.cache/opencode",
-        "$OPENCODE_CONFIG_DIR",
-    ),
-    "gemini": ("~/.gemini", "$GEMINI_CLI_HOME"),
-    "antigravity": ("~/.gemini", "~/.antigravity", "$GEMINI_CLI_HOME"),
-}
+# What of the machine every seat may read, where it exists: programs, libraries, the OS's
+# config and certificates, the usual homes of toolchains (``/opt/hostedtoolcache``), the
+# kernel's read-only views, and the resolver systemd-resolved keeps under /run. Not ``/home``,
+# ``/root``, ``/var``, ``/run``, ``/srv``, ``/mnt``, ``/media`` or anything else of ``/``.
+SYSTEM = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/sys",
+    "/nix",
+    "/snap",
+    "/run/systemd/resolve",
+)
+
+# Secrets inside what SYSTEM shows, hidden from every seat where they exist.
+ALWAYS_MASKED = (
+    "/etc/ssh",
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/ssl/private",
+    "/etc/docker",
+    "/etc/containerd",
+    "/etc/rancher",
+    "/etc/kubernetes",
+)
+
+# Inside a toolchain bound back from the home, the files that are logins, not tools.
+HOME_SECRETS = (
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".nvm/.npmrc",
+)
 
 
 @dataclass(frozen=True)
@@ -87,6 +120,12 @@ class JailSpec:
     read: tuple[str, ...] = ()
     write: tuple[str, ...] = ()
     bwrap: str = "bwrap"  # the executable found by detection
+    system: tuple[str, ...] = ()  # the machine's directories shown read-only
+    links: tuple[tuple[str, str], ...] = ()  # (path, target): ``/bin`` -> ``usr/bin``
+    scratch: tuple[str, ...] = ()  # an empty writable tmpfs each: the home
+    mask: tuple[str, ...] = ()  # files covered by /dev/null
+    binds: tuple[tuple[str, str], ...] = ()  # (host source, path inside): read-write
+    env: tuple[tuple[str, str], ...] = ()  # set inside: a git identity, the home's own
 
     def reading(self, *paths: str) -> JailSpec:
         """The same jail, with ``paths`` (a prompt file) also visible read-only."""
@@ -95,19 +134,6 @@ class JailSpec:
     @property
     def writable(self) -> bool:
         return self.cwd in self.write
-
-
-def state_paths(kind: str, home: str, environ: Mapping[str, str]) -> tuple[str, ...]:
-    """The state and config paths of CLI ``kind`` for a user whose home is ``home``."""
-    out: list[str] = []
-    for entry in CLI_STATE.get(kind, ()):
-        if entry.startswith("$"):
-            value = environ.get(entry[1:], "")
-            if value:
-                out.append(value)
-        elif entry.startswith("~/"):
-            out.append(str(PurePosixPath(home) / entry[2:]))
-    return tuple(dict.fromkeys(out))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -132,12 +158,17 @@ def policy(
     state: Iterable[str] = (),
     read: Iterable[str] = (),
     bwrap: str = "bwrap",
+    system: Iterable[str] = (),
+    links: Iterable[tuple[str, str]] = (),
+    scratch: Iterable[str] = (),
+    mask: Iterable[str] = (),
+    binds: Iterable[tuple[str, str]] = (),
 ) -> JailSpec:
     """The jail of one seat working in ``cwd``; ``writable`` for implementers and the fixer.
 
     ``git_dirs`` are what git needs beyond the tree (a shared common dir): read-only to a
-    seat that may not write. ``state`` is always writable: a judge's CLI still keeps its
-    session. A hidden path that contains ``cwd`` is still hidden around it.
+    seat that may not write. ``state`` and ``binds`` are always writable: a judge's CLI
+    still keeps its session. A hidden path that contains ``cwd`` is still hidden around it.
     """
     mine = (cwd, *git_dirs)
     return JailSpec(
@@ -146,6 +177,11 @@ def policy(
         read=tuple(dict.fromkeys([*read, *([] if writable else mine)])),
         write=tuple(dict.fromkeys([*state, *(mine if writable else ())])),
         bwrap=bwrap,
+        system=tuple(dict.fromkeys(system)),
+        links=tuple(dict.fromkeys(links)),
+        scratch=tuple(dict.fromkeys(scratch)),
+        mask=tuple(dict.fromkeys(mask)),
+        binds=tuple(dict.fromkeys(binds)),
     )
 
 
@@ -153,20 +189,33 @@ def _depth(path: str) -> int:
     return len(_parts(path))
 
 
+def _mounts(spec: JailSpec) -> list[tuple[str, int, list[str]]]:
+    """(path inside, rank at its depth, bwrap flags) of every mount of ``spec``."""
+    ops = [(p, 0, ["--ro-bind", p, p]) for p in spec.system]
+    ops += [(p, 0, ["--symlink", target, p]) for p, target in spec.links]
+    ops += [(p, 1, ["--tmpfs", p]) for p in (*spec.scratch, *spec.hide)]
+    ops += [(p, 2, ["--ro-bind", "/dev/null", p]) for p in spec.mask]
+    ops += [(p, 3, ["--ro-bind", p, p]) for p in spec.read]
+    ops += [(p, 4, ["--bind", p, p]) for p in spec.write]
+    ops += [(dest, 4, ["--bind", src, dest]) for src, dest in spec.binds]
+    return ops
+
+
 def bwrap_argv(spec: JailSpec, argv: list[str]) -> list[str]:
     """``argv`` wrapped so that it runs inside ``spec``."""
-    ops = [(p, 0, "--tmpfs") for p in spec.hide]
-    ops += [(p, 1, "--ro-bind") for p in spec.read]
-    ops += [(p, 2, "--bind") for p in spec.write]
+    ops = _mounts(spec)
     # A path that is bound and also hidden (the cwd inside a hidden root) is bound.
     ops.sort(key=lambda op: (_depth(op[0]), op[1], op[0]))
     out = [spec.bwrap, *BWRAP_BASE]
-    for path, _, flag in ops:
-        out += [flag, path] if flag == "--tmpfs" else [flag, path, path]
+    for _, _, flags in ops:
+        out += flags
     for path in sorted(set(spec.hide), key=_depth, reverse=True):
         # Last, once every bind inside it has its mount point: a hidden path is not even a
         # scratch space (a write there fails, rather than vanishing into an empty tmpfs).
         out += ["--remount-ro", path]
+    out += ["--remount-ro", "/"]  # the empty root: no file of the seat's lands beside /usr
+    for name, value in spec.env:
+        out += ["--setenv", name, value]
     out += ["--setenv", "TMPDIR", "/tmp", "--chdir", spec.cwd, "--", *argv]  # noqa: S108
     return out
 
@@ -174,13 +223,19 @@ def bwrap_argv(spec: JailSpec, argv: list[str]) -> list[str]:
 def visible(spec: JailSpec, path: str) -> str:
     """What the jail lets an agent do with host ``path``: "write", "read" or "hidden".
 
-    The host's ``/tmp`` is hidden behind the private one, like every ``hide`` path.
+    Nothing is shown unless ``system``, ``read``, ``write`` or a bind's source names it; the
+    host's ``/tmp`` and home are hidden behind private, empty ones, like every ``hide``.
     """
-    best: tuple[int, int, str] = (1, 1, "read")  # the read-only root
-    ops = [("/tmp", 0, "hidden")]  # noqa: S108 - the private temp dir
-    ops += [(p, 0, "hidden") for p in spec.hide]
-    ops += [(p, 1, "read") for p in spec.read]
-    ops += [(p, 2, "write") for p in spec.write]
+    best: tuple[int, int, str] = (0, -1, "hidden")  # nothing of / but what is named
+    ops = [("/tmp", 1, "hidden")]  # noqa: S108 - the private temp dir
+    ops += [(p, 0, "read") for p in spec.system]
+    ops += [(p, 0, "read") for p, _ in spec.links]
+    ops += [(p, 1, "hidden") for p in (*spec.scratch, *spec.hide)]
+    ops += [(p, 2, "hidden") for p in spec.mask]
+    ops += [(p, 3, "read") for p in spec.read]
+    ops += [(p, 4, "write") for p in spec.write]
+    ops += [(src, 4, "write") for src, _ in spec.binds]
+    ops += [(dest, 5, "hidden") for _, dest in spec.binds]  # the copy stands in its place
     for p, rank, what in ops:
         if _inside(path, p) and (_depth(p), rank) > best[:2]:
             best = (_depth(p), rank, what)
@@ -190,4 +245,5 @@ def visible(spec: JailSpec, path: str) -> str:
 def writes_under(spec: JailSpec, path: str) -> bool:
     """Whether the jail lets an agent change anything of host ``path``: ``path`` itself is
     writable, or something bound writable lies inside it."""
-    return visible(spec, path) == "write" or any(_inside(w, path) for w in spec.write)
+    writable = (*spec.write, *(src for src, _ in spec.binds))
+    return visible(spec, path) == "write" or any(_inside(w, path) for w in writable)
