@@ -204,3 +204,44 @@ def test_a_pool_runner_with_another_pools_panel_key_is_told(repo, tmp_path, monk
     out = json.loads(invoke(["doctor", "--runner", "--no-auth-check", "--json"]).stdout)
     said = " ".join(p["message"] for p in out["problems"] if p["severity"] == "error")
     assert "is not the panel key of this runner's runner key" in said
+
+
+def test_doctor_runner_fails_where_agents_would_run_unjailed_by_chance(repo, tmp_path, monkeypatch):
+    """A bwrap that cannot run makes `magi doctor --runner` fail (the Action would refuse
+    to seat agents there); `[sandbox] mode = "off"`, said on purpose, is a warning only."""
+    monkeypatch.setenv("MAGI_HOME", str(tmp_path / "home"))
+    blocked = tmp_path / "blocked-bin"
+    blocked.mkdir()
+    (blocked / "bwrap").write_text("#!/bin/sh\nexit 1\n")
+    (blocked / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{blocked}:{os.environ['PATH']}")
+    (repo / "magi.toml").write_text(AGENT)
+    out = invoke(["doctor", "--runner", "--no-auth-check", "--json"])
+    errors = [p["message"] for p in json.loads(out.stdout)["problems"] if p["severity"] == "error"]
+    assert out.exit_code != 0
+    assert any("agents would run unjailed on this runner" in m for m in errors), errors
+    (repo / "magi.toml").write_text(AGENT + '\n[sandbox]\nmode = "off"\n')
+    off = invoke(["doctor", "--runner", "--no-auth-check", "--json"])
+    problems = json.loads(off.stdout)["problems"]
+    assert not any("would run unjailed on this runner" in p["message"] for p in problems)
+    assert any('mode = "off": agents run unjailed' in p["message"] for p in problems)
+
+
+def test_doctor_runner_prefers_a_key_to_a_login_that_renews_itself(repo, tmp_path, monkeypatch):
+    """A claude logged in with ~/.claude/.credentials.json and no key: warned on a runner,
+    with the variables to use instead; with ANTHROPIC_API_KEY set, nothing is said."""
+    monkeypatch.setenv("MAGI_HOME", str(tmp_path / "home"))
+    user = tmp_path / "user"
+    (user / ".claude").mkdir(parents=True)
+    (user / ".claude" / ".credentials.json").write_text("{}")
+    monkeypatch.setenv("HOME", str(user))
+    for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
+        monkeypatch.delenv(key, raising=False)
+    (repo / "magi.toml").write_text('[[agents]]\nid = "c"\nkind = "claude"\ncommand = ["true"]\n')
+    out = json.loads(invoke(["doctor", "--runner", "--no-auth-check", "--json"]).stdout)
+    said = " ".join(p["message"] for p in out["problems"])
+    assert "a login it renews itself" in said
+    assert "ANTHROPIC_API_KEY" in said
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    out = json.loads(invoke(["doctor", "--runner", "--no-auth-check", "--json"]).stdout)
+    assert "renews itself" not in json.dumps(out["problems"])

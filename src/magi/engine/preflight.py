@@ -10,6 +10,7 @@ from magi.errors import PreflightError
 from magi.graph.merge import preflight as merge_preflight
 from magi.model.config import Config
 from magi.seats import Reporter
+from magi.seats.jailing import refuse_unjailed
 
 
 def preflight(
@@ -39,6 +40,8 @@ def preflight(
             d.exit_code or 1,
         )
     if action:
+        if d.jail is not None:
+            refuse_unjailed(d.jail, {"GITHUB_ACTIONS": "true"})
         if d.config.merge.mode == "local":
             reporter.note("merge.mode = 'local' does not apply on a runner: the PR is the merge")
         merge = d.config.merge.model_copy(update={"mode": "pr"})

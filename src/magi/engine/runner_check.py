@@ -131,11 +131,19 @@ def check_runner(d: Diagnosis, env: Mapping[str, str], labels: Sequence[str] | N
             f"({home / KEY_FILE}) and open every run the pool sealed before its tally: jail "
             "them, or keep the key off this runner"
         )
-    if d.jail is not None and not d.jail.jailed:
-        d.warn(
-            "agents would run unjailed on this runner; a runner for a repository's issues "
-            f"should jail them: {d.jail.fix or d.jail.reason}"
+    if d.jail is not None and not d.jail.jailed and d.jail.configured != "off":
+        # The Action refuses to seat them (engine.preflight.unjailed): said here first.
+        d.error(
+            "agents would run unjailed on this runner, where any seat could read the runner's "
+            f"registration key, SSH keys and every CLI's login: {d.jail.fix or d.jail.reason}; "
+            'or set `[sandbox] mode = "off"` in .magi/config.toml to run them so on purpose'
         )
+    elif d.jail is not None and not d.jail.jailed:
+        d.warn(
+            '[sandbox] mode = "off": agents run unjailed on this runner, where any seat can '
+            "read the runner's registration key, SSH keys and every CLI's login"
+        )
+    _renewing_logins(d, env)
     config = d.config or (d.resolved.config if d.resolved is not None else None)
     if config is not None:
         facts.wanted = job_labels(config)
@@ -157,6 +165,36 @@ def check_runner(d: Diagnosis, env: Mapping[str, str], labels: Sequence[str] | N
             "unprivileged user of its own"
         )
     return facts
+
+
+def _renewing_logins(d: Diagnosis, env: Mapping[str, str]) -> None:
+    """A roster CLI logged in with a file (an OAuth login that renews itself) and no key:
+    two of its seats renewing in the same wave can leave one holding a refresh token the
+    provider no longer takes (docs/jail.md, "Each seat its own CLI state")."""
+    from magi.core.seats.clistate import resolved
+
+    if d.config is None:
+        return
+    home = env.get("HOME") or str(Path.home())
+    for kind in dict.fromkeys(a.kind for a in d.config.agents):
+        spec = d.kinds.get(kind)
+        if spec is None or spec.state is None or any(env.get(k) for k in spec.key_env_vars):
+            continue
+        files = [
+            Path(where) / login.path
+            for root in spec.state.roots
+            if (where := resolved(root, home, env)) is not None and not root.file
+            for login in root.logins
+            if not login.keys
+        ]
+        found = next((f for f in files if f.is_file()), None)
+        if found is not None:
+            keys = " or ".join(spec.key_env_vars) or "a long-lived token"
+            d.warn(
+                f"{kind} logs in here with {found}, a login it renews itself: two of its seats "
+                "renewing in one wave can leave one with a token the provider no longer "
+                f"takes. On a runner use {keys} (in the agent's pass_env)"
+            )
 
 
 def _declared(d: Diagnosis, env: Mapping[str, str]) -> list[str] | None:
