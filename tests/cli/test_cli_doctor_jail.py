@@ -121,3 +121,29 @@ def test_doctor_probes_each_cli_inside_the_jail(
     named = f"claude: found at {place / 'claude'}, which the jail hides" in " ".join(out.split())
     assert named is hidden, out
     assert (f"{script} is hidden inside the jail" in " ".join(out.split())) is hidden, out
+
+
+@pytest.mark.skipif(not decide(Sandbox()).jailed, reason="the map is of a jail in force")
+def test_doctor_maps_what_a_seat_of_each_roster_cli_sees(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """For a claude in the roster: its own copy of ~/.claude (with the login it is laid)
+    writable, the rest of the home hidden, the tree writable, the system visible; the
+    user's SSH folder and other CLIs' state are not shown anywhere in the map."""
+    user = tmp_path / "user"
+    (user / ".ssh").mkdir(parents=True)
+    (user / ".codex").mkdir()
+    monkeypatch.setenv("HOME", str(user))
+    (repo / "magi.toml").write_text(
+        '[[agents]]\nid = "c"\nkind = "claude"\ncommand = ["true"]\n[sandbox]\nmode = "bwrap"\n'
+    )
+    out = json.loads(invoke(["doctor", "--no-auth-check", "--json"]).stdout)
+    rows = {(r["access"], r["path"]): r["why"] for r in out["jail_maps"]["claude"]}
+    assert "login (.credentials.json)" in rows["writable", str(user / ".claude")]
+    assert ("hidden", str(user)) in rows
+    assert ("writable", str(repo)) in rows
+    assert ("visible", "/usr") in rows
+    shown = [p for (access, p) in rows if access != "hidden"]
+    assert not any(".ssh" in p or ".codex" in p for p in shown)
+    text = invoke(["doctor", "--no-auth-check"]).stdout
+    assert "jail map: claude" in text

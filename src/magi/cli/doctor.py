@@ -197,7 +197,12 @@ def _jail_section(d: Diagnosis) -> list[RenderableType]:
     ]
     if j.fix:
         rows.append(("to change", j.fix))
-    return [_heading("jail"), _grid(rows)]
+    out: list[RenderableType] = [_heading("jail"), _grid(rows)]
+    for kind, found in d.jail_maps.items():
+        note = "what one seat sees; the rest of / is never shown"
+        cells_ = [(row.access, row.path, row.why) for row in found]
+        out += [_heading(f"jail map: {kind}", note), _grid(cells_)]
+    return out
 
 
 def _problems_section(d: Diagnosis) -> list[RenderableType]:
@@ -284,6 +289,9 @@ def as_json(d: Diagnosis) -> dict[str, Any]:
             "configured": d.jail.configured,
             "reason": d.jail.reason,
             "fix": d.jail.fix,
+        },
+        "jail_maps": {
+            kind: [dataclasses.asdict(row) for row in found] for kind, found in d.jail_maps.items()
         },
         "process_census": census.method(),
         "problems": [
