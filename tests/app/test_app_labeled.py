@@ -395,3 +395,16 @@ def test_racing_takers_of_a_dead_claim_start_one_run() -> None:
 
     asyncio.run(both())
     assert len(w.dispatches) == 1
+
+
+def test_an_older_workflow_names_the_inputs_github_refused_and_the_command() -> None:
+    """GitHub's 422 "Unexpected inputs provided": which inputs, and `magi init --github
+    --force`, not "the inputs are wrong"."""
+    fake = world(FakeGitHub())
+    w = fake.world(REPO)
+    w.declared["magi.yml"] = w.declared["magi.yml"] - {"runner-labels"}
+    run(fake)
+    (reply,) = fake.comments_on(REPO, 1)
+    assert "(`runner-labels`)" in reply
+    assert "magi init --github --force" in reply
+    assert "inputs are wrong" not in reply

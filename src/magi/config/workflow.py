@@ -24,7 +24,7 @@ from importlib.resources import files
 from magi.config.source import Source
 from magi.model.config import RUNNER_LABEL  # nothing that could leave the quoted JSON
 
-__all__ = ["DEFAULT_LABELS", "PLACEHOLDER", "render_workflow", "template"]
+__all__ = ["DEFAULT_LABELS", "PLACEHOLDER", "refused_inputs", "render_workflow", "template"]
 
 PLACEHOLDER = "MAGI_SOURCE/magi@" + "0" * 40
 DEFAULT_LABELS = ("self-hosted", "magi")
@@ -69,3 +69,17 @@ def render_workflow(
     text = _PIN_LINES.sub("", text, count=0)
     text = text.replace("\nname: magi\n", "\n" + header + "name: magi\n", 1)
     return text.replace(PLACEHOLDER, pin)
+
+
+def refused_inputs(message: str) -> list[str]:
+    """The inputs GitHub's 422 names: ``Unexpected inputs provided: ["a", "b"]``, its answer
+    to a dispatch whose inputs the workflow does not declare (an older magi.yml).
+    https://docs.github.com/en/rest/actions/workflows#create-a-workflow-dispatch-event"""
+    found = re.search(r"Unexpected inputs provided: (\[[^\]]*\])", message)
+    if found is None:
+        return []
+    try:
+        names = json.loads(found.group(1))
+    except ValueError:
+        return []
+    return [str(n) for n in names] if isinstance(names, list) else []
