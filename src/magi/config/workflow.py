@@ -16,6 +16,7 @@ and a landing's where every agent of the roster can run.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -24,7 +25,15 @@ from importlib.resources import files
 from magi.config.source import Source
 from magi.model.config import RUNNER_LABEL  # nothing that could leave the quoted JSON
 
-__all__ = ["DEFAULT_LABELS", "PLACEHOLDER", "refused_inputs", "render_workflow", "template"]
+__all__ = [
+    "DEFAULT_LABELS",
+    "PLACEHOLDER",
+    "edited",
+    "refused_inputs",
+    "render_workflow",
+    "stamp",
+    "template",
+]
 
 PLACEHOLDER = "MAGI_SOURCE/magi@" + "0" * 40
 DEFAULT_LABELS = ("self-hosted", "magi")
@@ -34,6 +43,11 @@ _FALLBACK = "inputs.runner-labels || '" + json.dumps(list(DEFAULT_LABELS)) + "'"
 _FIRST = "inputs.runner-labels || '" + json.dumps(list(DEFAULT_LABELS), separators=(",", ":")) + "'"
 _DEFAULT_INPUT = "default: '" + json.dumps(list(DEFAULT_LABELS)) + "'"
 _PIN_LINES = re.compile(r"^# PIN: .*\n", re.M)
+# The last line of a workflow magi wrote: the digest of every line above it, so that
+# `magi init --github --force` can tell a file magi wrote from one a person edited since.
+_STAMP = re.compile(
+    r"^# magi init --github wrote this file; sha256 of the lines above: ([0-9a-f]{64})\n?\Z", re.M
+)
 
 
 def template() -> str:
@@ -68,7 +82,28 @@ def render_workflow(
     )
     text = _PIN_LINES.sub("", text, count=0)
     text = text.replace("\nname: magi\n", "\n" + header + "name: magi\n", 1)
-    return text.replace(PLACEHOLDER, pin)
+    return stamp(text.replace(PLACEHOLDER, pin))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def stamp(text: str) -> str:
+    """``text`` with the line that says magi wrote it, as it is."""
+    body = text if text.endswith("\n") else text + "\n"
+    return (
+        f"{body}# magi init --github wrote this file; sha256 of the lines above: {_digest(body)}\n"
+    )
+
+
+def edited(text: str) -> bool | None:
+    """Whether a workflow magi wrote was changed since (None: no stamp, so an older magi
+    or a person wrote it, and nobody can say what is whose)."""
+    found = _STAMP.search(text)
+    if found is None:
+        return None
+    return _digest(text[: found.start()]) != found.group(1)
 
 
 def refused_inputs(message: str) -> list[str]:
