@@ -8,7 +8,7 @@ python="${MAGI_PYTHON:-python3}"
 # platformdirs that name neither Python nor the fix.
 if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
   found=$("$python" -c 'import platform; print(platform.python_version())' 2>/dev/null || echo "not runnable")
-  echo "::error::magi needs Python >= 3.11; $python is $found: install one on the runner and set the action's python input (or the runner's python3) to it" >&2
+  echo "::error::magi needs Python >= 3.11; $python is $found: put one first on the runner's PATH as python3 (the runner directory's .path file, then restart the runner)" >&2
   exit 1
 fi
 venv="${RUNNER_TEMP:?}/magi-venv"

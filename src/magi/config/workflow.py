@@ -28,11 +28,14 @@ from magi.model.config import RUNNER_LABEL  # nothing that could leave the quote
 __all__ = [
     "DEFAULT_LABELS",
     "PLACEHOLDER",
+    "declared_inputs",
     "edited",
+    "magi_pins",
     "refused_inputs",
     "render_workflow",
     "stamp",
     "template",
+    "workflow_problems",
 ]
 
 PLACEHOLDER = "MAGI_SOURCE/magi@" + "0" * 40
@@ -118,3 +121,94 @@ def refused_inputs(message: str) -> list[str]:
     except ValueError:
         return []
     return [str(n) for n in names] if isinstance(names, list) else []
+
+
+_USES = re.compile(r"^\s*(?:- )?uses:\s*(\S+)", re.M)
+
+
+def magi_pins(text: str) -> set[str]:
+    """Every ``OWNER/REPO@REF`` a workflow uses that is not one of GitHub's ``actions/``:
+    magi's action, as ``render_workflow`` pins it."""
+    return {u for u in _USES.findall(text) if not u.startswith(("actions/", "./"))}
+
+
+def declared_inputs(text: str) -> set[str] | None:
+    """The ``workflow_dispatch`` inputs a workflow declares (None: it has no
+    ``workflow_dispatch``, so the App cannot start it). Read as magi's template writes
+    YAML (two spaces a level), not as a YAML parser would any file."""
+    lines = text.splitlines()
+    try:
+        start = next(
+            i
+            for i, line in enumerate(lines)
+            if re.fullmatch(r"  workflow_dispatch:\s*(#.*)?", line)
+        )
+    except StopIteration:
+        return None
+    found: set[str] = set()
+    within = False
+    for line in lines[start + 1 :]:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        if indent <= 2:
+            break
+        if indent == 4:
+            within = line.strip().startswith("inputs:")
+        elif indent == 6 and within and (m := re.match(r"\s*([A-Za-z_][\w-]*):", line)):
+            found.add(m.group(1))
+    return found
+
+
+REWRITE = "run `magi init --github --force` in the repository and commit the workflow"
+
+
+def workflow_problems(text: str, name: str, pin: str | None) -> list[tuple[str, str]]:
+    """What stops or misleads a run in the workflow ``text`` (``.github/workflows/name``),
+    against this magi's template and its pin (None: unknown): ``(severity, message)``."""
+    where = f".github/workflows/{name}"
+    out: list[tuple[str, str]] = []
+    pins = magi_pins(text)
+    if PLACEHOLDER in pins:
+        out.append(
+            (
+                "error",
+                f"{where} is magi's template copied as is: its `uses:` name no "
+                f"repository, so every job fails at Set up job; {REWRITE}",
+            )
+        )
+    declared = declared_inputs(text)
+    if declared is None:
+        out.append(
+            ("error", f"{where} has no workflow_dispatch: the App cannot start it; {REWRITE}")
+        )
+        return out
+    missing = sorted((declared_inputs(template()) or set()) - declared)
+    if missing:
+        names = ", ".join(missing)
+        out.append(
+            (
+                "error",
+                f"{where} is older than this magi: it lacks the inputs {names}, "
+                "and GitHub refuses a dispatch that sends them (Unexpected inputs provided); "
+                + REWRITE,
+            )
+        )
+    others = sorted(pins - {PLACEHOLDER})
+    if pin is not None and others and others != [pin]:
+        out.append(
+            (
+                "warning",
+                f"{where} runs magi {', '.join(others)}, this magi is {pin}: "
+                f"{REWRITE} to run this one",
+            )
+        )
+    if edited(text):
+        out.append(
+            (
+                "warning",
+                f"{where} was edited since magi wrote it: "
+                "`magi init --github --force` keeps your copy as magi.yml.old",
+            )
+        )
+    return out
