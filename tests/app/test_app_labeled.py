@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -408,3 +409,19 @@ def test_an_older_workflow_names_the_inputs_github_refused_and_the_command() -> 
     assert "(`runner-labels`)" in reply
     assert "magi init --github --force" in reply
     assert "inputs are wrong" not in reply
+
+
+@pytest.mark.parametrize("private", [False, True], ids=["public", "private"])
+def test_a_public_repository_is_told_what_the_label_approved(private: bool) -> None:
+    """docs/runner.md's words, on the acknowledgement of a public repository only."""
+    from magi.core.person.public import PUBLIC_LABEL
+
+    fake = world(FakeGitHub())
+    payload = labeled()
+    payload["repository"]["private"] = private  # type: ignore[index]
+    run(fake, payload)
+    (ack,) = fake.comments_on(REPO, 1)
+    assert ("This repository is public" in ack) is not private
+    assert ("an issue anyone may have written" in ack) is not private
+    runner_md = " ".join((Path(__file__).parents[2] / "docs" / "runner.md").read_text().split())
+    assert PUBLIC_LABEL.split(" (docs/runner.md")[0].capitalize() in runner_md

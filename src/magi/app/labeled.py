@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from magi.app.context import AppContext, config_error_reply, dispatch_competition, repo_config
 from magi.app.events import Delivery, IssuesEvent, Router
 from magi.config.workflow import refused_inputs
+from magi.core.person.public import public_note
 from magi.core.text.sanitize import clean_task
 from magi.core.threads import markers
 from magi.core.threads.approval import may_write, permission_level
@@ -267,6 +268,7 @@ async def _start(
     watch = f"{p.repository.html_url}/actions/workflows/{workflow}"
     await gh.react_to_issue(repo, number, "rocket")
     took = f"An earlier claim on this issue was taken over: {over}.\n\n" if over else ""
+    took += public_note(p.repository.private)
     ack = await gh.create_comment(
         repo,
         number,

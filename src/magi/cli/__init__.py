@@ -21,7 +21,7 @@ from magi.errors import ExitCode, MagiError
 def root(ctx: typer.Context, config: ConfigOption = None) -> None:
     """A blind multi-agent implementation competition.
 
-    Bare [bold]magi[/bold] prints the latest run's report (never a full-screen view).
+    Bare `magi` prints the latest run's report (never a full-screen view).
     """
     ctx.obj = Options(config=config, given=ctx.obj)
     if ctx.invoked_subcommand is not None:

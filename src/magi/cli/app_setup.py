@@ -30,6 +30,7 @@ from urllib.parse import quote
 import typer
 
 from magi.cli.app import app
+from magi.cli.app_steps import next_steps
 from magi.core.person.park import public_url_problem
 
 __all__ = ["Setup", "cli", "manifest", "read_manifest"]
@@ -179,18 +180,10 @@ class Setup:
         ]
         if self.public_url:  # runners ask it whether a `/magi stop` parks their run
             lines.append(f"MAGI_PUBLIC_URL={q(self.public_url.rstrip('/'))}")
+        lines.append(f"GITHUB_API_URL={q(self.api_url.rstrip('/'))}")
         _private(self.out, "\n".join(lines) + "\n")
-        installs = got.get("html_url", "").rstrip("/") + "/installations/new"
-        return (
-            f"Created the GitHub App {got['slug']} (id {got['id']}).\n"
-            f"Wrote {self.out} and {key}, readable by you only.\n\n"
-            f"next: install it on your repository: {installs}\n"
-            "then: in the repository's settings, add the secrets MAGI_APP_CLIENT_ID (from "
-            f"{self.out}) and MAGI_APP_PRIVATE_KEY (the contents of {key})\n"
-            f"then: start the receiver with that environment (app/README.md), e.g. "
-            f"`set -a; . {shlex.quote(str(self.out))}; set +a; uvicorn magi.app:create_app "
-            "--factory`\n"
-            "then: `magi init --github` in the repository, and a runner (docs/runner.md)"
+        return next_steps(
+            got, self.out, key, public_url=self.public_url, org=self.org, github_url=self.github_url
         )
 
 
