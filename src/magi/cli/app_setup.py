@@ -35,7 +35,10 @@ from magi.core.person.park import public_url_problem
 
 __all__ = ["Setup", "cli", "manifest", "read_manifest"]
 
-cli = typer.Typer(help="The magi GitHub App: register it (setup).", no_args_is_help=True)
+cli = typer.Typer(
+    help="The magi GitHub App: register it (setup), serve it, check why a label did nothing.",
+    no_args_is_help=True,
+)
 app.add_typer(cli, name="app")
 
 
