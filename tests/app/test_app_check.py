@@ -4,49 +4,24 @@ HTTP double (real JWTs, githubkit over httpx, GitHub's example bodies)."""
 from __future__ import annotations
 
 import asyncio
-from importlib.resources import files
 
 import httpx
 import pytest
 
-from github_helpers import new_pem, pem, public_pem
+from app_check_helpers import KEY, MANIFEST, PUBLIC, REPO, SHA, healthy
+from github_helpers import new_pem
 from magi.cli.app_check import check_repo, render
 from magi.cli.app_env import AppKey
-from magi.cli.app_setup import read_manifest
 from magi.config.source import Source
-from magi.config.workflow import render_workflow
 from magi.core.person.app_check import Finding
-from magi.github.models import Repo
 from magi.testing.cli import invoke
-from magi.testing.github import FakeGitHub
 from magi.testing.github_app_routes import delivery
 from magi.testing.github_http import GitHubHTTP
-
-REPO = Repo(owner="octo", name="widgets")
-SHA = "1234567890abcdef1234567890abcdef12345678"
-PUBLIC = "https://magi.example.test"
-MANIFEST = read_manifest(files("magi").joinpath("templates/app.yml").read_text(encoding="utf-8"))
-KEY = pem()
 
 
 @pytest.fixture(autouse=True)
 def _this_magi(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("magi.config.source.installed_source", lambda: Source("acme/magi", SHA))
-
-
-def healthy() -> GitHubHTTP:
-    """A setup where a label starts a run: the test breaks one thing of it."""
-    fake = FakeGitHub()
-    w = fake.world(REPO)
-    w.granted = dict(MANIFEST["default_permissions"])
-    flow = render_workflow(Source("acme/magi", SHA))
-    w.files[("main", ".github/workflows/magi.yml")] = flow
-    double = GitHubHTTP(fake, app=("1", public_pem(KEY)))
-    double.app_permissions = dict(MANIFEST["default_permissions"])
-    double.app_side.events = list(MANIFEST["default_events"])
-    double.app_side.url = f"{PUBLIC}/webhook"
-    double.app_side.deliveries = [delivery(REPO.full_name, 202)]
-    return double
 
 
 def _check(double: GitHubHTTP, key: str = KEY, public: str | None = PUBLIC) -> list[Finding]:

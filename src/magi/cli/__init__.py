@@ -12,7 +12,17 @@ from collections.abc import Sequence
 
 import typer
 
-from magi.cli import app_check, app_setup, asking, competition, council, doctor, foundation, review
+from magi.cli import (
+    app_check,
+    app_serve,
+    app_setup,
+    asking,
+    competition,
+    council,
+    doctor,
+    foundation,
+    review,
+)
 from magi.cli.app import ConfigOption, Options, app, config_path, console, emit
 from magi.errors import ExitCode, MagiError
 
@@ -68,6 +78,7 @@ _command_groups()
 __all__ = [
     "app",
     "app_check",
+    "app_serve",
     "app_setup",
     "asking",
     "competition",
