@@ -26,6 +26,8 @@ from magi.errors import UsageError
 
 __all__ = ["start_checks"]
 
+DEFAULT_ENV = "magi-app.env"
+
 
 async def start_checks(key: AppKey, transport: Any = None) -> list[str]:
     """What the receiver says before it listens; a UsageError when GitHub refuses the key."""
@@ -68,13 +70,14 @@ def _address(host: str, port: int, public: str | None) -> str:
 def serve(
     ctx: typer.Context,
     env_file: Annotated[
-        Path,
+        Path | None,
         typer.Option(
             "--env-file",
-            help="The receiver's environment (magi app setup wrote it).",
+            help="The receiver's environment (magi app setup wrote it; default ./magi-app.env "
+            "when it exists, else the process's environment alone).",
             dir_okay=False,
         ),
-    ] = Path("magi-app.env"),
+    ] = None,
     host: Annotated[str, typer.Option("--host", help="The address to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="The port to bind (0: any).", min=0)] = 8080,
 ) -> None:
@@ -82,7 +85,9 @@ def serve(
     reach, serve."""
     import uvicorn
 
-    values = read_env_file(env_file)
+    if env_file is None and Path(DEFAULT_ENV).is_file():
+        env_file = Path(DEFAULT_ENV)
+    values = read_env_file(env_file) if env_file is not None else {}
     environ = {**os.environ, **values}
     key = app_key(environ)
     obj = ctx.find_object(Options)
