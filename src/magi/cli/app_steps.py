@@ -44,8 +44,9 @@ def next_steps(
         f"next: install it on your repository: {installs}",
         "then: in the repository's settings, add the secrets MAGI_APP_CLIENT_ID (from "
         f"{out}) and MAGI_APP_PRIVATE_KEY (the contents of {key})",
-        f"then: start the receiver: magi app serve --env-file {env} (app/README.md, "
-        '"Running"); it checks its key and webhook and prints the URL GitHub must reach',
+        f"then: start the receiver: magi app serve --env-file {env} (docs/receiver.md: "
+        "TLS in front of it, a service, a tunnel); it checks its key and webhook and prints "
+        "the URL GitHub must reach",
     ]
     if not public_url:
         settings = app_settings_url(github_url, org, slug)
