@@ -33,7 +33,7 @@ from magi.core.person.public import PUBLIC_LABEL
 from magi.errors import UsageError
 from magi.github.models import Repo
 
-__all__ = ["check_repo"]
+__all__ = ["app_pages", "check_repo"]
 
 EnvFile = Annotated[
     Path | None,
@@ -49,7 +49,7 @@ def _manifest() -> dict[str, Any]:
     return read_manifest(files("magi").joinpath("templates/app.yml").read_text(encoding="utf-8"))
 
 
-def _pages(app: dict[str, Any]) -> tuple[str, str]:
+def app_pages(app: dict[str, Any]) -> tuple[str, str]:
     """The App's settings page and its install page, from what ``GET /app`` said."""
     html = str(app.get("html_url") or "https://github.com/apps/magi").rstrip("/")
     parts = urlsplit(html)
@@ -73,7 +73,7 @@ async def check_repo(key: AppKey, repo: Repo, transport: Any = None) -> list[Fin
     except GitHubError as exc:
         fix = "check GITHUB_APP_ID and the key file against the App's settings page"
         return [Finding(f"GitHub did not take the App's key: {exc.message}", fix)]
-    settings, install = _pages(app)
+    settings, install = app_pages(app)
     wanted = _manifest()
     out = app_findings(app, wanted["default_permissions"], wanted["default_events"], settings)
     out += hook_findings(await reader.hook_config(), key.public_url, settings)

@@ -31,7 +31,7 @@ DEFAULT_ENV = "magi-app.env"
 
 async def start_checks(key: AppKey, transport: Any = None) -> list[str]:
     """What the receiver says before it listens; a UsageError when GitHub refuses the key."""
-    from magi.cli.app_check import _pages
+    from magi.cli.app_check import app_pages
     from magi.core.person.app_check import hook_findings
     from magi.github.app_reader import AppReader
     from magi.github.auth import AppAuth
@@ -47,7 +47,7 @@ async def start_checks(key: AppKey, transport: Any = None) -> list[str]:
         return [f"warning: GitHub ({key.api_url}) did not answer: {exc.message}; the "
                 "receiver answers 503 until it does"]  # fmt: skip
     lines = [f"the App {app.get('slug')} (id {app.get('id')}) takes this key"]
-    settings, _ = _pages(app)
+    settings, _ = app_pages(app)
     for f in hook_findings(hook, key.public_url, settings):
         lines.append(f.why if f.fine else f"warning: {f.why}; fix: {f.fix}")
     return lines

@@ -7,9 +7,11 @@ GitHub creates the App and redirects back to the page with a one-time ``code`` a
 ``state`` the form carried; the page exchanges the code (``POST
 /app-manifests/{code}/conversions``, no credential needed) and writes what comes back to a
 file only its owner may read: the receiver's environment (``GITHUB_APP_ID``,
-``GITHUB_APP_SLUG``, ``GITHUB_WEBHOOK_SECRET``, ``GITHUB_APP_PRIVATE_KEY_PATH``) and the two
+``GITHUB_APP_SLUG``, ``GITHUB_WEBHOOK_SECRET``, ``GITHUB_APP_PRIVATE_KEY_PATH``,
+``GITHUB_API_URL``) and the two
 values the workflow's secrets take (``MAGI_APP_CLIENT_ID``, the key file for
-``MAGI_APP_PRIVATE_KEY``). Then it says what to do next and the command ends.
+``MAGI_APP_PRIVATE_KEY``). Then it says what to do next (``magi.cli.app_steps``) and the
+command ends.
 https://docs.github.com/en/apps/sharing-github-apps/registering-a-github-app-from-a-manifest
 """
 
@@ -31,6 +33,7 @@ import typer
 
 from magi.cli.app import app
 from magi.cli.app_steps import next_steps
+from magi.core.person.app_check import PLACEHOLDER_HOOK
 from magi.core.person.park import public_url_problem
 
 __all__ = ["Setup", "cli", "manifest", "read_manifest"]
@@ -83,7 +86,7 @@ def manifest(public_url: str | None, redirect_url: str) -> dict[str, Any]:
         data["url"] = base
         data["hook_attributes"] = {"url": f"{base}/webhook", "active": True}
     else:
-        data["hook_attributes"] = {"url": "https://example.invalid/webhook", "active": False}
+        data["hook_attributes"] = {"url": PLACEHOLDER_HOOK, "active": False}
     return data
 
 
