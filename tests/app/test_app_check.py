@@ -32,7 +32,7 @@ def _check(double: GitHubHTTP, key: str = KEY, public: str | None = PUBLIC) -> l
 
 
 def _problems(found: list[Finding]) -> str:
-    return " | ".join(f"{f.why} => {f.fix}" for f in found if not f.fine and not f.warn)
+    return " | ".join(f"{f.why} => {f.fix}" for f in found if not (f.fine or f.warn or f.note))
 
 
 def test_a_healthy_setup_has_no_problem() -> None:
@@ -189,3 +189,26 @@ def test_the_double_keeps_what_github_keeps_of_the_apps_webhook() -> None:
     assert config["secret"] == "********"
     assert "active" not in config  # not in GitHub's webhook-config schema
     assert asyncio.run(ask("/app/hook/deliveries?per_page=101", "x")).status_code == 422
+
+
+def test_the_runners_are_said_not_checked_without_administration() -> None:
+    [note] = [f for f in _check(healthy()) if f.note]
+    assert "listing them needs administration: read" in note.why
+
+
+def test_runners_granted_to_list_are_checked_for_the_labels() -> None:
+    """Granted administration: read, the App sees whether a runner with [github]
+    runner_labels is online, offline, or missing."""
+    double = healthy()
+    w = double.fake.world(REPO)
+    w.granted = {**MANIFEST["default_permissions"], "administration": "read"}
+    double.app_side.runners = [("box", "online", ["self-hosted", "magi"])]
+    found = _check(double)
+    assert _problems(found) == ""
+    assert any("runner box is online with the labels self-hosted, magi" in f.why for f in found)
+    double.app_side.runners = [("box", "offline", ["self-hosted", "magi"])]
+    assert "(box) are offline" in _problems(_check(double))
+    double.app_side.runners = [("other", "online", ["self-hosted", "gpu"])]
+    said = _problems(_check(double))
+    assert "no runner of the repository has the labels self-hosted, magi" in said
+    assert "register a self-hosted runner" in said

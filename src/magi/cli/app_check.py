@@ -28,6 +28,7 @@ from magi.core.person.app_check import (
     delivery_findings,
     hook_findings,
     install_findings,
+    runner_findings,
 )
 from magi.core.person.public import PUBLIC_LABEL
 from magi.errors import UsageError
@@ -87,13 +88,14 @@ async def check_repo(key: AppKey, repo: Repo, transport: Any = None) -> list[Fin
     out += install_findings(repo.full_name, inst, accounts, app.get("permissions") or {}, install)
     repo_id = None
     if inst is not None and isinstance(inst.get("id"), int):
-        found, repo_id = await _repository(reader, auth, inst["id"], repo)
+        granted = inst.get("permissions") or {}
+        found, repo_id = await _repository(reader, auth, inst["id"], repo, granted)
         out += found
     return out + delivery_findings(await reader.deliveries(), repo.full_name, repo_id)
 
 
 async def _repository(
-    reader: Any, auth: Any, inst: int, repo: Repo
+    reader: Any, auth: Any, inst: int, repo: Repo, granted: dict[str, Any]
 ) -> tuple[list[Finding], int | None]:
     """The repository's visibility and its workflow on the default branch."""
     from magi.config.source import installed_source
@@ -125,6 +127,7 @@ async def _repository(
             out.append(Finding(message, warn=severity != "error"))
         if not problems:
             out.append(Finding(f".github/workflows/{name} on {branch} is this magi's", fine=True))
+    out += await _runners(reader, inst, repo, config, granted)
     label = config.github.label
     out.append(
         Finding(f"the label that starts a run is `{label}` ([github] label on {branch})", fine=True)
@@ -132,14 +135,29 @@ async def _repository(
     return out, data.get("id") if isinstance(data.get("id"), int) else None
 
 
+async def _runners(
+    reader: Any, inst: int, repo: Repo, config: Any, granted: dict[str, Any]
+) -> list[Finding]:
+    """The runners, when the installation lets the App list them (administration: read)."""
+    from magi.core.seats.runners import first_stage
+
+    if granted.get("administration") not in {"read", "write"}:
+        why = (
+            "the runners' labels are not checked: listing them needs administration: read, "
+            "which magi's App does not ask for (`magi doctor --runner` checks a runner)"
+        )
+        return [Finding(why, note=True)]
+    return runner_findings(await reader.runners(inst, repo), first_stage(config))
+
+
 def render(repo: str, findings: list[Finding]) -> str:
     lines = [f"magi app check {repo}"]
     for f in findings:
-        tag = "ok" if f.fine else "warn" if f.warn else "PROBLEM"
+        tag = "ok" if f.fine else "note" if f.note else "warn" if f.warn else "PROBLEM"
         lines.append(f"  {tag:<8}{f.why}")
         if f.fix and not f.fine:
             lines.append(f"  {'':<8}fix: {f.fix}")
-    bad = [f for f in findings if not f.fine and not f.warn]
+    bad = [f for f in findings if not (f.fine or f.warn or f.note)]
     lines.append(f"{len(bad)} problem(s)" if bad else "nothing stops a label here")
     return "\n".join(lines)
 
@@ -174,5 +192,5 @@ def check(
     except GitHubError as exc:
         raise UsageError(f"GitHub ({key.api_url}) answered: {exc.message}") from None
     emit(render(repo, findings))
-    if any(not f.fine and not f.warn for f in findings):
+    if any(not (f.fine or f.warn or f.note) for f in findings):
         raise typer.Exit(1)

@@ -61,3 +61,13 @@ class AppReader:
         port = await self.auth.port_for(installation, repo)
         found = await port.get_content(repo, path, ref)
         return None if found is None else found.text
+
+    async def runners(self, installation: int, repo: Repo) -> list[dict[str, Any]]:
+        """The repository's self-hosted runners (the installation needs ``administration:
+        read``: magi's App does not ask for it, so this is asked only when it was granted)."""
+        port: Any = await self.auth.port_for(installation, repo)
+        rest = port.gh.rest.actions
+        data = await port._call(
+            rest.async_list_self_hosted_runners_for_repo, repo.owner, repo.name, per_page=100
+        )
+        return [r for r in (data or {}).get("runners", []) if isinstance(r, dict)]

@@ -17,7 +17,9 @@ What GitHub keeps and refuses, as these routes keep it:
   deliveries at all;
 - deliveries come newest first, at most ``per_page`` (default 30, at most 100) of them
   (https://docs.github.com/en/rest/apps/webhooks#list-deliveries-for-an-app-webhook);
-- all three ``/app`` routes take the App's JWT only (401 otherwise, as ``GET /app``).
+- all three ``/app`` routes take the App's JWT only (401 otherwise, as ``GET /app``);
+- a repository's self-hosted runners are listed only to an installation granted
+  ``administration: read`` (403 "Resource not accessible by integration" otherwise).
 """
 
 from __future__ import annotations
@@ -83,6 +85,8 @@ class AppSide:
     installations: dict[str, int] | None = None
     public: set[str] = field(default_factory=set)  # repositories that are not private
     events: list[str] | None = None  # what GET /app says it subscribes to (None: the example)
+    # the repository's self-hosted runners: (name, "online"/"offline", labels)
+    runners: list[tuple[str, str, list[str]]] = field(default_factory=list)
 
 
 def _side(d: GitHubHTTP) -> AppSide:
@@ -148,3 +152,20 @@ async def _repository(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Re
         "default_branch": w.default_branch,
     }
     return 200, d.shaped("GET", C, ours)
+
+
+@route("GET", C + "/actions/runners")
+async def _runners(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    """Only with ``administration: read`` granted; otherwise GitHub's 403 to an App token.
+    https://docs.github.com/en/rest/actions/self-hosted-runners#list-self-hosted-runners-for-a-repository"""
+    granted = d.fake.world(repo).granted or {}
+    if granted.get("administration") not in {"read", "write"}:
+        return 403, {"message": "Resource not accessible by integration"}
+    shape = d.example("GET", C + "/actions/runners")
+    base = (shape.get("runners") or [{}])[0] if isinstance(shape, dict) else {}
+    rows = []
+    for number, (name, status, labels) in enumerate(_side(d).runners, 1):
+        ours = {"id": number, "name": name, "status": status, "busy": False}
+        ours["labels"] = [{"id": i, "name": n, "type": "custom"} for i, n in enumerate(labels, 1)]
+        rows.append({**base, **ours})
+    return 200, {"total_count": len(rows), "runners": rows}

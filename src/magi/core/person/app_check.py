@@ -19,6 +19,7 @@ __all__ = [
     "delivery_findings",
     "hook_findings",
     "install_findings",
+    "runner_findings",
 ]
 
 # Where `magi app setup` points a webhook it registers without --public-url (inactive).
@@ -34,6 +35,7 @@ class Finding:
     fix: str = ""
     fine: bool = False
     warn: bool = False
+    note: bool = False  # said, neither fine nor a problem: something not checked, and why
 
 
 def _ok(what: str) -> Finding:
@@ -202,3 +204,30 @@ def delivery_findings(
             "before the App was installed there was never delivered",
         ))  # fmt: skip
     return out
+
+
+def runner_findings(runners: Sequence[Mapping[str, Any]], wanted: Sequence[str]) -> list[Finding]:
+    """An online self-hosted runner has every label a competition's first job asks for."""
+    want = {w.casefold() for w in wanted}
+
+    def labels(r: Mapping[str, Any]) -> set[str]:
+        return {str(x.get("name", "")).casefold() for x in r.get("labels") or []}
+
+    fits = [r for r in runners if want <= labels(r)]
+    online = [r for r in fits if r.get("status") == "online"]
+    shown = ", ".join(wanted)
+    if online:
+        return [_ok(f"runner {online[0].get('name')} is online with the labels {shown}")]
+    if fits:
+        names = ", ".join(str(r.get("name")) for r in fits)
+        return [Finding(
+            f"the runners with the labels {shown} ({names}) are offline: a run's jobs would "
+            "wait queued",
+            "start the runner's service (docs/runner.md)",
+        )]  # fmt: skip
+    return [Finding(
+        f"no runner of the repository has the labels {shown} ([github] runner_labels): a "
+        "run's jobs would wait queued until GitHub cancels them",
+        "register a self-hosted runner with those labels (docs/runner.md), or change "
+        "runner_labels and run `magi init --github --force`",
+    )]  # fmt: skip
