@@ -8,6 +8,7 @@ import datetime as dt
 import ipaddress
 import json
 import os
+import queue
 import shutil
 import socket
 import ssl
@@ -114,41 +115,54 @@ def _ca(where: Path) -> tuple[Path, Path, Path]:
     return paths
 
 
-def _until(proc: subprocess.Popen[str], words: str, seen: list[str]) -> None:
-    """Read ``proc``'s output until a line holds ``words`` (it ends: the test fails)."""
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        seen.append(line)
-        if words in line:
-            return
-    raise AssertionError(f"ended before saying {words!r}: {''.join(seen[-20:])}")
+# A bound on waiting for a process to say something, never a measure: it only turns a
+# stuck process into a failure that shows what it said.
+SAYS_WITHIN = 180.0
 
 
-def _drain(proc: subprocess.Popen[str]) -> None:
-    """Keep reading what ``proc`` says (a full pipe would stall it); ``_running`` joins."""
-    assert proc.stdout is not None
-    reader = threading.Thread(target=proc.stdout.read, daemon=True)
-    reader.start()
-    _READERS[proc.pid] = reader
+class _Said:
+    """A process's output, line by line, read by a thread of its own (a full pipe would
+    stall the process) into a queue the test waits on."""
 
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        self.reader = threading.Thread(target=self._read, args=(proc,), daemon=True)
+        self.reader.start()
 
-_READERS: dict[int, threading.Thread] = {}
+    def _read(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def until(self, words: str) -> None:
+        """Wait for a line holding ``words``; the process ending first fails the test."""
+        while True:
+            try:
+                line = self.lines.get(timeout=SAYS_WITHIN)
+            except queue.Empty:
+                line = None
+            if line is None:
+                raise AssertionError(f"never said {words!r}: {''.join(self.seen[-20:])}")
+            self.seen.append(line)
+            if words in line:
+                return
 
 
 @contextmanager
-def _running(argv: list[str], env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
+def _running(argv: list[str], env: dict[str, str]) -> Iterator[_Said]:
     """``argv`` as a process of this test's, ended (by its own handle) when the block ends."""
     with subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
     ) as proc:
+        said = _Said(proc)
         try:
-            yield proc
+            yield said
         finally:
             proc.terminate()
             proc.wait(timeout=30)
-            reader = _READERS.pop(proc.pid, None)
-            if reader is not None:
-                reader.join(timeout=30)
+            said.reader.join(timeout=30)
 
 
 @contextmanager
@@ -209,13 +223,11 @@ def test_the_caddyfile_gets_a_certificate_by_itself_and_reaches_the_receiver(tmp
         f"\tstorage file_system {tmp_path / 'caddy'}\n\tskip_install_trust\n}}\n"
     )
     (tmp_path / "Caddyfile").write_text(glob + recipe)
-    seen: list[str] = []
     with (
         _receiver(receiver),
         _running([pebble, "-config", str(tmp_path / "pebble.json")], env) as acme_server,
     ):
-        _until(acme_server, "ACME directory available", seen)
-        _drain(acme_server)
+        acme_server.until("ACME directory available")
         trust = ssl.create_default_context(cafile=str(ca))
         chain = [
             httpx.get(f"https://127.0.0.1:{manage}/{part}/0", verify=trust).text
@@ -225,8 +237,7 @@ def test_the_caddyfile_gets_a_certificate_by_itself_and_reaches_the_receiver(tmp
         argv = [caddy, "run", "--config", str(tmp_path / "Caddyfile"), "--adapter", "caddyfile"]
         with _running(argv, env) as proxy:
             # certmagic says so (at debug) once the certificate is in the cache handshakes use
-            _until(proxy, "added certificate to cache", seen)
-            _drain(proxy)
+            proxy.until("added certificate to cache")
             # Nothing resolves magi.example.com here: to caddy's port, with the name as
             # the TLS server name and the Host, as a client that resolved it would.
             status, body = _get_as("magi.example.com", https_port, tmp_path / "issuer.pem")
