@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -395,3 +396,32 @@ def test_racing_takers_of_a_dead_claim_start_one_run() -> None:
 
     asyncio.run(both())
     assert len(w.dispatches) == 1
+
+
+def test_an_older_workflow_names_the_inputs_github_refused_and_the_command() -> None:
+    """GitHub's 422 "Unexpected inputs provided": which inputs, and `magi init --github
+    --force`, not "the inputs are wrong"."""
+    fake = world(FakeGitHub())
+    w = fake.world(REPO)
+    w.declared["magi.yml"] = w.declared["magi.yml"] - {"runner-labels"}
+    run(fake)
+    (reply,) = fake.comments_on(REPO, 1)
+    assert "(`runner-labels`)" in reply
+    assert "magi init --github --force" in reply
+    assert "inputs are wrong" not in reply
+
+
+@pytest.mark.parametrize("private", [False, True], ids=["public", "private"])
+def test_a_public_repository_is_told_what_the_label_approved(private: bool) -> None:
+    """docs/runner.md's words, on the acknowledgement of a public repository only."""
+    from magi.core.person.public import PUBLIC_LABEL
+
+    fake = world(FakeGitHub())
+    payload = labeled()
+    payload["repository"]["private"] = private  # type: ignore[index]
+    run(fake, payload)
+    (ack,) = fake.comments_on(REPO, 1)
+    assert ("This repository is public" in ack) is not private
+    assert ("an issue anyone may have written" in ack) is not private
+    runner_md = " ".join((Path(__file__).parents[2] / "docs" / "runner.md").read_text().split())
+    assert PUBLIC_LABEL.split(" (docs/runner.md")[0].capitalize() in runner_md

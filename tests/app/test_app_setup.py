@@ -192,3 +192,31 @@ def test_a_public_address_runners_could_not_ask_safely_is_refused_first(tmp_path
     assert got.exit_code == 2, got.output
     assert "plain http" in got.output
     assert not out.exists()
+
+
+def test_the_api_url_is_written_for_the_receiver(tmp_path) -> None:
+    """`--api-url` (GitHub Enterprise Server) reaches the receiver's environment, so the
+    receiver does not ask api.github.com for an App it has never heard of."""
+    out = tmp_path / "magi-app.env"
+    Setup(out, "https://ghe.acme.test/api/v3/").write(MADE)
+    assert "GITHUB_API_URL=https://ghe.acme.test/api/v3\n" in out.read_text()
+
+
+@pytest.mark.parametrize("org", [None, "acme"])
+def test_without_a_public_url_the_steps_say_how_to_turn_the_webhook_on(tmp_path, org) -> None:
+    """Registered inactive: which page, which URL, which box, and MAGI_PUBLIC_URL."""
+    job = Setup(tmp_path / "magi-app.env", "https://api.github.test", org=org)
+    said = job.write(MADE)
+    page = "/organizations/acme" if org else ""
+    assert f"open https://github.com{page}/settings/apps/magi-acme" in said
+    assert "set the Webhook URL to https://YOUR-HOST/webhook, tick Active" in said
+    assert "MAGI_PUBLIC_URL=https://YOUR-HOST" in said
+    given = Setup(tmp_path / "b.env", "https://api.github.test", public_url="https://m.test")
+    assert "INACTIVE" not in given.write(MADE)
+
+
+def test_the_steps_warn_a_public_repository_and_name_the_commands(tmp_path) -> None:
+    said = Setup(tmp_path / "magi-app.env", "https://api.github.test").write(MADE)
+    assert "on a public repository, the `magi` label is a writer's approval" in said
+    assert "magi app serve --env-file" in said
+    assert "magi app check OWNER/REPO" in said

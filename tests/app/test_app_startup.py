@@ -106,6 +106,18 @@ def test_a_key_github_refuses_is_said_at_healthz_and_deliveries_wait() -> None:
     assert double.requests.count(("GET", "/app")) <= 2  # start-up, then the health check
 
 
+def test_a_refused_key_gets_503_also_when_the_slug_is_given() -> None:
+    """GITHUB_APP_SLUG set: the App knows its login, but not a token can be had; the
+    delivery still gets 503 (app/README.md), so GitHub keeps it to redeliver."""
+    fake = FakeGitHub()
+    double = GitHubHTTP(fake, app=("1", public_pem(pem())))
+    app = _app_over(double, new_pem(), GITHUB_APP_SLUG="magi-app")
+    health, hook = asyncio.run(_calls(app, HEALTH, _delivery()))
+    assert health.status_code == 503
+    assert hook.status_code == 503
+    assert fake.calls == []
+
+
 def test_the_right_key_is_healthy() -> None:
     """The same double with the App's own key: 200, and the delivery is queued."""
     fake = FakeGitHub()

@@ -63,7 +63,7 @@ def test_a_magi_that_does_not_know_its_repository_asks_for_source(repo, monkeypa
     monkeypatch.setattr("magi.config.source.installed_source", lambda: Source(None, SHA))
     res = invoke(["init", "--github"])
     assert res.exit_code != 0
-    assert "--source OWNER/REPO@SHA" in res.output
+    assert "--source MAGI_REPO@SHA" in res.output
     assert not (repo / ".github").exists()
 
 
@@ -190,3 +190,42 @@ def test_init_github_force_rewrites_the_workflow_and_keeps_the_config(repo: Path
     assert "linux-big" in config.read_text()
     flow = (repo / ".github" / "workflows" / "magi.yml").read_text()
     assert '["self-hosted", "linux-big"]' in flow
+
+
+def test_force_over_an_untouched_workflow_replaces_it(repo: Path) -> None:
+    """magi's own stamp says nothing of a person's is in it: no copy kept."""
+    assert invoke(["init", "--github", "--source", f"acme/magi@{SHA}"]).exit_code == 0
+    res = invoke(["init", "--github", "--force", "--source", f"acme/magi@{'a' * 40}"])
+    assert res.exit_code == 0, res.output
+    assert not (repo / ".github" / "workflows" / "magi.yml.old").exists()
+    assert f"acme/magi@{'a' * 40}" in (repo / ".github" / "workflows" / "magi.yml").read_text()
+
+
+@pytest.mark.parametrize("stamped", [True, False], ids=["edited", "unstamped"])
+def test_force_keeps_hand_edits_beside_the_new_workflow(repo: Path, stamped: bool) -> None:
+    """An edited workflow (or one from before the stamp) is kept as magi.yml.old and said;
+    a second --force with that copy still there refuses and changes nothing."""
+    assert invoke(["init", "--github", "--source", f"acme/magi@{SHA}"]).exit_code == 0
+    flow = repo / ".github" / "workflows" / "magi.yml"
+    text = flow.read_text().replace("name: magi\n", "name: magi\n# my own note\n", 1)
+    if not stamped:
+        text = text[: text.rindex("# magi init --github wrote")]
+    flow.write_text(text)
+    res = invoke(["init", "--github", "--force", "--source", f"acme/magi@{SHA}"])
+    assert res.exit_code == 0, res.output
+    kept = flow.with_name("magi.yml.old")
+    assert kept.read_text() == text
+    assert "# my own note" not in flow.read_text()
+    assert "kept the previous workflow as" in res.output
+    flow.write_text(text)
+    again = invoke(["init", "--github", "--force", "--source", f"acme/magi@{SHA}"])
+    assert again.exit_code != 0
+    assert "magi.yml.old" in again.output
+    assert flow.read_text() == text
+
+
+def test_init_github_points_doctor_at_the_runner(repo: Path) -> None:
+    """A laptop holds no agent logins when the agents live on the runner."""
+    res = invoke(["init", "--github", "--source", f"acme/magi@{SHA}"])
+    assert "magi doctor --runner" in res.output
+    assert "then: magi doctor " not in res.output

@@ -83,11 +83,15 @@ async def _setup(*args: str) -> AsyncIterator[tuple[asyncio.subprocess.Process, 
             await proc.wait()
 
 
-def test_pressing_the_button_registers_the_app_and_the_page_says_what_next(tmp_path) -> None:
+@pytest.mark.parametrize("public", ["https://magi.acme.test", None], ids=["public-url", "none"])
+def test_pressing_the_button_registers_the_app_and_the_page_says_what_next(
+    tmp_path, public: str | None
+) -> None:
     """The user clicks; GitHub's form receives app.yml's manifest whole (the description's
     apostrophe and all), redirects back with the code and the state; the page exchanges
     the code, the env file and the key appear for their owner only, and the page and the
-    command both say what to do next without showing a secret."""
+    command both say what to do next without showing a secret. Without a public URL the
+    webhook is registered inactive, and the steps say how to turn it on."""
     if not CHROMIUM.exists():
         pytest.skip(f"{NEEDS} Debian's chromium at {CHROMIUM} (apt-get install chromium)")
     try:
@@ -100,10 +104,10 @@ def test_pressing_the_button_registers_the_app_and_the_page_says_what_next(tmp_p
     web_sock, web = _listening()
     api_sock, api = _listening()
     out = tmp_path / "creds" / "magi-app.env"
-    public = "https://magi.acme.test"
 
     async def main() -> tuple[str, str, str, int, str]:
-        args = ("--github-url", web, "--api-url", api, "--out", str(out), "--public-url", public)
+        args = ("--github-url", web, "--api-url", api, "--out", str(out))
+        args += ("--public-url", public) if public else ()
         async with (
             _serving(form.asgi(), web_sock),
             _serving(asgi(double), api_sock),
@@ -145,7 +149,8 @@ def test_pressing_the_button_registers_the_app_and_the_page_says_what_next(tmp_p
         k: v for k, v in shipped.items() if k not in ours
     }
     assert "writer's" in got.manifest["description"]
-    assert got.manifest["hook_attributes"] == {"url": f"{public}/webhook", "active": True}
+    hook = {"url": f"{public}/webhook", "active": True} if public else {"active": False}
+    assert {k: got.manifest["hook_attributes"][k] for k in hook} == hook
     back = parse_qs(urlsplit(landed).query)
     assert back == {"code": [got.code], "state": [got.state]}
     assert got.state, "the page's form carries a state for the redirect to bring back"
@@ -164,7 +169,9 @@ def test_pressing_the_button_registers_the_app_and_the_page_says_what_next(tmp_p
         "GITHUB_WEBHOOK_SECRET": env["GITHUB_WEBHOOK_SECRET"],
         "GITHUB_APP_PRIVATE_KEY_PATH": str(key),
         "MAGI_APP_CLIENT_ID": env["MAGI_APP_CLIENT_ID"],
-        "MAGI_PUBLIC_URL": public,  # runners ask it whether a `/magi stop` parks their run
+        # runners ask it whether a `/magi stop` parks their run
+        **({"MAGI_PUBLIC_URL": public} if public else {}),
+        "GITHUB_API_URL": api,
     }
     assert re.fullmatch(r"[0-9a-f]{40}", env["GITHUB_WEBHOOK_SECRET"])
     assert env["MAGI_APP_CLIENT_ID"].startswith("Iv23li")
@@ -177,6 +184,8 @@ def test_pressing_the_button_registers_the_app_and_the_page_says_what_next(tmp_p
         assert "magi init --github" in words
         assert env["GITHUB_WEBHOOK_SECRET"] not in words
         assert "PRIVATE KEY-----" not in words
+        inactive = f"open {web}/settings/apps/magi, set the Webhook URL" in words
+        assert inactive is (public is None), words
 
 
 def _post(form: NewAppForm, path: str, body: dict[str, str]) -> httpx.Response:

@@ -2,12 +2,11 @@
 
 app/README.md: `magi app setup` (its own process; the page driven as a browser posts it),
 what it prints against what the README shows, then the receiver started the way the
-printed next step says (`set -a; . magi-app.env; set +a; uvicorn ...`, a real uvicorn
-process) answering /healthz once it has learned its App from GitHub with the key setup
-wrote. docs/runner.md: the runner key commands and `magi doctor --runner`, as shown.
-Only what points at the double is added (`--api-url`, `GITHUB_API_URL`, a held socket for
-the address), so a renamed option, a changed message or a file the receiver cannot start
-from fails here."""
+printed next step says (`magi app serve --env-file magi-app.env`, its own process)
+answering /healthz once it has learned its App from GitHub with the key setup wrote.
+docs/runner.md: the runner key commands and `magi doctor --runner`, as shown. Only what
+points at the double is added (`--api-url`, `GITHUB_API_URL`, `--port 0`), so a renamed
+option, a changed message or a file the receiver cannot start from fails here."""
 
 from __future__ import annotations
 
@@ -78,6 +77,7 @@ def test_app_readme_from_setup_to_a_healthy_receiver(tmp_path: Path) -> None:
     }
     double = GitHubHTTP(FakeGitHub(), app=("4242", public))
     double.manifest_codes["c0de"] = made
+    double.app_side.url = "https://magi.example.com/webhook"  # as setup's --public-url set it
     github_sock = socket.socket()
     github_sock.bind(("127.0.0.1", 0))
     github_sock.listen(16)
@@ -85,10 +85,6 @@ def test_app_readme_from_setup_to_a_healthy_receiver(tmp_path: Path) -> None:
     argv, shown = _shown("app/README.md", "magi app setup")
     work = tmp_path / "me"
     work.mkdir()
-    receiver_sock = socket.socket()
-    receiver_sock.bind(("127.0.0.1", 0))
-    receiver_sock.listen(16)
-    receiver = f"http://127.0.0.1:{receiver_sock.getsockname()[1]}"
 
     async def main() -> tuple[int, str, int, str]:
         server = uvicorn.Server(
@@ -106,40 +102,51 @@ def test_app_readme_from_setup_to_a_healthy_receiver(tmp_path: Path) -> None:
         first = await press_the_button(proc.stdout, "c0de")
         rest = (await proc.stdout.read()).decode()
         code = await proc.wait()
-        # The next step as printed, run by a shell in the folder it wrote to, on a socket
-        # held here (the README's --host/--port replaced by it), GitHub being the double.
-        step = re.search(r"e\.g\. `([^`]+)`", rest)
+        # The next step as printed (`magi app serve --env-file ...`), run by a shell in the
+        # folder it wrote to on a port of its choosing (--port 0; it prints where it
+        # listens), GitHub being the double.
+        step = re.search(r"start the receiver: (magi app serve --env-file \S+)", rest)
         assert step, rest
-        start = step.group(1) + f" --fd {receiver_sock.fileno()} --no-access-log"
         app = await asyncio.create_subprocess_exec(
             "sh",
             "-c",
-            start,
+            step.group(1) + " --port 0",
             cwd=work,
             env={**env, "GITHUB_API_URL": api},
-            pass_fds=(receiver_sock.fileno(),),
+            stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,  # the shell and the uvicorn it starts: one group
+            start_new_session=True,  # the shell and the magi it starts: one group
         )
+        assert app.stdout is not None
+        served = ""
         try:
+            while "GitHub must reach" not in served:
+                line = (await asyncio.wait_for(app.stdout.readline(), 60)).decode()
+                assert line, served
+                served += line
+            here = re.search(r"passed on to (http://127\.0\.0\.1:\d+)/webhook", served)
+            assert here, served
+            # It listens before it says so: the request waits for uvicorn to accept it.
             async with httpx.AsyncClient(timeout=60) as client:
-                health = await client.get(receiver + "/healthz")
+                health = await client.get(here.group(1) + "/healthz")
         finally:
             os.killpg(app.pid, signal.SIGTERM)
             _, err = await app.communicate()
         server.should_exit = True
         await serving
-        return code, first + rest, health.status_code, health.text + err.decode()
+        return code, first + rest, health.status_code, served + health.text + err.decode()
 
     code, said, health, why = asyncio.run(main())
     github_sock.close()
-    receiver_sock.close()
     assert code == 0, said
     for line in shown:
         shown_lead = " ".join(_lead(line).split())
         assert shown_lead in " ".join(said.split()), f"app/README.md shows {line!r}; said:\n{said}"
     assert (work / "magi-app.env").is_file()
     assert health == 200, why
+    _, serve_shown = _shown("docs/receiver.md", "magi app serve")
+    for line in serve_shown:
+        assert " ".join(_lead(line).split()) in " ".join(why.split()), (line, why)
 
 
 def test_runner_md_key_and_doctor_commands_run_as_shown(tmp_path, monkeypatch) -> None:

@@ -42,6 +42,8 @@ def test_pythons_and_gits_too_old_or_missing_are_errors(tmp_path, monkeypatch) -
     assert "git" not in _errors(fine)
     old = _said(tmp_path / "o", monkeypatch, python3="Python 3.10.12", git="git version 2.34.1")
     assert "python3 is 3.10.12: magi needs 3.11 or newer" in _errors(old)
+    assert "action's `python`" not in _errors(old)  # no input the generated workflow has
+    assert "runner's PATH as python3" in _errors(old)
     assert "git 2.34.1: magi needs 2.38 or newer" in _errors(old)
     gone = _said(tmp_path / "g", monkeypatch)
     assert "python3 is not on this user's PATH" in _errors(gone)

@@ -52,11 +52,11 @@ def test_a_request_outside_the_double_fails_the_test() -> None:
 
     async def stray(port: GitHubPort) -> None:
         assert isinstance(port, GitHubKitPort)
-        await port._call(port.gh.rest.repos.async_get, "o", "r")
+        await port._call(port.gh.rest.repos.async_list_tags, "o", "r")
 
     with pytest.raises(GitHubError):  # githubkit wraps the double's AssertionError
         go(auth, stray)
-    assert set(double.unanswered) == {"GET /repos/o/r"}
+    assert set(double.unanswered) == {"GET /repos/o/r/tags"}
     with pytest.raises(AssertionError, match="outside the double"):
         double.assert_clean()
 

@@ -167,15 +167,19 @@ def _sealed(where: Path, name: str) -> str | None:
         ) from None
 
 
-def write_refusal(out: Path, issue: int, message: str) -> None:
-    """Why compete did not run (its message carries the fix), for publish to say."""
+def write_refusal(out: Path, issue: int, message: str, *, named: bool = False) -> None:
+    """Why compete did not run (its message carries the fix), for publish to say.
+
+    ``named``: nothing was seated yet (preflight refused), so no author can be told from it
+    and magi's own fix keeps the CLI it names (`claude auth login`, not `[redacted] auth
+    login`); otherwise author names are hidden as in any text before the tally."""
     out.mkdir(parents=True, exist_ok=True)
-    text = gate(message, Policy(limit=4000)).text
+    text = gate(message, Policy(limit=4000, revealed=named)).text
     (out / REFUSAL).write_text(json.dumps({"issue": issue, "message": text}) + "\n")
 
 
-def read_refusal(where: Path, issue: int) -> str | None:
-    """compete's refusal for ``issue``, if it left one."""
+def read_refusal(where: Path, issue: int, job: str = "compete") -> str | None:
+    """``job``'s refusal for ``issue``, if it left one (already gated when written)."""
     try:
         data = json.loads((where / REFUSAL).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -183,4 +187,4 @@ def read_refusal(where: Path, issue: int) -> str | None:
     if not isinstance(data, dict) or data.get("issue") != issue:
         return None
     message = data.get("message")
-    return f"compete refused to start: {message}" if isinstance(message, str) else None
+    return f"{job} refused to start: {message}" if isinstance(message, str) else None

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from magi.action.context import context_of
-from magi.errors import ActionError, ExitCode, MagiError
+from magi.errors import ActionError, ExitCode, MagiError, PreflightError
 
 if TYPE_CHECKING:  # imported where used, so `magi --help` stays quick
     from magi.action.artifact import Artifact
@@ -116,7 +116,7 @@ def compete(
     except MagiError as e:
         # The publish job says why on the issue (a missing agent CLI, a credential in the
         # checkout...), with the fix, instead of the run ending having done nothing.
-        write_refusal(out, issue, e.message)
+        write_refusal(out, issue, e.message, named=isinstance(e, PreflightError))
         raise
     env.set_output("run-id", run.id)
     env.set_output("status", run.status.value)
@@ -239,9 +239,9 @@ def publish(
     port = context_of(ctx).publishing_port(env, token)
     where = _artifact_dir(artifact_dir)
     if not (where / "manifest.json").is_file():
-        said = (read_refusal(where, issue) or "").replace("compete", "the council job", 1)
+        said = read_refusal(where, issue)
         why = said or ("the agents job failed or was cancelled before it wrote one (see its log)")
-        asyncio.run(publish_missing(port=port, env=env, issue=issue, why=why))
+        asyncio.run(publish_missing(port=port, env=env, issue=issue, why=why, gated=bool(said)))
         raise ActionError(f"no artifact in {where}: {why}")
     git = Git.discover(Path.cwd())
     url = git.run("remote", "get-url", "origin").strip()
@@ -456,7 +456,8 @@ def council_command(
             missing=missing,
         )
     except MagiError as e:
-        write_refusal(out, issue, e.message)  # publish-council says why on the thread
+        # publish-council says why on the thread
+        write_refusal(out, issue, e.message, named=isinstance(e, PreflightError))
         raise
     env.set_output("run-id", rec.id)
     env.set_output("status", rec.verdict or rec.status.value)
@@ -490,7 +491,7 @@ def publish_council_command(
     port = context_of(ctx).publishing_port(env, token)
     where = _artifact_dir(artifact_dir)
     if not (where / MANIFEST).is_file():
-        said = (read_refusal(where, issue) or "").replace("compete", "the council job", 1)
+        said = read_refusal(where, issue, "the council job")
         why = said or ("the agents job failed or was cancelled before it wrote one (see its log)")
         asyncio.run(publish_council_missing(port=port, env=env, inputs=inputs, why=why))
         raise ActionError(f"no council artifact in {where}")

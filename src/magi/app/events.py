@@ -46,6 +46,7 @@ class RepoPayload(_Payload):
     full_name: str = Field(pattern=r"^[^/\s]+/[^/\s]+$")
     default_branch: str = "main"
     html_url: str = ""
+    private: bool | None = None  # None: the payload did not say
 
     @property
     def ref(self) -> Repo:

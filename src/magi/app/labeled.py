@@ -15,6 +15,8 @@ from datetime import datetime, timedelta
 
 from magi.app.context import AppContext, config_error_reply, dispatch_competition, repo_config
 from magi.app.events import Delivery, IssuesEvent, Router
+from magi.config.workflow import refused_inputs
+from magi.core.person.public import public_note
 from magi.core.text.sanitize import clean_task
 from magi.core.threads import markers
 from magi.core.threads.approval import may_write, permission_level
@@ -57,9 +59,16 @@ def dispatch_failure(workflow: str, exc: GitHubError) -> str:
     elif exc.status == 403:
         why = "the magi App may not start workflows here (it needs Actions: write)"
         fix = "accept the App's updated permissions in the installation settings"
+    elif exc.status == 422 and (refused := refused_inputs(exc.message)):
+        names = ", ".join(f"`{name}`" for name in refused)
+        why = (
+            f"`.github/workflows/{workflow}` is older than this magi: GitHub refused the "
+            f"inputs it does not declare ({names})"
+        )
+        fix = "run `magi init --github --force` in the repository and commit the workflow"
     elif exc.status == 422:
-        why = "GitHub refused the dispatch (Actions may be disabled, or the inputs are wrong)"
-        fix = "enable Actions for this repository and check the workflow's inputs"
+        why = f"GitHub refused the dispatch (Actions may be disabled): {inert(exc.message)}"
+        fix = "enable Actions for this repository (Settings, Actions, General)"
     else:
         why = f"GitHub answered {exc.status or 'nothing'}: {inert(exc.message)}"
         fix = "label the issue again to retry"
@@ -259,6 +268,7 @@ async def _start(
     watch = f"{p.repository.html_url}/actions/workflows/{workflow}"
     await gh.react_to_issue(repo, number, "rocket")
     took = f"An earlier claim on this issue was taken over: {over}.\n\n" if over else ""
+    took += public_note(p.repository.private)
     ack = await gh.create_comment(
         repo,
         number,

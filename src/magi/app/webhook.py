@@ -124,9 +124,11 @@ class Edge:
             return self._done(413, delivery, event, None, "too-large", started)
         if not signature_ok(self.secret, body, headers.get("x-hub-signature-256")):
             return self._done(401, delivery, event, None, "bad-signature", started)
-        if self.problem is not None and not self.ctx.app_login:
-            # Without its own login the App cannot tell its comments from anyone's: GitHub
-            # keeps the failed delivery, to be redelivered once /healthz answers 200.
+        if self.problem is not None:
+            # GitHub refused the App's key, or cannot be reached (and without its own login
+            # the App cannot tell its comments from anyone's): nothing of the delivery could
+            # be done. GitHub keeps a failed delivery, to be redelivered once /healthz (each
+            # call of which tries again) is 200.
             return self._done(503, delivery, event, None, "unhealthy", started)
         if not event:
             return self._done(400, delivery, event, None, "no X-GitHub-Event header", started)

@@ -12,7 +12,17 @@ from collections.abc import Sequence
 
 import typer
 
-from magi.cli import app_setup, asking, competition, council, doctor, foundation, review
+from magi.cli import (
+    app_check,
+    app_serve,
+    app_setup,
+    asking,
+    competition,
+    council,
+    doctor,
+    foundation,
+    review,
+)
 from magi.cli.app import ConfigOption, Options, app, config_path, console, emit
 from magi.errors import ExitCode, MagiError
 
@@ -21,7 +31,7 @@ from magi.errors import ExitCode, MagiError
 def root(ctx: typer.Context, config: ConfigOption = None) -> None:
     """A blind multi-agent implementation competition.
 
-    Bare [bold]magi[/bold] prints the latest run's report (never a full-screen view).
+    Bare `magi` prints the latest run's report (never a full-screen view).
     """
     ctx.obj = Options(config=config, given=ctx.obj)
     if ctx.invoked_subcommand is not None:
@@ -67,6 +77,8 @@ _command_groups()
 
 __all__ = [
     "app",
+    "app_check",
+    "app_serve",
     "app_setup",
     "asking",
     "competition",

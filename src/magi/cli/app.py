@@ -21,8 +21,32 @@ from magi.errors import MagiError
 PIPED_WIDTH = 120
 
 
+def _escape_help(command: Any) -> None:
+    """Every help text under ``command`` shown as written: rich markup would take a config
+    name in brackets for a style tag and drop it ("Allow a longer task ( task_max_bytes)")."""
+    from rich.markup import escape
+
+    if getattr(command, "_magi_escaped", False):
+        return
+    command._magi_escaped = True
+    for name in ("help", "short_help", "epilog"):
+        text = getattr(command, name, None)
+        if isinstance(text, str):
+            setattr(command, name, escape(text))
+    for param in getattr(command, "params", []):
+        if isinstance(getattr(param, "help", None), str):
+            param.help = escape(param.help)
+    for sub in getattr(command, "commands", {}).values():
+        _escape_help(sub)
+
+
 class MagiGroup(TyperGroup):
-    """The root group: turns MagiError into exit codes wherever the CLI is invoked."""
+    """The root group: turns MagiError into exit codes wherever the CLI is invoked; help
+    texts are plain text (``_escape_help``)."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        _escape_help(self)
+        return super().main(*args, **kwargs)
 
     def invoke(self, ctx: Any) -> Any:
         # Here rather than in main() so that the test runner sees the same exit codes.

@@ -7,9 +7,11 @@ GitHub creates the App and redirects back to the page with a one-time ``code`` a
 ``state`` the form carried; the page exchanges the code (``POST
 /app-manifests/{code}/conversions``, no credential needed) and writes what comes back to a
 file only its owner may read: the receiver's environment (``GITHUB_APP_ID``,
-``GITHUB_APP_SLUG``, ``GITHUB_WEBHOOK_SECRET``, ``GITHUB_APP_PRIVATE_KEY_PATH``) and the two
+``GITHUB_APP_SLUG``, ``GITHUB_WEBHOOK_SECRET``, ``GITHUB_APP_PRIVATE_KEY_PATH``,
+``GITHUB_API_URL``) and the two
 values the workflow's secrets take (``MAGI_APP_CLIENT_ID``, the key file for
-``MAGI_APP_PRIVATE_KEY``). Then it says what to do next and the command ends.
+``MAGI_APP_PRIVATE_KEY``). Then it says what to do next (``magi.cli.app_steps``) and the
+command ends.
 https://docs.github.com/en/apps/sharing-github-apps/registering-a-github-app-from-a-manifest
 """
 
@@ -30,11 +32,16 @@ from urllib.parse import quote
 import typer
 
 from magi.cli.app import app
+from magi.cli.app_steps import next_steps
+from magi.core.person.app_check import PLACEHOLDER_HOOK
 from magi.core.person.park import public_url_problem
 
 __all__ = ["Setup", "cli", "manifest", "read_manifest"]
 
-cli = typer.Typer(help="The magi GitHub App: register it (setup).", no_args_is_help=True)
+cli = typer.Typer(
+    help="The magi GitHub App: register it (setup), serve it, check why a label did nothing.",
+    no_args_is_help=True,
+)
 app.add_typer(cli, name="app")
 
 
@@ -79,7 +86,7 @@ def manifest(public_url: str | None, redirect_url: str) -> dict[str, Any]:
         data["url"] = base
         data["hook_attributes"] = {"url": f"{base}/webhook", "active": True}
     else:
-        data["hook_attributes"] = {"url": "https://example.invalid/webhook", "active": False}
+        data["hook_attributes"] = {"url": PLACEHOLDER_HOOK, "active": False}
     return data
 
 
@@ -179,18 +186,10 @@ class Setup:
         ]
         if self.public_url:  # runners ask it whether a `/magi stop` parks their run
             lines.append(f"MAGI_PUBLIC_URL={q(self.public_url.rstrip('/'))}")
+        lines.append(f"GITHUB_API_URL={q(self.api_url.rstrip('/'))}")
         _private(self.out, "\n".join(lines) + "\n")
-        installs = got.get("html_url", "").rstrip("/") + "/installations/new"
-        return (
-            f"Created the GitHub App {got['slug']} (id {got['id']}).\n"
-            f"Wrote {self.out} and {key}, readable by you only.\n\n"
-            f"next: install it on your repository: {installs}\n"
-            "then: in the repository's settings, add the secrets MAGI_APP_CLIENT_ID (from "
-            f"{self.out}) and MAGI_APP_PRIVATE_KEY (the contents of {key})\n"
-            f"then: start the receiver with that environment (app/README.md), e.g. "
-            f"`set -a; . {shlex.quote(str(self.out))}; set +a; uvicorn magi.app:create_app "
-            "--factory`\n"
-            "then: `magi init --github` in the repository, and a runner (docs/runner.md)"
+        return next_steps(
+            got, self.out, key, public_url=self.public_url, org=self.org, github_url=self.github_url
         )
 
 

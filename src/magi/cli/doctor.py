@@ -380,7 +380,10 @@ def doctor(
     """Check the config, agent CLIs and their logins, roster, seats and repository."""
     import os
 
+    from magi.engine.workflow_check import check_workflow
+
     d = diagnose(Path.cwd(), config_path(ctx, config), auth_check=not no_auth_check)
+    check_workflow(d, runner=runner or labels is not None)
     facts = None
     if runner or labels is not None:
         from magi.engine.runner_check import check_runner

@@ -65,9 +65,9 @@ def _pinned_workflow(given: str | None, labels: tuple[list[str], list[str]]) -> 
             built = f" (built from commit {found.commit[:12]})" if found else ""
             raise UsageError(
                 f"this magi does not know the GitHub repository it was built from{built}: "
-                "pass --source OWNER/REPO@SHA, the magi repository and the full commit your "
+                "pass --source MAGI_REPO@SHA, the magi repository and the full commit your "
                 "workflow should run (install magi from it with pip install "
-                "'magi-election[github] @ git+https://github.com/OWNER/REPO@SHA')"
+                "'magi-election[github] @ git+https://github.com/MAGI_REPO@SHA')"
             )
         src = found
     try:
@@ -96,7 +96,8 @@ def init(
         str | None,
         typer.Option(
             "--source",
-            help="--github: pin to OWNER/REPO@SHA instead of the magi installed here.",
+            help="--github: pin to MAGI_REPO@SHA (magi's repository and commit) instead of "
+            "the magi installed here.",
         ),
     ] = None,
 ) -> None:
@@ -110,7 +111,10 @@ def init(
     flow = root / ".github" / "workflows" / "magi.yml"
     wants_flow = github or source is not None
     if wants_flow and flow.exists() and not force:
-        raise UsageError(f"{flow} already exists; pass --force to overwrite it")
+        raise UsageError(
+            f"{flow} already exists; pass --force to rewrite it (a copy of it is kept "
+            "when it may hold edits of yours)"
+        )
     # --github writes the workflow for the config there is: an existing config is kept, even
     # with --force (which then overwrites the workflow alone); `magi init --force` remakes it.
     keep_config = wants_flow and target.exists()
@@ -123,9 +127,12 @@ def init(
         starter = starter_config([cli.kind for cli in found])
     # Everything is checked before anything is written: a bad --source or config leaves the
     # repository as it was.
-    pinned = None
+    pinned = replacing = None
     if wants_flow:
+        from magi.cli.workflow_file import plan_replacement
+
         pinned = _pinned_workflow(source, _repo_runner_labels(root, starter))
+        replacing = plan_replacement(flow, pinned[0])
     if starter is not None:
         target.parent.mkdir(exist_ok=True)
         target.write_text(starter, encoding="utf-8")
@@ -138,12 +145,13 @@ def init(
             typer.echo(
                 "  no agent CLI found on PATH: the [[agents]] entries are left commented out"
             )
-    if pinned is not None:
+    if pinned is not None and replacing is not None:
         text, pin = pinned
-        flow.parent.mkdir(parents=True, exist_ok=True)
-        flow.write_text(text, encoding="utf-8")
+        kept = replacing.apply(text)
         written.append(".github/workflows/magi.yml")
         typer.echo(f"wrote {flow} (magi's action pinned to {pin})")
+        for line in kept:
+            typer.echo(f"  {line}")
     # A run branches from the base's tip: an uncommitted config is not in the candidates'
     # trees, and every run would warn about a dirty tree.
     files_ = " ".join(written)
@@ -157,6 +165,12 @@ def init(
             "(the App's client id and its .pem), install the App on this repository, and "
             "register a runner (docs/runner.md)"
         )
+    if pinned is not None:  # the agents live on the runner: doctor here would miss them
+        typer.echo(
+            "then: on the runner, in a checkout of this repository: magi doctor --runner   "
+            "(the CLIs, their logins, the jail and the runner's labels, where they run)"
+        )
+        return
     typer.echo(
         "then: magi doctor   (checks the CLIs, logins, the roster, the seats and the repository)"
     )

@@ -16,6 +16,7 @@ and a landing's where every agent of the roster can run.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -24,7 +25,18 @@ from importlib.resources import files
 from magi.config.source import Source
 from magi.model.config import RUNNER_LABEL  # nothing that could leave the quoted JSON
 
-__all__ = ["DEFAULT_LABELS", "PLACEHOLDER", "render_workflow", "template"]
+__all__ = [
+    "DEFAULT_LABELS",
+    "PLACEHOLDER",
+    "declared_inputs",
+    "edited",
+    "magi_pins",
+    "refused_inputs",
+    "render_workflow",
+    "stamp",
+    "template",
+    "workflow_problems",
+]
 
 PLACEHOLDER = "MAGI_SOURCE/magi@" + "0" * 40
 DEFAULT_LABELS = ("self-hosted", "magi")
@@ -34,6 +46,11 @@ _FALLBACK = "inputs.runner-labels || '" + json.dumps(list(DEFAULT_LABELS)) + "'"
 _FIRST = "inputs.runner-labels || '" + json.dumps(list(DEFAULT_LABELS), separators=(",", ":")) + "'"
 _DEFAULT_INPUT = "default: '" + json.dumps(list(DEFAULT_LABELS)) + "'"
 _PIN_LINES = re.compile(r"^# PIN: .*\n", re.M)
+# The last line of a workflow magi wrote: the digest of every line above it, so that
+# `magi init --github --force` can tell a file magi wrote from one a person edited since.
+_STAMP = re.compile(
+    r"^# magi init --github wrote this file; sha256 of the lines above: ([0-9a-f]{64})\n?\Z", re.M
+)
 
 
 def template() -> str:
@@ -68,4 +85,130 @@ def render_workflow(
     )
     text = _PIN_LINES.sub("", text, count=0)
     text = text.replace("\nname: magi\n", "\n" + header + "name: magi\n", 1)
-    return text.replace(PLACEHOLDER, pin)
+    return stamp(text.replace(PLACEHOLDER, pin))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def stamp(text: str) -> str:
+    """``text`` with the line that says magi wrote it, as it is."""
+    body = text if text.endswith("\n") else text + "\n"
+    return (
+        f"{body}# magi init --github wrote this file; sha256 of the lines above: {_digest(body)}\n"
+    )
+
+
+def edited(text: str) -> bool | None:
+    """Whether a workflow magi wrote was changed since (None: no stamp, so an older magi
+    or a person wrote it, and nobody can say what is whose)."""
+    found = _STAMP.search(text)
+    if found is None:
+        return None
+    return _digest(text[: found.start()]) != found.group(1)
+
+
+def refused_inputs(message: str) -> list[str]:
+    """The inputs GitHub's 422 names: ``Unexpected inputs provided: ["a", "b"]``, its answer
+    to a dispatch whose inputs the workflow does not declare (an older magi.yml).
+    https://docs.github.com/en/rest/actions/workflows#create-a-workflow-dispatch-event"""
+    found = re.search(r"Unexpected inputs provided: (\[[^\]]*\])", message)
+    if found is None:
+        return []
+    try:
+        names = json.loads(found.group(1))
+    except ValueError:
+        return []
+    return [str(n) for n in names] if isinstance(names, list) else []
+
+
+_USES = re.compile(r"^\s*(?:- )?uses:\s*(\S+)", re.M)
+
+
+def magi_pins(text: str) -> set[str]:
+    """Every ``OWNER/REPO@REF`` a workflow uses that is not one of GitHub's ``actions/``:
+    magi's action, as ``render_workflow`` pins it."""
+    return {u for u in _USES.findall(text) if not u.startswith(("actions/", "./"))}
+
+
+def declared_inputs(text: str) -> set[str] | None:
+    """The ``workflow_dispatch`` inputs a workflow declares (None: it has no
+    ``workflow_dispatch``, so the App cannot start it). Read as magi's template writes
+    YAML (two spaces a level), not as a YAML parser would any file."""
+    lines = text.splitlines()
+    try:
+        start = next(
+            i
+            for i, line in enumerate(lines)
+            if re.fullmatch(r"  workflow_dispatch:\s*(#.*)?", line)
+        )
+    except StopIteration:
+        return None
+    found: set[str] = set()
+    within = False
+    for line in lines[start + 1 :]:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        if indent <= 2:
+            break
+        if indent == 4:
+            within = line.strip().startswith("inputs:")
+        elif indent == 6 and within and (m := re.match(r"\s*([A-Za-z_][\w-]*):", line)):
+            found.add(m.group(1))
+    return found
+
+
+REWRITE = "run `magi init --github --force` in the repository and commit the workflow"
+
+
+def workflow_problems(text: str, name: str, pin: str | None) -> list[tuple[str, str]]:
+    """What stops or misleads a run in the workflow ``text`` (``.github/workflows/name``),
+    against this magi's template and its pin (None: unknown): ``(severity, message)``."""
+    where = f".github/workflows/{name}"
+    out: list[tuple[str, str]] = []
+    pins = magi_pins(text)
+    if PLACEHOLDER in pins:
+        out.append(
+            (
+                "error",
+                f"{where} is magi's template copied as is: its `uses:` name no "
+                f"repository, so every job fails at Set up job; {REWRITE}",
+            )
+        )
+    declared = declared_inputs(text)
+    if declared is None:
+        out.append(
+            ("error", f"{where} has no workflow_dispatch: the App cannot start it; {REWRITE}")
+        )
+        return out
+    missing = sorted((declared_inputs(template()) or set()) - declared)
+    if missing:
+        names = ", ".join(missing)
+        out.append(
+            (
+                "error",
+                f"{where} is older than this magi: it lacks the inputs {names}, "
+                "and GitHub refuses a dispatch that sends them (Unexpected inputs provided); "
+                + REWRITE,
+            )
+        )
+    others = sorted(pins - {PLACEHOLDER})
+    if pin is not None and others and others != [pin]:
+        out.append(
+            (
+                "warning",
+                f"{where} runs magi {', '.join(others)}, this magi is {pin}: "
+                f"{REWRITE} to run this one",
+            )
+        )
+    if edited(text):
+        out.append(
+            (
+                "warning",
+                f"{where} was edited since magi wrote it: "
+                "`magi init --github --force` keeps your copy as magi.yml.old",
+            )
+        )
+    return out

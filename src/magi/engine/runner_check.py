@@ -80,7 +80,10 @@ def check_runner(d: Diagnosis, env: Mapping[str, str], labels: Sequence[str] | N
     if not facts.python:
         d.error("python3 is not on this user's PATH: the action builds magi's venv with it")
     elif py and py < (3, 11):
-        d.error(f"python3 is {facts.python}: magi needs 3.11 or newer (the action's `python`)")
+        d.error(
+            f"python3 is {facts.python}: magi needs 3.11 or newer; put one first on the "
+            "runner's PATH as python3 (the runner directory's .path file, then restart it)"
+        )
     facts.git, version = _version("git", path)
     if not facts.git:
         d.error("git is not on this user's PATH: the runner's service user needs it")

@@ -31,12 +31,14 @@ from magi.github.models import Repo
 from magi.github.port import GitHubError
 from magi.testing import github_graphql
 from magi.testing.github import FakeGitHub
+from magi.testing.github_app_routes import AppSide
 from magi.testing.github_routes import DOWNLOAD_HOST, ROUTES, Handler, download, over
 
 DATA = Path(__file__).parent / "github_api"
 OPERATIONS = DATA / "operations.tsv"
 EXAMPLES = DATA / "examples.json"
 GIT_EXAMPLES = DATA / "examples-git.json"  # the Git Data API's, from GitHub's REST docs
+APP_EXAMPLES = DATA / "examples-app.json"  # the App's webhook and installations (app check)
 
 
 def load_operations(path: Path) -> list[tuple[str, re.Pattern[str]]]:
@@ -111,7 +113,11 @@ class GitHubHTTP:
         self.app = app
         self.client_id = client_id
         self.app_permissions = app_permissions
-        self.examples = {**load_examples(), **load_examples(GIT_EXAMPLES)}
+        self.examples = {
+            **load_examples(),
+            **load_examples(GIT_EXAMPLES),
+            **load_examples(APP_EXAMPLES),
+        }
         known = load_operations(operations)
         self.routes: list[Route] = []
         for method, template, fn in ROUTES:
@@ -130,6 +136,7 @@ class GitHubHTTP:
         # manifest flow codes -> what the conversion answers (an App GitHub made from it)
         self.manifest_codes: dict[str, dict[str, Any]] = {}
         self.downloads: list[httpx.Request] = []  # requests to the log download host
+        self.app_side = AppSide()  # the App's webhook and installations (github_app_routes)
 
     def inject(
         self,

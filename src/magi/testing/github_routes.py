@@ -592,6 +592,8 @@ async def _app(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) 
     )
     if d.app_permissions is not None:
         out["permissions"] = dict(d.app_permissions)
+    if d.app_side.events is not None:  # what the App subscribes to (github_app_routes)
+        out["events"] = list(d.app_side.events)
     return 200, out
 
 

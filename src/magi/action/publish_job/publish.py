@@ -364,8 +364,13 @@ def _unlimited(p: Policy) -> Policy:
     return Policy(roster=roster, revealed=p.revealed, roots=p.roots, limit=1 << 62)
 
 
-async def publish_missing(*, port: GitHubPort, env: ActionEnv, issue: int, why: str) -> None:
-    """The agents job left no artifact: say so on the issue, never end silently."""
+async def publish_missing(
+    *, port: GitHubPort, env: ActionEnv, issue: int, why: str, gated: bool = False
+) -> None:
+    """The agents job left no artifact: say so on the issue, never end silently.
+
+    ``gated``: ``why`` is the agents job's refusal, gated when written (authors hidden
+    unless nothing was seated); gating it again would blank the CLI a fix names."""
     job_link = f"\n\nLog: {env.job_url}" if env.job_url else ""
     text = f"### magi\n\nThe competition left no result: {why}{job_link}\n"
     thread = await port.list_comments(env.repo, issue)
@@ -376,7 +381,7 @@ async def publish_missing(*, port: GitHubPort, env: ActionEnv, issue: int, why: 
     # Keep what the tracking marker counted (attempts, the PR): this is not a new attempt.
     state = dict(env.seal.latest([c.body for c in mine], TRACKING, issue=str(issue)) or {})
     state["issue"] = str(issue)
-    body = gate(text, Policy()).text + "\n" + env.seal.marker(TRACKING, **state)
+    body = gate(text, Policy(revealed=gated)).text + "\n" + env.seal.marker(TRACKING, **state)
     if mine:
         body = carry_jobs(mine[0].body, body)  # the App's jobs part stays
         if mine[0].body != body:
