@@ -230,6 +230,7 @@ def publish(
     from magi.action.env import ActionEnv
     from magi.action.publish_job.publish import publish as run_publish
     from magi.action.publish_job.publish import publish_missing
+    from magi.action.publish_job.trusted import default_branch
     from magi.errors import TamperedArtifact
     from magi.git.remote import Remote
     from magi.git.repo import Git
@@ -248,12 +249,12 @@ def publish(
     remote = Remote(git.root, url, token)
     try:
         artifact = read_artifact(where, run or None)
-        dispatches = artifact.manifest.fork or artifact.run.status.value == "handed_off"
-        trusted = _repo_config(git.root) if dispatches else None
-        if artifact.manifest.fork and trusted is not None:
-            _publish_seat_job(port, env, git, remote, artifact, where, issue, trusted)
+        # Every setting publish decides by is the default branch's, read now: never the
+        # artifact's config (publish_job.trusted: why).
+        trusted = default_branch(git, remote)
+        if artifact.manifest.fork:
+            _publish_seat_job(port, env, git, remote, artifact, where, issue, trusted.config)
             return
-        cfg = artifact.run.config
         result = asyncio.run(
             run_publish(
                 port=port,
@@ -262,7 +263,6 @@ def publish(
                 remote=remote,
                 artifact=artifact,
                 issue=issue,
-                attempts=cfg.github.attempts,
                 trusted=trusted,
             )
         )
@@ -272,16 +272,6 @@ def publish(
         raise
     pr = f"PR #{result.pr}" if result.pr else "no PR"
     typer.echo(f"published run {artifact.run.id}: {pr}, {len(result.pushed)} branches")
-
-
-def _repo_config(root: Path) -> Config:
-    """The repository's config as its default branch holds it (publish's own checkout)."""
-    from magi.config.load import load_repo_dir
-
-    try:
-        return load_repo_dir(root).config
-    except (MagiError, OSError, UnicodeDecodeError) as e:
-        raise ActionError(f"publish reads the repository's config from its checkout: {e}") from None
 
 
 def _publish_seat_job(
