@@ -395,3 +395,22 @@ def test_racing_takers_of_a_dead_claim_start_one_run() -> None:
 
     asyncio.run(both())
     assert len(w.dispatches) == 1
+
+
+def test_the_label_pins_the_issue_text_in_the_claim_sealed() -> None:
+    """The claim commit holds the title and body the label event carried, its digest in a
+    marker sealed with the App's key; the issue edited afterwards changes nothing there."""
+    from magi.github.pin import read_pin
+
+    fake = world(FakeGitHub())
+    payload = labeled()
+    issue = payload["issue"]
+    assert isinstance(issue, dict)
+    run(fake, payload)
+    w = fake.world(REPO)
+    fake.add_issue(REPO, 1, "edited", "an edit made after the label")
+    pinned = asyncio.run(read_pin(fake, REPO, 1, SEAL))
+    assert pinned is not None
+    assert (pinned.title, pinned.body) == (issue["title"], issue["body"] or "")
+    commit = w.objects[w.refs[CLAIM]]
+    assert SEAL.find([commit.message], markers.PIN, issue="1")

@@ -182,16 +182,47 @@ def claim(ctx: typer.Context, issue: Issue, event_file: EventFile) -> None:
 
     env = ActionEnv.from_environ(os.environ)
     token = _token("claim")
-    repo = _event(event_file).get("repository") or {}
+    event = _event(event_file)
+    repo = event.get("repository") or {}
     branch = str(repo.get("default_branch") or "main") if isinstance(repo, dict) else "main"
+    said = event.get("issue") or {}
+    if not isinstance(said, dict) or said.get("number") != issue:
+        raise ActionError(f"the event file {event_file} is not a label event of #{issue}")
+    text = (str(said.get("title") or ""), str(said.get("body") or ""))  # what the label saw
     port = context_of(ctx).port(env, token)
-    won = asyncio.run(run_claim(port, env.repo, issue, branch, env.run_id))
+    won = asyncio.run(
+        run_claim(port, env.repo, issue, branch, env.run_id, text=text, seal=env.seal)
+    )
     env.set_output("issue", str(issue) if won else "")
     if not won:
         # Another run holds the claim (a second label event, or an earlier competition).
         typer.echo(f"::notice::magi does not start: #{issue} is already claimed")
         return
     typer.echo(f"claimed #{issue}")
+
+
+@app.command()
+def pin(
+    ctx: typer.Context,
+    issue: Issue,
+    issue_file: Annotated[
+        Path, typer.Option("--issue-file", help="The issue as JSON, as the task job read it.")
+    ],
+) -> None:
+    """The issue text the label pinned in the claim, checked with the App's key, written
+    beside the issue file for compete (``magi.action.gate_job.pin``)."""
+    from magi.action.env import ActionEnv
+    from magi.action.gate_job.pin import pin_files
+
+    env = ActionEnv.from_environ(os.environ)
+    port = context_of(ctx).port(env, _token("pin", "job's read token"))
+    pinned = asyncio.run(pin_files(port, env.repo, issue, issue_file, env.seal))
+    if pinned is None:
+        typer.echo(f"::notice::#{issue}'s claim pins no text: the run reads the issue as it is")
+    elif pinned.edited:
+        typer.echo(f"::warning::#{issue} was edited after the label: the run uses the text then")
+    else:
+        typer.echo(f"#{issue}: the run works on the text the label pinned")
 
 
 @app.command()

@@ -24,6 +24,7 @@ from magi.core.threads.progress import parse_title
 from magi.errors import ConfigError
 from magi.github.gate import is_magi_pull, issue_of
 from magi.github.models import Repo
+from magi.github.pin import pin_commit
 from magi.github.port import GitHubError, GitHubPort
 from magi.github.state import claim_ref as claim_ref  # the App and the workflow share it
 from magi.github.state import dispatch_inputs
@@ -97,7 +98,8 @@ async def labeled(ctx: AppContext, d: Delivery[IssuesEvent]) -> str:
         return "no-default-branch"
     # GitHub's clock, as the claim commit's date is: the label just changed the issue.
     now = p.issue.updated_at or ctx.clock()
-    took, over = await _claim(ctx, gh, repo, number, head.sha, config or Config(), now)
+    text = (p.issue.title, p.issue.body or "")  # what the writer's label accepted: pinned
+    took, over = await _claim(ctx, gh, repo, number, head.sha, config or Config(), now, text)
     if took is None:
         return "already-claimed"
     ctx.step(d.id, repo, "claim", "taken-over" if over else "created")
@@ -159,18 +161,21 @@ _CLAIM = "magi: claim"
 
 
 async def _claim_commit(
-    ctx: AppContext, gh: GitHubPort, repo: Repo, number: int, head: str, parent: str, what: str
+    ctx: AppContext,
+    gh: GitHubPort,
+    repo: Repo,
+    number: int,
+    text: tuple[str, str],
+    parent: str,
+    what: str,
 ) -> str:
-    """A commit for one claim alone (the head's tree, ``parent``, a nonce): GitHub dates it,
-    which is how a later label tells a claim lost before its run started from a live one."""
-    tree = (await gh.get_git_commit(repo, head)).tree
-    made = await gh.create_git_commit(
-        repo,
+    """A commit for one claim alone (``parent``, a nonce): GitHub dates it, which is how a
+    later label tells a claim lost before its run started from a live one. Its tree is the
+    issue's text as the label accepted it, its digest sealed (``magi.core.threads.pin``)."""
+    return await pin_commit(
+        gh, repo, issue=number, title=text[0], body=text[1], parent=parent, seal=ctx.seal,
         message=f"{_CLAIM} issue #{number}, {what} ({secrets.token_hex(8)})",
-        tree=tree,
-        parents=[parent],
-    )
-    return made.sha
+    )  # fmt: skip
 
 
 async def _claim(
@@ -181,6 +186,7 @@ async def _claim(
     head: str,
     config: Config,
     now: datetime,
+    text: tuple[str, str],
 ) -> tuple[str | None, str]:
     """(the claim's value, why an older claim was taken over or ""); None: another holds it.
 
@@ -189,7 +195,7 @@ async def _claim(
     the value read (``force: false``): of racing takers exactly one wins, as with the
     landing lock."""
     ref = claim_ref(number)
-    mine = await _claim_commit(ctx, gh, repo, number, head, head, "taken")
+    mine = await _claim_commit(ctx, gh, repo, number, text, head, "taken")
     if await gh.create_ref(repo, ref, mine):
         return mine, ""
     held = await gh.get_ref(repo, ref)
@@ -198,7 +204,7 @@ async def _claim(
     why = await _dead(ctx, gh, repo, number, held.sha, config, now)
     if not why:
         return None, ""
-    took = await _claim_commit(ctx, gh, repo, number, head, held.sha, "taken over")
+    took = await _claim_commit(ctx, gh, repo, number, text, held.sha, "taken over")
     try:
         await gh.update_ref(repo, ref.removeprefix("refs/"), took, force=False)
     except GitHubError as exc:

@@ -788,6 +788,9 @@ class FakeGitHub:
         )
         if not isinstance(w.objects.get(tree), list):
             raise GitHubError("Tree SHA does not exist", status=422)
+        for p in parents:
+            if p not in w.objects and p in _branch_heads(w):
+                self._hold(w, p)  # a branch's head is a commit GitHub holds (get_git_commit)
         if any(not isinstance(w.objects.get(p), GitCommit) for p in parents):
             raise GitHubError("Parent SHA does not exist or is not a commit object", status=422)
         sha = _commit(w, message, tree, list(parents), int(self.now.timestamp()))
