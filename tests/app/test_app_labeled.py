@@ -330,6 +330,26 @@ def test_a_claim_whose_run_ended_without_a_pr_is_taken_over_and_said() -> None:
     assert "ended (failure) without a pull request" in said
 
 
+def test_a_fork_prs_run_titled_like_magis_does_not_keep_a_dead_claim_alive() -> None:
+    """A stranger's fork PR edits magi.yml to run on `pull_request` with magi's run-name for
+    this issue, and keeps it running: GitHub files that run under this repository's
+    magi.yml, event `pull_request`, head repository the fork. The claim whose run ended is
+    still taken over."""
+    fake = world(FakeGitHub())
+    run(fake)
+    w = fake.world(REPO)
+    (first,) = w.runs
+    w.runs[first] = w.runs[first].model_copy(
+        update={"status": "completed", "conclusion": "failure"}
+    )
+    fake.add_fork_run(
+        REPO, 9001, "magi compete, issue #1", fork="stranger/Hello-World", status="in_progress"
+    )
+    run(fake, _labeled_at("2026-01-01T00:05:00Z"))
+    assert len(w.dispatches) == 2
+    assert "An earlier claim on this issue was taken over" in fake.comments_on(REPO, 1)[-1]
+
+
 def test_a_live_run_keeps_its_claim() -> None:
     """Queued or running: a second label is silent, as before."""
     fake = world(FakeGitHub())

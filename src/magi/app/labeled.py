@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 from magi.app.context import AppContext, config_error_reply, dispatch_competition, repo_config
 from magi.app.events import Delivery, IssuesEvent, Router
+from magi.app.progress import is_magi_run
 from magi.core.text.sanitize import clean_task
 from magi.core.threads import markers
 from magi.core.threads.approval import may_write, permission_level
@@ -232,7 +233,16 @@ async def _dead(
     thread = ctx.own(await gh.list_comments(repo, number))
     run = ctx.seal.latest(thread, markers.RUN, issue=str(number))
     runs = await gh.list_workflow_runs(repo, config.github.workflow)
-    mine = [r for r in runs if (t := parse_title(r.display_title)) and t.issue == number]
+    workflow = config.github.workflow
+    # A run counts only when its event and head repository say it is magi's (a fork PR's
+    # own run of the workflow, titled like magi's, would keep a dead claim alive).
+    mine = [
+        r
+        for r in runs
+        if is_magi_run(r, workflow, repo)
+        and (t := parse_title(r.display_title))
+        and t.issue == number
+    ]
     if any(r.status != "completed" for r in mine):
         return ""
     wid = (run or {}).get("workflow_run", "")
