@@ -124,3 +124,20 @@ def test_a_candidate_whose_history_holds_a_secret_is_not_pushed(tmp_path, monkey
     assert "not pushed" in tracking
     everything = "\n".join(world.github.comments_on(REPO, ISSUE))
     assert "Zq8vR2mN4kT7" not in everything
+
+
+def test_an_artifact_that_drops_a_name_from_its_roster_still_has_it_hidden():
+    """The gate's roster before the tally is the default branch's, never fewer: an artifact
+    may add a name (a runner's discovered CLI), not take one away."""
+    from magi.action.publish_job.trusted import hidden_roster
+    from magi.model.config import AgentConfig, Config
+    from magi.model.run import Run
+
+    fixture = Path(__file__).parents[1] / "fixtures" / "report" / "run.json"
+    run = Run.model_validate_json(fixture.read_text(encoding="utf-8"))
+    trusted = Config(agents=[AgentConfig(id="alphaimpl", kind="command", command=["x"])])
+    dropped = run.model_copy(update={"config": run.config.model_copy(update={"agents": []})})
+    assert [a.id for a in hidden_roster(trusted, dropped)] == ["alphaimpl"]
+    found = AgentConfig(id="claude", kind="claude")
+    added = run.model_copy(update={"config": run.config.model_copy(update={"agents": [found]})})
+    assert [a.id for a in hidden_roster(trusted, added)] == ["alphaimpl", "claude"]

@@ -41,7 +41,7 @@ from magi.action.publish_job.render import (
     tracking,
 )
 from magi.action.publish_job.secret_guard import Leak, secret_leaks, secrets_note
-from magi.action.publish_job.trusted import DefaultBranch
+from magi.action.publish_job.trusted import DefaultBranch, hidden_roster
 from magi.action.publish_job.workflow_guard import workflow_changes
 from magi.core.person.park import park_ref
 from magi.core.seats.runners import agent_labels, first_stage, next_stage, same_labels
@@ -134,7 +134,7 @@ async def publish(
     if artifact.manifest.issue != issue or run.task.source != f"issue:{issue}":
         raise TamperedArtifact(f"the artifact is not for issue #{issue}")
     policy = trusted.config
-    job = Poster(port, env, issue, policy_for(run, roster=policy.agents))
+    job = Poster(port, env, issue, policy_for(run, roster=hidden_roster(policy, run)))
     result = PublishResult()
     heads: dict[str, str] = {}
     if artifact.bundle is not None:

@@ -19,9 +19,10 @@ from magi.config.load import REPO_LAYERS, load_repo_texts
 from magi.errors import ActionError, MagiError
 from magi.git.remote import Remote
 from magi.git.repo import Git
-from magi.model.config import Config
+from magi.model.config import AgentConfig, Config
+from magi.model.run import Run
 
-__all__ = ["DefaultBranch", "default_branch"]
+__all__ = ["DefaultBranch", "default_branch", "hidden_roster"]
 
 
 @dataclass(frozen=True)
@@ -47,3 +48,12 @@ def default_branch(git: Git, remote: Remote, name: str = "default") -> DefaultBr
             f"{e.message}"
         ) from None
     return DefaultBranch(head, config)
+
+
+def hidden_roster(trusted: Config, run: Run) -> list[AgentConfig]:
+    """The names the posting gate hides before the tally: the default branch's roster,
+    never fewer. The artifact's own roster can only add to it (a repository whose config
+    names no agent seats the CLIs its runner finds, and those names are the run's alone);
+    an artifact that drops a name hides it all the same."""
+    known = {a.id for a in trusted.agents}
+    return [*trusted.agents, *(a for a in run.config.agents if a.id not in known)]
