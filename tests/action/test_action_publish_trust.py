@@ -141,3 +141,24 @@ def test_an_artifact_that_drops_a_name_from_its_roster_still_has_it_hidden():
     found = AgentConfig(id="claude", kind="claude")
     added = run.model_copy(update={"config": run.config.model_copy(update={"agents": [found]})})
     assert [a.id for a in hidden_roster(trusted, added)] == ["alphaimpl", "claude"]
+
+
+def test_the_scan_reads_every_added_line_whatever_the_files_name_and_every_message(tmp_path):
+    """A name git quotes (a tab in it) is no way past the scan, nor is a commit message."""
+    from magi.action.publish_job.secret_guard import MESSAGES, secret_leaks
+    from magi.git.repo import Git
+
+    repo = tmp_path / "r"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    (repo / "a.txt").write_text("a\n")
+    subprocess.run([*GIT, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "base"], cwd=repo, check=True)
+    base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
+                          text=True, check=True).stdout.strip()  # fmt: skip
+    token = "ghp_" + "Zq8vR2mN4kT7wY1xC5bH9jL3pD6fS0aE2gU4"
+    (repo / "odd\tname.env").write_text(f"TOKEN={token}\n")
+    subprocess.run([*GIT, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*GIT, "commit", "-qm", f"settings\n\nuse {token}"], cwd=repo, check=True)
+    found = secret_leaks(Git(repo), base, "HEAD")
+    assert ("github_token", MESSAGES) in found
+    assert any(kind == "github_token" and "name.env" in name for kind, name in found)

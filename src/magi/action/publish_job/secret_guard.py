@@ -28,8 +28,10 @@ def added_lines(patch: str) -> dict[str, list[str]]:
     current: str | None = None
     for line in patch.splitlines():
         if line.startswith("+++ "):
-            name = line[4:]
-            current = name[2:] if name.startswith("b/") else None  # /dev/null: deleted
+            # A name git quotes (a tab, a quote, a byte it escapes) is read all the same:
+            # an unusual name must not be a way past the scan.
+            name = line[4:].removeprefix('"').removesuffix('"')
+            current = None if name == "/dev/null" else name.removeprefix("b/")  # deleted
         elif line.startswith("diff --git "):
             current = None
         elif current is not None and line.startswith("+"):
@@ -46,13 +48,21 @@ def leaks_in(patch: str) -> list[Leak]:
     return sorted(found)
 
 
+MESSAGES = "(a commit message)"
+
+
 def secret_leaks(git: Git, default_head: str, head: str) -> list[Leak]:
-    """The secrets the commits of ``head`` not on the default branch would publish."""
+    """The secrets the commits of ``head`` not on the default branch would publish, in
+    what they add to files and in their messages."""
+    span = f"{default_head}..{head}"
     patch = git.run(
         "log", "-p", "--format=", "--no-color", "--no-renames", "--no-ext-diff",
-        "--no-textconv", "-U0", f"{default_head}..{head}",
+        "--no-textconv", "-U0", span,
     )  # fmt: skip
-    return leaks_in(patch)
+    found = set(leaks_in(patch))
+    _, records = redact_secrets(git.run("log", "--format=%B", span), MESSAGES)
+    found.update((r.kind, MESSAGES) for r in records if r.count)
+    return sorted(found)
 
 
 def secrets_note(held: dict[str, list[Leak]], winner: str | None) -> str:
