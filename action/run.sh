@@ -58,6 +58,14 @@ case "$MAGI_ACTION_COMMAND" in
     fi
     args+=(--issue "${MAGI_ISSUE:?issue is required}" --event-file "${GITHUB_EVENT_PATH:?}")
     ;;
+  pin)
+    # The issue text the label pinned in the claim: the job's read token, the App's key.
+    if [ -z "${MAGI_GITHUB_TOKEN:-}" ]; then
+      echo "::error::pin needs the job's read token (input token)" >&2
+      exit 2
+    fi
+    args+=(--issue "${MAGI_ISSUE:?issue is required}" --issue-file "${MAGI_ISSUE_FILE:?issue-file is required}")
+    ;;
   merge)
     # Without the App: the merge gate, with the App token (no agent runs in this job).
     if [ -z "${MAGI_GITHUB_TOKEN:-}" ]; then

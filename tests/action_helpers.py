@@ -78,6 +78,8 @@ class World:
     remote: Path
     scripted: Path
     github: FakeGitHub
+    title: str = TITLE  # the issue as the task job reads it when the run starts
+    body: str = ""  # (empty: ISSUE_BODY)
 
     @property
     def home(self) -> Path:
@@ -109,7 +111,8 @@ class World:
 
     def issue_file(self) -> Path:
         path = self.tmp / "issue.json"
-        path.write_text(json.dumps({"number": ISSUE, "title": TITLE, "body": ISSUE_BODY}))
+        issue = {"number": ISSUE, "title": self.title, "body": self.body or ISSUE_BODY}
+        path.write_text(json.dumps(issue))
         return path
 
     def compete(

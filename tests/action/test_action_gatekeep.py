@@ -243,3 +243,40 @@ def test_only_a_merge_comment_on_a_pull_request_is_the_gates():
     work = merge_event("issue_comment", comment_event("  Merge\n"))
     assert work is not None
     assert (work.pr, work.comment_id) == (PR, 5001)
+
+
+def test_the_claim_pins_the_label_events_text_and_pin_reads_it_back_over_http(
+    monkeypatch, tmp_path
+):
+    """Without the App: the claim step pins the text its label event carried; the task job's
+    `pin` step reads it back through the Git Data API (the read token) and checks the seal."""
+    from magi.core.threads.pin import PINNED
+
+    fake, double = scene()
+    del fake.world(REPO).refs["magi/claims/issue-1"]
+    labeled = fixture("issues.labeled")
+    labeled["repository"]["default_branch"] = "main"
+    assert run(monkeypatch, tmp_path, double, ["claim", "--issue", "1"], "issues", labeled)[0] == 0
+    issue_file = tmp_path / "issue.json"
+    issue_file.write_text(json.dumps({"number": 1, "title": "edited", "body": "since"}))
+
+    def port(api_url: str, token: str) -> GitHubKitPort:
+        gh = GitHub(TokenAuthStrategy(token), base_url=api_url + "/",
+                    async_transport=httpx.MockTransport(double), auto_retry=False,
+                    http_cache=False)  # fmt: skip
+        return GitHubKitPort(gh)
+
+    env = {
+        "GITHUB_REPOSITORY": REPO.full_name,
+        "GITHUB_API_URL": "https://api.github.test",
+        "MAGI_GITHUB_TOKEN": "ghs_read",
+        "MAGI_MARKER_KEY": PEM,
+    }
+    argv = ["action", "pin", "--issue", "1", "--issue-file", str(issue_file)]
+    res = invoke(argv, env=env, obj=ActionContext(ports=port))
+    assert res.exit_code == 0, res.output
+    pinned = json.loads((tmp_path / PINNED).read_text())
+    said = labeled["issue"]
+    assert (pinned["title"], pinned["body"]) == (said["title"], said["body"] or "")
+    assert pinned["edited"] is True
+    double.assert_clean()

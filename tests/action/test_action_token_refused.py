@@ -91,7 +91,8 @@ def test_a_key_of_another_app_is_told_from_an_app_not_installed():
     """GitHub refuses the JWT itself: the key and the client ID are named, not the install."""
     found = _ask(_double(), new_pem())
     assert "GitHub refused the App's credentials (401)" in found.why
-    assert f"client ID is `{CLIENT_ID}`" in found.why
+    assert "MAGI_APP_CLIENT_ID (20 characters, shaped like a GitHub App client ID)" in found.why
+    assert CLIENT_ID not in found.why + found.fix  # named by its secret's name, not its value
     assert "not installed" not in found.why
     assert "MAGI_APP_PRIVATE_KEY" in found.fix
 
@@ -160,7 +161,9 @@ def test_good_secrets_pass_the_first_check():
     assert credentials_problem(CLIENT_ID, pem()) is None
 
 
-def _step(tmp_path: Path, double: GitHubHTTP, key: str, thread: str) -> tuple[int, str]:
+def _step(
+    tmp_path: Path, double: GitHubHTTP, key: str, thread: str, client_id: str = CLIENT_ID
+) -> tuple[int, str]:
     """``magi action token-refused`` as the workflow step runs it."""
     summary = tmp_path / "summary.md"
     env = {
@@ -172,7 +175,7 @@ def _step(tmp_path: Path, double: GitHubHTTP, key: str, thread: str) -> tuple[in
         "GITHUB_STEP_SUMMARY": str(summary),
         "MAGI_GITHUB_TOKEN": "ghs_the_jobs_own",
         "MAGI_MARKER_KEY": key,
-        "MAGI_APP_CLIENT_ID": CLIENT_ID,
+        "MAGI_APP_CLIENT_ID": client_id,
     }
     transport = httpx.MockTransport(double)
 
@@ -242,3 +245,26 @@ def test_the_permissions_magi_checks_are_those_each_job_asks_for():
         step = step[: step.index("\n      - ")] if "\n      - " in step else step
         found[job] = dict(re.findall(r"permission-([a-z-]+): (\w+)", step))
     assert found == ASKED
+
+
+@pytest.mark.parametrize(
+    ("pasted", "said"),
+    [
+        ("0123456789abcdef0123456789abcdef01234567", "40 hex digits: a client secret"),
+        (new_pem(), "a private key (PEM)"),
+        ("ghp_" + "Zq8vR2mN4kT7wY1xC5bH9jL3pD6fS0aE2gU4", "a GitHub token"),
+    ],
+)
+def test_a_secret_pasted_as_the_client_id_is_named_by_shape_never_shown(tmp_path, pasted, said):
+    """A client secret, a key or a token pasted into MAGI_APP_CLIENT_ID: GitHub refuses the
+    JWT, and the public comment names the secret and its shape, never the value."""
+    double = _double()
+    code, out = _step(tmp_path, double, pem(), "7", client_id=pasted)
+    assert code == 0, out
+    [comment] = double.fake.comments_on(REPO, 7)
+    assert "MAGI_APP_CLIENT_ID" in comment
+    assert said in comment
+    summary = (tmp_path / "summary.md").read_text()
+    for line in pasted.strip().splitlines():
+        if "-----" not in line:
+            assert line.strip()[:12] not in comment + out + summary

@@ -283,12 +283,15 @@ def test_without_the_app_a_label_is_claimed_with_a_token_that_writes_refs_only()
     task = _jobs(WORKFLOW)["task"]
     perms = re.search(r"    permissions:\n((?:      .*\n)+)", task)
     assert perms
-    assert [ln.split("#")[0].strip() for ln in perms.group(1).splitlines()] == ["issues: read"]
+    own = [ln.split("#")[0].strip() for ln in perms.group(1).splitlines()]
+    assert own == ["issues: read", "contents: read"]  # contents: the claim's pinned text
     step = task.split("id: claim-token", 1)[1].split("\n      - ", 1)[0]
     assert "if: github.event_name == 'issues'" in step
     assert re.findall(r"permission-[a-z-]+: \w+", step) == ["permission-contents: write"]
     assert "command: claim" in task
     assert "steps.claim.outputs.issue" in task.split("steps:", 1)[0]  # the job's output
+    pin = task.split("command: pin", 1)[1].split("\n      - ", 1)[0]
+    assert "token: ${{ github.token }}" in pin  # the pin is read with the job's read token
 
 
 def test_the_template_uses_one_placeholder_that_names_no_repository_and_init_replaces():

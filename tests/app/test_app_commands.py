@@ -76,6 +76,21 @@ def test_fold_refuses_while_the_runs_pr_is_open() -> None:
     assert f"heads/magi/{run_id}/A" in fake.world(REPO).refs
 
 
+def test_fold_is_not_blocked_by_a_strangers_fork_pr_named_like_the_run() -> None:
+    """A stranger opens a fork PR from their own branch `magi/<run>/A`: it is not the run's
+    PR (its head is the fork's), so fold deletes the run's branches anyway."""
+    from magi.testing.github import branch_repo
+
+    fake = finished(started())
+    run_id = fake.world(REPO).dispatches[0]["inputs"]["run_id"]
+    fake.world(REPO).refs[f"heads/magi/{run_id}/A"] = "1" * 40
+    fork = branch_repo("stranger/Hello-World")
+    fake.add_pull(REPO, 9, f"magi/{run_id}/A", "2" * 40, title="t", head_repo=fork)
+    (reply,) = say(fake, "/magi fold")
+    assert "deleted 1 branch(es)" in reply
+    assert f"heads/magi/{run_id}/A" not in fake.world(REPO).refs
+
+
 def test_council_and_review_dispatch_their_command() -> None:
     """Each runner command goes through the workflow's command input."""
     fake = finished(started())

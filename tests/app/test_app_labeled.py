@@ -331,6 +331,26 @@ def test_a_claim_whose_run_ended_without_a_pr_is_taken_over_and_said() -> None:
     assert "ended (failure) without a pull request" in said
 
 
+def test_a_fork_prs_run_titled_like_magis_does_not_keep_a_dead_claim_alive() -> None:
+    """A stranger's fork PR edits magi.yml to run on `pull_request` with magi's run-name for
+    this issue, and keeps it running: GitHub files that run under this repository's
+    magi.yml, event `pull_request`, head repository the fork. The claim whose run ended is
+    still taken over."""
+    fake = world(FakeGitHub())
+    run(fake)
+    w = fake.world(REPO)
+    (first,) = w.runs
+    w.runs[first] = w.runs[first].model_copy(
+        update={"status": "completed", "conclusion": "failure"}
+    )
+    fake.add_fork_run(
+        REPO, 9001, "magi compete, issue #1", fork="stranger/Hello-World", status="in_progress"
+    )
+    run(fake, _labeled_at("2026-01-01T00:05:00Z"))
+    assert len(w.dispatches) == 2
+    assert "An earlier claim on this issue was taken over" in fake.comments_on(REPO, 1)[-1]
+
+
 def test_a_live_run_keeps_its_claim() -> None:
     """Queued or running: a second label is silent, as before."""
     fake = world(FakeGitHub())
@@ -425,3 +445,22 @@ def test_a_public_repository_is_told_what_the_label_approved(private: bool) -> N
     assert ("an issue anyone may have written" in ack) is not private
     runner_md = " ".join((Path(__file__).parents[2] / "docs" / "runner.md").read_text().split())
     assert PUBLIC_LABEL.split(" (docs/runner.md")[0].capitalize() in runner_md
+
+
+def test_the_label_pins_the_issue_text_in_the_claim_sealed() -> None:
+    """The claim commit holds the title and body the label event carried, its digest in a
+    marker sealed with the App's key; the issue edited afterwards changes nothing there."""
+    from magi.github.pin import read_pin
+
+    fake = world(FakeGitHub())
+    payload = labeled()
+    issue = payload["issue"]
+    assert isinstance(issue, dict)
+    run(fake, payload)
+    w = fake.world(REPO)
+    fake.add_issue(REPO, 1, "edited", "an edit made after the label")
+    pinned = asyncio.run(read_pin(fake, REPO, 1, SEAL))
+    assert pinned is not None
+    assert (pinned.title, pinned.body) == (issue["title"], issue["body"] or "")
+    commit = w.objects[w.refs[CLAIM]]
+    assert SEAL.find([commit.message], markers.PIN, issue="1")

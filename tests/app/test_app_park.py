@@ -153,31 +153,73 @@ def test_a_workflow_older_than_the_park_input_still_starts_and_its_stop_cancels(
     assert not [r for r in w.refs if r.startswith("magi/park/")]
 
 
-def test_a_no_is_answered_from_memory_a_yes_never_is() -> None:
-    """A key is in a public repository's logs: repeated questions must not each cost a
-    GitHub call. Only a "no" is kept (a stale "yes" could park a resumed run at once)."""
+def _park_reads(fake: FakeGitHub) -> int:
+    return len([c for c in fake.named("get_ref") if "magi/park/" in str(c.args["ref"])])
+
+
+def _questions(app, path: str, key: str, n: int, *, together: bool = False) -> list[int | bool]:
+    """``n`` park questions, one after another or all at once; each answer (a bit, or the
+    status when there is none)."""
+
+    async def asking() -> list[int | bool]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+
+            async def one() -> int | bool:
+                got = await client.get(path, headers={HEADER: key})
+                return got.json()["park"] if got.status_code == 200 else got.status_code
+
+            if together:
+                return list(await asyncio.gather(*(one() for _ in range(n))))
+            return [await one() for _ in range(n)]
+
+    return asyncio.run(asking())
+
+
+def test_200_questions_while_a_park_is_asked_cost_a_handful_of_reads() -> None:
+    """A key is in a public repository's logs: while a park is asked, 200 questions (in a
+    row, then all at once) cost GitHub one read per few seconds, not one each. The "yes"
+    is remembered with the park ref's sha, and a retry forgets it at once."""
     fake = _started()
     run_id = _run_id(fake)
     path = f"/park/{REPO.full_name}/{run_id}"
     key = park_key(SEAL, REPO.full_name, run_id)
+    _say(fake, "/magi stop")
+    app = make_app(fake, settings=PARKING)  # the App's clock stands still: one window
+    assert _questions(app, path, key, 100) == [True] * 100
+    assert _questions(app, path, key, 100, together=True) == [True] * 100
+    assert _park_reads(fake) == 1
+    w = fake.world(REPO)
+    for wid, r in w.runs.items():  # the runner parked at its boundary, and its job ended
+        w.runs[wid] = r.model_copy(update={"status": "completed", "conclusion": "success"})
+    asyncio.run(deliver(app, "issue_comment", issue_comment("/magi retry")))  # this replica
+    assert f"magi/park/{run_id}" not in w.refs
+    assert _questions(app, path, key, 3) == [False] * 3, "the retry forgot the yes"
+    assert _park_reads(fake) == 2
+
+
+def test_while_github_fails_questions_are_not_each_a_read() -> None:
+    """GitHub failing: five questions cost one read, not five (each read's own retries
+    multiplied that: five questions cost twenty-five calls)."""
+    from magi.github.port import GitHubError
+
+    fake = _started()
+    run_id = _run_id(fake)
+    path = f"/park/{REPO.full_name}/{run_id}"
+    key = park_key(SEAL, REPO.full_name, run_id)
+    fake.fail("get_ref", GitHubError("Server Error", status=502), times=50)
     app = make_app(fake, settings=PARKING)
+    assert _questions(app, path, key, 5) == [502] * 5
+    assert _park_reads(fake) == 1, "one read for the five"
 
-    async def twice() -> list[bool]:
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
-            got = [(await client.get(path, headers={HEADER: key})).json()["park"]]
-            got.append((await client.get(path, headers={HEADER: key})).json()["park"])
-            return got
 
-    def reads() -> int:
-        return len([c for c in fake.named("get_ref") if "magi/park/" in str(c.args["ref"])])
-
-    assert asyncio.run(twice()) == [False, False]
-    assert reads() == 1, "the second no came from memory"
-    fake.world(REPO).refs[f"magi/park/{run_id}"] = "1" * 40
-    app = make_app(fake, settings=PARKING)
-    assert asyncio.run(twice()) == [True, True]
-    assert reads() == 3, "a yes is asked every time"
+def test_a_no_is_answered_from_memory() -> None:
+    fake = _started()
+    run_id = _run_id(fake)
+    path = f"/park/{REPO.full_name}/{run_id}"
+    key = park_key(SEAL, REPO.full_name, run_id)
+    assert _questions(make_app(fake, settings=PARKING), path, key, 2) == [False, False]
+    assert _park_reads(fake) == 1, "the second no came from memory"
 
 
 def test_a_key_that_is_not_even_ascii_is_refused_not_a_crash() -> None:

@@ -45,10 +45,12 @@ def test_the_manifest_is_app_yml_and_says_what_the_receiver_gets() -> None:
     assert manifest(None, "x")["hook_attributes"]["active"] is False
 
 
-async def _flow(job: Setup, code: str, state: str | None = None) -> tuple[Form, httpx.Response]:
+async def _flow(
+    job: Setup, code: str, state: str | None = None, host: str = "127.0.0.1:1"
+) -> tuple[Form, httpx.Response]:
     app = job.app("http://127.0.0.1:1/done")
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://setup") as client:
+    async with httpx.AsyncClient(transport=transport, base_url=f"http://{host}") as client:
         form = read_form((await client.get("/")).text)
         back = await client.get("/done", params={"code": code, "state": state or job.state})
     return form, back
@@ -220,3 +222,27 @@ def test_the_steps_warn_a_public_repository_and_name_the_commands(tmp_path) -> N
     assert "on a public repository, the `magi` label is a writer's approval" in said
     assert "magi app serve --env-file" in said
     assert "magi app check OWNER/REPO" in said
+
+
+@pytest.mark.parametrize("host", ["rebound.attacker.test:1", "127.0.0.1:2", "localhost:1"])
+def test_the_page_answers_only_its_own_address(tmp_path, host) -> None:
+    """A page whose name was rebound to 127.0.0.1 asks with its own Host: no state to read,
+    no code taken, nothing written."""
+    double = GitHubHTTP(FakeGitHub())
+    double.manifest_codes["c0de"] = MADE
+    out = tmp_path / "magi-app.env"
+    job = Setup(out, "https://api.github.test", transport=httpx.MockTransport(double))
+    app = job.app("http://127.0.0.1:1/done")
+
+    async def ask() -> tuple[httpx.Response, httpx.Response]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url=f"http://{host}") as client:
+            first = await client.get("/")
+            back = await client.get("/done", params={"code": "c0de", "state": job.state})
+        return first, back
+
+    first, back = asyncio.run(ask())
+    assert first.status_code == back.status_code == 421
+    assert job.state not in first.text
+    assert not out.exists()
+    assert not job.done.is_set()

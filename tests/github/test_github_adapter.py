@@ -61,6 +61,33 @@ def test_a_request_outside_the_double_fails_the_test() -> None:
         double.assert_clean()
 
 
+def test_a_fork_prs_run_arrives_with_its_event_head_repository_and_title() -> None:
+    """Through the HTTP double and githubkit: a fork PR's run of magi.yml reads as GitHub
+    sends it (event `pull_request`, the fork as head repository), and is not magi's."""
+    from magi.app.progress import is_magi_run
+
+    fake, double, auth, _ = setup()
+    fake.add_fork_run(REPO, 77, "magi compete, issue #1", fork="stranger/Hello-World")
+
+    async def use(port: GitHubPort) -> list[Any]:
+        await port.dispatch_workflow(REPO, "magi.yml", "main", {"issue": "1"})
+        return [
+            *await port.list_workflow_runs(REPO, "magi.yml"),
+            await port.get_workflow_run(REPO, 77),
+        ]
+
+    *listed, one = go(auth, use)
+    fork = next(r for r in listed if r.id == 77)
+    for r in (fork, one):
+        assert (r.event, r.display_title) == ("pull_request", "magi compete, issue #1")
+        assert r.head_repository is not None
+        assert r.head_repository.full_name == "stranger/Hello-World"
+        assert not is_magi_run(r, "magi.yml", REPO)
+    (ours,) = [r for r in listed if r.id != 77]
+    assert is_magi_run(ours, "magi.yml", REPO)
+    double.assert_clean()
+
+
 def test_comments_round_trip_through_real_shapes() -> None:
     """Create, list (paged), update and react: parsed from GitHub-shaped bodies."""
     fake, double, auth, _ = setup()

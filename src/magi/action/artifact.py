@@ -17,6 +17,7 @@ bundle against the checkout before anything is pushed.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from magi.action.seal import PANEL, SEALED, parse_sealed
 from magi.core.threads.posting import Policy, gate, gate_json
 from magi.errors import ActionError, TamperedArtifact
+from magi.model.config import AgentConfig
 from magi.model.run import Run
 from magi.report import revealed
 from magi.report.before_tally import public_copy, published_before_tally
@@ -73,9 +75,13 @@ class Artifact:
     panel: str | None = None  # a judges' forked wave's panel (agents_job.panel), the same
 
 
-def policy_for(run: Run, store: Store | None = None) -> Policy:
-    """The posting policy of one run: its roster, whether authors are out, its local roots."""
-    roster = run.config.agents
+def policy_for(
+    run: Run, store: Store | None = None, roster: Sequence[AgentConfig] | None = None
+) -> Policy:
+    """The posting policy of one run: its roster, whether authors are out, its local roots.
+    ``roster``: the names to hide in place of the run's own (publish gives the default
+    branch's: an artifact's config is not trusted to say which names to hide)."""
+    roster = run.config.agents if roster is None else list(roster)
     roots = [(run.repo, ".")]
     if run.worktree_root:
         roots.append((run.worktree_root, "<worktrees>"))

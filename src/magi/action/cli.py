@@ -182,16 +182,47 @@ def claim(ctx: typer.Context, issue: Issue, event_file: EventFile) -> None:
 
     env = ActionEnv.from_environ(os.environ)
     token = _token("claim")
-    repo = _event(event_file).get("repository") or {}
+    event = _event(event_file)
+    repo = event.get("repository") or {}
     branch = str(repo.get("default_branch") or "main") if isinstance(repo, dict) else "main"
+    said = event.get("issue") or {}
+    if not isinstance(said, dict) or said.get("number") != issue:
+        raise ActionError(f"the event file {event_file} is not a label event of #{issue}")
+    text = (str(said.get("title") or ""), str(said.get("body") or ""))  # what the label saw
     port = context_of(ctx).port(env, token)
-    won = asyncio.run(run_claim(port, env.repo, issue, branch, env.run_id))
+    won = asyncio.run(
+        run_claim(port, env.repo, issue, branch, env.run_id, text=text, seal=env.seal)
+    )
     env.set_output("issue", str(issue) if won else "")
     if not won:
         # Another run holds the claim (a second label event, or an earlier competition).
         typer.echo(f"::notice::magi does not start: #{issue} is already claimed")
         return
     typer.echo(f"claimed #{issue}")
+
+
+@app.command()
+def pin(
+    ctx: typer.Context,
+    issue: Issue,
+    issue_file: Annotated[
+        Path, typer.Option("--issue-file", help="The issue as JSON, as the task job read it.")
+    ],
+) -> None:
+    """The issue text the label pinned in the claim, checked with the App's key, written
+    beside the issue file for compete (``magi.action.gate_job.pin``)."""
+    from magi.action.env import ActionEnv
+    from magi.action.gate_job.pin import pin_files
+
+    env = ActionEnv.from_environ(os.environ)
+    port = context_of(ctx).port(env, _token("pin", "job's read token"))
+    pinned = asyncio.run(pin_files(port, env.repo, issue, issue_file, env.seal))
+    if pinned is None:
+        typer.echo(f"::notice::#{issue}'s claim pins no text: the run reads the issue as it is")
+    elif pinned.edited:
+        typer.echo(f"::warning::#{issue} was edited after the label: the run uses the text then")
+    else:
+        typer.echo(f"#{issue}: the run works on the text the label pinned")
 
 
 @app.command()
@@ -230,6 +261,7 @@ def publish(
     from magi.action.env import ActionEnv
     from magi.action.publish_job.publish import publish as run_publish
     from magi.action.publish_job.publish import publish_missing
+    from magi.action.publish_job.trusted import default_branch
     from magi.errors import TamperedArtifact
     from magi.git.remote import Remote
     from magi.git.repo import Git
@@ -248,12 +280,12 @@ def publish(
     remote = Remote(git.root, url, token)
     try:
         artifact = read_artifact(where, run or None)
-        dispatches = artifact.manifest.fork or artifact.run.status.value == "handed_off"
-        trusted = _repo_config(git.root) if dispatches else None
-        if artifact.manifest.fork and trusted is not None:
-            _publish_seat_job(port, env, git, remote, artifact, where, issue, trusted)
+        # Every setting publish decides by is the default branch's, read now: never the
+        # artifact's config (publish_job.trusted: why).
+        trusted = default_branch(git, remote)
+        if artifact.manifest.fork:
+            _publish_seat_job(port, env, git, remote, artifact, where, issue, trusted.config)
             return
-        cfg = artifact.run.config
         result = asyncio.run(
             run_publish(
                 port=port,
@@ -262,7 +294,6 @@ def publish(
                 remote=remote,
                 artifact=artifact,
                 issue=issue,
-                attempts=cfg.github.attempts,
                 trusted=trusted,
             )
         )
@@ -272,16 +303,6 @@ def publish(
         raise
     pr = f"PR #{result.pr}" if result.pr else "no PR"
     typer.echo(f"published run {artifact.run.id}: {pr}, {len(result.pushed)} branches")
-
-
-def _repo_config(root: Path) -> Config:
-    """The repository's config as its default branch holds it (publish's own checkout)."""
-    from magi.config.load import load_repo_dir
-
-    try:
-        return load_repo_dir(root).config
-    except (MagiError, OSError, UnicodeDecodeError) as e:
-        raise ActionError(f"publish reads the repository's config from its checkout: {e}") from None
 
 
 def _publish_seat_job(

@@ -34,6 +34,7 @@ from magi.core.threads.posting import inert
 from magi.core.threads.progress import parse_title
 from magi.errors import ConfigError, StateError
 from magi.github import records
+from magi.github.gate import same_repo
 from magi.github.models import Repo, WorkflowRun
 from magi.github.port import GitHubError, GitHubPort
 from magi.github.state import delete_under, dispatch_inputs, refs_under
@@ -270,7 +271,7 @@ async def _runs_of(
         # The competition's own stages: a council, a review or a landing names the run too.
         named = bool(rid) and t is not None and t.run == rid and t.command == "compete"
         if (wid.isdigit() and r.id == int(wid)) or (
-            named and is_magi_run(r, config.github.workflow)
+            named and is_magi_run(r, config.github.workflow, repo)
         ):
             found.append(r)
     return sorted(found, key=lambda r: r.id, reverse=True)
@@ -365,7 +366,9 @@ async def _fold(gh: GitHubPort, repo: Repo, command: Command, run_id: str) -> tu
     prefix = f"heads/magi/{run_id}/"
     refs, _ = refs_under(await gh.matching_refs(repo, prefix), prefix)
     heads = {r.ref.removeprefix("refs/heads/") for r in refs}
-    open_prs = [p for p in await gh.list_pulls(repo) if p.head.ref in heads]
+    # A PR counts only from a head in this repository: a stranger's fork PR from a branch
+    # named magi/<run>/A has no say over this repository's branches.
+    open_prs = [p for p in await gh.list_pulls(repo) if p.head.ref in heads and same_repo(p)]
     if open_prs:
         why = (
             f"its pull request #{open_prs[0].number} is open: merging or closing it folds the run."

@@ -58,10 +58,11 @@ class AppContext:
     # Where runners reach this App (``MAGI_PUBLIC_URL``): with it, `/magi stop` parks a run
     # at its next node boundary; without it, it can only cancel (``magi.core.person.park``).
     public_url: str | None = None
-    # A run's park answer, (repo, run) -> (park?, until): a key is in public logs on a public
-    # repository, so repeated questions cost GitHub one call per run per PARK_TTL at most.
-    # The App's own writes (stop, stop now, retry, answer) drop the entry at once.
-    parks: dict[tuple[str, str], tuple[bool, datetime]] = field(default_factory=dict)
+    # A run's park answer, (repo, run) -> (park? (None: GitHub did not answer), until, the
+    # park ref's sha): a key is in public logs on a public repository, so questions cost
+    # GitHub one read per run per few seconds at most (``magi.app.park``), a "yes" and an
+    # error included. A retry or an answer withdraws the park and drops the entry at once.
+    parks: dict[tuple[str, str], tuple[bool | None, datetime, str]] = field(default_factory=dict)
 
     def forget_park(self, repo: Repo, run_id: str) -> None:
         self.parks.pop((repo.full_name.lower(), run_id), None)

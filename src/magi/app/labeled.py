@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 from magi.app.context import AppContext, config_error_reply, dispatch_competition, repo_config
 from magi.app.events import Delivery, IssuesEvent, Router
+from magi.app.progress import is_magi_run
 from magi.config.workflow import refused_inputs
 from magi.core.person.public import public_note
 from magi.core.text.sanitize import clean_task
@@ -26,6 +27,7 @@ from magi.core.threads.progress import parse_title
 from magi.errors import ConfigError
 from magi.github.gate import is_magi_pull, issue_of
 from magi.github.models import Repo
+from magi.github.pin import pin_commit
 from magi.github.port import GitHubError, GitHubPort
 from magi.github.state import claim_ref as claim_ref  # the App and the workflow share it
 from magi.github.state import dispatch_inputs
@@ -106,7 +108,8 @@ async def labeled(ctx: AppContext, d: Delivery[IssuesEvent]) -> str:
         return "no-default-branch"
     # GitHub's clock, as the claim commit's date is: the label just changed the issue.
     now = p.issue.updated_at or ctx.clock()
-    took, over = await _claim(ctx, gh, repo, number, head.sha, config or Config(), now)
+    text = (p.issue.title, p.issue.body or "")  # what the writer's label accepted: pinned
+    took, over = await _claim(ctx, gh, repo, number, head.sha, config or Config(), now, text)
     if took is None:
         return "already-claimed"
     ctx.step(d.id, repo, "claim", "taken-over" if over else "created")
@@ -168,18 +171,21 @@ _CLAIM = "magi: claim"
 
 
 async def _claim_commit(
-    ctx: AppContext, gh: GitHubPort, repo: Repo, number: int, head: str, parent: str, what: str
+    ctx: AppContext,
+    gh: GitHubPort,
+    repo: Repo,
+    number: int,
+    text: tuple[str, str],
+    parent: str,
+    what: str,
 ) -> str:
-    """A commit for one claim alone (the head's tree, ``parent``, a nonce): GitHub dates it,
-    which is how a later label tells a claim lost before its run started from a live one."""
-    tree = (await gh.get_git_commit(repo, head)).tree
-    made = await gh.create_git_commit(
-        repo,
+    """A commit for one claim alone (``parent``, a nonce): GitHub dates it, which is how a
+    later label tells a claim lost before its run started from a live one. Its tree is the
+    issue's text as the label accepted it, its digest sealed (``magi.core.threads.pin``)."""
+    return await pin_commit(
+        gh, repo, issue=number, title=text[0], body=text[1], parent=parent, seal=ctx.seal,
         message=f"{_CLAIM} issue #{number}, {what} ({secrets.token_hex(8)})",
-        tree=tree,
-        parents=[parent],
-    )
-    return made.sha
+    )  # fmt: skip
 
 
 async def _claim(
@@ -190,6 +196,7 @@ async def _claim(
     head: str,
     config: Config,
     now: datetime,
+    text: tuple[str, str],
 ) -> tuple[str | None, str]:
     """(the claim's value, why an older claim was taken over or ""); None: another holds it.
 
@@ -198,7 +205,7 @@ async def _claim(
     the value read (``force: false``): of racing takers exactly one wins, as with the
     landing lock."""
     ref = claim_ref(number)
-    mine = await _claim_commit(ctx, gh, repo, number, head, head, "taken")
+    mine = await _claim_commit(ctx, gh, repo, number, text, head, "taken")
     if await gh.create_ref(repo, ref, mine):
         return mine, ""
     held = await gh.get_ref(repo, ref)
@@ -207,7 +214,7 @@ async def _claim(
     why = await _dead(ctx, gh, repo, number, held.sha, config, now)
     if not why:
         return None, ""
-    took = await _claim_commit(ctx, gh, repo, number, head, held.sha, "taken over")
+    took = await _claim_commit(ctx, gh, repo, number, text, held.sha, "taken over")
     try:
         await gh.update_ref(repo, ref.removeprefix("refs/"), took, force=False)
     except GitHubError as exc:
@@ -235,7 +242,16 @@ async def _dead(
     thread = ctx.own(await gh.list_comments(repo, number))
     run = ctx.seal.latest(thread, markers.RUN, issue=str(number))
     runs = await gh.list_workflow_runs(repo, config.github.workflow)
-    mine = [r for r in runs if (t := parse_title(r.display_title)) and t.issue == number]
+    workflow = config.github.workflow
+    # A run counts only when its event and head repository say it is magi's (a fork PR's
+    # own run of the workflow, titled like magi's, would keep a dead claim alive).
+    mine = [
+        r
+        for r in runs
+        if is_magi_run(r, workflow, repo)
+        and (t := parse_title(r.display_title))
+        and t.issue == number
+    ]
     if any(r.status != "completed" for r in mine):
         return ""
     wid = (run or {}).get("workflow_run", "")

@@ -176,7 +176,7 @@ async def release(
         raise
     title = parse_title(run.display_title)
     if (
-        not is_magi_run(run, workflow)
+        not is_magi_run(run, workflow, repo)
         or run.event != "workflow_dispatch"
         or title is None
         or title.command not in ("land", "rebase")

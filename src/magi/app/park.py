@@ -8,8 +8,9 @@ anything else, so a stranger's request costs no call to GitHub. The answer is on
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -21,9 +22,14 @@ from magi.github.models import Repo
 from magi.github.port import GitHubError
 from magi.state.store import RUN_ID
 
-# A key sits in the job's log, which is public on a public repository: a "no" is answered
-# from memory for this long, so repeated questions cost GitHub one call per run per PARK_TTL.
+# A key sits in the job's log, which is public on a public repository, so every answer is
+# kept a while and repeated questions cost GitHub one read per run at most this often: a
+# "no" for PARK_TTL (a stale "no" parks the run a boundary later at most), a "yes" (with the
+# park ref's sha) and GitHub's failure to answer for READ_EVERY. A "yes" is forgotten at
+# once when this App withdraws the park (a retry, an answer: ``AppContext.forget_park``);
+# one another replica withdrew is believed for READ_EVERY at most.
 PARK_TTL = timedelta(seconds=20)
+READ_EVERY = timedelta(seconds=5)
 PARKS_KEPT = 4096
 
 
@@ -33,6 +39,9 @@ def _answer(status: int, **body: object) -> JSONResponse:
 
 def route(context: Callable[[], AppContext]) -> Route:
     """The route, reading the App's context when asked (the App learns its login late)."""
+
+    # Questions that arrive while a read is under way wait for it: not one read each.
+    reading: dict[tuple[str, str], asyncio.Task[tuple[bool | None, datetime, str]]] = {}
 
     async def park(request: Request) -> JSONResponse:
         ctx = context()
@@ -46,24 +55,36 @@ def route(context: Callable[[], AppContext]) -> Route:
         repo = Repo(owner=owner, name=name)
         known = (full.lower(), run_id)
         now = ctx.clock()
-        if (hit := ctx.parks.get(known)) is not None and hit[1] > now:
-            return _answer(200, park=hit[0])
-        try:
-            gh = await ctx.ports(None, repo)
-            asked = await gh.get_ref(repo, park_ref(run_id))
-        except GitHubError as exc:
-            ctx.log.warning(
-                "park: GitHub did not answer",
-                extra={"repo": full, "step": "park", "outcome": exc.message[:200]},
-            )
-            return _answer(502, error="GitHub did not answer; ask again at the next boundary")
-        if asked is None:
-            # Only a "no" is kept: a stale "no" parks the run one boundary later at most,
-            # a stale "yes" (another replica withdrew it for a retry) would park a resumed
-            # run at once.
-            ctx.parks[known] = (False, now + PARK_TTL)
+        if (hit := ctx.parks.get(known)) is None or hit[1] <= now:
+            if (task := reading.get(known)) is None:
+                task = reading[known] = asyncio.ensure_future(_read(ctx, repo, run_id, now))
+                task.add_done_callback(lambda _t: reading.pop(known, None))
+            hit = await asyncio.shield(task)
+            ctx.parks[known] = hit
             while len(ctx.parks) > PARKS_KEPT:
                 ctx.parks.pop(next(iter(ctx.parks)))
-        return _answer(200, park=asked is not None)
+        if hit[0] is None:
+            return _answer(502, error="GitHub did not answer; ask again at the next boundary")
+        return _answer(200, park=hit[0])
 
     return Route("/park/{owner}/{repo}/{run}", park, methods=["GET"])
+
+
+async def _read(
+    ctx: AppContext, repo: Repo, run_id: str, now: datetime
+) -> tuple[bool | None, datetime, str]:
+    """One read of ``refs/magi/park/<run>``, logged; what to answer until when."""
+    extra = {"repo": repo.full_name, "step": f"park {run_id}"}
+    try:
+        gh = await ctx.ports(None, repo)
+        asked = await gh.get_ref(repo, park_ref(run_id))
+    except GitHubError as exc:
+        ctx.log.warning(
+            "park: GitHub did not answer", extra={**extra, "outcome": exc.message[:200]}
+        )
+        return None, now + READ_EVERY, ""
+    if asked is None:
+        ctx.log.info("park: read", extra={**extra, "outcome": "no"})
+        return False, now + PARK_TTL, ""
+    ctx.log.info("park: read", extra={**extra, "outcome": f"yes {asked.sha[:12]}"})
+    return True, now + READ_EVERY, asked.sha

@@ -64,12 +64,15 @@ def _ours(p: WorkflowJobEvent) -> bool:
 MAGI_EVENTS = frozenset({"workflow_dispatch", "issues", "issue_comment", "workflow_run"})
 
 
-def is_magi_run(run: WorkflowRun, workflow: str) -> bool:
-    """Whether ``run`` is of magi's workflow file (GitHub's ``path`` may end ``@ref``) and
-    started by an event that runs the default branch's copy of it (``MAGI_EVENTS``)."""
+def is_magi_run(run: WorkflowRun, workflow: str, repo: Repo) -> bool:
+    """Whether ``run`` is of magi's workflow file (GitHub's ``path`` may end ``@ref``),
+    started by an event that runs the default branch's copy of it (``MAGI_EVENTS``), on a
+    commit of this repository (its head repository: a fork PR's run is the fork's). Its
+    title alone says nothing: a fork writes its own ``run-name``."""
     path = run.path.split("@", 1)[0]
     ours = path == f".github/workflows/{workflow}" or path.endswith(f"/{workflow}")
-    return ours and run.event in MAGI_EVENTS
+    head = run.head_repository.full_name if run.head_repository is not None else ""
+    return ours and run.event in MAGI_EVENTS and head.lower() == repo.full_name.lower()
 
 
 @router.on("workflow_job", None, WorkflowJobEvent, _ours)
@@ -82,7 +85,7 @@ async def workflow_job(ctx: AppContext, d: Delivery[WorkflowJobEvent]) -> str:
     except ConfigError:
         config = Config()  # the labeled handler says what is wrong; progress still shows
     run = await gh.get_workflow_run(repo, p.workflow_job.run_id)
-    if not is_magi_run(run, config.github.workflow):
+    if not is_magi_run(run, config.github.workflow, repo):
         return "other-workflow"
     title = parse_title(run.display_title)
     if title is None:

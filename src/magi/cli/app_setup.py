@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import typer
 
@@ -129,11 +129,25 @@ class Setup:
         from starlette.responses import HTMLResponse
         from starlette.routing import Route
 
+        # Only its own address: a web page that rebinds its name to 127.0.0.1 (DNS
+        # rebinding) reaches this port with its own name in Host, and must not read the
+        # form's one-time state nor finish the flow with an App of its own.
+        own = urlsplit(redirect_url).netloc
+
+        def elsewhere(request: Request) -> HTMLResponse | None:
+            if request.headers.get("host", "") == own:
+                return None
+            return HTMLResponse(f"<p>This page answers only at {html.escape(own)}.</p>", 421)
+
         async def start(request: Request) -> HTMLResponse:
+            if (refused := elsewhere(request)) is not None:
+                return refused
             action = new_app_url(self.github_url, self.org, self.state)
             return HTMLResponse(page(action, manifest(self.public_url, redirect_url)))
 
         async def back(request: Request) -> HTMLResponse:
+            if (refused := elsewhere(request)) is not None:
+                return refused
             code, state = request.query_params.get("code", ""), request.query_params.get("state")
             if not code or not secrets.compare_digest(state or "", self.state):
                 return HTMLResponse("<p>This is not the answer to this page's form.</p>", 400)

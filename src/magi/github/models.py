@@ -105,6 +105,8 @@ class WorkflowRun(_Model):
     head_sha: str = ""
     display_title: str = ""  # the workflow's `run-name:` (magi's says which issue or PR)
     path: str = ""  # the workflow file, ".github/workflows/magi.yml"
+    # Where the commit it ran lives: a fork PR's run of a workflow is the fork's
+    head_repository: BranchRepo | None = None
 
 
 class WorkflowJob(_Model):

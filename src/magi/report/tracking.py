@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from magi.core.threads.markers import Seal
+from magi.core.threads.pin import EDITED
 from magi.model.run import Run, RunStatus
 from magi.report.gfm import inline
 from magi.report.json import node_seconds
@@ -88,6 +89,8 @@ def tracking(run: Run | None, links: Links, note: str = "") -> str:
             lines.append(f"- [x] {node} ({secs:.0f}s)" if secs is not None else f"- [ ] {node}")
         total = sum(s for s in seconds.values() if s is not None)
         lines += ["", f"Total: {total:.0f}s", "", ending(run)]
+        if any(e.node == "run" and EDITED in e.message for e in run.events):
+            lines += ["", EDITED]  # the run works on the text the label pinned
     if note:
         lines += ["", note]
     lines.append("")

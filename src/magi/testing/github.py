@@ -223,7 +223,12 @@ class FakeGitHub:
             **fields,
         )
         w.pulls[number] = pull
-        w.refs[f"heads/{head_ref}"] = head_sha
+        # A fork PR's branch is the fork's: this repository holds its head only as
+        # refs/pull/<n>/head (https://docs.github.com/en/pull-requests/collaborating-with-pull-requests/reviewing-changes-in-pull-requests/checking-out-pull-requests-locally)
+        ours = head_repo is home or (
+            head_repo is not None and head_repo.full_name == home.full_name
+        )
+        w.refs[f"heads/{head_ref}" if ours else f"pull/{number}/head"] = head_sha
         w.commits.setdefault(head_sha, self.now)
         self._hold(w, head_sha)
         return pull
@@ -565,6 +570,7 @@ class FakeGitHub:
             display_title=title(named),
             path=f".github/workflows/{workflow}",
             html_url=f"https://github.example/runs/{run_id}",
+            head_repository=BranchRepo(full_name=repo.full_name),
         )
         w.runs.setdefault(run.id, run)  # a run the test set up already (its run-name) stays
         w.dispatches.append({"workflow": workflow, "ref": ref, "inputs": dict(inputs)})
@@ -788,6 +794,9 @@ class FakeGitHub:
         )
         if not isinstance(w.objects.get(tree), list):
             raise GitHubError("Tree SHA does not exist", status=422)
+        for p in parents:
+            if p not in w.objects and p in _branch_heads(w):
+                self._hold(w, p)  # a branch's head is a commit GitHub holds (get_git_commit)
         if any(not isinstance(w.objects.get(p), GitCommit) for p in parents):
             raise GitHubError("Parent SHA does not exist or is not a commit object", status=422)
         sha = _commit(w, message, tree, list(parents), int(self.now.timestamp()))
@@ -839,9 +848,23 @@ class FakeGitHub:
         fields.setdefault("path", ".github/workflows/magi.yml")
         fields.setdefault("status", "queued")
         fields.setdefault("event", "workflow_dispatch")  # as the App starts magi's runs
+        full = repo if isinstance(repo, str) else repo.full_name
+        fields.setdefault("head_repository", BranchRepo(full_name=full))
         run = WorkflowRun(id=run_id, display_title=display_title, **fields)
         self.world(repo).runs[run_id] = run
         return run
+
+    def add_fork_run(
+        self, repo: Repo | str, run_id: int, display_title: str, fork: str, **fields: Any
+    ) -> WorkflowRun:
+        """A fork PR's own run of a workflow at the same path: GitHub runs the PR's copy of
+        the file for ``pull_request`` (its ``run-name`` is the fork's to write), files it
+        under this repository's workflow, with the PR's event and the fork as its head
+        repository. https://docs.github.com/en/actions/writing-workflows/choosing-when-your-workflow-runs/events-that-trigger-workflows#workflows-in-forked-repositories"""
+        fields.setdefault("event", "pull_request")
+        return self.add_run(
+            repo, run_id, display_title, head_repository=BranchRepo(full_name=fork), **fields
+        )
 
     def set_job(self, repo: Repo | str, run_id: int, job: WorkflowJob) -> None:
         """Add or replace (by id) one job of a workflow run."""

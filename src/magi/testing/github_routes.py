@@ -341,7 +341,7 @@ async def _runs(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request)
     runs = await d.fake.list_workflow_runs(repo, p["workflow_id"], status=_query(rq, "status"))
     example = d.example("GET", C + "/actions/workflows/{workflow_id}/runs")
     one = (example.get("workflow_runs") or [{}])[0] if isinstance(example, dict) else {}
-    items = [over(one, {"id": r.id, "status": r.status, "conclusion": r.conclusion}) for r in runs]
+    items = [over(one, _run(r)) for r in runs]
     return 200, {"total_count": len(items), "workflow_runs": items}
 
 
@@ -631,6 +631,8 @@ def _run(r: Any) -> dict[str, Any]:
         "path": r.path,
         "event": r.event,
         "html_url": r.html_url or f"https://github.example/actions/runs/{r.id}",
+        "head_sha": r.head_sha,
+        "head_repository": r.head_repository.model_dump() if r.head_repository else None,
     }
 
 

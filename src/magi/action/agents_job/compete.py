@@ -59,6 +59,7 @@ from magi.core.seats.runners import (
     runner_host,
     same_labels,
 )
+from magi.core.threads.pin import EDITED, PINNED, Pinned, read_pinned
 from magi.errors import ActionError, CredentialsInCheckout, MagiError
 from magi.git.repo import Git
 from magi.model.config import Config
@@ -85,6 +86,7 @@ class IssueTask:
     number: int
     title: str
     body: str
+    edited: bool = False  # the text is the label's pin, and the issue reads otherwise now
 
     @property
     def text(self) -> str:
@@ -102,7 +104,24 @@ def read_issue(path: Path, number: int) -> IssueTask:
         raise ActionError(f"the issue file is not issue #{number}")
     if data.get("pull_request"):
         raise ActionError(f"#{number} is a pull request; magi competes on issues")
+    pinned = _pinned(path.parent / PINNED, number)
+    if pinned is not None:  # the text the writer's label accepted (core.threads.pin)
+        return IssueTask(number, pinned.title, pinned.body, pinned.edited)
     return IssueTask(number, str(data.get("title") or ""), str(data.get("body") or ""))
+
+
+def _pinned(path: Path, number: int) -> Pinned | None:
+    """``pinned.json`` from the task job, if it wrote one; one that does not read is an error
+    (the run must not fall back to text no writer accepted)."""
+    if not path.is_file():
+        return None
+    try:
+        found = read_pinned(json.loads(path.read_text(encoding="utf-8")), number)
+    except (OSError, ValueError) as e:
+        raise ActionError(f"cannot read the pinned issue text {path.name}: {e}") from None
+    if found is None:
+        raise ActionError(f"{path.name} is not the pinned text of issue #{number}")
+    return found
 
 
 def refuse_tokens(environ: Mapping[str, str]) -> None:
@@ -268,7 +287,8 @@ def compete(
             reporter=reporter,
             rng=rng,
             now=now,
-            why=fresh_because,
+            why="\n".join(w for w in (fresh_because, EDITED if issue.edited else None) if w)
+            or None,
         ).run
     else:
         reporter.note(f"run {record.id} already ended {record.status.value}; writing it out")

@@ -17,9 +17,11 @@ from datetime import datetime
 from typing import Any
 
 from magi.core.threads.approval import CommentFacts, is_merge_word
+from magi.core.threads.markers import Seal
 from magi.errors import ActionError
 from magi.github import gate
 from magi.github.models import Repo
+from magi.github.pin import pin_commit
 from magi.github.port import GitHubPort
 from magi.github.state import claim_ref
 
@@ -31,28 +33,40 @@ WORKFLOW_CLAIM = "magi: workflow claim"
 
 
 async def claim(
-    port: GitHubPort, repo: Repo, issue: int, default_branch: str, workflow_run: str = ""
+    port: GitHubPort,
+    repo: Repo,
+    issue: int,
+    default_branch: str,
+    workflow_run: str = "",
+    *,
+    text: tuple[str, str],
+    seal: Seal,
 ) -> bool:
     """Claim issue ``issue`` for one competition; False when another run holds it.
 
-    The claim is a commit of its own (the head's tree, the head its parent) whose message
-    names the workflow run: GitHub's "Re-run all jobs" runs this job again in the same
-    workflow run, which finds its own claim and goes on, where another run is refused."""
+    The claim is a commit of its own (the head its parent) whose message names the
+    workflow run: GitHub's "Re-run all jobs" runs this job again in the same workflow run,
+    which finds its own claim and goes on, where another run is refused. Its tree is
+    ``text`` (title, body) as the label event carried it, its digest sealed
+    (``magi.core.threads.pin``): the run works on that."""
     head = await port.get_ref(repo, f"heads/{default_branch}")
     if head is None:
         raise ActionError(f"the default branch `{default_branch}` has no head to claim at")
     message = f"{WORKFLOW_CLAIM} issue #{issue}, workflow run {workflow_run or '?'}"
-    tree = (await port.get_git_commit(repo, head.sha)).tree
-    mine = await port.create_git_commit(repo, message=message, tree=tree, parents=[head.sha])
+    mine = await pin_commit(
+        port, repo, issue=issue, title=text[0], body=text[1], parent=head.sha,
+        message=message, seal=seal,
+    )  # fmt: skip
     ref = claim_ref(issue)
-    if await port.create_ref(repo, ref, mine.sha):
+    if await port.create_ref(repo, ref, mine):
         return True
     held = await port.get_ref(repo, ref.removeprefix("refs/"))
     if held is None:  # released meanwhile: creating is atomic again
-        return await port.create_ref(repo, ref, mine.sha)
+        return await port.create_ref(repo, ref, mine)
     if not workflow_run:
         return False
-    return (await port.get_git_commit(repo, held.sha)).message == message
+    found = (await port.get_git_commit(repo, held.sha)).message
+    return found.split("\n", 1)[0] == message
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from magi.action.agents_job.land import BUNDLE, OUT_REF, ROUND, LandRound, add_r
 from magi.action.bundle import INCOMING
 from magi.action.env import ActionEnv
 from magi.action.publish_job.record_ref import build_commit, read_published, record_ref
+from magi.action.publish_job.trusted import default_branch
 from magi.action.publish_job.workflow_guard import workflow_changes
 from magi.core.threads.landing import BLOCKED
 from magi.core.threads.posting import Policy, code, gate
@@ -103,11 +104,10 @@ def _read_run(git: Git, prev: str, ref: str) -> Run:
         ) from None
 
 
-def _allows_workflows(git: Git, remote: Remote, done: LandRound) -> bool:
-    """``[github] workflow_changes`` of the run this round lands (no record: not allowed)."""
-    ref = record_ref(done.run)
-    prev = remote.fetch(ref, f"{INCOMING}/{done.run}/record")
-    return prev is not None and _read_run(git, prev, ref).config.github.workflow_changes
+def _allows_workflows(git: Git, remote: Remote) -> bool:
+    """``[github] workflow_changes`` as the default branch holds it now (``trusted``): never
+    the run record's, which publish copied from an artifact the agents job wrote."""
+    return default_branch(git, remote).config.github.workflow_changes
 
 
 def _push_record(remote: Remote, done: LandRound, made: tuple[str, str] | None) -> None:
@@ -146,7 +146,7 @@ async def publish_land(
         )
     _fetch_bundle(git, where, done)
     changed = workflow_changes(git, done.head, done.new_head)
-    if changed and not _allows_workflows(git, remote, done):
+    if changed and not _allows_workflows(git, remote):
         text = (
             f"Landing fix round {done.round} changes {', '.join(code(f) for f in changed[:5])}; "
             "magi does not push workflow changes an agent made (`[github] workflow_changes = "

@@ -40,6 +40,8 @@ from magi.action.publish_job.render import (
     question,
     tracking,
 )
+from magi.action.publish_job.secret_guard import Leak, secret_leaks, secrets_note
+from magi.action.publish_job.trusted import DefaultBranch, hidden_roster
 from magi.action.publish_job.workflow_guard import workflow_changes
 from magi.core.person.park import park_ref
 from magi.core.seats.runners import agent_labels, first_stage, next_stage, same_labels
@@ -111,6 +113,7 @@ class PublishResult:
     attempts_spent: int = 0
     held: bool = False
     workflows: dict[str, list[str]] = field(default_factory=dict)  # label -> files, not pushed
+    secrets: dict[str, list[Leak]] = field(default_factory=dict)  # label -> (kind, file)
 
 
 async def publish(
@@ -121,16 +124,17 @@ async def publish(
     remote: Remote,
     artifact: Artifact,
     issue: int,
-    attempts: int = 2,
-    trusted: Config | None = None,
+    trusted: DefaultBranch,
 ) -> PublishResult:
     """Publish one run; see the module docstring for the order and why. ``trusted``: the
-    repository's config as the default branch holds it (the checkout's), which says what
-    publish may dispatch; the artifact's comes from the job where agents ran."""
+    default branch as publish found it (``publish_job.trusted``): its config alone says
+    what is pushed, posted, counted and dispatched, and its head is what each candidate
+    is compared with; the artifact's config comes from the job where agents ran."""
     run = artifact.run
     if artifact.manifest.issue != issue or run.task.source != f"issue:{issue}":
         raise TamperedArtifact(f"the artifact is not for issue #{issue}")
-    job = Poster(port, env, issue, policy_for(run))
+    policy = trusted.config
+    job = Poster(port, env, issue, policy_for(run, roster=hidden_roster(policy, run)))
     result = PublishResult()
     heads: dict[str, str] = {}
     if artifact.bundle is not None:
@@ -164,9 +168,12 @@ async def publish(
         on_remote = remote.ls_remote(*wanted) if wanted else {}
         for target, label in wanted.items():
             branch = target.removeprefix("refs/heads/")
-            changed = workflow_changes(git, run.base_sha or "", heads[label])
-            if changed and not run.config.github.workflow_changes:
+            changed = workflow_changes(git, trusted.head, heads[label])
+            if changed and not policy.github.workflow_changes:
                 result.workflows[label] = changed  # magi.action.publish_job.workflow_guard: why not
+                continue
+            if leaks := secret_leaks(git, trusted.head, heads[label]):
+                result.secrets[label] = leaks  # magi.action.publish_job.secret_guard
                 continue
             if on_remote.get(target) != heads[label]:
                 remote.push(
@@ -224,9 +231,12 @@ async def publish(
         spent += 1
         counted = run.id
     result.attempts_spent = spent
+    attempts = policy.github.attempts
     result.held = spent >= attempts and result.pr is None
     wanted_labels = {ENDING_LABELS[run.status]} if run.status in ENDING_LABELS else set()
     note = _workflow_note(result.workflows, winner)
+    if result.secrets:
+        note = (note + "\n\n" if note else "") + secrets_note(result.secrets, winner)
     if result.held:
         wanted_labels.add("magi:held")
         note = (note + "\n\n" if note else "") + (
@@ -248,9 +258,9 @@ async def publish(
     # says so: a dispatch that failed is tried again by a re-run of this job).
     dispatched = published.dispatched
     if run.status is RunStatus.HANDED_OFF:
-        stage = _stage_key(run)
+        stage = _stage_key(run, policy)
         if stage != dispatched:
-            await _next_stage(port, env, run, issue, trusted or run.config)
+            await _next_stage(port, env, run, issue, policy)
         dispatched = stage
     # The record ref, last: it says what this publish did.
     done = Published(
@@ -289,12 +299,12 @@ async def publish(
     return result
 
 
-def _stage_key(run: Run) -> str:
+def _stage_key(run: Run, trusted: Config) -> str:
     """Which state of the run a dispatch carries on: its turns and finished nodes only grow,
     stage by stage, and a re-run that asked nobody leaves both as they were. A fork is a
     state of its own (``fork_id``): a wave forked again on the same labels after a join
     (its seats lost to quota, then a retry) shows the same turns in the public copy."""
-    wants = run.fork or next_stage(run.config, run.handoff)
+    wants = run.fork or next_stage(trusted, run.handoff)
     fork = f":{run.fork_id}" if run.fork else ""
     return f"{len(run.turns)}:{','.join(sorted(run.timings))}:{json.dumps(wants)}{fork}"
 

@@ -82,7 +82,7 @@ async def publish_fork(
     artifact: Artifact,
     sealed: str,
     issue: int,
-    trusted: Config | None = None,
+    trusted: Config,
 ) -> str:
     """Store one seat job's result; what became of it, in words (the join dispatched,
     stored, or nothing stored and why).
@@ -122,7 +122,7 @@ async def publish_fork(
         if not {slug(w) for w in wanted} <= _present(git, head):
             env.summary(f"magi run {run.id}: the seats of {', '.join(labels)} are stored.")
             return "stored"
-        await _dispatch_join(port, env, run, issue, trusted or run.config)
+        await _dispatch_join(port, env, run, issue, trusted)
         _mark_joined(git, remote, ref, run.id)
         return "the wave is whole: its join is dispatched"
     raise ActionError(f"{ref} kept moving under this publish ({ATTEMPTS} tries): re-run it")

@@ -22,6 +22,7 @@ a message: the client id is public (it is in the App's page), the key never is.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -97,6 +98,26 @@ def _listed(perms: Mapping[str, str]) -> str:
     return ", ".join(f"`{k}: {v}`" for k, v in sorted(perms.items()))
 
 
+# What a pasted secret looks like, by its shape alone: the thread may be public, and a
+# client secret or a key pasted into MAGI_APP_CLIENT_ID must never be repeated there.
+_SHAPES = (
+    (re.compile(r"(?:gh[pousr]|github_pat)_\w+"), "a GitHub token, not a client ID"),
+    (re.compile(r"[0-9a-f]{40}"), "40 hex digits: a client secret, not a client ID"),
+    (re.compile(r"[0-9]{1,12}"), "digits only: an App ID, not its client ID"),
+    (re.compile(r"Iv[0-9A-Za-z.]{8,30}"), "shaped like a GitHub App client ID"),
+)
+
+
+def shape(value: str) -> str:
+    """A secret's value described by its length and kind, never shown."""
+    value = value.strip()
+    if "PRIVATE KEY-----" in value:
+        kind: str | None = "a private key (PEM), not a client ID"
+    else:
+        kind = next((what for rule, what in _SHAPES if rule.fullmatch(value)), None)
+    return f"{len(value)} characters, {kind or 'not shaped like a GitHub App client ID'}"
+
+
 def credentials_problem(client_id: str, key: str) -> Found | None:
     """The secrets themselves: missing, or a key that is no PEM private key."""
     if not client_id.strip():
@@ -136,8 +157,8 @@ async def diagnose(probe: AppProbe, repo: Repo, client_id: str, job: str) -> Fou
         if exc.status in (401, 403, 404):
             return Found(
                 f"GitHub refused the App's credentials ({exc.status}): MAGI_APP_PRIVATE_KEY "
-                f"is not a private key of the App whose client ID is `{client_id}` (or it was "
-                "deleted), or no App has that client ID",
+                "is not a private key of the App whose client ID is in MAGI_APP_CLIENT_ID "
+                f"({shape(client_id)}), or it was deleted, or no App has that client ID",
                 "on the App's settings page check its Client ID against MAGI_APP_CLIENT_ID, "
                 "generate a private key and store it in MAGI_APP_PRIVATE_KEY",
             )

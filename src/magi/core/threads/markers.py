@@ -49,6 +49,7 @@ GATE = "gate"  # a refusal said once: approval=, reason=, sha=
 PR = "pr"  # in a magi PR's body: issue=, run=
 REFUSAL = "refusal"  # any other reply said once: key=
 TRACKING = "tracking"  # the issue's tracking comment (publish, the App): issue=, run=, spent=
+PIN = "pin"  # a claim commit's message: issue=, digest= (sha256 of the pinned issue text)
 
 
 def _message(kind: str, pairs: Iterable[tuple[str, str]]) -> bytes:
