@@ -27,6 +27,7 @@ import pytest
 import uvicorn
 
 from action_helpers import ISSUE, REPO, TITLE, TOKEN, World, competed_world
+from magi.github.port import GitHubError
 from magi.testing.github import FakeGitHub
 from magi.testing.github_http import GitHubHTTP, asgi
 
@@ -130,3 +131,35 @@ def make_world_like(base: World, root: Path) -> World:
         return root / p.relative_to(base.tmp)
 
     return World(root, moved(base.repo), moved(base.remote), moved(base.scripted), github)
+
+
+def test_a_pr_github_refuses_loses_nothing_else_and_a_re_run_opens_it(
+    competed: tuple[World, str],
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """POST /pulls refused after the push: tracking and record are still written, the job
+    fails naming GitHub's words, and the next publish opens the PR and succeeds."""
+    base, run_id = competed
+    tmp = tmp_path_factory.mktemp("refused")
+    subprocess.run(["cp", "-a", f"{base.tmp}/.", str(tmp)], check=True)
+    world = make_world_like(base, tmp)
+    world.github.world(REPO).visibility = "private"  # GitHub Free: no drafts (none asked: green)
+    world.github.fail("create_pull", GitHubError("Validation Failed: no commits", status=422))
+
+    res = world.publish(monkeypatch, run_id)
+    assert res.exit_code != 0
+    assert "Validation Failed: no commits" in res.output
+    refs = world.remote_refs()
+    assert [r for r in refs if r.startswith(f"refs/heads/magi/{run_id}/")]
+    assert f"refs/magi/runs/{run_id}" in refs, "the record ref is written all the same"
+    assert not world.github.world(REPO).pulls
+    (tracking,) = [b for b in world.github.comments_on(REPO, ISSUE) if "magi:tracking" in b]
+    assert "GitHub refused to open the pull request (422: Validation Failed" in tracking
+
+    again = world.publish(monkeypatch, run_id)
+    assert again.exit_code == 0, again.output
+    (pr,) = world.github.world(REPO).pulls.values()
+    (tracking,) = [b for b in world.github.comments_on(REPO, ISSUE) if "magi:tracking" in b]
+    assert f"pull/{pr.number}" in tracking
+    assert "refused" not in tracking

@@ -142,6 +142,10 @@ class World:
     issues: dict[int, Issue] = field(default_factory=dict)
     comments: dict[int, list[Comment]] = field(default_factory=dict)
     installed: bool = True  # the App is installed on this repository
+    # Who may see it and the owner's plan: GitHub has no draft PRs in a private repository
+    # on the Free and Pro plans (``drafts_refused``).
+    visibility: str = "public"  # public | private | internal
+    plan: str = "free"  # free | pro | team | enterprise
     # what that installation granted (None: GitHub's example) and whether it is suspended
     granted: dict[str, str] | None = None
     suspended: bool = False
@@ -170,6 +174,20 @@ def branch_repo(full_name: str) -> BranchRepo:
 
 def _branch_heads(w: World) -> set[str]:
     return {sha for ref, sha in w.refs.items() if ref.startswith("heads/")}
+
+
+# "Draft pull requests are available in public repositories with GitHub Free and GitHub Free
+# for organizations, GitHub Pro, and legacy per-repository billing plans, and in public and
+# private repositories with GitHub Team and GitHub Enterprise Cloud" (pulls/create in the REST
+# description); elsewhere a draft is refused with 422 and these words (the body is shown in
+# SWE-agent/SWE-agent#179). https://docs.github.com/en/rest/pulls/pulls#create-a-pull-request
+# https://docs.github.com/en/pull-requests/collaborating-with-pull-requests/proposing-changes-to-your-work-with-pull-requests/changing-the-stage-of-a-pull-request
+DRAFTS_REFUSED = "Draft pull requests are not supported in this repository."
+
+
+def drafts_refused(w: World) -> bool:
+    """Whether GitHub refuses a draft PR in this repository (private, on Free or Pro)."""
+    return w.visibility != "public" and w.plan in {"free", "pro"}
 
 
 COMMENT_LIMIT = 65_536  # GitHub's own: 422 "Body is too long (maximum is 65536 characters)"
@@ -603,6 +621,8 @@ class FakeGitHub:
         self, repo: Repo, *, title: str, head: str, base: str, body: str, draft: bool
     ) -> PullRequest:
         w = await self._enter("create_pull", repo, title=title, head=head, base=base, draft=draft)
+        if draft and drafts_refused(w):
+            raise GitHubError(DRAFTS_REFUSED, status=422)
         number = max([*w.pulls, *w.issues, 0]) + 1
         pull = PullRequest(
             number=number,
@@ -823,6 +843,8 @@ class FakeGitHub:
         w = await self._enter("set_draft", repo, number=number, draft=draft)
         if number not in w.pulls:
             raise GitHubError("pull request not found", status=404)
+        if draft and drafts_refused(w):  # convertPullRequestToDraft: refused alike
+            raise GitHubError(DRAFTS_REFUSED, status=422)
         w.pulls[number] = w.pulls[number].model_copy(update={"draft": draft})
         return w.pulls[number]
 

@@ -10,7 +10,8 @@ GitHub's REST API cannot change a pull request's draft state (``PATCH /pulls/{n}
 
 with the id in the variables, acts on the ``FakeGitHub`` behind the HTTP double, and
 answers the documented payload (``pullRequest`` with ``number`` and ``isDraft``). An id it
-did not hand out is GitHub's ``NOT_FOUND`` error, with HTTP 200 as GraphQL answers errors.
+did not hand out is GitHub's ``NOT_FOUND`` error, with HTTP 200 as GraphQL answers errors; a
+draft the repository cannot hold (``magi.testing.github.drafts_refused``) is refused alike.
 Any other query is an unanswered request that fails the test, like a stray REST route.
 https://docs.github.com/en/graphql/reference/mutations#markpullrequestreadyforreview
 https://docs.github.com/en/graphql/reference/mutations#convertpullrequesttodraft
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from magi.github.models import Repo
+from magi.github.port import GitHubError
 
 if TYPE_CHECKING:
     from magi.testing.github_http import GitHubHTTP
@@ -86,6 +88,10 @@ async def answer(double: GitHubHTTP, request: httpx.Request) -> httpx.Response:
     if found is None or found[1] not in double.fake.world(found[0]).pulls:
         return _not_found(field, node)
     repo, number = found
-    pull = await double.fake.set_draft(repo, number, MUTATIONS[field])
+    try:
+        pull = await double.fake.set_draft(repo, number, MUTATIONS[field])
+    except GitHubError as exc:  # a draft refused (private, Free or Pro): 200 with `errors`
+        error = {"type": "UNPROCESSABLE", "path": [field], "message": exc.message}
+        return httpx.Response(200, json={"data": {field: None}, "errors": [error]})
     payload: dict[str, Any] = {"pullRequest": {"number": pull.number, "isDraft": pull.draft}}
     return httpx.Response(200, json={"data": {field: payload}})

@@ -29,6 +29,7 @@ from magi.action.publish_job.posts import (
     check_run,
     follow_ups,
     pull,
+    ready_early,
     set_labels,
 )
 from magi.action.publish_job.record_ref import Published, build_commit, read_published, record_ref
@@ -48,7 +49,8 @@ from magi.core.threads.posting import Policy, code, gate
 from magi.errors import ActionError, TamperedArtifact
 from magi.git.remote import Remote
 from magi.git.repo import Git
-from magi.github.port import GitHubPort
+from magi.github.models import PullRequest
+from magi.github.port import GitHubError, GitHubPort
 from magi.model.config import Config
 from magi.model.run import Run, RunStatus
 from magi.report import revealed
@@ -185,6 +187,8 @@ async def publish(
     )
     winner = run.tally.winner if run.tally else None
     winner_branch = f"magi/{run.id}/{winner}" if winner else None
+    pr: PullRequest | None = None
+    refused = ""
     if winner_branch in result.pushed:
         assert winner_branch is not None  # noqa: S101 - narrowed by the membership test
         result.follow_ups = await follow_ups(job, run)
@@ -194,7 +198,14 @@ async def publish(
         if result.follow_ups:
             body_text += "\nFollow-ups: " + ", ".join(f"#{n}" for n in result.follow_ups) + "\n"
         body = job.post(body_text, markers.PR, issue=issue, run=run.id)
-        pr = await pull(job, run, winner_branch, body, title.splitlines()[0][:250])
+        try:
+            pr = await pull(job, run, winner_branch, body, title.splitlines()[0][:250])
+        except GitHubError as exc:
+            # The branches are out: the issue still gets its label, tracking and record,
+            # and a re-run opens the PR (the record names no PR, so it is looked up again).
+            refused = f"GitHub refused to open the pull request ({exc.status}: {exc.message})"
+            pr = None
+    if pr is not None and winner_branch is not None:
         result.pr = pr.number
         head = result.pushed[winner_branch]
         links = replace(links, pr_url=pr.html_url or None, head=head)
@@ -206,7 +217,7 @@ async def publish(
         ):
             body = job.post(text, "comment", part=part, run=run.id)
             await job.upsert_comment(pr.number, body, "comment", part=part, run=run.id)
-        await check_run(job, run, head)
+        await check_run(job, run, head, early=ready_early(run, pr))
         failpoint("publish:pr")  # ... the pull request and its comments, no tracking or record
 
     # An agent's question the run parked on: put to the issue (a new comment notifies its
@@ -227,6 +238,8 @@ async def publish(
     result.held = spent >= attempts and result.pr is None
     wanted_labels = {ENDING_LABELS[run.status]} if run.status in ENDING_LABELS else set()
     note = _workflow_note(result.workflows, winner)
+    if refused:
+        note = (note + "\n\n" if note else "") + f"{refused}: run publish again."
     if result.held:
         wanted_labels.add("magi:held")
         note = (note + "\n\n" if note else "") + (
@@ -286,6 +299,8 @@ async def publish(
     env.set_output("status", run.status.value)
     env.set_output("pr-number", str(result.pr or ""))
     env.summary(gate(track, job.policy).text)
+    if refused:
+        raise ActionError(f"{refused}; everything else is published: run publish again.")
     return result
 
 
