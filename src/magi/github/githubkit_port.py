@@ -53,6 +53,10 @@ READY_FOR_REVIEW = """mutation($id: ID!) {
 TO_DRAFT = """mutation($id: ID!) {
   convertPullRequestToDraft(input: {pullRequestId: $id}) { pullRequest { number isDraft } }
 }"""
+# https://docs.github.com/en/graphql/reference/objects#pullrequest (mergeCommit)
+MERGE_COMMIT = """query($owner: String!, $name: String!, $number: Int!) {
+  repository(owner: $owner, name: $name) { pullRequest(number: $number) { mergeCommit { oid } } }
+}"""
 PAGE = 100
 MAX_PAGES = 20
 
@@ -523,6 +527,25 @@ class GitHubKitPort:
                 status=status,
             )
         return await self.get_pull(repo, number)
+
+    async def merge_commit(self, repo: Repo, number: int) -> str | None:
+        answer = await self._call(
+            self.gh.graphql._arequest,
+            MERGE_COMMIT,
+            {"owner": repo.owner, "name": repo.name, "number": number},
+        )
+        errors = (answer or {}).get("errors") or []
+        if errors:
+            first = errors[0] if isinstance(errors[0], dict) else {}
+            status = 404 if first.get("type") == "NOT_FOUND" else 422
+            raise GitHubError(
+                f"could not read #{number}'s merge commit: {first.get('message', '?')}",
+                status=status,
+            )
+        data = ((answer or {}).get("data") or {}).get("repository") or {}
+        commit = (data.get("pullRequest") or {}).get("mergeCommit") or {}
+        oid = commit.get("oid")
+        return oid if isinstance(oid, str) else None
 
     # -- progress: a workflow run and its jobs ------------------------------------------
     async def get_workflow_run(self, repo: Repo, run_id: int) -> WorkflowRun:

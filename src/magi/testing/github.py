@@ -161,6 +161,9 @@ class World:
     runs: dict[int, WorkflowRun] = field(default_factory=dict)
     dispatches: list[dict[str, Any]] = field(default_factory=list)
     merges: list[dict[str, Any]] = field(default_factory=list)
+    # PR number -> the commit its merge made on the base (GraphQL's mergeCommit; REST
+    # 2026-03-10 has no merge_commit_sha). A test merging a PR by hand sets it here.
+    merge_commits: dict[int, str] = field(default_factory=dict)
     # git objects by sha: bytes (a blob), a list of TreeEntry (a tree), or a GitCommit
     objects: dict[str, bytes | list[TreeEntry] | GitCommit] = field(default_factory=dict)
     jobs: dict[int, list[WorkflowJob]] = field(default_factory=dict)  # run id -> its jobs
@@ -667,9 +670,8 @@ class FakeGitHub:
                 "Head branch was modified. Review and try the merge again.", status=409
             )
         w.merges.append({"number": number, "sha": sha, "method": method, "title": title})
-        w.pulls[number] = pull.model_copy(
-            update={"merged": True, "state": "closed", "merge_commit_sha": "m" * 40}
-        )
+        w.pulls[number] = pull.model_copy(update={"merged": True, "state": "closed"})
+        w.merge_commits[number] = "m" * 40
         return MergeResult(merged=True, sha="m" * 40, message="Pull Request successfully merged")
 
     # -- checks and statuses -----------------------------------------------------------
@@ -847,6 +849,14 @@ class FakeGitHub:
             raise GitHubError(DRAFTS_REFUSED, status=422)
         w.pulls[number] = w.pulls[number].model_copy(update={"draft": draft})
         return w.pulls[number]
+
+    async def merge_commit(self, repo: Repo, number: int) -> str | None:
+        w = await self._enter("merge_commit", repo, number=number)
+        if number not in w.pulls:
+            raise GitHubError(
+                f"Could not resolve to a PullRequest with the number of {number}.", status=404
+            )
+        return w.merge_commits.get(number) if w.pulls[number].merged else None
 
     def labels_on(self, repo: Repo | str, number: int) -> list[str]:
         issue = self.world(repo).issues.get(number)

@@ -12,6 +12,11 @@ GraphQL call magi makes (a PR's draft state) goes to ``magi.testing.github_graph
 A job log's 302 points at a download host the double also serves (``downloads`` records
 what reached it, headers and all, so a test can see no token went there).
 
+The double speaks one REST version, magi's (``magi.github.port.API_VERSION``): a REST
+request naming another (or none, which GitHub takes as 2022-11-28) is unanswered, and what
+that version removed (``REMOVED``, the ``x-github-breaking-changes`` of GitHub's description)
+is absent from every body it sends, whatever the example held.
+
 Faults for retry tests: ``inject(method, path_regex, status, headers=, body=, times=)`` and
 ``timeout(method, path_regex, times=)``.
 """
@@ -28,7 +33,7 @@ from typing import Any
 import httpx
 
 from magi.github.models import Repo
-from magi.github.port import GitHubError
+from magi.github.port import API_VERSION, GitHubError
 from magi.testing import github_graphql
 from magi.testing.github import FakeGitHub
 from magi.testing.github_routes import DOWNLOAD_HOST, ROUTES, Handler, download, over
@@ -37,6 +42,34 @@ DATA = Path(__file__).parent / "github_api"
 OPERATIONS = DATA / "operations.tsv"
 EXAMPLES = DATA / "examples.json"
 GIT_EXAMPLES = DATA / "examples-git.json"  # the Git Data API's, from GitHub's REST docs
+
+
+# What API 2026-03-10 removed from the objects the double sends, by changeset (the
+# description's x-github-breaking-changes patches on pull-request, pull-request-simple,
+# issue and repository): each name is dropped wherever it appears in an answer.
+# https://docs.github.com/en/rest/about-the-rest-api/breaking-changes (a request without
+# the header is answered as 2022-11-28)
+REMOVED = {
+    "remove_pull_request_merge_commit_sha": "merge_commit_sha",
+    "remove_singular_assignee_from_issues_and_pull_requests": "assignee",
+    "remove_has_downloads": "has_downloads",
+    "remove_use_squash_pr_title_as_default": "use_squash_pr_title_as_default",
+}
+
+
+# githubkit's auth flow mints installation tokens without the version header (GitHub
+# answers it as 2022-11-28); no version changed that operation, so the double serves it.
+TOKEN_EXCHANGE = re.compile(r"^POST /app/installations/[^/]+/access_tokens$")
+
+
+def versioned(body: Any) -> Any:
+    """``body`` without what ``API_VERSION`` removed (``REMOVED``), at any depth."""
+    if isinstance(body, dict):
+        gone = set(REMOVED.values())
+        return {k: versioned(v) for k, v in body.items() if k not in gone}
+    if isinstance(body, list):
+        return [versioned(v) for v in body]
+    return body
 
 
 def load_operations(path: Path) -> list[tuple[str, re.Pattern[str]]]:
@@ -167,6 +200,10 @@ class GitHubHTTP:
         self.requests.append((method, path))
         if method == "POST" and request.url.path in github_graphql.PATHS:
             return await github_graphql.answer(self, request)  # drafts: not a REST operation
+        version = request.headers.get("x-github-api-version", "2022-11-28")
+        if version != API_VERSION and not TOKEN_EXCHANGE.match(f"{method} {path}"):
+            self.unanswered.append(f"{method} {path} (X-GitHub-Api-Version {version})")
+            raise AssertionError(f"the double speaks API {API_VERSION}, not {version}")
         for fault in self.faults:
             if fault.times and fault.method == method and fault.path.search(path):
                 fault.times -= 1
@@ -193,7 +230,9 @@ class GitHubHTTP:
             if isinstance(result, httpx.Response):
                 return result
             status, body = result
-            return httpx.Response(status) if body is None else httpx.Response(status, json=body)
+            if body is None:
+                return httpx.Response(status)
+            return httpx.Response(status, json=versioned(body))
         self.unanswered.append(f"{method} {path}")
         raise AssertionError(f"the GitHub double has no route for {method} {path}")
 

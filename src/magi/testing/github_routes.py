@@ -366,7 +366,6 @@ def _pull(x: Any, repo: Repo) -> dict[str, Any]:
         "body": x.body,
         "draft": x.draft,
         "merged": x.merged,
-        "merge_commit_sha": x.merge_commit_sha,
         "mergeable": x.mergeable,
         "head": {"ref": x.head.ref, "sha": x.head.sha, **_branch_repo(x.head)},
         "base": {"ref": x.base.ref, "sha": x.base.sha, **_branch_repo(x.base)},
