@@ -41,7 +41,7 @@ from magi.github.models import (
     WorkflowRun,
 )
 from magi.github.port import GitHubError
-from magi.github.retry import Retry
+from magi.github.retry import Notice, Retry
 
 M = TypeVar("M")
 # REST cannot change a PR's draft state (PATCH /pulls/{n} ignores `draft`): GraphQL can.
@@ -71,9 +71,10 @@ class GitHubKitPort:
         attempts: int = 5,
         max_wait: float = 120.0,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        notice: Notice | None = None,
     ) -> None:
         self.gh = gh
-        self.retry = Retry(attempts, max_wait, sleep)
+        self.retry = Retry(attempts, max_wait, sleep, notice)
 
     async def _call(self, fn: Callable[..., Awaitable[Response[Any]]], *a: Any, **kw: Any) -> Any:
         return await self.retry.call(fn, *a, **kw)
@@ -566,8 +567,19 @@ class GitHubKitPort:
         return await job_log_tail(self.gh, repo, job_id, max_bytes=max_bytes)
 
 
+async def annotate(seconds: float, words: str) -> None:
+    """A long rate-limit wait in a job, as a warning annotation on the workflow run: said
+    there and not on the issue, since a write during a content-creation limit is what the
+    limit refuses, and GitHub warns that requests made while limited may get an
+    integration banned.
+    https://docs.github.com/en/actions/reference/workflows-and-actions/workflow-commands#setting-a-warning-message
+    """
+    print(f"::warning title=GitHub rate limit::{words}", flush=True)
+
+
 def token_port(api_url: str, token: str) -> GitHubKitPort:
-    """The port for one installation token (the publish job's), githubkit's retry off."""
+    """The port for one installation token (the publish job's), githubkit's retry off;
+    a long rate-limit wait is said as an annotation (``annotate``)."""
     client: GitHub[Any] = GitHub(
         TokenAuthStrategy(token),
         base_url=api_url.rstrip("/") + "/",
@@ -575,7 +587,7 @@ def token_port(api_url: str, token: str) -> GitHubKitPort:
         http_cache=False,
         cache_strategy=MemCacheStrategy(),
     )
-    return GitHubKitPort(client)
+    return GitHubKitPort(client, notice=annotate)
 
 
 def _parents(d: dict[str, Any]) -> dict[str, Any]:
