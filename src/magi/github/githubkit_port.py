@@ -290,10 +290,10 @@ class GitHubKitPort:
     ) -> list[WorkflowRun]:
         r = self.gh.rest.actions
         kw: dict[str, Any] = {"status": status} if status else {}
-        data = await self._call(
-            r.async_list_workflow_runs, repo.owner, repo.name, workflow, per_page=PAGE, **kw
+        items = await self._pages(
+            r.async_list_workflow_runs, repo.owner, repo.name, workflow, key="workflow_runs", **kw
         )
-        return [self._parse(WorkflowRun, w) for w in (data or {}).get("workflow_runs", [])]
+        return [self._parse(WorkflowRun, w) for w in items]
 
     async def cancel_workflow_run(self, repo: Repo, run_id: int) -> None:
         await self._call(
