@@ -160,3 +160,28 @@ def test_over_http_the_refusal_is_read_from_rest_and_from_graphql():
     assert [c.args["draft"] for c in fake.named("set_draft")] == [True]
     assert NOT_YET_REVIEWED in (pr.body or "")
     double.assert_clean()
+
+
+def test_a_check_summary_of_exactly_65536_characters_is_cut_to_githubs_65535(monkeypatch):
+    """A comment may hold 65,536 characters, a check summary one fewer: cut to fit."""
+    import magi.action.publish_job.posts as posts
+
+    monkeypatch.setattr(posts, "ending", lambda _run: "line\n" * 13_107 + "x")  # 65,536
+    fake = _fake(visibility="public")
+    _publish(fake, _run(green=True))
+    [made] = fake.named("create_check_run")
+    assert 60_000 < len(made.args["summary"]) <= 65_535
+
+
+def test_githubkits_own_refusal_of_a_body_is_a_github_error_not_a_traceback():
+    """A summary over 65,535 never leaves githubkit: the port says so as a 422."""
+    fake = _fake(visibility="public")
+    port = _http_port(GitHubHTTP(fake))
+    with pytest.raises(GitHubError, match=r"before it was sent: output\.summary") as info:
+        asyncio.run(
+            port.create_check_run(
+                REPO, name="magi", head_sha="a" * 40, status="completed", summary="x" * 65_536
+            )
+        )
+    assert info.value.status == 422
+    assert not fake.named("create_check_run")

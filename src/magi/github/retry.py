@@ -37,6 +37,7 @@ from githubkit.exception import (
     RequestFailed,
 )
 from githubkit.response import Response
+from pydantic import ValidationError
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from magi.github.port import GitHubError
@@ -109,6 +110,21 @@ def message(exc: RequestFailed) -> str:
     return str(data.get("message", ""))[:300] if isinstance(data, dict) else ""
 
 
+def _invalid(exc: ValidationError) -> str:
+    """The one problem githubkit found in a body that says what to fix: a body model with
+    alternatives (oneOf) reports each alternative's misses, so a value's own error (a
+    string too long) is named before a field or a value another alternative wants."""
+    errors = exc.errors()
+    alternatives = {"missing", "literal_error", "union_tag_invalid", "model_type"}
+    own = [e for e in errors if e.get("type") not in alternatives]
+    if not (own or errors):
+        return str(exc)
+    pick = (own or errors)[0]
+    loc = (str(p) for p in pick["loc"])
+    where = ".".join(p for p in loc if not p[:1].isupper() and not p.startswith("literal["))
+    return f"{where}: {pick['msg']}"
+
+
 def _request(exc: BaseException | None) -> str:
     """``METHOD /path`` of the request ``exc`` answered (no query: it may carry nothing
     secret, but a path is what a reader needs)."""
@@ -179,6 +195,10 @@ class Retry:
                 words = token_refusal(status, message(exc), str(exc.request.url))
                 raise GitHubError(words, status=status, auth=True) from exc
             raise GitHubError(message(exc), status=status, transient=status >= 500) from exc
+        except ValidationError as exc:  # githubkit checks a body against the schema first
+            raise GitHubError(
+                f"the request was refused before it was sent: {_invalid(exc)}", status=422
+            ) from exc
         except RequestError as exc:
             refused = _refused_token(exc)
             if refused is not None:

@@ -204,6 +204,19 @@ def _fits(body: str) -> None:
         )
 
 
+# checks/create and checks/update: output.summary "Maximum length: 65535 characters".
+# https://docs.github.com/en/rest/checks/runs#create-a-check-run
+SUMMARY_LIMIT = 65_535
+
+
+def _summary_fits(summary: str) -> None:
+    if len(summary) > SUMMARY_LIMIT:
+        raise GitHubError(
+            f"Invalid request: output.summary is too long (maximum is {SUMMARY_LIMIT} characters)",
+            status=422,
+        )
+
+
 class FakeGitHub:
     """An in-memory GitHub behind the port; see the module docstring."""
 
@@ -699,6 +712,7 @@ class FakeGitHub:
             summary=summary,
             details_url=details_url,
         )
+        _summary_fits(summary)
         run = CheckRun(
             id=next(self._ids),
             name=name,
@@ -728,6 +742,7 @@ class FakeGitHub:
             summary=summary,
             details_url=details_url,
         )
+        _summary_fits(summary)
         for runs in w.checks.values():
             for i, r in enumerate(runs):
                 if r.id == check_run_id:

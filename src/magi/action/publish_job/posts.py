@@ -9,12 +9,12 @@ changes nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from magi.action.env import ActionEnv
 from magi.action.publish_job.render import ending, gate_of, review_of
 from magi.core.threads import markers
-from magi.core.threads.posting import Policy, gate
+from magi.core.threads.posting import CHECK_SUMMARY_LIMIT, Policy, gate
 from magi.github.models import Comment, Issue, PullRequest
 from magi.github.port import GitHubError, GitHubPort
 from magi.model.run import Run, RunStatus
@@ -210,11 +210,11 @@ async def check_run(job: Poster, run: Run, head: str, *, early: bool = False) ->
         RunStatus.VERIFIED_NOOP: "neutral",
         RunStatus.HANDED_OFF: "neutral",  # on its way to another runner
     }.get(run.status, "failure")
-    status = "completed"
-    summary = gate(ending(run), job.policy).text
+    status, text = "completed", ending(run)
     if early and conclusion != "failure":
         status, conclusion = "in_progress", None
-        summary = f"{NOT_YET_REVIEWED}\n\n{summary}"
+        text = f"{NOT_YET_REVIEWED}\n\n{text}"
+    summary = gate(text, replace(job.policy, limit=CHECK_SUMMARY_LIMIT)).text
     for c in await job.port.list_check_runs(repo, head):
         if c.name == CHECK_NAME:
             if (c.status, c.conclusion) != (status, conclusion):
