@@ -193,3 +193,19 @@ def test_pull_requests_and_check_runs_are_read_past_the_first_page():
 
     assert _go(double, go) == (101, 101)
     double.assert_clean()
+
+
+def test_cancelling_a_finished_run_is_githubs_409_read_as_nothing_cancelled():
+    """POST .../cancel on a completed run answers 409: the port says False, not an error."""
+    fake = FakeGitHub()
+    fake.add_run(REPO, 8, "magi compete #3 r-1", status="completed", conclusion="success")
+    fake.add_run(REPO, 9, "magi compete #4 r-2", status="in_progress")
+    double = GitHubHTTP(fake)
+
+    async def go(port: GitHubKitPort) -> tuple[bool, bool]:
+        return await port.cancel_workflow_run(REPO, 8), await port.cancel_workflow_run(REPO, 9)
+
+    assert _go(double, go) == (False, True)
+    assert fake.world(REPO).runs[8].conclusion == "success"
+    assert fake.world(REPO).runs[9].conclusion == "cancelled"
+    double.assert_clean()

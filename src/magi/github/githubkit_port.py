@@ -295,10 +295,16 @@ class GitHubKitPort:
         )
         return [self._parse(WorkflowRun, w) for w in items]
 
-    async def cancel_workflow_run(self, repo: Repo, run_id: int) -> None:
-        await self._call(
-            self.gh.rest.actions.async_cancel_workflow_run, repo.owner, repo.name, run_id
-        )
+    async def cancel_workflow_run(self, repo: Repo, run_id: int) -> bool:
+        try:
+            await self._call(
+                self.gh.rest.actions.async_cancel_workflow_run, repo.owner, repo.name, run_id
+            )
+        except GitHubError as exc:
+            if exc.status == 409:  # "Cannot cancel a workflow run that is completed."
+                return False
+            raise
+        return True
 
     # -- pull requests -----------------------------------------------------------------
     async def get_pull(self, repo: Repo, number: int) -> PullRequest:

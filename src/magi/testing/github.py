@@ -193,6 +193,7 @@ def drafts_refused(w: World) -> bool:
     return w.visibility != "public" and w.plan in {"free", "pro"}
 
 
+CANCEL_FINISHED = "Cannot cancel a workflow run that is completed."
 COMMENT_LIMIT = 65_536  # GitHub's own: 422 "Body is too long (maximum is 65536 characters)"
 
 
@@ -610,10 +611,16 @@ class FakeGitHub:
         w = await self._enter("list_workflow_runs", repo, workflow=workflow, status=status)
         return [r for r in w.runs.values() if status is None or r.status == status]
 
-    async def cancel_workflow_run(self, repo: Repo, run_id: int) -> None:
+    async def cancel_workflow_run(self, repo: Repo, run_id: int) -> bool:
         w = await self._enter("cancel_workflow_run", repo, run_id=run_id)
+        if run_id not in w.runs:
+            raise GitHubError("Not Found", status=404)
         run = w.runs[run_id]
+        if run.status == "completed":
+            # GitHub answers 409 (``CANCEL_FINISHED``), which the port reads as False.
+            return False
         w.runs[run_id] = run.model_copy(update={"status": "completed", "conclusion": "cancelled"})
+        return True
 
     # -- pull requests -----------------------------------------------------------------
     async def get_pull(self, repo: Repo, number: int) -> PullRequest:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from magi.github.models import Repo, TreeEntry
+from magi.testing.github import CANCEL_FINISHED
 
 if TYPE_CHECKING:
     from magi.testing.github_http import GitHubHTTP
@@ -356,7 +357,10 @@ async def _runs(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request)
 
 @route("POST", C + "/actions/runs/{run_id}/cancel")
 async def _cancel(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
-    await d.fake.cancel_workflow_run(repo, int(p["run_id"]))
+    if not await d.fake.cancel_workflow_run(repo, int(p["run_id"])):
+        # https://docs.github.com/en/rest/actions/workflow-runs#cancel-a-workflow-run (409
+        # Conflict; GitHub's words: technote-space/auto-cancel-redundant-workflow#68)
+        return 409, {"message": CANCEL_FINISHED}
     return 202, {}
 
 
