@@ -111,3 +111,25 @@ def test_the_jobs_notice_is_a_warning_annotation(capsys):
         "::warning title=GitHub rate limit::GitHub's secondary rate limit on POST /x: "
         "waiting 900 s\n"
     )
+
+
+def test_a_ref_github_failed_to_write_is_tried_again():
+    """POST git/refs answers 422 "Reference update failed" now and then: tried again."""
+    fake, double, auth, sleeps = setup()
+    failed = {"message": "Reference update failed"}
+    double.inject("POST", r"/git/refs$", 422, body=failed, times=2)
+    made = go(auth, lambda port: port.create_ref(REPO, "refs/magi/claims/issue-1", "a" * 40))
+    assert made is True
+    assert fake.world(REPO).refs["magi/claims/issue-1"] == "a" * 40
+    assert sleeps.waits == [1.0, 2.0]
+
+
+def test_a_ref_github_keeps_failing_to_write_is_a_transient_error_not_a_lost_race():
+    """Five failures in a row: a transient GitHubError naming GitHub's words (never False,
+    which would read as another creator holding the ref)."""
+    _fake, double, auth, _sleeps = setup()
+    failed = {"message": "Reference update failed"}
+    double.inject("POST", r"/git/refs$", 422, body=failed, times=5)
+    with pytest.raises(GitHubError, match="Reference update failed") as info:
+        go(auth, lambda port: port.create_ref(REPO, "refs/magi/claims/issue-1", "a" * 40))
+    assert info.value.transient

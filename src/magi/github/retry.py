@@ -9,6 +9,9 @@ one place that retries, and only what a retry can fix:
       whose message names the secondary limit)
     primary limit (x-ratelimit-remaining 0)           wait until x-ratelimit-reset
     5xx, network errors, timeouts                     1 s, 2 s, 4 s ... (cap 30 s)
+    422 "Reference update failed" (a ref write GitHub  1 s, 2 s, 4 s ...
+      failed to make, now and then; nothing was written:
+      github/rest-api-description#4887)
 
 at most ``attempts`` tries. A primary limit is waited out only up to ``max_wait`` (one that
 resets in 40 minutes is a failure to report, not a reason to hold a worker). A secondary
@@ -77,9 +80,16 @@ def _refused_token(exc: BaseException) -> RequestFailed | None:
     return None
 
 
+def _ref_not_written(exc: BaseException) -> bool:
+    """GitHub's intermittent 422 "Reference update failed" on a ref write."""
+    if not isinstance(exc, RequestFailed) or exc.response.status_code != 422:
+        return False
+    return "reference update failed" in exc.response.text.lower()
+
+
 def retryable(exc: BaseException) -> bool:
     """Whether waiting and trying again can help."""
-    if isinstance(exc, RateLimitExceeded) or _secondary(exc):
+    if isinstance(exc, RateLimitExceeded) or _secondary(exc) or _ref_not_written(exc):
         return True
     if isinstance(exc, RequestFailed):
         return exc.response.status_code >= 500
@@ -194,7 +204,8 @@ class Retry:
             if status == 401:  # the credential itself (the App's JWT, or its token) is refused
                 words = token_refusal(status, message(exc), str(exc.request.url))
                 raise GitHubError(words, status=status, auth=True) from exc
-            raise GitHubError(message(exc), status=status, transient=status >= 500) from exc
+            transient = status >= 500 or _ref_not_written(exc)
+            raise GitHubError(message(exc), status=status, transient=transient) from exc
         except ValidationError as exc:  # githubkit checks a body against the schema first
             raise GitHubError(
                 f"the request was refused before it was sent: {_invalid(exc)}", status=422
