@@ -46,7 +46,7 @@ from magi.core.person.park import park_ref
 from magi.core.seats.runners import agent_labels, first_stage, next_stage, same_labels
 from magi.core.threads import markers
 from magi.core.threads.posting import Policy, code, gate
-from magi.errors import ActionError, TamperedArtifact
+from magi.errors import ActionError, PushRefused, TamperedArtifact
 from magi.git.remote import Remote
 from magi.git.repo import Git
 from magi.github.models import PullRequest
@@ -113,6 +113,7 @@ class PublishResult:
     attempts_spent: int = 0
     held: bool = False
     workflows: dict[str, list[str]] = field(default_factory=dict)  # label -> files, not pushed
+    refused: dict[str, str] = field(default_factory=dict)  # label -> GitHub's words, not pushed
 
 
 async def publish(
@@ -161,6 +162,9 @@ async def publish(
         return PublishResult(pr=published.pr)
 
     # Branches: only once authors may be known (a commit can name its author), each leased.
+    # One GitHub refuses (push protection, a ruleset, a file over 100 MB) is said and the
+    # rest goes on; the winner's refused means no PR, and the job fails once all is said.
+    refused = ""
     if revealed(run):
         wanted = {f"refs/heads/magi/{run.id}/{label}": label for label in heads}
         on_remote = remote.ls_remote(*wanted) if wanted else {}
@@ -171,11 +175,15 @@ async def publish(
                 result.workflows[label] = changed  # magi.action.publish_job.workflow_guard: why not
                 continue
             if on_remote.get(target) != heads[label]:
-                remote.push(
-                    f"{INCOMING}/{run.id}/{label}",
-                    target,
-                    expect=published.branches.get(branch),
-                )
+                try:
+                    remote.push(
+                        f"{INCOMING}/{run.id}/{label}",
+                        target,
+                        expect=published.branches.get(branch),
+                    )
+                except PushRefused as exc:
+                    result.refused[label] = exc.message
+                    continue
             result.pushed[branch] = heads[label]
     failpoint("publish:pushed")  # the kill tests: branches on GitHub, no pull request yet
 
@@ -188,7 +196,9 @@ async def publish(
     winner = run.tally.winner if run.tally else None
     winner_branch = f"magi/{run.id}/{winner}" if winner else None
     pr: PullRequest | None = None
-    refused = ""
+    if winner is not None and winner in result.refused:
+        words = result.refused[winner].rstrip(".")
+        refused = f"The winner was not pushed, so there is no pull request: {words}. {FIX_PUSH}"
     if winner_branch in result.pushed:
         assert winner_branch is not None  # noqa: S101 - narrowed by the membership test
         result.follow_ups = await follow_ups(job, run)
@@ -203,7 +213,10 @@ async def publish(
         except GitHubError as exc:
             # The branches are out: the issue still gets its label, tracking and record,
             # and a re-run opens the PR (the record names no PR, so it is looked up again).
-            refused = f"GitHub refused to open the pull request ({exc.status}: {exc.message})"
+            refused = (
+                f"GitHub refused to open the pull request ({exc.status}: {exc.message}): "
+                "run publish again."
+            )
             pr = None
     if pr is not None and winner_branch is not None:
         result.pr = pr.number
@@ -238,8 +251,10 @@ async def publish(
     result.held = spent >= attempts and result.pr is None
     wanted_labels = {ENDING_LABELS[run.status]} if run.status in ENDING_LABELS else set()
     note = _workflow_note(result.workflows, winner)
+    if losers := {k: v for k, v in result.refused.items() if k != winner}:
+        note = (note + "\n\n" if note else "") + _push_note(losers)
     if refused:
-        note = (note + "\n\n" if note else "") + f"{refused}: run publish again."
+        note = (note + "\n\n" if note else "") + refused
     if result.held:
         wanted_labels.add("magi:held")
         note = (note + "\n\n" if note else "") + (
@@ -300,7 +315,7 @@ async def publish(
     env.set_output("pr-number", str(result.pr or ""))
     env.summary(gate(track, job.policy).text)
     if refused:
-        raise ActionError(f"{refused}; everything else is published: run publish again.")
+        raise ActionError(f"Everything else is published. {refused}")
     return result
 
 
@@ -352,6 +367,19 @@ async def _next_stage(
     inputs["runner-labels"] = json.dumps(allowed_labels(trusted, labels, "the hand-off"))
     await port.dispatch_workflow(env.repo, workflow, env.ref_name, inputs)
     env.summary(f"magi run {run.id} goes on on a runner labelled {', '.join(labels)}.")
+
+
+FIX_PUSH = (
+    "Fix what GitHub names (a secret push protection found, a file over 100 MB, a "
+    "ruleset the branch breaks: the candidate is in the run record), or allow it in the "
+    "repository's settings, then run publish again."
+)
+
+
+def _push_note(refused: dict[str, str]) -> str:
+    """What the tracking comment says of losing candidates GitHub refused: the run goes on."""
+    lines = [f"Candidate {label} was not pushed: {why}" for label, why in sorted(refused.items())]
+    return " ".join(lines) + " The winner and the rest are published."
 
 
 def _workflow_note(refused: dict[str, list[str]], winner: str | None) -> str:
