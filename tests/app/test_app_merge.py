@@ -353,6 +353,7 @@ def test_a_status_event_finds_the_pr_by_its_head() -> None:
     fake.set_check(REPO, SHA, "ci", "completed", "success")
     p = fixture("status")
     p["sha"] = SHA
+    p["branches"] = [{"name": "magi/r1/A", "commit": {"sha": SHA}, "protected": False}]
     asyncio.run(deliver(make_app(fake), "status", p))
     assert len(fake.world(REPO).merges) == 1
 

@@ -221,3 +221,23 @@ def test_a_refused_push_is_said_and_the_rest_goes_on(
         assert "Fix what GitHub names" in tracking
         assert f"refs/heads/magi/{run_id}/{loser}" in refs
         assert not world.github.world(REPO).pulls
+
+
+PUBLISH_BUDGET = 17  # calls to GitHub of a first publish of a two-candidate run, as measured
+
+
+def test_a_publish_stays_within_its_api_budget(
+    competed: tuple[World, str],
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A first publish (PR, three comments, check, tracking, record) spends at most its
+    budget (the doubles count every call the job makes)."""
+    base, run_id = competed
+    tmp = tmp_path_factory.mktemp("budget")
+    subprocess.run(["cp", "-a", f"{base.tmp}/.", str(tmp)], check=True)
+    world = make_world_like(base, tmp)
+    res = world.publish(monkeypatch, run_id)
+    assert res.exit_code == 0, res.output
+    spent = [c.name for c in world.github.calls]
+    assert len(spent) <= PUBLISH_BUDGET, spent
