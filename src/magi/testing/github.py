@@ -210,6 +210,25 @@ def _fits(body: str) -> None:
 SUMMARY_LIMIT = 65_535
 
 
+# checks/create and checks/update: the conclusions GitHub takes (the REST description's
+# enum); "stale" is GitHub's own, and any other is 422.
+CONCLUSIONS = frozenset(
+    {"action_required", "cancelled", "failure", "neutral", "success", "skipped", "timed_out"}
+)
+
+
+def _check_fits(status: str, conclusion: str | None, summary: str) -> None:
+    if status not in {"queued", "in_progress", "completed"}:
+        raise GitHubError(f"Invalid request: status {status!r} is not one GitHub takes", status=422)
+    if conclusion is not None and conclusion not in CONCLUSIONS:
+        raise GitHubError(
+            f"Invalid request: conclusion {conclusion!r} is not one GitHub takes", status=422
+        )
+    if status == "completed" and conclusion is None:
+        raise GitHubError("Invalid request: a completed check run needs a conclusion", status=422)
+    _summary_fits(summary)
+
+
 def _summary_fits(summary: str) -> None:
     if len(summary) > SUMMARY_LIMIT:
         raise GitHubError(
@@ -685,6 +704,10 @@ class FakeGitHub:
     ) -> MergeResult:
         w = await self._enter("merge_pull", repo, number=number, sha=sha, method=method)
         pull = w.pulls[number]
+        if pull.draft or pull.mergeable is False or pull.state != "open":
+            # pulls/merge: "405 Method Not Allowed if merge cannot be performed" (a draft,
+            # a conflict, a closed PR). https://docs.github.com/en/rest/pulls/pulls#merge-a-pull-request
+            raise GitHubError("Pull Request is not mergeable", status=405)
         if pull.head.sha != sha:
             raise GitHubError(
                 "Head branch was modified. Review and try the merge again.", status=409
@@ -719,7 +742,7 @@ class FakeGitHub:
             summary=summary,
             details_url=details_url,
         )
-        _summary_fits(summary)
+        _check_fits(status, conclusion, summary)
         run = CheckRun(
             id=next(self._ids),
             name=name,
@@ -749,7 +772,7 @@ class FakeGitHub:
             summary=summary,
             details_url=details_url,
         )
-        _summary_fits(summary)
+        _check_fits(status, conclusion, summary)
         for runs in w.checks.values():
             for i, r in enumerate(runs):
                 if r.id == check_run_id:
