@@ -133,3 +133,30 @@ def test_a_ref_github_keeps_failing_to_write_is_a_transient_error_not_a_lost_rac
     with pytest.raises(GitHubError, match="Reference update failed") as info:
         go(auth, lambda port: port.create_ref(REPO, "refs/magi/claims/issue-1", "a" * 40))
     assert info.value.transient
+
+
+def test_a_burst_of_writes_past_the_content_creation_limit_all_land():
+    """The double holds GitHub's content-creation limit (here 5 writes a minute): twelve
+    comments in a row are each waited out by the retry layer, none lost, none doubled."""
+    from github_helpers import API, pem
+    from magi.github.auth import AppAuth
+
+    fake = FakeGitHub()
+    fake.add_issue(REPO, 1, "t")
+    double = GitHubHTTP(fake, content_limit=5)
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        double.advance(seconds)
+
+    auth = AppAuth("1", pem(), API, async_transport=httpx.MockTransport(double), sleep=sleep)
+
+    async def burst(port: object) -> None:
+        for n in range(12):
+            await port.create_comment(REPO, 1, f"c{n}")  # type: ignore[attr-defined]
+
+    go(auth, burst)  # type: ignore[arg-type]
+    assert fake.comments_on(REPO, 1) == [f"c{n}" for n in range(12)]
+    assert waits == [60.0, 60.0]  # two windows of five waited out, the third takes two
+    double.assert_clean()

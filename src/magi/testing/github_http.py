@@ -57,6 +57,9 @@ REMOVED = {
 }
 
 
+CONTENT_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
+CONTENT_WINDOW = 60.0
+
 # githubkit's auth flow mints installation tokens without the version header (GitHub
 # answers it as 2022-11-28); no version changed that operation, so the double serves it.
 TOKEN_EXCHANGE = re.compile(r"^POST /app/installations/[^/]+/access_tokens$")
@@ -134,8 +137,12 @@ class GitHubHTTP:
         app: tuple[str, str] | None = None,
         client_id: str = "",
         app_permissions: dict[str, str] | None = None,
+        content_limit: int | None = None,
     ) -> None:
-        """``app``: (App id, the App's public key PEM). With it, the App endpoints check
+        """``content_limit``: the content-creation limit, writes per ``CONTENT_WINDOW``
+        seconds of the double's own clock (``advance``); past it a write is answered 403
+        with GitHub's secondary-limit words and a ``retry-after`` (None: no limit).
+        ``app``: (App id, the App's public key PEM). With it, the App endpoints check
         the JWT as GitHub does (RS256 over the key, ``iss`` the App's id or its
         ``client_id``) and answer 401 "A JSON web token could not be decoded" otherwise;
         without it they accept any. ``app_permissions``: what ``GET /app`` says the App
@@ -163,6 +170,37 @@ class GitHubHTTP:
         # manifest flow codes -> what the conversion answers (an App GitHub made from it)
         self.manifest_codes: dict[str, dict[str, Any]] = {}
         self.downloads: list[httpx.Request] = []  # requests to the log download host
+        self.content_limit = content_limit
+        self.now = 0.0  # the double's clock, in seconds: moved by ``advance``
+        self.writes: list[float] = []  # when each content-creating request was taken
+
+    def advance(self, seconds: float) -> None:
+        """Time passes for the double (a test's injected sleep calls this)."""
+        self.now += seconds
+
+    def _over_content_limit(self, method: str, path: str) -> httpx.Response | None:
+        """GitHub's content-creation limit: "no more than 80 content-generating requests per
+        minute and no more than 500 [...] per hour"; past it, a secondary-limit 403.
+        https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits
+        """
+        if self.content_limit is None or method not in CONTENT_METHODS:
+            return None
+        if TOKEN_EXCHANGE.match(f"{method} {path}"):
+            return None
+        recent = [t for t in self.writes if t > self.now - CONTENT_WINDOW]
+        if len(recent) < self.content_limit:
+            self.writes = [*recent, self.now]
+            return None
+        wait = max(1, int(recent[0] + CONTENT_WINDOW - self.now + 0.999))
+        return httpx.Response(
+            403,
+            headers={"retry-after": str(wait)},
+            json={
+                "message": "You have exceeded a secondary rate limit. Please wait a few "
+                "minutes before you try again.",
+                "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+            },
+        )
 
     def inject(
         self,
@@ -204,6 +242,8 @@ class GitHubHTTP:
         if version != API_VERSION and not TOKEN_EXCHANGE.match(f"{method} {path}"):
             self.unanswered.append(f"{method} {path} (X-GitHub-Api-Version {version})")
             raise AssertionError(f"the double speaks API {API_VERSION}, not {version}")
+        if (limited := self._over_content_limit(method, path)) is not None:
+            return limited
         for fault in self.faults:
             if fault.times and fault.method == method and fault.path.search(path):
                 fault.times -= 1
