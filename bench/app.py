@@ -7,6 +7,8 @@
    same way in the same run; goal >= 0.5x.
 3. The App's RSS after 1,000 and after 10,000 deliveries; goal <= 150 MB and no growth
    after the first 1,000 (<= 10 %, allowing for allocator noise).
+4. The API budget (``bench/budget.py``): calls to GitHub per 1,000 deliveries about no magi
+   PR (goal <= 10), per label and per ``merge``.
 
 Each server runs in its own process under uvicorn (uvloop and httptools, as deployed), so
 the load generator does not share its CPU; the load generator runs on uvloop too, or it is
@@ -27,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import budget  # bench/budget.py, beside this file
 import uvicorn
 import uvloop
 from fastapi import FastAPI
@@ -202,6 +205,7 @@ def main() -> int:
             magi["rss_10k"] <= 150 and growth <= 0.10,
         ),
     ]
+    checks += budget.checks()  # calls to GitHub per delivery and per flow (bench/budget.py)
     print(f"magi App bench ({os.cpu_count()} CPUs, {CONCURRENCY} connections, loopback)")
     for text, ok in checks:
         print(f"  {'ok  ' if ok else 'MISS'} {text}")

@@ -159,3 +159,53 @@ def test_a_workflow_run_and_its_jobs_come_back_parsed():
     assert first.started_at == started
     assert first.html_url == "https://github.example/job/1"
     double.assert_clean()
+
+
+def test_workflow_runs_are_read_past_the_first_page():
+    """A live run listed after 150 finished ones is still found: the list is paged."""
+    fake = FakeGitHub()
+    for n in range(150):
+        fake.add_run(REPO, 1000 + n, f"magi compete #{n} r-{n}", status="completed")
+    fake.add_run(REPO, 5, "magi compete #3 r-live", status="in_progress")
+    double = GitHubHTTP(fake)
+    runs = _go(double, lambda p: p.list_workflow_runs(REPO, "magi.yml"))
+    assert len(runs) == 151
+    assert [r.display_title for r in runs if r.status == "in_progress"] == [
+        "magi compete #3 r-live"
+    ]
+    pages = [q for q in double.requests if q[1].endswith("/actions/workflows/magi.yml/runs")]
+    assert len(pages) == 2
+    double.assert_clean()
+
+
+def test_pull_requests_and_check_runs_are_read_past_the_first_page():
+    """GitHub gives at most 100 a page: the 101st PR and check run are read all the same."""
+    fake = FakeGitHub()
+    for n in range(1, 102):
+        fake.add_pull(REPO, n, f"b{n}", f"{n:040x}")
+        fake.set_check(REPO, "a" * 40, f"check-{n}", "completed", "success")
+    double = GitHubHTTP(fake)
+
+    async def go(port: GitHubKitPort) -> tuple[int, int]:
+        pulls = await port.list_pulls(REPO, state="all")
+        checks = await port.list_check_runs(REPO, "a" * 40)
+        return len(pulls), len(checks)
+
+    assert _go(double, go) == (101, 101)
+    double.assert_clean()
+
+
+def test_cancelling_a_finished_run_is_githubs_409_read_as_nothing_cancelled():
+    """POST .../cancel on a completed run answers 409: the port says False, not an error."""
+    fake = FakeGitHub()
+    fake.add_run(REPO, 8, "magi compete #3 r-1", status="completed", conclusion="success")
+    fake.add_run(REPO, 9, "magi compete #4 r-2", status="in_progress")
+    double = GitHubHTTP(fake)
+
+    async def go(port: GitHubKitPort) -> tuple[bool, bool]:
+        return await port.cancel_workflow_run(REPO, 8), await port.cancel_workflow_run(REPO, 9)
+
+    assert _go(double, go) == (False, True)
+    assert fake.world(REPO).runs[8].conclusion == "success"
+    assert fake.world(REPO).runs[9].conclusion == "cancelled"
+    double.assert_clean()

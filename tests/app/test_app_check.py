@@ -14,6 +14,7 @@ from magi.cli.app_check import check_repo, render
 from magi.cli.app_env import AppKey
 from magi.config.source import Source
 from magi.core.person.app_check import Finding
+from magi.github.port import API_VERSION
 from magi.testing.cli import invoke
 from magi.testing.github_app_routes import delivery
 from magi.testing.github_http import GitHubHTTP
@@ -180,7 +181,8 @@ def test_the_double_keeps_what_github_keeps_of_the_apps_webhook() -> None:
     async def ask(path: str, token: str) -> httpx.Response:
         transport = httpx.MockTransport(double)
         async with httpx.AsyncClient(transport=transport, base_url="https://api.test") as c:
-            return await c.get(path, headers={"Authorization": f"Bearer {token}"})
+            headers = {"Authorization": f"Bearer {token}", "X-GitHub-Api-Version": API_VERSION}
+            return await c.get(path, headers=headers)
 
     assert asyncio.run(ask("/app/hook/deliveries", "ghs_not_a_jwt")).status_code == 401
     assert asyncio.run(ask("/app/hook/config", "ghs_not_a_jwt")).status_code == 401

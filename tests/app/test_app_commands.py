@@ -333,3 +333,21 @@ def test_a_workflow_run_that_names_another_run_is_not_this_ones() -> None:
     (stop,) = say(fake, "/magi stop")
     assert "already finished" in stop
     assert [r for r in fake.world(REPO).runs.values() if r.status == "queued"]
+
+
+def test_stop_of_a_run_that_finished_meanwhile_replies_that_it_finished() -> None:
+    """The run ends between the list and the cancel: GitHub's 409 is said, not swallowed."""
+    fake = started()
+    cancel = fake.cancel_workflow_run
+
+    async def finished_first(repo, run_id):  # type: ignore[no-untyped-def]
+        w = fake.world(repo)
+        w.runs[run_id] = w.runs[run_id].model_copy(
+            update={"status": "completed", "conclusion": "success"}
+        )
+        return await cancel(repo, run_id)
+
+    fake.cancel_workflow_run = finished_first  # type: ignore[method-assign]
+    (reply,) = say(fake, "/magi stop now")
+    assert "already finished" in reply
+    assert "Stopped" not in reply

@@ -21,7 +21,7 @@ def close(fake: FakeGitHub, *, merged: bool) -> None:
     w = fake.world(REPO)
     update: dict[str, Any] = {"state": "closed", "merged": merged}
     if merged:
-        update["merge_commit_sha"] = "c" * 40
+        w.merge_commits[PR] = "c" * 40  # GraphQL's mergeCommit: REST 2026-03-10 has none
     w.pulls[PR] = w.pulls[PR].model_copy(update=update)
     asyncio.run(deliver(make_app(fake), "pull_request", pull_event(fake, "closed")))
 

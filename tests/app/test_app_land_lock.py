@@ -20,7 +20,8 @@ LOCK = f"magi/land/{PR}/{SHA}"
 def job(conclusion: str, name: str = f"Fix round (agents, no credential) [magi land #{PR}]"):
     p: dict[str, Any] = fixture("workflow_job.completed")
     p["repository"].update(full_name=REPO.full_name, default_branch="main")
-    p["workflow_job"].update(conclusion=conclusion, name=name)
+    # A job of magi's workflow (its `name:`): another workflow's job costs no call at all.
+    p["workflow_job"].update(conclusion=conclusion, name=name, workflow_name="magi")
     p["sender"].update(login=APP_LOGIN, type="Bot")  # the App dispatched the workflow
     return p
 

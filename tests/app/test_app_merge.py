@@ -353,6 +353,7 @@ def test_a_status_event_finds_the_pr_by_its_head() -> None:
     fake.set_check(REPO, SHA, "ci", "completed", "success")
     p = fixture("status")
     p["sha"] = SHA
+    p["branches"] = [{"name": "magi/r1/A", "commit": {"sha": SHA}, "protected": False}]
     asyncio.run(deliver(make_app(fake), "status", p))
     assert len(fake.world(REPO).merges) == 1
 
@@ -461,3 +462,17 @@ def test_events_arriving_together_merge_once_and_say_things_once() -> None:
     assert len(w.merges) == 1
     assert sum(r.startswith("Merged") for r in replies(fake)) == 1
     assert not [r for r in w.refs if r.startswith(("magi/said/", "magi/merging/"))]
+
+
+def test_a_pr_open_before_review_where_drafts_are_refused_waits_for_the_magi_check() -> None:
+    """A private Free repository has no drafts, so publish opens the PR ready and holds the
+    `magi` check in progress: a `merge` then waits, and lands once the check completes."""
+    fake = scene()
+    fake.world(REPO).visibility = "private"
+    fake.set_check(REPO, SHA, "magi", "in_progress", None)
+    say(fake)
+    assert fake.world(REPO).merges == []
+    assert "still running" in replies(fake)[-1]
+    fake.set_check(REPO, SHA, "magi", "completed", "success")
+    wake(fake)
+    assert len(fake.world(REPO).merges) == 1

@@ -19,6 +19,8 @@ def status(state: str = "failure", sha: str = SHA) -> dict[str, Any]:
     p = fixture("status")
     p.update({"sha": sha, "state": state})
     p["repository"]["full_name"] = REPO.full_name
+    # GitHub lists the branches holding the commit: a magi PR's head is its branch's tip.
+    p["branches"] = [{"name": "magi/r1/A", "commit": {"sha": sha}, "protected": False}]
     return p
 
 
@@ -68,8 +70,9 @@ def test_named_prs_are_not_looked_up() -> None:
 def test_a_pending_status_queues_no_landing_work() -> None:
     """Pending changes no landing decision: only the gate's route takes it."""
     routes = ROUTER.match("status", None)
-    wants = [r.wants(StatusEvent.model_validate(status("pending"))) for r in routes if r.wants]
-    assert wants == [False]
+    pending = StatusEvent.model_validate(status("pending"))
+    wants = {r.handler.__module__: r.wants(pending) for r in routes if r.wants}
+    assert wants == {"magi.app.merge": True, "magi.app.landing": False}
     assert {r.handler.__module__ for r in routes} == {"magi.app.merge", "magi.app.landing"}
     fake = scene()
     fake.set_check(REPO, SHA, "ci", "completed", "failure")

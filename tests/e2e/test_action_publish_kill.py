@@ -27,6 +27,7 @@ import pytest
 import uvicorn
 
 from action_helpers import ISSUE, REPO, TITLE, TOKEN, World, competed_world
+from magi.github.port import GitHubError
 from magi.testing.github import FakeGitHub
 from magi.testing.github_http import GitHubHTTP, asgi
 
@@ -130,3 +131,113 @@ def make_world_like(base: World, root: Path) -> World:
         return root / p.relative_to(base.tmp)
 
     return World(root, moved(base.repo), moved(base.remote), moved(base.scripted), github)
+
+
+def test_a_pr_github_refuses_loses_nothing_else_and_a_re_run_opens_it(
+    competed: tuple[World, str],
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """POST /pulls refused after the push: tracking and record are still written, the job
+    fails naming GitHub's words, and the next publish opens the PR and succeeds."""
+    base, run_id = competed
+    tmp = tmp_path_factory.mktemp("refused")
+    subprocess.run(["cp", "-a", f"{base.tmp}/.", str(tmp)], check=True)
+    world = make_world_like(base, tmp)
+    world.github.world(REPO).visibility = "private"  # GitHub Free: no drafts (none asked: green)
+    world.github.fail("create_pull", GitHubError("Validation Failed: no commits", status=422))
+
+    res = world.publish(monkeypatch, run_id)
+    assert res.exit_code != 0
+    assert "Validation Failed: no commits" in res.output
+    refs = world.remote_refs()
+    assert [r for r in refs if r.startswith(f"refs/heads/magi/{run_id}/")]
+    assert f"refs/magi/runs/{run_id}" in refs, "the record ref is written all the same"
+    assert not world.github.world(REPO).pulls
+    (tracking,) = [b for b in world.github.comments_on(REPO, ISSUE) if "magi:tracking" in b]
+    assert "GitHub refused to open the pull request (422: Validation Failed" in tracking
+
+    again = world.publish(monkeypatch, run_id)
+    assert again.exit_code == 0, again.output
+    (pr,) = world.github.world(REPO).pulls.values()
+    (tracking,) = [b for b in world.github.comments_on(REPO, ISSUE) if "magi:tracking" in b]
+    assert f"pull/{pr.number}" in tracking
+    assert "refused" not in tracking
+
+
+def _refuse_pushes_of(world: World, ref: str) -> None:
+    """A pre-receive hook on origin that refuses ``ref`` the way a GitHub ruleset does."""
+    hook = world.remote / "hooks" / "pre-receive"
+    hook.write_text(
+        "#!/bin/sh\n"
+        "while read old new ref; do\n"
+        f'  if [ "$ref" = "{ref}" ]; then\n'
+        '    echo "GH013: Repository rule violations found for $ref." >&2\n'
+        '    echo "- Push cannot contain secrets" >&2\n'
+        "    exit 1\n"
+        "  fi\n"
+        "done\n"
+    )
+    hook.chmod(0o755)
+
+
+@pytest.mark.parametrize("whose", ["loser", "winner"])
+def test_a_refused_push_is_said_and_the_rest_goes_on(
+    competed: tuple[World, str],
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    whose: str,
+) -> None:
+    """GitHub refuses one candidate's branch: a loser's is said and the PR opens; the
+    winner's is said on the issue with GitHub's words and the fix, and the job fails."""
+    from magi.state.store import Store
+
+    base, run_id = competed
+    tmp = tmp_path_factory.mktemp(f"refused-{whose}")
+    subprocess.run(["cp", "-a", f"{base.tmp}/.", str(tmp)], check=True)
+    world = make_world_like(base, tmp)
+    tally = Store(world.home).load_run(run_id).tally
+    assert tally is not None
+    winner = tally.winner
+    loser = next(lb for lb in ("A", "B") if lb != winner)
+    label = winner if whose == "winner" else loser
+    _refuse_pushes_of(world, f"refs/heads/magi/{run_id}/{label}")
+
+    res = world.publish(monkeypatch, run_id)
+    refs = world.remote_refs()
+    assert f"refs/heads/magi/{run_id}/{label}" not in refs
+    assert f"refs/magi/runs/{run_id}" in refs, "the record is written all the same"
+    (tracking,) = [b for b in world.github.comments_on(REPO, ISSUE) if "magi:tracking" in b]
+    assert "GH013: Repository rule violations found" in tracking
+    if whose == "loser":
+        assert res.exit_code == 0, res.output
+        assert f"Candidate {loser} was not pushed" in tracking
+        (pr,) = world.github.world(REPO).pulls.values()
+        assert pr.head.ref == f"magi/{run_id}/{winner}"
+    else:
+        assert res.exit_code != 0
+        assert "GH013" in res.output
+        assert "The winner was not pushed" in tracking
+        assert "Fix what GitHub names" in tracking
+        assert f"refs/heads/magi/{run_id}/{loser}" in refs
+        assert not world.github.world(REPO).pulls
+
+
+PUBLISH_BUDGET = 17  # calls to GitHub of a first publish of a two-candidate run, as measured
+
+
+def test_a_publish_stays_within_its_api_budget(
+    competed: tuple[World, str],
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A first publish (PR, three comments, check, tracking, record) spends at most its
+    budget (the doubles count every call the job makes)."""
+    base, run_id = competed
+    tmp = tmp_path_factory.mktemp("budget")
+    subprocess.run(["cp", "-a", f"{base.tmp}/.", str(tmp)], check=True)
+    world = make_world_like(base, tmp)
+    res = world.publish(monkeypatch, run_id)
+    assert res.exit_code == 0, res.output
+    spent = [c.name for c in world.github.calls]
+    assert len(spent) <= PUBLISH_BUDGET, spent

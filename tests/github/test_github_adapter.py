@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -334,7 +335,10 @@ def test_retries_are_bounded() -> None:
 def test_a_wait_longer_than_the_cap_is_not_slept() -> None:
     """A primary limit resetting in an hour fails at once rather than holding a worker."""
     _fake, double, auth, sleeps = setup()
-    double.inject("GET", r"/issues/1$", 429, headers={"retry-after": "3600"})
+    reset = str(int(time.time()) + 3600)
+    headers = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": reset}
+    body = {"message": "API rate limit exceeded for installation ID 1."}
+    double.inject("GET", r"/issues/1$", 403, headers=headers, body=body)
     with pytest.raises(GitHubError, match="rate limited"):
         go(auth, lambda port: port.get_issue(REPO, 1))
     assert sleeps.waits == []

@@ -136,12 +136,14 @@ def test_the_app_over_http_records_a_merge_and_answers_stats_from_records() -> N
     double.inject("PATCH", r"/git/refs/magi/runs/", 502, times=1)  # retried by the one layer
     app = create_app(SETTINGS, ports=auth.port_for, app_login="magi-app")
     fake.world(REPO).pulls[7] = (
-        fake.world(REPO)
-        .pulls[7]
-        .model_copy(update={"state": "closed", "merged": True, "merge_commit_sha": "c" * 40})
+        fake.world(REPO).pulls[7].model_copy(update={"state": "closed", "merged": True})
     )
+    fake.world(REPO).merge_commits[7] = "c" * 40  # read back through GraphQL's mergeCommit
     asyncio.run(deliver(app, "pull_request", pull_event(fake, "closed")))
     assert recorded(fake).status is RunStatus.MERGED
+    merge = recorded(fake).merge
+    assert merge is not None
+    assert merge.commit == "c" * 40  # API 2026-03-10 has no merge_commit_sha: GraphQL's
     asyncio.run(deliver(app, "issue_comment", issue_comment("/magi stats")))
     reply = fake.comments_on(REPO, 1)[-1]
     assert "**1 recorded run.**" in reply

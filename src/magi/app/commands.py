@@ -331,8 +331,11 @@ async def _stop(
                 True,
             )
         why_not = "the default branch could not be read"
-    for r in live:  # a forked wave's seat jobs run side by side: every one is stopped
-        await gh.cancel_workflow_run(repo, r.id)
+    # A forked wave's seat jobs run side by side: every one is stopped. One that finished
+    # since it was listed answers 409 and is not counted.
+    live = [r for r in live if await gh.cancel_workflow_run(repo, r.id)]
+    if not live:
+        return refused_reply(command, "the workflow run already finished."), False
     if RUN_ID.fullmatch(rid):
         await gh.delete_ref(repo, park_ref(rid))  # a park asked for before has no run left
         ctx.forget_park(repo, rid)

@@ -2,7 +2,9 @@
 
 When a magi PR merges (by magi or by hand) or closes, landing folds the run; this module
 records the ending in the record itself: status ``merged`` or ``closed``, a ``merge`` record
-of mode ``pr`` (the PR, its head, the squash commit, the base) and an event. It goes through
+of mode ``pr`` (the PR, its head, the squash commit, the base) and an event. The squash
+commit is read from GraphQL (``GitHubPort.merge_commit``): the REST version magi speaks,
+2026-03-10, removed ``merge_commit_sha`` from pull requests and their webhooks. It goes through
 ``magi.github.records.update``: one commit on the record's own, ``force: false``, redone on
 a lost race, so a publish landing at the same moment is never overwritten. Writing is
 idempotent (a redelivered ``closed`` finds the ending recorded and writes nothing) and never
@@ -24,11 +26,14 @@ from magi.model.run import Event, Record, Run, RunStatus
 NODE = "landing"
 
 
-def change_for(pull: PullRequest, ctx: AppContext) -> Callable[[Record], Record | None]:
-    """The record change that says how ``pull`` ended (None: nothing to change)."""
+def change_for(
+    pull: PullRequest, ctx: AppContext, commit: str | None = None
+) -> Callable[[Record], Record | None]:
+    """The record change that says how ``pull`` ended (None: nothing to change);
+    ``commit``: the merge's commit on the base, when known."""
     merged = pull.merged
     status = RunStatus.MERGED if merged else RunStatus.CLOSED
-    commit = pull.merge_commit_sha if merged else None
+    commit = commit if merged else None
 
     def change(record: Record) -> Record | None:
         if not isinstance(record, Run):
@@ -75,12 +80,13 @@ async def record_ending(
 ) -> str:
     """Write the ending into ``run_id``'s record; the outcome, for the delivery's log line."""
     ending = "merged" if pull.merged else "closed"
+    commit = await _merge_commit(ctx, gh, repo, pull, delivery)
     try:
         sha = await records.update(
             gh,
             repo,
             run_id,
-            change_for(pull, ctx),
+            change_for(pull, ctx, commit),
             message=f"magi: run {run_id} {ending} (pull request #{pull.number})",
             pr=pull.number,
         )
@@ -98,3 +104,20 @@ async def record_ending(
         return "record-not-written"
     ctx.step(delivery, repo, "record", f"{ending}-recorded" if sha else "already-recorded")
     return "record-written" if sha else "record-unchanged"
+
+
+async def _merge_commit(
+    ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest, delivery: str
+) -> str | None:
+    """The merged PR's commit on its base; None (said in the log) when it cannot be read:
+    the ending is written all the same."""
+    if not pull.merged:
+        return None
+    try:
+        return await gh.merge_commit(repo, pull.number)
+    except GitHubError as exc:
+        ctx.log.warning(
+            f"merge commit not read: {exc.status}: {exc.message}",
+            extra={"delivery": delivery, "repo": repo.full_name, "step": "record"},
+        )
+        return None

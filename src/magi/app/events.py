@@ -43,6 +43,7 @@ class _Payload(BaseModel):
 
 
 class RepoPayload(_Payload):
+    id: int | None = None
     full_name: str = Field(pattern=r"^[^/\s]+/[^/\s]+$")
     default_branch: str = "main"
     html_url: str = ""
@@ -74,13 +75,30 @@ class IssueCommentEvent(Base):
     comment: Comment
 
 
+class RepoId(_Payload):
+    id: int | None = None
+
+
+class PullBranch(_Payload):
+    ref: str | None = None
+    repo: RepoId | None = None
+
+
 class PullRef(_Payload):
     number: int
+    head: PullBranch | None = None  # what ``magi.core.threads.relevance`` reads
+    base: PullBranch | None = None
+
+
+class SuiteRef(_Payload):
+    head_branch: str | None = None
 
 
 class CheckSuite(_Payload):
     head_sha: str
+    head_branch: str | None = None
     pull_requests: list[PullRef] = Field(default_factory=list)
+    check_suite: SuiteRef | None = None  # a check run's suite (its branch)
 
 
 class CheckSuiteEvent(Base):
@@ -91,13 +109,20 @@ class CheckRunEvent(Base):
     check_run: CheckSuite
 
 
+class StatusBranch(_Payload):
+    name: str
+
+
 class StatusEvent(Base):
     sha: str
     state: str = ""
+    branches: list[StatusBranch] | None = None  # at most 10 of the branches holding ``sha``
 
 
 class WorkflowRunBody(_Payload):
     head_sha: str
+    head_branch: str | None = None
+    head_repository: RepoId | None = None
     pull_requests: list[PullRef] = Field(default_factory=list)
 
 

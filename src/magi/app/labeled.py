@@ -350,7 +350,8 @@ async def unlabeled(ctx: AppContext, d: Delivery[IssuesEvent]) -> str:
     current = runs.get(wid)
     if current is None or current.status not in NOT_STARTED:
         return "already-started"
-    await gh.cancel_workflow_run(repo, wid)
+    if not await gh.cancel_workflow_run(repo, wid):
+        return "already-finished"  # it ended between the list and the cancel (409)
     await gh.delete_ref(repo, claim_ref(number))
     await gh.create_comment(
         repo,

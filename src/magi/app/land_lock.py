@@ -37,7 +37,7 @@ from datetime import datetime, timedelta
 
 from magi.app.context import AppContext, reply_once, repo_config
 from magi.app.events import Delivery, Router
-from magi.app.progress import JobBody, WorkflowJobEvent, is_magi_run
+from magi.app.progress import JobBody, WorkflowJobEvent, is_magi_run, magi_job
 from magi.app.pulls import is_magi_pull
 from magi.core.threads.posting import code
 from magi.core.threads.progress import parse_title
@@ -214,7 +214,7 @@ async def release(
     return "released"
 
 
-@router.on("workflow_job", "completed", WorkflowJobEvent)
+@router.on("workflow_job", "completed", WorkflowJobEvent, magi_job)  # others: no call
 async def job_completed(ctx: AppContext, d: Delivery[WorkflowJobEvent]) -> str:
     gh = await ctx.ports(d.installation, d.repo)
     try:

@@ -26,7 +26,7 @@ from magi.github.port import GitHubPort
 from magi.model.config import Config
 from magi.report.tracking import JobLine, Links, jobs_block, tracking, with_jobs
 
-__all__ = ["WorkflowJobEvent", "is_magi_run", "router", "track", "workflow_job"]
+__all__ = ["WorkflowJobEvent", "is_magi_run", "magi_job", "router", "track", "workflow_job"]
 
 router = Router()
 TRACKING = markers.TRACKING
@@ -51,7 +51,7 @@ class WorkflowJobEvent(Base):
     workflow_job: JobBody
 
 
-def _ours(p: WorkflowJobEvent) -> bool:
+def magi_job(p: WorkflowJobEvent) -> bool:
     """A cheap look: a job of a workflow named otherwise is not magi's (no API call)."""
     name = p.workflow_job.workflow_name
     return name is None or name == WORKFLOW_NAME
@@ -75,7 +75,7 @@ def is_magi_run(run: WorkflowRun, workflow: str, repo: Repo) -> bool:
     return ours and run.event in MAGI_EVENTS and head.lower() == repo.full_name.lower()
 
 
-@router.on("workflow_job", None, WorkflowJobEvent, _ours)
+@router.on("workflow_job", None, WorkflowJobEvent, magi_job)
 async def workflow_job(ctx: AppContext, d: Delivery[WorkflowJobEvent]) -> str:
     p = d.payload
     repo = d.repo

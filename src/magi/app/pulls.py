@@ -20,10 +20,13 @@ from magi.app.events import (
     CheckRunEvent,
     CheckSuiteEvent,
     Delivery,
+    PullBranch,
+    PullRef,
     Router,
     StatusEvent,
     WorkflowRunEvent,
 )
+from magi.core.threads.relevance import NamedPull, excludes
 from magi.github.gate import is_magi_pull as is_magi_pull  # shared with the workflow's gate
 from magi.github.gate import issue_of as issue_of
 from magi.github.gate import magi_pulls_of as magi_pulls_of
@@ -74,6 +77,43 @@ def _finished(payload: Any) -> bool:
     return not isinstance(payload, StatusEvent) or payload.state != "pending"
 
 
+def _named(refs: Iterable[PullRef]) -> list[NamedPull]:
+    def rid(b: PullBranch | None) -> int | None:
+        return b.repo.id if b is not None and b.repo is not None else None
+
+    return [NamedPull(r.head.ref if r.head else None, rid(r.head), rid(r.base)) for r in refs]
+
+
+def not_magis(payload: Any) -> bool:
+    """The payload alone shows the check event is about no magi PR (``relevance``): it is
+    dropped before any call. Only ever a *no*: what it lets through is read from GitHub."""
+    repo = payload.repository.id
+    if isinstance(payload, CheckSuiteEvent):
+        s = payload.check_suite
+        return excludes(named=_named(s.pull_requests), head_branch=s.head_branch)
+    if isinstance(payload, CheckRunEvent):
+        c = payload.check_run
+        branch = c.check_suite.head_branch if c.check_suite else None
+        return excludes(named=_named(c.pull_requests), head_branch=branch)
+    if isinstance(payload, WorkflowRunEvent):
+        w = payload.workflow_run
+        head = w.head_repository.id if w.head_repository else None
+        named = _named(w.pull_requests)
+        return excludes(named=named, head_branch=w.head_branch, head_repo=head, repo=repo)
+    if isinstance(payload, StatusEvent):
+        names = None if payload.branches is None else [b.name for b in payload.branches]
+        return excludes(branches=names)
+    return False
+
+
+def _wanted(payload: Any) -> bool:
+    return not not_magis(payload)
+
+
+def _finished_and_wanted(payload: Any) -> bool:
+    return _finished(payload) and _wanted(payload)
+
+
 def on_checks(router: Router, act: Act, events: Iterable[str], *, pending: bool = True) -> None:
     """Route the check ``events`` to ``act`` on ``router``; ``pending=False`` leaves pending
     statuses out."""
@@ -84,4 +124,4 @@ def on_checks(router: Router, act: Act, events: Iterable[str], *, pending: bool 
     handler.__module__ = getattr(act, "__module__", handler.__module__)  # the log's step
     for event in events:
         action, model = CHECKS[event]
-        router.on(event, action, model, None if pending else _finished)(handler)
+        router.on(event, action, model, _wanted if pending else _finished_and_wanted)(handler)

@@ -166,7 +166,9 @@ class Setup:
         import httpx
 
         url = f"{self.api_url.rstrip('/')}/app-manifests/{quote(code)}/conversions"
-        headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
+        from magi.github.port import API_VERSION
+
+        headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION}
         async with httpx.AsyncClient(transport=self.transport, timeout=30) as client:
             answer = await client.post(url, headers=headers)
         if answer.status_code != 201:

@@ -41,7 +41,7 @@ from magi.github.models import (
     WorkflowRun,
 )
 from magi.github.port import GitHubError
-from magi.github.retry import Retry
+from magi.github.retry import Notice, Retry
 
 M = TypeVar("M")
 # REST cannot change a PR's draft state (PATCH /pulls/{n} ignores `draft`): GraphQL can.
@@ -52,6 +52,10 @@ READY_FOR_REVIEW = """mutation($id: ID!) {
 }"""
 TO_DRAFT = """mutation($id: ID!) {
   convertPullRequestToDraft(input: {pullRequestId: $id}) { pullRequest { number isDraft } }
+}"""
+# https://docs.github.com/en/graphql/reference/objects#pullrequest (mergeCommit)
+MERGE_COMMIT = """query($owner: String!, $name: String!, $number: Int!) {
+  repository(owner: $owner, name: $name) { pullRequest(number: $number) { mergeCommit { oid } } }
 }"""
 PAGE = 100
 MAX_PAGES = 20
@@ -67,9 +71,10 @@ class GitHubKitPort:
         attempts: int = 5,
         max_wait: float = 120.0,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        notice: Notice | None = None,
     ) -> None:
         self.gh = gh
-        self.retry = Retry(attempts, max_wait, sleep)
+        self.retry = Retry(attempts, max_wait, sleep, notice)
 
     async def _call(self, fn: Callable[..., Awaitable[Response[Any]]], *a: Any, **kw: Any) -> Any:
         return await self.retry.call(fn, *a, **kw)
@@ -285,15 +290,21 @@ class GitHubKitPort:
     ) -> list[WorkflowRun]:
         r = self.gh.rest.actions
         kw: dict[str, Any] = {"status": status} if status else {}
-        data = await self._call(
-            r.async_list_workflow_runs, repo.owner, repo.name, workflow, per_page=PAGE, **kw
+        items = await self._pages(
+            r.async_list_workflow_runs, repo.owner, repo.name, workflow, key="workflow_runs", **kw
         )
-        return [self._parse(WorkflowRun, w) for w in (data or {}).get("workflow_runs", [])]
+        return [self._parse(WorkflowRun, w) for w in items]
 
-    async def cancel_workflow_run(self, repo: Repo, run_id: int) -> None:
-        await self._call(
-            self.gh.rest.actions.async_cancel_workflow_run, repo.owner, repo.name, run_id
-        )
+    async def cancel_workflow_run(self, repo: Repo, run_id: int) -> bool:
+        try:
+            await self._call(
+                self.gh.rest.actions.async_cancel_workflow_run, repo.owner, repo.name, run_id
+            )
+        except GitHubError as exc:
+            if exc.status == 409:  # "Cannot cancel a workflow run that is completed."
+                return False
+            raise
+        return True
 
     # -- pull requests -----------------------------------------------------------------
     async def get_pull(self, repo: Repo, number: int) -> PullRequest:
@@ -524,6 +535,25 @@ class GitHubKitPort:
             )
         return await self.get_pull(repo, number)
 
+    async def merge_commit(self, repo: Repo, number: int) -> str | None:
+        answer = await self._call(
+            self.gh.graphql._arequest,
+            MERGE_COMMIT,
+            {"owner": repo.owner, "name": repo.name, "number": number},
+        )
+        errors = (answer or {}).get("errors") or []
+        if errors:
+            first = errors[0] if isinstance(errors[0], dict) else {}
+            status = 404 if first.get("type") == "NOT_FOUND" else 422
+            raise GitHubError(
+                f"could not read #{number}'s merge commit: {first.get('message', '?')}",
+                status=status,
+            )
+        data = ((answer or {}).get("data") or {}).get("repository") or {}
+        commit = (data.get("pullRequest") or {}).get("mergeCommit") or {}
+        oid = commit.get("oid")
+        return oid if isinstance(oid, str) else None
+
     # -- progress: a workflow run and its jobs ------------------------------------------
     async def get_workflow_run(self, repo: Repo, run_id: int) -> WorkflowRun:
         r = self.gh.rest.actions
@@ -543,8 +573,19 @@ class GitHubKitPort:
         return await job_log_tail(self.gh, repo, job_id, max_bytes=max_bytes)
 
 
+async def annotate(seconds: float, words: str) -> None:
+    """A long rate-limit wait in a job, as a warning annotation on the workflow run: said
+    there and not on the issue, since a write during a content-creation limit is what the
+    limit refuses, and GitHub warns that requests made while limited may get an
+    integration banned.
+    https://docs.github.com/en/actions/reference/workflows-and-actions/workflow-commands#setting-a-warning-message
+    """
+    print(f"::warning title=GitHub rate limit::{words}", flush=True)
+
+
 def token_port(api_url: str, token: str) -> GitHubKitPort:
-    """The port for one installation token (the publish job's), githubkit's retry off."""
+    """The port for one installation token (the publish job's), githubkit's retry off;
+    a long rate-limit wait is said as an annotation (``annotate``)."""
     client: GitHub[Any] = GitHub(
         TokenAuthStrategy(token),
         base_url=api_url.rstrip("/") + "/",
@@ -552,7 +593,7 @@ def token_port(api_url: str, token: str) -> GitHubKitPort:
         http_cache=False,
         cache_strategy=MemCacheStrategy(),
     )
-    return GitHubKitPort(client)
+    return GitHubKitPort(client, notice=annotate)
 
 
 def _parents(d: dict[str, Any]) -> dict[str, Any]:

@@ -24,12 +24,11 @@ import httpx
 from githubkit import GitHub
 
 from magi.github.models import Repo
-from magi.github.port import GitHubError
+from magi.github.port import API_VERSION, GitHubError
 
 __all__ = ["DOWNLOAD_TIMEOUT", "job_log_tail"]
 
 DOWNLOAD_TIMEOUT = httpx.Timeout(30.0)
-API_VERSION = "2022-11-28"
 
 
 async def job_log_tail(gh: GitHub[Any], repo: Repo, job_id: int, *, max_bytes: int) -> str | None:

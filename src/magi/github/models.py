@@ -142,7 +142,7 @@ class PullRequest(_Model):
     body: str | None = None
     draft: bool = False
     merged: bool = False
-    merge_commit_sha: str | None = None  # once merged: the commit on the base (a squash)
+    # No merge_commit_sha: API 2026-03-10 removed it (GitHubPort.merge_commit reads it).
     mergeable: bool | None = None
     mergeable_state: str | None = None  # clean | behind | dirty | blocked | unstable | unknown
     head: Branch

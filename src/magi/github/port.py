@@ -38,6 +38,14 @@ from magi.github.models import (
     WorkflowRun,
 )
 
+# The one REST API version magi speaks, in every request (githubkit 0.16 sends it; its
+# schemas are this version's). It removed, among others, a pull request's merge_commit_sha
+# and has workflow dispatches answer the run's id. GitHub supports a version at least 24
+# months after its successor ships. GHES answers it with 400 until it knows it (see
+# app/README.md: GHES is not supported).
+# https://docs.github.com/en/rest/about-the-rest-api/api-versions
+API_VERSION = "2026-03-10"
+
 # permission -> level each call needs (GitHub App permissions, as in app.yml).
 CALLS: Mapping[str, tuple[str, str]] = {
     "create_comment": ("issues", "write"),
@@ -82,6 +90,7 @@ CALLS: Mapping[str, tuple[str, str]] = {
     "create_issue": ("issues", "write"),
     "list_issues": ("issues", "read"),
     "set_draft": ("pull_requests", "write"),
+    "merge_commit": ("pull_requests", "read"),
     "get_workflow_run": ("actions", "read"),
     "list_run_jobs": ("actions", "read"),
     "job_log_tail": ("actions", "read"),
@@ -128,7 +137,8 @@ class GitHubPort(Protocol):
     async def list_workflow_runs(
         self, repo: Repo, workflow: str, *, status: str | None = None
     ) -> list[WorkflowRun]: ...
-    async def cancel_workflow_run(self, repo: Repo, run_id: int) -> None: ...
+    # False when the run had already finished (GitHub's 409): nothing was cancelled.
+    async def cancel_workflow_run(self, repo: Repo, run_id: int) -> bool: ...
 
     # pull requests
     async def get_pull(self, repo: Repo, number: int) -> PullRequest: ...
@@ -196,6 +206,10 @@ class GitHubPort(Protocol):
     ) -> Issue: ...
     async def list_issues(self, repo: Repo, *, labels: Sequence[str]) -> list[Issue]: ...
     async def set_draft(self, repo: Repo, number: int, draft: bool) -> PullRequest: ...
+    # A merged PR's commit on its base: REST 2026-03-10 removed ``merge_commit_sha`` from
+    # pull requests (changeset remove_pull_request_merge_commit_sha), so it is read from
+    # GraphQL's ``PullRequest.mergeCommit`` (None while unmerged).
+    async def merge_commit(self, repo: Repo, number: int) -> str | None: ...
 
     # progress: which issue a workflow run is for (its run-name), and its jobs
     async def get_workflow_run(self, repo: Repo, run_id: int) -> WorkflowRun: ...

@@ -142,6 +142,10 @@ class World:
     issues: dict[int, Issue] = field(default_factory=dict)
     comments: dict[int, list[Comment]] = field(default_factory=dict)
     installed: bool = True  # the App is installed on this repository
+    # Who may see it and the owner's plan: GitHub has no draft PRs in a private repository
+    # on the Free and Pro plans (``drafts_refused``).
+    visibility: str = "public"  # public | private | internal
+    plan: str = "free"  # free | pro | team | enterprise
     # what that installation granted (None: GitHub's example) and whether it is suspended
     granted: dict[str, str] | None = None
     suspended: bool = False
@@ -157,6 +161,9 @@ class World:
     runs: dict[int, WorkflowRun] = field(default_factory=dict)
     dispatches: list[dict[str, Any]] = field(default_factory=list)
     merges: list[dict[str, Any]] = field(default_factory=list)
+    # PR number -> the commit its merge made on the base (GraphQL's mergeCommit; REST
+    # 2026-03-10 has no merge_commit_sha). A test merging a PR by hand sets it here.
+    merge_commits: dict[int, str] = field(default_factory=dict)
     # git objects by sha: bytes (a blob), a list of TreeEntry (a tree), or a GitCommit
     objects: dict[str, bytes | list[TreeEntry] | GitCommit] = field(default_factory=dict)
     jobs: dict[int, list[WorkflowJob]] = field(default_factory=dict)  # run id -> its jobs
@@ -172,6 +179,21 @@ def _branch_heads(w: World) -> set[str]:
     return {sha for ref, sha in w.refs.items() if ref.startswith("heads/")}
 
 
+# "Draft pull requests are available in public repositories with GitHub Free and GitHub Free
+# for organizations, GitHub Pro, and legacy per-repository billing plans, and in public and
+# private repositories with GitHub Team and GitHub Enterprise Cloud" (pulls/create in the REST
+# description); elsewhere a draft is refused with 422 and these words (the body is shown in
+# SWE-agent/SWE-agent#179). https://docs.github.com/en/rest/pulls/pulls#create-a-pull-request
+# https://docs.github.com/en/pull-requests/collaborating-with-pull-requests/proposing-changes-to-your-work-with-pull-requests/changing-the-stage-of-a-pull-request
+DRAFTS_REFUSED = "Draft pull requests are not supported in this repository."
+
+
+def drafts_refused(w: World) -> bool:
+    """Whether GitHub refuses a draft PR in this repository (private, on Free or Pro)."""
+    return w.visibility != "public" and w.plan in {"free", "pro"}
+
+
+CANCEL_FINISHED = "Cannot cancel a workflow run that is completed."
 COMMENT_LIMIT = 65_536  # GitHub's own: 422 "Body is too long (maximum is 65536 characters)"
 
 
@@ -179,6 +201,38 @@ def _fits(body: str) -> None:
     if len(body) > COMMENT_LIMIT:
         raise GitHubError(
             f"Validation Failed: body is too long (maximum is {COMMENT_LIMIT} characters)",
+            status=422,
+        )
+
+
+# checks/create and checks/update: output.summary "Maximum length: 65535 characters".
+# https://docs.github.com/en/rest/checks/runs#create-a-check-run
+SUMMARY_LIMIT = 65_535
+
+
+# checks/create and checks/update: the conclusions GitHub takes (the REST description's
+# enum); "stale" is GitHub's own, and any other is 422.
+CONCLUSIONS = frozenset(
+    {"action_required", "cancelled", "failure", "neutral", "success", "skipped", "timed_out"}
+)
+
+
+def _check_fits(status: str, conclusion: str | None, summary: str) -> None:
+    if status not in {"queued", "in_progress", "completed"}:
+        raise GitHubError(f"Invalid request: status {status!r} is not one GitHub takes", status=422)
+    if conclusion is not None and conclusion not in CONCLUSIONS:
+        raise GitHubError(
+            f"Invalid request: conclusion {conclusion!r} is not one GitHub takes", status=422
+        )
+    if status == "completed" and conclusion is None:
+        raise GitHubError("Invalid request: a completed check run needs a conclusion", status=422)
+    _summary_fits(summary)
+
+
+def _summary_fits(summary: str) -> None:
+    if len(summary) > SUMMARY_LIMIT:
+        raise GitHubError(
+            f"Invalid request: output.summary is too long (maximum is {SUMMARY_LIMIT} characters)",
             status=422,
         )
 
@@ -582,10 +636,16 @@ class FakeGitHub:
         w = await self._enter("list_workflow_runs", repo, workflow=workflow, status=status)
         return [r for r in w.runs.values() if status is None or r.status == status]
 
-    async def cancel_workflow_run(self, repo: Repo, run_id: int) -> None:
+    async def cancel_workflow_run(self, repo: Repo, run_id: int) -> bool:
         w = await self._enter("cancel_workflow_run", repo, run_id=run_id)
+        if run_id not in w.runs:
+            raise GitHubError("Not Found", status=404)
         run = w.runs[run_id]
+        if run.status == "completed":
+            # GitHub answers 409 (``CANCEL_FINISHED``), which the port reads as False.
+            return False
         w.runs[run_id] = run.model_copy(update={"status": "completed", "conclusion": "cancelled"})
+        return True
 
     # -- pull requests -----------------------------------------------------------------
     async def get_pull(self, repo: Repo, number: int) -> PullRequest:
@@ -609,6 +669,8 @@ class FakeGitHub:
         self, repo: Repo, *, title: str, head: str, base: str, body: str, draft: bool
     ) -> PullRequest:
         w = await self._enter("create_pull", repo, title=title, head=head, base=base, draft=draft)
+        if draft and drafts_refused(w):
+            raise GitHubError(DRAFTS_REFUSED, status=422)
         number = max([*w.pulls, *w.issues, 0]) + 1
         pull = PullRequest(
             number=number,
@@ -648,14 +710,17 @@ class FakeGitHub:
     ) -> MergeResult:
         w = await self._enter("merge_pull", repo, number=number, sha=sha, method=method)
         pull = w.pulls[number]
+        if pull.draft or pull.mergeable is False or pull.state != "open":
+            # pulls/merge: "405 Method Not Allowed if merge cannot be performed" (a draft,
+            # a conflict, a closed PR). https://docs.github.com/en/rest/pulls/pulls#merge-a-pull-request
+            raise GitHubError("Pull Request is not mergeable", status=405)
         if pull.head.sha != sha:
             raise GitHubError(
                 "Head branch was modified. Review and try the merge again.", status=409
             )
         w.merges.append({"number": number, "sha": sha, "method": method, "title": title})
-        w.pulls[number] = pull.model_copy(
-            update={"merged": True, "state": "closed", "merge_commit_sha": "m" * 40}
-        )
+        w.pulls[number] = pull.model_copy(update={"merged": True, "state": "closed"})
+        w.merge_commits[number] = "m" * 40
         return MergeResult(merged=True, sha="m" * 40, message="Pull Request successfully merged")
 
     # -- checks and statuses -----------------------------------------------------------
@@ -683,6 +748,7 @@ class FakeGitHub:
             summary=summary,
             details_url=details_url,
         )
+        _check_fits(status, conclusion, summary)
         run = CheckRun(
             id=next(self._ids),
             name=name,
@@ -712,6 +778,7 @@ class FakeGitHub:
             summary=summary,
             details_url=details_url,
         )
+        _check_fits(status, conclusion, summary)
         for runs in w.checks.values():
             for i, r in enumerate(runs):
                 if r.id == check_run_id:
@@ -832,8 +899,18 @@ class FakeGitHub:
         w = await self._enter("set_draft", repo, number=number, draft=draft)
         if number not in w.pulls:
             raise GitHubError("pull request not found", status=404)
+        if draft and drafts_refused(w):  # convertPullRequestToDraft: refused alike
+            raise GitHubError(DRAFTS_REFUSED, status=422)
         w.pulls[number] = w.pulls[number].model_copy(update={"draft": draft})
         return w.pulls[number]
+
+    async def merge_commit(self, repo: Repo, number: int) -> str | None:
+        w = await self._enter("merge_commit", repo, number=number)
+        if number not in w.pulls:
+            raise GitHubError(
+                f"Could not resolve to a PullRequest with the number of {number}.", status=404
+            )
+        return w.merge_commits.get(number) if w.pulls[number].merged else None
 
     def labels_on(self, repo: Repo | str, number: int) -> list[str]:
         issue = self.world(repo).issues.get(number)

@@ -1,4 +1,4 @@
-"""A narrow GraphQL double: exactly the two mutations magi sends, nothing else.
+"""A narrow GraphQL double: exactly the two mutations and the one query magi sends.
 
 GitHub's REST API cannot change a pull request's draft state (``PATCH /pulls/{n}`` ignores
 ``draft``), so the githubkit adapter's ``set_draft`` posts one GraphQL mutation to
@@ -8,12 +8,17 @@ GitHub's REST API cannot change a pull request's draft state (``PATCH /pulls/{n}
     markPullRequestReadyForReview(input: {pullRequestId: $id}) { pullRequest { ... } }
     convertPullRequestToDraft(input: {pullRequestId: $id}) { pullRequest { ... } }
 
-with the id in the variables, acts on the ``FakeGitHub`` behind the HTTP double, and
+    query { repository(owner: $o, name: $n) { pullRequest(number: $p) { mergeCommit { oid } } } }
+
+(the merge commit REST 2026-03-10 no longer gives), with the values in the variables, acts
+on the ``FakeGitHub`` behind the HTTP double, and
 answers the documented payload (``pullRequest`` with ``number`` and ``isDraft``). An id it
-did not hand out is GitHub's ``NOT_FOUND`` error, with HTTP 200 as GraphQL answers errors.
+did not hand out is GitHub's ``NOT_FOUND`` error, with HTTP 200 as GraphQL answers errors; a
+draft the repository cannot hold (``magi.testing.github.drafts_refused``) is refused alike.
 Any other query is an unanswered request that fails the test, like a stray REST route.
 https://docs.github.com/en/graphql/reference/mutations#markpullrequestreadyforreview
 https://docs.github.com/en/graphql/reference/mutations#convertpullrequesttodraft
+https://docs.github.com/en/graphql/reference/objects#pullrequest
 https://docs.github.com/en/graphql/guides/forming-calls-with-graphql
 """
 
@@ -28,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from magi.github.models import Repo
+from magi.github.port import GitHubError
 
 if TYPE_CHECKING:
     from magi.testing.github_http import GitHubHTTP
@@ -36,6 +42,12 @@ PATHS = frozenset({"/graphql", "/api/graphql"})
 MUTATIONS = {"markPullRequestReadyForReview": False, "convertPullRequestToDraft": True}
 _FIELD = re.compile(
     r"^\s*mutation\b[^{]*\{\s*(\w+)\s*\(\s*input\s*:\s*\{\s*pullRequestId\s*:\s*\$(\w+)\s*\}\s*\)"
+)
+
+_MERGE_COMMIT = re.compile(
+    r"^\s*query\b[^{]*\{\s*repository\s*\(\s*owner\s*:\s*\$(\w+)\s*,\s*name\s*:\s*\$(\w+)\s*\)"
+    r"\s*\{\s*pullRequest\s*\(\s*number\s*:\s*\$(\w+)\s*\)\s*\{\s*mergeCommit\s*\{\s*oid\s*\}"
+    r"\s*\}\s*\}\s*\}\s*$"
 )
 
 
@@ -76,6 +88,8 @@ async def answer(double: GitHubHTTP, request: httpx.Request) -> httpx.Response:
     body = json.loads(request.content or b"{}")
     query = str(body.get("query", "")) if isinstance(body, dict) else ""
     variables = (body.get("variables") or {}) if isinstance(body, dict) else {}
+    if (asked := _MERGE_COMMIT.match(query)) is not None:
+        return await _merge_commit(double, asked, variables)
     match = _FIELD.match(query)
     if match is None or match[1] not in MUTATIONS:
         double.unanswered.append(f"POST /graphql {query[:60]!r}")
@@ -86,6 +100,32 @@ async def answer(double: GitHubHTTP, request: httpx.Request) -> httpx.Response:
     if found is None or found[1] not in double.fake.world(found[0]).pulls:
         return _not_found(field, node)
     repo, number = found
-    pull = await double.fake.set_draft(repo, number, MUTATIONS[field])
+    try:
+        pull = await double.fake.set_draft(repo, number, MUTATIONS[field])
+    except GitHubError as exc:  # a draft refused (private, Free or Pro): 200 with `errors`
+        error = {"type": "UNPROCESSABLE", "path": [field], "message": exc.message}
+        return httpx.Response(200, json={"data": {field: None}, "errors": [error]})
     payload: dict[str, Any] = {"pullRequest": {"number": pull.number, "isDraft": pull.draft}}
     return httpx.Response(200, json={"data": {field: payload}})
+
+
+async def _merge_commit(double: GitHubHTTP, asked: re.Match[str], variables: Any) -> httpx.Response:
+    """``repository.pullRequest.mergeCommit``: null while unmerged, NOT_FOUND for no PR."""
+    owner, name = str(variables.get(asked[1], "")), str(variables.get(asked[2], ""))
+    number = variables.get(asked[3])
+    repo = Repo(owner=owner, name=name)
+    try:
+        oid = await double.fake.merge_commit(repo, int(number))
+    except (GitHubError, TypeError, ValueError):
+        error = {
+            "type": "NOT_FOUND",
+            "path": ["repository", "pullRequest"],
+            "message": f"Could not resolve to a PullRequest with the number of {number}.",
+        }
+        return httpx.Response(
+            200, json={"data": {"repository": {"pullRequest": None}}, "errors": [error]}
+        )
+    commit = {"oid": oid} if oid else None
+    return httpx.Response(
+        200, json={"data": {"repository": {"pullRequest": {"mergeCommit": commit}}}}
+    )

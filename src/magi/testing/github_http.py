@@ -12,6 +12,11 @@ GraphQL call magi makes (a PR's draft state) goes to ``magi.testing.github_graph
 A job log's 302 points at a download host the double also serves (``downloads`` records
 what reached it, headers and all, so a test can see no token went there).
 
+The double speaks one REST version, magi's (``magi.github.port.API_VERSION``): a REST
+request naming another (or none, which GitHub takes as 2022-11-28) is unanswered, and what
+that version removed (``REMOVED``, the ``x-github-breaking-changes`` of GitHub's description)
+is absent from every body it sends, whatever the example held.
+
 Faults for retry tests: ``inject(method, path_regex, status, headers=, body=, times=)`` and
 ``timeout(method, path_regex, times=)``.
 """
@@ -28,7 +33,7 @@ from typing import Any
 import httpx
 
 from magi.github.models import Repo
-from magi.github.port import GitHubError
+from magi.github.port import API_VERSION, GitHubError
 from magi.testing import github_graphql
 from magi.testing.github import FakeGitHub
 from magi.testing.github_app_routes import AppSide
@@ -39,6 +44,37 @@ OPERATIONS = DATA / "operations.tsv"
 EXAMPLES = DATA / "examples.json"
 GIT_EXAMPLES = DATA / "examples-git.json"  # the Git Data API's, from GitHub's REST docs
 APP_EXAMPLES = DATA / "examples-app.json"  # the App's webhook and installations (app check)
+
+
+# What API 2026-03-10 removed from the objects the double sends, by changeset (the
+# description's x-github-breaking-changes patches on pull-request, pull-request-simple,
+# issue and repository): each name is dropped wherever it appears in an answer.
+# https://docs.github.com/en/rest/about-the-rest-api/breaking-changes (a request without
+# the header is answered as 2022-11-28)
+REMOVED = {
+    "remove_pull_request_merge_commit_sha": "merge_commit_sha",
+    "remove_singular_assignee_from_issues_and_pull_requests": "assignee",
+    "remove_has_downloads": "has_downloads",
+    "remove_use_squash_pr_title_as_default": "use_squash_pr_title_as_default",
+}
+
+
+CONTENT_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
+CONTENT_WINDOW = 60.0
+
+# githubkit's auth flow mints installation tokens without the version header (GitHub
+# answers it as 2022-11-28); no version changed that operation, so the double serves it.
+TOKEN_EXCHANGE = re.compile(r"^POST /app/installations/[^/]+/access_tokens$")
+
+
+def versioned(body: Any) -> Any:
+    """``body`` without what ``API_VERSION`` removed (``REMOVED``), at any depth."""
+    if isinstance(body, dict):
+        gone = set(REMOVED.values())
+        return {k: versioned(v) for k, v in body.items() if k not in gone}
+    if isinstance(body, list):
+        return [versioned(v) for v in body]
+    return body
 
 
 def load_operations(path: Path) -> list[tuple[str, re.Pattern[str]]]:
@@ -103,8 +139,12 @@ class GitHubHTTP:
         app: tuple[str, str] | None = None,
         client_id: str = "",
         app_permissions: dict[str, str] | None = None,
+        content_limit: int | None = None,
     ) -> None:
-        """``app``: (App id, the App's public key PEM). With it, the App endpoints check
+        """``content_limit``: the content-creation limit, writes per ``CONTENT_WINDOW``
+        seconds of the double's own clock (``advance``); past it a write is answered 403
+        with GitHub's secondary-limit words and a ``retry-after`` (None: no limit).
+        ``app``: (App id, the App's public key PEM). With it, the App endpoints check
         the JWT as GitHub does (RS256 over the key, ``iss`` the App's id or its
         ``client_id``) and answer 401 "A JSON web token could not be decoded" otherwise;
         without it they accept any. ``app_permissions``: what ``GET /app`` says the App
@@ -137,6 +177,37 @@ class GitHubHTTP:
         self.manifest_codes: dict[str, dict[str, Any]] = {}
         self.downloads: list[httpx.Request] = []  # requests to the log download host
         self.app_side = AppSide()  # the App's webhook and installations (github_app_routes)
+        self.content_limit = content_limit
+        self.now = 0.0  # the double's clock, in seconds: moved by ``advance``
+        self.writes: list[float] = []  # when each content-creating request was taken
+
+    def advance(self, seconds: float) -> None:
+        """Time passes for the double (a test's injected sleep calls this)."""
+        self.now += seconds
+
+    def _over_content_limit(self, method: str, path: str) -> httpx.Response | None:
+        """GitHub's content-creation limit: "no more than 80 content-generating requests per
+        minute and no more than 500 [...] per hour"; past it, a secondary-limit 403.
+        https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits
+        """
+        if self.content_limit is None or method not in CONTENT_METHODS:
+            return None
+        if TOKEN_EXCHANGE.match(f"{method} {path}"):
+            return None
+        recent = [t for t in self.writes if t > self.now - CONTENT_WINDOW]
+        if len(recent) < self.content_limit:
+            self.writes = [*recent, self.now]
+            return None
+        wait = max(1, int(recent[0] + CONTENT_WINDOW - self.now + 0.999))
+        return httpx.Response(
+            403,
+            headers={"retry-after": str(wait)},
+            json={
+                "message": "You have exceeded a secondary rate limit. Please wait a few "
+                "minutes before you try again.",
+                "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+            },
+        )
 
     def inject(
         self,
@@ -174,6 +245,12 @@ class GitHubHTTP:
         self.requests.append((method, path))
         if method == "POST" and request.url.path in github_graphql.PATHS:
             return await github_graphql.answer(self, request)  # drafts: not a REST operation
+        version = request.headers.get("x-github-api-version", "2022-11-28")
+        if version != API_VERSION and not TOKEN_EXCHANGE.match(f"{method} {path}"):
+            self.unanswered.append(f"{method} {path} (X-GitHub-Api-Version {version})")
+            raise AssertionError(f"the double speaks API {API_VERSION}, not {version}")
+        if (limited := self._over_content_limit(method, path)) is not None:
+            return limited
         for fault in self.faults:
             if fault.times and fault.method == method and fault.path.search(path):
                 fault.times -= 1
@@ -200,7 +277,9 @@ class GitHubHTTP:
             if isinstance(result, httpx.Response):
                 return result
             status, body = result
-            return httpx.Response(status) if body is None else httpx.Response(status, json=body)
+            if body is None:
+                return httpx.Response(status)
+            return httpx.Response(status, json=versioned(body))
         self.unanswered.append(f"{method} {path}")
         raise AssertionError(f"the GitHub double has no route for {method} {path}")
 

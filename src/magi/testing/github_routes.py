@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from magi.github.models import Repo, TreeEntry
+from magi.testing.github import CANCEL_FINISHED
 
 if TYPE_CHECKING:
     from magi.testing.github_http import GitHubHTTP
@@ -54,6 +55,15 @@ def _body(request: httpx.Request) -> dict[str, Any]:
 def _query(request: httpx.Request, name: str) -> str | None:
     value = request.url.params.get(name)
     return None if value is None else str(value)
+
+
+def _page(rq: httpx.Request, items: list[Any]) -> list[Any]:
+    """The ``page`` of ``items`` a list request asks for: ``per_page`` defaults to 30 and
+    is at most 100, as on GitHub, so a list longer than a page is read only by paging.
+    https://docs.github.com/en/rest/using-the-rest-api/using-pagination-in-the-rest-api"""
+    page = max(int(_query(rq, "page") or 1), 1)
+    per = min(max(int(_query(rq, "per_page") or 30), 1), 100)
+    return items[(page - 1) * per : page * per]
 
 
 def _user(login: str, user_type: str) -> dict[str, Any]:
@@ -341,13 +351,16 @@ async def _runs(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request)
     runs = await d.fake.list_workflow_runs(repo, p["workflow_id"], status=_query(rq, "status"))
     example = d.example("GET", C + "/actions/workflows/{workflow_id}/runs")
     one = (example.get("workflow_runs") or [{}])[0] if isinstance(example, dict) else {}
-    items = [over(one, _run(r)) for r in runs]
-    return 200, {"total_count": len(items), "workflow_runs": items}
+    items = [over(one, _run(r)) for r in _page(rq, runs)]
+    return 200, {"total_count": len(runs), "workflow_runs": items}
 
 
 @route("POST", C + "/actions/runs/{run_id}/cancel")
 async def _cancel(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
-    await d.fake.cancel_workflow_run(repo, int(p["run_id"]))
+    if not await d.fake.cancel_workflow_run(repo, int(p["run_id"])):
+        # https://docs.github.com/en/rest/actions/workflow-runs#cancel-a-workflow-run (409
+        # Conflict; GitHub's words: technote-space/auto-cancel-redundant-workflow#68)
+        return 409, {"message": CANCEL_FINISHED}
     return 202, {}
 
 
@@ -366,7 +379,6 @@ def _pull(x: Any, repo: Repo) -> dict[str, Any]:
         "body": x.body,
         "draft": x.draft,
         "merged": x.merged,
-        "merge_commit_sha": x.merge_commit_sha,
         "mergeable": x.mergeable,
         "head": {"ref": x.head.ref, "sha": x.head.sha, **_branch_repo(x.head)},
         "base": {"ref": x.base.ref, "sha": x.base.sha, **_branch_repo(x.base)},
@@ -387,10 +399,11 @@ async def _get_pull(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Requ
 
 @route("GET", C + "/pulls")
 async def _list_pulls(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
-    pulls = await d.fake.list_pulls(repo, state=_query(rq, "state") or "open")
-    page = int(_query(rq, "page") or 1)
+    pulls = await d.fake.list_pulls(
+        repo, state=_query(rq, "state") or "open", head=_query(rq, "head")
+    )
     example = (d.example("GET", C + "/pulls") or [{}])[0]
-    return 200, [over(example, _pull(x, repo)) for x in pulls] if page == 1 else []
+    return 200, [over(example, _pull(x, repo)) for x in _page(rq, pulls)]
 
 
 @route("POST", C + "/pulls")
@@ -446,8 +459,7 @@ async def _checks(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Reques
     runs = await d.fake.list_check_runs(repo, p["ref"])
     example = d.example("GET", C + "/commits/{ref}/check-runs")
     one = (example.get("check_runs") or [{}])[0] if isinstance(example, dict) else {}
-    page = int(_query(rq, "page") or 1)
-    items = [over(one, _check(c)) for c in runs] if page == 1 else []
+    items = [over(one, _check(c)) for c in _page(rq, runs)]
     return 200, {"total_count": len(runs), "check_runs": items}
 
 

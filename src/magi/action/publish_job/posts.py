@@ -9,14 +9,14 @@ changes nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from magi.action.env import ActionEnv
 from magi.action.publish_job.render import ending, gate_of, review_of
 from magi.core.threads import markers
-from magi.core.threads.posting import Policy, gate
+from magi.core.threads.posting import CHECK_SUMMARY_LIMIT, Policy, gate
 from magi.github.models import Comment, Issue, PullRequest
-from magi.github.port import GitHubPort
+from magi.github.port import GitHubError, GitHubPort
 from magi.model.run import Run, RunStatus
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "follow_ups",
     "green",
     "pull",
+    "ready_early",
     "set_labels",
     "unadopted_minor",
 ]
@@ -135,6 +136,35 @@ async def follow_ups(job: Poster, run: Run) -> list[int]:
     return sorted(numbers)
 
 
+# GitHub has no draft PRs in private repositories on the Free and Pro plans, and says so
+# with 422 and these words: the PR then opens ready and says it is not reviewed yet, and
+# the `magi` check stays in progress until it is (``ready_early``), so neither a person's
+# merge button under a required check nor magi's own `merge` lands it before review.
+# https://docs.github.com/en/rest/pulls/pulls#create-a-pull-request
+DRAFTS_REFUSED = "draft pull requests are not supported"
+NOT_YET_REVIEWED = (
+    "**Not yet reviewed.** This repository cannot hold draft pull requests (GitHub has none "
+    "in private repositories on the Free and Pro plans), so this pull request is open before "
+    "magi's review and gate are green. The `magi` check stays in progress until they are: "
+    "do not merge it before."
+)
+
+
+def _drafts_refused(exc: GitHubError) -> bool:
+    return exc.status == 422 and DRAFTS_REFUSED in exc.message.lower()
+
+
+def ready_early(run: Run, pr: PullRequest) -> bool:
+    """An open PR that is not a draft before review and gate are green (drafts refused)."""
+    return pr.state == "open" and not pr.draft and not green(run)
+
+
+def _noted(body: str) -> str:
+    """``body`` with the not-yet-reviewed note before magi's marker (the last paragraph)."""
+    text, sep, marker = body.rpartition("\n\n")
+    return f"{text}\n\n{NOT_YET_REVIEWED}{sep}{marker}" if sep else f"{NOT_YET_REVIEWED}\n\n{body}"
+
+
 async def pull(job: Poster, run: Run, branch: str, body: str, title: str) -> PullRequest:
     repo = job.env.repo
     draft = not green(run)
@@ -144,30 +174,47 @@ async def pull(job: Poster, run: Run, branch: str, body: str, title: str) -> Pul
         if p.head.ref == branch
     ]
     if not found:
+        try:
+            return await job.port.create_pull(
+                repo, title=title, head=branch, base=run.base, body=body, draft=draft
+            )
+        except GitHubError as exc:
+            if not (draft and _drafts_refused(exc)):
+                raise
         return await job.port.create_pull(
-            repo, title=title, head=branch, base=run.base, body=body, draft=draft
+            repo, title=title, head=branch, base=run.base, body=_noted(body), draft=False
         )
     pr = found[0]
+    said = pr.body == _noted(body)  # a draft refused before: not asked again
+    if pr.draft != draft and pr.state == "open" and not said:
+        try:
+            pr = await job.port.set_draft(repo, pr.number, draft)
+        except GitHubError as exc:
+            if not (draft and _drafts_refused(exc)):
+                raise
+    if ready_early(run, pr):
+        body = _noted(body)
     if pr.body != body or pr.title != title:
         pr = await job.port.update_pull(repo, pr.number, title=title, body=body)
-    if pr.draft != draft and pr.state == "open":
-        pr = await job.port.set_draft(repo, pr.number, draft)
     return pr
 
 
-async def check_run(job: Poster, run: Run, head: str) -> None:
+async def check_run(job: Poster, run: Run, head: str, *, early: bool = False) -> None:
+    """The ``magi`` check on ``head``; ``early`` (a PR open before review, ``ready_early``)
+    keeps it in progress unless the run failed, so a required check holds the merge."""
     repo = job.env.repo
-    status, conclusion = (
-        "completed",
-        {
-            RunStatus.READY: "success",
-            RunStatus.STALLED: "neutral",  # a provider's rate limit must not paint the PR red
-            RunStatus.HELD: "neutral",
-            RunStatus.VERIFIED_NOOP: "neutral",
-            RunStatus.HANDED_OFF: "neutral",  # on its way to another runner
-        }.get(run.status, "failure"),
-    )
-    summary = gate(ending(run), job.policy).text
+    conclusion: str | None = {
+        RunStatus.READY: "success",
+        RunStatus.STALLED: "neutral",  # a provider's rate limit must not paint the PR red
+        RunStatus.HELD: "neutral",
+        RunStatus.VERIFIED_NOOP: "neutral",
+        RunStatus.HANDED_OFF: "neutral",  # on its way to another runner
+    }.get(run.status, "failure")
+    status, text = "completed", ending(run)
+    if early and conclusion != "failure":
+        status, conclusion = "in_progress", None
+        text = f"{NOT_YET_REVIEWED}\n\n{text}"
+    summary = gate(text, replace(job.policy, limit=CHECK_SUMMARY_LIMIT)).text
     for c in await job.port.list_check_runs(repo, head):
         if c.name == CHECK_NAME:
             if (c.status, c.conclusion) != (status, conclusion):

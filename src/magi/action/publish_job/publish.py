@@ -29,6 +29,7 @@ from magi.action.publish_job.posts import (
     check_run,
     follow_ups,
     pull,
+    ready_early,
     set_labels,
 )
 from magi.action.publish_job.record_ref import Published, build_commit, read_published, record_ref
@@ -47,10 +48,11 @@ from magi.core.person.park import park_ref
 from magi.core.seats.runners import agent_labels, first_stage, next_stage, same_labels
 from magi.core.threads import markers
 from magi.core.threads.posting import Policy, code, gate
-from magi.errors import ActionError, TamperedArtifact
+from magi.errors import ActionError, PushRefused, TamperedArtifact
 from magi.git.remote import Remote
 from magi.git.repo import Git
-from magi.github.port import GitHubPort
+from magi.github.models import PullRequest
+from magi.github.port import GitHubError, GitHubPort
 from magi.model.config import Config
 from magi.model.run import Run, RunStatus
 from magi.report import revealed
@@ -114,6 +116,7 @@ class PublishResult:
     held: bool = False
     workflows: dict[str, list[str]] = field(default_factory=dict)  # label -> files, not pushed
     secrets: dict[str, list[Leak]] = field(default_factory=dict)  # label -> (kind, file)
+    refused: dict[str, str] = field(default_factory=dict)  # label -> GitHub's words, not pushed
 
 
 async def publish(
@@ -163,6 +166,9 @@ async def publish(
         return PublishResult(pr=published.pr)
 
     # Branches: only once authors may be known (a commit can name its author), each leased.
+    # One GitHub refuses (push protection, a ruleset, a file over 100 MB) is said and the
+    # rest goes on; the winner's refused means no PR, and the job fails once all is said.
+    refused = ""
     if revealed(run):
         wanted = {f"refs/heads/magi/{run.id}/{label}": label for label in heads}
         on_remote = remote.ls_remote(*wanted) if wanted else {}
@@ -176,11 +182,15 @@ async def publish(
                 result.secrets[label] = leaks  # magi.action.publish_job.secret_guard
                 continue
             if on_remote.get(target) != heads[label]:
-                remote.push(
-                    f"{INCOMING}/{run.id}/{label}",
-                    target,
-                    expect=published.branches.get(branch),
-                )
+                try:
+                    remote.push(
+                        f"{INCOMING}/{run.id}/{label}",
+                        target,
+                        expect=published.branches.get(branch),
+                    )
+                except PushRefused as exc:
+                    result.refused[label] = exc.message
+                    continue
             result.pushed[branch] = heads[label]
     failpoint("publish:pushed")  # the kill tests: branches on GitHub, no pull request yet
 
@@ -192,6 +202,10 @@ async def publish(
     )
     winner = run.tally.winner if run.tally else None
     winner_branch = f"magi/{run.id}/{winner}" if winner else None
+    pr: PullRequest | None = None
+    if winner is not None and winner in result.refused:
+        words = result.refused[winner].rstrip(".")
+        refused = f"The winner was not pushed, so there is no pull request: {words}. {FIX_PUSH}"
     if winner_branch in result.pushed:
         assert winner_branch is not None  # noqa: S101 - narrowed by the membership test
         result.follow_ups = await follow_ups(job, run)
@@ -201,7 +215,17 @@ async def publish(
         if result.follow_ups:
             body_text += "\nFollow-ups: " + ", ".join(f"#{n}" for n in result.follow_ups) + "\n"
         body = job.post(body_text, markers.PR, issue=issue, run=run.id)
-        pr = await pull(job, run, winner_branch, body, title.splitlines()[0][:250])
+        try:
+            pr = await pull(job, run, winner_branch, body, title.splitlines()[0][:250])
+        except GitHubError as exc:
+            # The branches are out: the issue still gets its label, tracking and record,
+            # and a re-run opens the PR (the record names no PR, so it is looked up again).
+            refused = (
+                f"GitHub refused to open the pull request ({exc.status}: {exc.message}): "
+                "run publish again."
+            )
+            pr = None
+    if pr is not None and winner_branch is not None:
         result.pr = pr.number
         head = result.pushed[winner_branch]
         links = replace(links, pr_url=pr.html_url or None, head=head)
@@ -213,7 +237,7 @@ async def publish(
         ):
             body = job.post(text, "comment", part=part, run=run.id)
             await job.upsert_comment(pr.number, body, "comment", part=part, run=run.id)
-        await check_run(job, run, head)
+        await check_run(job, run, head, early=ready_early(run, pr))
         failpoint("publish:pr")  # ... the pull request and its comments, no tracking or record
 
     # An agent's question the run parked on: put to the issue (a new comment notifies its
@@ -237,6 +261,10 @@ async def publish(
     note = _workflow_note(result.workflows, winner)
     if result.secrets:
         note = (note + "\n\n" if note else "") + secrets_note(result.secrets, winner)
+    if losers := {k: v for k, v in result.refused.items() if k != winner}:
+        note = (note + "\n\n" if note else "") + _push_note(losers)
+    if refused:
+        note = (note + "\n\n" if note else "") + refused
     if result.held:
         wanted_labels.add("magi:held")
         note = (note + "\n\n" if note else "") + (
@@ -296,6 +324,8 @@ async def publish(
     env.set_output("status", run.status.value)
     env.set_output("pr-number", str(result.pr or ""))
     env.summary(gate(track, job.policy).text)
+    if refused:
+        raise ActionError(f"Everything else is published. {refused}")
     return result
 
 
@@ -347,6 +377,19 @@ async def _next_stage(
     inputs["runner-labels"] = json.dumps(allowed_labels(trusted, labels, "the hand-off"))
     await port.dispatch_workflow(env.repo, workflow, env.ref_name, inputs)
     env.summary(f"magi run {run.id} goes on on a runner labelled {', '.join(labels)}.")
+
+
+FIX_PUSH = (
+    "Fix what GitHub names (a secret push protection found, a file over 100 MB, a "
+    "ruleset the branch breaks: the candidate is in the run record), or allow it in the "
+    "repository's settings, then run publish again."
+)
+
+
+def _push_note(refused: dict[str, str]) -> str:
+    """What the tracking comment says of losing candidates GitHub refused: the run goes on."""
+    lines = [f"Candidate {label} was not pushed: {why}" for label, why in sorted(refused.items())]
+    return " ".join(lines) + " The winner and the rest are published."
 
 
 def _workflow_note(refused: dict[str, list[str]], winner: str | None) -> str:

@@ -34,6 +34,7 @@ from magi.model.config import AgentConfig
 from magi.model.run import Redaction
 
 __all__ = [
+    "CHECK_SUMMARY_LIMIT",
     "LIMIT",
     "MARKER",
     "Policy",
@@ -47,6 +48,10 @@ __all__ = [
 ]
 
 LIMIT = 65_536  # https://docs.github.com/en/rest/issues/comments (body too long: 422)
+# A check run's output.summary: "Maximum length: 65535 characters" (checks/create in the
+# REST description; githubkit refuses a longer one before sending it).
+# https://docs.github.com/en/rest/checks/runs#create-a-check-run
+CHECK_SUMMARY_LIMIT = 65_535
 MARKER = "<!-- magi:"
 WORD_JOINER = "\u2060"
 LOCAL_PATH = "<local path>"
