@@ -85,7 +85,8 @@ def runner() -> Iterator[Runner]:
         r.plant(rel)
     r.plant(".claude/CLAUDE.md", f"user-instruction-{tag}")
     r.plant(".claude/settings.json", json.dumps({"hooks": {"Stop": [f"user-hook-{tag}"]}}))
-    r.plant(".claude/.credentials.json", json.dumps({"token": f"login-{tag}"}))
+    login = {"accessToken": f"login-{tag}", "refreshToken": f"r-{tag}", "expiresAt": 1}
+    r.plant(".claude/.credentials.json", json.dumps({"claudeAiOauth": login}))
     account = {"oauthAccount": {"email": f"me-{tag}@x"}, "mcpServers": {"user": f"mcp-{tag}"}}
     r.plant(".claude.json", json.dumps(account))
     for rel in (".pyenv/versions/9/bin/py", ".cargo/bin/cargo-x", "actions-runner/_work/_tool/n"):
@@ -158,7 +159,7 @@ def test_a_seat_sees_its_tree_the_system_and_toolchains_never_a_secret(runner: R
         assert on_the_way or any(path.is_relative_to(a) for a in allowed), path
     for users in ("user-instruction", "user-hook", "mcp-"):
         assert users not in read
-    assert '"token": "login-' in read  # its own CLI's login: the one thing of the user's
+    assert '"accessToken": "login-' in read  # its own CLI's login: the one thing of the user's
     assert "me-" in read  # the account keys of ~/.claude.json
 
 
@@ -210,21 +211,24 @@ def test_two_parallel_seats_that_renew_the_login_leave_the_user_one_that_works(
     wave: the user's file ends as one seat's whole renewal, never torn nor lost, no copy
     keeps a login, and each seat's next turn is laid the user's current login."""
     r = runner
+    for seat in ("judge-1", "judge-2"):
+        renewed = {"accessToken": f"renewed-by-{seat}", "refreshToken": "r2", "expiresAt": 2}
+        (r.out / f"renewed-{seat}").write_text(json.dumps({"claudeAiOauth": renewed}))
     renew = (
         f'{{ cat "$HOME/.claude/.credentials.json"; echo; }} >> {r.out}/laid-$MAGI_SEAT; '
-        'printf \'{"token": "renewed-by-%s"}\' "$MAGI_SEAT" > "$HOME/.claude/.credentials.json"'
+        f'cp {r.out}/renewed-$MAGI_SEAT "$HOME/.claude/.credentials.json"'
     )
     sctx = _context(r, {"a": _claude(r, renew, "a"), "b": _claude(r, renew, "b")})
     with ThreadPoolExecutor(2) as pool:
         for f in [pool.submit(_turn, sctx, r, s, write=False) for s in ("judge-1", "judge-2")]:
             f.result()
-    user = json.loads((r.home / ".claude/.credentials.json").read_text())
-    assert user["token"] in {"renewed-by-judge-1", "renewed-by-judge-2"}
+    user = json.loads((r.home / ".claude/.credentials.json").read_text())["claudeAiOauth"]
+    assert user["accessToken"] in {"renewed-by-judge-1", "renewed-by-judge-2"}
     assert not list((sctx.run_dir / "cli-state").rglob(".credentials.json"))
     _turn(sctx, r, "judge-1", write=False)
     laid = (r.out / "laid-judge-1").read_text().splitlines()
-    assert json.loads(laid[0])["token"].startswith("login-")
-    assert json.loads(laid[1])["token"] == user["token"]
+    assert json.loads(laid[0])["claudeAiOauth"]["accessToken"].startswith("login-")
+    assert json.loads(laid[1])["claudeAiOauth"] == user
 
 
 def test_a_seat_commits_as_magi_not_as_the_user_whose_gitconfig_it_cannot_see(
@@ -249,3 +253,73 @@ def test_a_seat_commits_as_magi_not_as_the_user_whose_gitconfig_it_cannot_see(
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "magi <magi@localhost.invalid>"
+
+
+def test_a_seat_holds_no_capability_even_when_magi_runs_as_root(runner: Runner) -> None:
+    """A magi running as root starts bwrap without a user namespace: without
+    `--cap-drop ALL` its seat keeps root's capabilities, unmounts the masks over
+    /etc/shadow, remounts a read-only bind writable, reads any user's files."""
+    import subprocess
+
+    from magi.core.seats.jail import bwrap_argv
+    from magi.sandbox.bwrap import seat_spec
+
+    r = runner
+    env = {"HOME": str(r.home), "PATH": "/usr/bin:/bin"}
+    spec = seat_spec(decide(Sandbox()), cwd=r.tree, writable=True, hide=[], environ=env)
+    assert spec is not None
+    script = (
+        "grep ^CapEff /proc/self/status; umount /etc/shadow 2>/dev/null && echo unmounted; "
+        "mount -o remount,bind,rw /usr 2>/dev/null && echo remounted; true"
+    )
+    done = subprocess.run(
+        bwrap_argv(spec, ["sh", "-c", script]), env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[:2] == ["CapEff:", "0000000000000000"]
+    assert "unmounted" not in done.stdout
+    assert "remounted" not in done.stdout
+
+
+def test_a_runner_installed_under_opt_is_hidden_whatever_the_environment_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A runner in /opt/actions-runner whose work folder is elsewhere (or a second one
+    beside it, or a magi run by hand on its machine): its .credentials and RSA key hidden."""
+    from magi.core.seats.jail import visible
+    from magi.sandbox import bwrap
+
+    opt = tmp_path / "opt"
+    for name in ("actions-runner", "actions-runner-2/inner"):
+        (opt / name / "_diag").mkdir(parents=True)
+        (opt / name / ".runner").write_text("{}")
+        (opt / name / ".credentials_rsaparams").write_text("key")
+    (opt / "hostedtoolcache").mkdir()
+    jailed = decide(Sandbox())  # before the machine's view is swapped for the test's
+    monkeypatch.setattr(bwrap, "_RUNNER_HOMES", (str(opt),))
+    monkeypatch.setattr(bwrap, "system_view", lambda: ((str(opt), "/usr"), ()))
+    tree = tmp_path / "elsewhere"
+    tree.mkdir()
+    spec = bwrap.seat_spec(
+        jailed, cwd=tree, writable=True, hide=[], environ={"HOME": str(tmp_path)}
+    )
+    assert spec is not None
+    for secret in ("actions-runner", "actions-runner-2/inner"):
+        assert visible(spec, str(opt / secret / ".credentials_rsaparams")) == "hidden"
+    assert visible(spec, str(opt / "hostedtoolcache")) == "read"
+
+
+def test_a_global_npmrc_inside_a_node_toolchain_is_covered(runner: Runner) -> None:
+    """`npm config set -g //registry...:_authToken` writes into the node install that the
+    seat is shown as a toolchain: that one file is covered."""
+    from magi.core.seats.jail import visible
+    from magi.sandbox.bwrap import seat_spec
+
+    r = runner
+    npmrc = r.plant(".nvm/versions/node/v20.1.0/etc/npmrc")
+    r.plant(".nvm/versions/node/v20.1.0/bin/node", "a tool")
+    env = {"HOME": str(r.home), "PATH": "/usr/bin:/bin"}
+    spec = seat_spec(decide(Sandbox()), cwd=r.tree, writable=True, hide=[], environ=env)
+    assert spec is not None
+    assert visible(spec, str(npmrc)) == "hidden"
+    assert visible(spec, str(npmrc.parent.parent / "bin" / "node")) == "read"

@@ -16,6 +16,7 @@ and hands them to the pure policy in ``magi.core.seats.jail``. ``system_view`` i
 from __future__ import annotations
 
 import functools
+import glob
 import os
 import shutil
 import sys
@@ -87,7 +88,10 @@ def probe(bwrap: str) -> tuple[bool, str]:
     leaves to a subreaper magi is reaped with it (``census.reap_group``).
     """
     dirs, links = system_view()
-    argv = bwrap_argv(JailSpec(cwd="/", bwrap=bwrap, system=dirs, links=links), ["true"])
+    # Not only that it starts: that the seat holds no capability (a jail that keeps root's
+    # can be taken apart from inside), which exits 1 here otherwise.
+    capless = ["/bin/sh", "-c", 'grep -q "^CapEff:[[:space:]]*0*$" /proc/self/status']
+    argv = bwrap_argv(JailSpec(cwd="/", bwrap=bwrap, system=dirs, links=links), capless)
     done = process.run(
         argv,
         cwd=None,
@@ -127,9 +131,11 @@ def blocked_hint(stderr: str, read: Callable[[str], str] = _read) -> str:
     if read(DEBIAN_USERNS) == "0":
         return "unprivileged user namespaces are off: `sysctl kernel.unprivileged_userns_clone=1`"
     if Path("/.dockerenv").exists() or Path("/run/.containerenv").exists():
+        # Not `--privileged`: that hands the container, and a seat that escaped the jail,
+        # the host's devices.
         return (
             "this container forbids new namespaces: start it with `--security-opt "
-            "seccomp=unconfined --security-opt apparmor=unconfined` (or `--privileged`), "
+            "seccomp=unconfined --security-opt apparmor=unconfined`, "
             'or set [sandbox] mode = "off" knowingly'
         )
     return f'bwrap failed ({stderr or "no message"}); set [sandbox] mode = "off" knowingly'
@@ -250,20 +256,44 @@ TOOLCHAINS = (
 )
 # A configured runner has ``.runner`` beside its ``.credentials``; an unconfigured one its bin.
 _RUNNER_MARKS = (".runner", "bin/Runner.Listener")
+_RUNNER_HOMES = ("/opt", "/usr/local", "/srv")
 _RUNNER_VARS = ("GITHUB_WORKSPACE", "RUNNER_WORKSPACE", "RUNNER_TEMP", "RUNNER_TOOL_CACHE")
 
 
+def _is_runner(path: Path) -> bool:
+    return len(path.parts) > 1 and any((path / m).exists() for m in _RUNNER_MARKS)
+
+
+def _installed_runners() -> list[Path]:
+    """Runners installed where the jail shows the system (``/opt/actions-runner``, a second
+    one beside it), one or two levels down, whatever the environment says: a runner whose
+    work folder is elsewhere, or a magi run by hand on a machine that hosts one."""
+    found: list[Path] = []
+    for top in _RUNNER_HOMES:
+        for first in _children(Path(top)):
+            if _is_runner(first):
+                found.append(first)
+                continue
+            found += [second for second in _children(first) if _is_runner(second)]
+    return found
+
+
+def _children(path: Path) -> list[Path]:
+    try:
+        return [Path(e.path) for e in os.scandir(path) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
 def runner_roots(environ: Mapping[str, str], cwd: Path) -> list[Path]:
-    """The GitHub Actions runner installs this process works under: the nearest parent of
-    the runner's workspace variables (and of ``cwd``) that holds a runner's own files."""
+    """The GitHub Actions runner installs on this machine: the nearest parent of the
+    runner's workspace variables (and of ``cwd``) that holds a runner's own files, and any
+    installed under the system paths a seat is shown."""
     starts = [Path(environ[v]) for v in _RUNNER_VARS if environ.get(v, "").startswith("/")]
     found: list[Path] = []
     for start in [*starts, cwd]:
-        for parent in [start, *start.parents]:
-            if len(parent.parts) > 1 and any((parent / m).exists() for m in _RUNNER_MARKS):
-                found.append(parent)
-                break
-    return list(dict.fromkeys(found))
+        found += [parent for parent in [start, *start.parents] if _is_runner(parent)][:1]
+    return list(dict.fromkeys([*found, *_installed_runners()]))
 
 
 def _home_reads(home: str, environ: Mapping[str, str]) -> list[str]:
@@ -320,7 +350,7 @@ def seat_spec(
     ``binds`` are the seat's own copies of its CLI's state, (copy, where the CLI looks)."""
     if not decision.jailed or decision.bwrap is None:
         return None
-    home = _resolved(environ.get("HOME") or str(Path.home())) or "/"
+    home = real_home = _resolved(environ.get("HOME") or str(Path.home())) or "/"
     where = cwd.resolve()
     runners = runner_roots(environ, where)
     tools: list[Path | str] = [r / "_work" / "_tool" for r in runners]
@@ -347,10 +377,19 @@ def seat_spec(
         mask=[p for p in shown if not os.path.isdir(p)],
         binds=[(str(src), dest) for src, dest in binds],
     )
-    secrets = [os.path.join(home, s) for s in HOME_SECRETS] + _sockets(environ)
-    masked = [p for p in _real(secrets) if visible(spec, p) != "hidden" and not os.path.isdir(p)]
+    found = [g for s in HOME_SECRETS for g in glob.glob(os.path.join(glob.escape(home), s))]
+    secrets = [p for p in _real([*found, *_sockets(environ)]) if visible(spec, p) != "hidden"]
+    masked = [p for p in secrets if not os.path.isdir(p)]
+    covered = [p for p in secrets if os.path.isdir(p)]
     # The user's ~/.gitconfig is hidden with the home: a seat commits as magi's neutral
     # identity (which the hand-back writes anyway), never as nobody, nor as the user.
     ident = (("NAME", NEUTRAL_NAME), ("EMAIL", NEUTRAL_EMAIL))
     env = tuple((f"GIT_{who}_{k}", v) for who in ("AUTHOR", "COMMITTER") for k, v in ident)
-    return replace(spec, mask=(*spec.mask, *dict.fromkeys(masked)), env=env)
+    if real_home not in ("/", environ.get("HOME")):
+        env += (("HOME", real_home),)  # a home behind a link: the scratch is at its real path
+    return replace(
+        spec,
+        mask=(*spec.mask, *dict.fromkeys(masked)),
+        hide=(*spec.hide, *dict.fromkeys(covered)),
+        env=env,
+    )

@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from magi.core.seats.clistate import (
     Login,
     login_part,
     merge_login,
+    renewal,
     resolved,
     without_login,
 )
@@ -52,20 +54,41 @@ class Laid:
     logins: tuple[LaidLogin, ...] = ()
 
 
-def _read(path: Path) -> bytes | None:
+READ_MAX = 1024 * 1024  # a login or settings file; anything larger is no login
+
+
+def _read(path: Path, *, follow: bool = True) -> bytes | None:
+    """A regular file's bytes, or None. Never blocks (a fifo the seat left in its copy) nor
+    reads without bound (a sparse file); ``follow=False`` for the seat's copy, where a link
+    would lead magi elsewhere."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     try:
-        return path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        fd = os.open(path, flags)
+    except OSError:
         return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > READ_MAX:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read(READ_MAX + 1)[:READ_MAX]
+    finally:
+        os.close(fd)
 
 
 def _unlinked(root: Path, path: Path) -> Path:
-    """``path`` in the seat's copy, with any link the seat put on its way removed: magi
-    reads and writes the copy from outside the jail, where a link would lead elsewhere (to
-    another CLI's login, or the user's SSH key)."""
+    """``path`` in the seat's copy, with any link (or fifo, socket, device) the seat put on
+    its way removed: magi reads and writes the copy from outside the jail, where a link
+    would lead elsewhere (to another CLI's login, or the user's SSH key)."""
     for part in [*reversed(path.relative_to(root).parents), path.relative_to(root)]:
         here = root / part
-        if here != root and here.is_symlink():
+        if here == root:
+            continue
+        try:
+            mode = here.lstat().st_mode
+        except OSError:
+            break
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
             here.unlink()
     return path
 
@@ -98,7 +121,7 @@ def _lay_login(login: Login, user: Path, root: Path) -> LaidLogin:
         _remove(copy)
     if login.keys:
         part = login_part((_read(user) or b"").decode("utf-8", "replace"), login.keys)
-        seat = _read(copy)
+        seat = _read(copy, follow=False)
         merged = merge_login(seat.decode("utf-8", "replace") if seat else None, part, login.keys)
         copy.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         _write(copy, merged.encode())
@@ -114,20 +137,22 @@ def _lay_login(login: Login, user: Path, root: Path) -> LaidLogin:
 
 def lay(state: CliState, *, home: str, environ: Mapping[str, str], seat_dir: Path) -> Laid:
     """The seat's copies made, its logins laid; what to bind where."""
-    binds: dict[str, str] = {}
+    binds: dict[str, str] = {}  # where the CLI looks -> its copy
     logins: list[LaidLogin] = []
     for root in state.roots:
         where = resolved(root, home, environ)
-        if where is None or where in binds.values():
+        if where is None:
             continue
         tag = hashlib.sha256(where.encode()).hexdigest()[:8]
         copy = seat_dir / "cli" / f"{tag}-{Path(where).name}"
-        _made(copy, where, file=root.file, seed=root.seed)
+        if where not in binds:  # a variable naming the default place: one copy, both logins
+            _made(copy, where, file=root.file, seed=root.seed)
+            binds[where] = str(copy)
         for login in root.logins:
             user = Path(where) / login.path if login.path else Path(where)
-            logins.append(_lay_login(login, user, copy))
-        binds[str(copy)] = where
-    return Laid(tuple(binds.items()), tuple(logins))
+            if all(laid.user != user for laid in logins):
+                logins.append(_lay_login(login, user, copy))
+    return Laid(tuple((c, w) for w, c in binds.items()), tuple(logins))
 
 
 @contextlib.contextmanager
@@ -153,8 +178,9 @@ def _take_out(login: LaidLogin) -> None:
     if not login.keys:
         _remove(login.copy)
         return
-    text = _read(login.copy)
+    text = _read(login.copy, follow=False)
     if text is None:
+        _remove(login.copy)  # not a regular file of a readable size: no login stays in it
         return
     kept = without_login(text.decode("utf-8", "replace"), login.keys)
     if kept is None:
@@ -172,8 +198,8 @@ def hand_back(laid: Laid, *, lock_dir: Path) -> list[str]:
             continue  # never made by magi, and out of the seat's reach (a bind point)
         if login.root.is_dir():
             _unlinked(login.root, login.copy)
-        now = None if login.keys else _read(login.copy)
-        if now is not None and now != login.sent:
+        now = None if login.keys else _read(login.copy, follow=False)
+        if now is not None and now != login.sent and renewal(login.sent, now):
             with _locked(lock_dir, login.user):
                 # A sibling seat (or the user) that handed back first wins: this seat's
                 # login is an older refresh of the same one.

@@ -38,7 +38,12 @@ from magi.seats.asking import Listening
 from magi.seats.budget import check_budget
 from magi.seats.census import end_turn
 from magi.seats.context import SeatContext, Stop
-from magi.seats.jailing import applies_jail, end_seat_state, seat_jail
+from magi.seats.jailing import (
+    applies_jail,
+    end_seat_state,
+    refuse_unjailed_agent,
+    seat_jail,
+)
 from magi.state.failpoint import failpoint
 
 M = TypeVar("M", bound=Answer)
@@ -220,10 +225,34 @@ def ask(
         label=label,
         timeout=timeout,
     )
+    try:
+        result, started, t0 = _turn(sctx, opened, seat, node, label)
+    finally:
+        # The login laid in the seat's CLI copy leaves it whatever happened from the lay on
+        # (a guard or a listener that failed to start included).
+        end_seat_state(sctx, seat)
+    sctx.check_cancelled()  # a seat killed by cancellation gave no answer: it stays pending
+    # Agent output enters other seats' packets: no NUL or control byte goes with it.
+    result = replace(result, text=strip_controls(result.text))
+    if not result.duration_s:
+        result = replace(result, duration_s=time.monotonic() - t0)
+    _record(sctx, opened, result, started, reask)
+    sctx.reporter.seat(seat, result.status.value, result.error or "")
+    return result
+
+
+def _turn(
+    sctx: SeatContext, opened: _Opened, seat: str, node: str, label: str
+) -> tuple[TurnResult, datetime, float]:
+    """The agent's turn between the guard's before and after: (result, started, t0)."""
     sctx.reporter.seat(seat, "asked")
     # A jail is only as good as the agent that applies it: one that does not say it does (a
-    # plugin's own ``Agent``) is guarded and swept after as an unjailed seat is.
-    jail = opened.request.jail if applies_jail(sctx, opened.agent) else None
+    # plugin's own ``Agent``) is guarded and swept after as an unjailed seat is, and on a
+    # runner it is not asked at all (no jail is no run).
+    applies = applies_jail(sctx, opened.agent)
+    if opened.request.jail is not None and not applies:
+        refuse_unjailed_agent(sctx, opened.agent)
+    jail = opened.request.jail if applies else None
     if sctx.guard is not None:
         sctx.guard.before(sctx, seat, node, jail=jail)
     started = sctx.clock()
@@ -239,17 +268,9 @@ def ask(
         asks.stop()  # never raises: the turn's ending below always runs
         # Whatever the turn left behind goes, even when it was cut off by cancellation.
         end_turn(sctx, seat, opened.request.turn, since, jailed=jail is not None)
-        end_seat_state(sctx, req.seat)
         if sctx.guard is not None:
             sctx.guard.after(sctx, seat, node)
-    sctx.check_cancelled()  # a seat killed by cancellation gave no answer: it stays pending
-    # Agent output enters other seats' packets: no NUL or control byte goes with it.
-    result = replace(result, text=strip_controls(result.text))
-    if not result.duration_s:
-        result = replace(result, duration_s=time.monotonic() - t0)
-    _record(sctx, opened, result, started, reask)
-    sctx.reporter.seat(seat, result.status.value, result.error or "")
-    return result
+    return result, started, t0
 
 
 def _here_or_hand_off(sctx: SeatContext, seat: str, node: str) -> None:

@@ -11,6 +11,7 @@ user's login before each turn (``seat_jail``), the login handed back and taken o
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -68,6 +69,17 @@ def refuse_unjailed(found: Decision, environ: Mapping[str, str]) -> None:
     )
 
 
+def refuse_unjailed_agent(sctx: SeatContext, agent_id: str) -> None:
+    """A plugin's own ``Agent`` that does not say it applies the jail it is handed runs
+    unjailed: on a runner that is refused as a missing jail is."""
+    if sctx.environ.get("GITHUB_ACTIONS") == "true":
+        raise ConfigError(
+            f"agent {agent_id!r} does not apply the jail (its kind's Agent has no "
+            "applies_jail), and on a runner no jail is no run: use a CLI kind, or set "
+            '`[sandbox] mode = "off"` in .magi/config.toml to run it unjailed on purpose'
+        )
+
+
 def applies_jail(sctx: SeatContext, agent_id: str) -> bool:
     """Whether ``agent_id``'s turns run inside the jail they are handed: an agent says so
     (``applies_jail``, as ``CliAgent`` does); a plugin's own ``Agent`` that does not is
@@ -112,7 +124,8 @@ def _lay_state(sctx: SeatContext, kind: str, seat: str) -> Laid:
     spec = kinds().get(kind)
     if spec is None or spec.state is None or not spec.state.roots:
         return Laid()
-    home = sctx.environ.get("HOME") or str(Path.home())
+    # Where the jail puts the scratch home (a home behind a link, at its real path)
+    home = os.path.realpath(sctx.environ.get("HOME") or str(Path.home()))
     where = sctx.run_dir / "cli-state" / seat
     laid = lay(spec.state, home=home, environ=sctx.environ, seat_dir=where)
     with sctx.lock:

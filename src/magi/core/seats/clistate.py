@@ -18,7 +18,40 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-__all__ = ["CliState", "Login", "Root", "login_part", "merge_login", "resolved", "without_login"]
+__all__ = [
+    "RENEWABLE",
+    "CliState",
+    "Login",
+    "Root",
+    "login_part",
+    "merge_login",
+    "renewal",
+    "resolved",
+    "without_login",
+]
+
+# The values a CLI rewrites when it renews an OAuth login (claude's claudeAiOauth, codex's
+# tokens and last_refresh, gemini's oauth_creds, opencode's oauth entries): a login file a
+# seat's CLI rewrote is taken back only when nothing else of it changed.
+RENEWABLE = frozenset(
+    {
+        "accessToken",
+        "refreshToken",
+        "expiresAt",
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "expires_at",
+        "expiry",
+        "expiry_date",
+        "expires",
+        "expires_in",
+        "access",
+        "refresh",
+        "last_refresh",
+    }
+)
+RENEWAL_MAX_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -128,3 +161,27 @@ def without_login(seat_text: str, keys: tuple[str, ...]) -> str | None:
     for key in keys:
         _drop(data, key)
     return json.dumps(data, indent=2)
+
+
+def _same_but_renewed(old: object, new: object, key: str = "") -> bool:
+    if key in RENEWABLE and not isinstance(old, dict | list):
+        return isinstance(new, type(old)) or new is None or old is None
+    if isinstance(old, dict):
+        if not isinstance(new, dict) or set(old) != set(new):
+            return False
+        return all(_same_but_renewed(old[k], new[k], k) for k in old)
+    return old == new
+
+
+def renewal(sent: bytes | None, now: bytes) -> bool:
+    """Whether ``now`` is the login ``sent`` renewed: both JSON objects of the same keys at
+    every level, and only token and expiry values (``RENEWABLE``) changed. A seat cannot
+    hand back another account, a new entry (opencode's ``wellknown``, which makes opencode
+    fetch config from a URL), nor a login where the user had none."""
+    if sent is None or len(now) > RENEWAL_MAX_BYTES:
+        return False
+    try:
+        old, new = json.loads(sent), json.loads(now)
+    except ValueError:
+        return False
+    return isinstance(old, dict) and _same_but_renewed(old, new)

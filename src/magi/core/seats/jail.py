@@ -54,9 +54,13 @@ __all__ = [
     "writes_under",
 ]
 
-# Before any bind: fresh /dev and /proc, a private /tmp. The root is an empty tmpfs of
-# bwrap's; what of the machine is shown is ``JailSpec.system``.
+# Before any bind: no capability (a magi running as root starts bwrap without a user
+# namespace, and its seat would keep root's: unmount a mask, remount a bind read-write,
+# read any user's files), fresh /dev and /proc, a private /tmp. The root is an empty tmpfs
+# of bwrap's; what of the machine is shown is ``JailSpec.system``.
 BWRAP_BASE = (
+    "--cap-drop",
+    "ALL",
     "--die-with-parent",
     "--unshare-pid",
     "--dev",
@@ -101,13 +105,24 @@ ALWAYS_MASKED = (
     "/etc/containerd",
     "/etc/rancher",
     "/etc/kubernetes",
+    "/etc/apt/auth.conf",
+    "/etc/apt/auth.conf.d",
+    "/etc/containers/auth.json",
+    "/etc/boto.cfg",
+    "/nix/var",  # the nix daemon's socket: a trusted user's is root's
 )
 
-# Inside a toolchain bound back from the home, the files that are logins, not tools.
+# Inside a toolchain bound back from the home, the files that are logins, not tools (globs
+# under the home): a node's global npmrc (`npm config set -g ..._authToken`), .NET's key store.
 HOME_SECRETS = (
     ".cargo/credentials",
     ".cargo/credentials.toml",
     ".nvm/.npmrc",
+    ".nvm/versions/node/*/etc/npmrc",
+    ".npm-global/etc/npmrc",
+    ".volta/tools/image/node/*/etc/npmrc",
+    ".asdf/installs/nodejs/*/etc/npmrc",
+    ".dotnet/corefx/cryptography",
 )
 
 
