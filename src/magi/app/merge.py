@@ -83,7 +83,7 @@ async def evaluate(
 
 
 async def _merge(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest, key: str) -> str:
-    return await gate.merge(ctx.seal, gh, repo, pull, key)
+    return await gate.merge(ctx.seal, gh, repo, pull, key, ctx.sleep)
 
 
 # A check or status finishing, or a workflow run completing, may change the answer.

@@ -60,6 +60,7 @@ from magi.github.models import (
     WorkflowRun,
 )
 from magi.github.port import GitHubError
+from magi.testing.github_rules import BranchRules, Reviewed, refusal
 
 APP_LOGIN = "magi-app[bot]"
 
@@ -161,6 +162,8 @@ class World:
     objects: dict[str, bytes | list[TreeEntry] | GitCommit] = field(default_factory=dict)
     jobs: dict[int, list[WorkflowJob]] = field(default_factory=dict)  # run id -> its jobs
     job_logs: dict[int, str] = field(default_factory=dict)  # Actions job id -> its log
+    rules: dict[str, BranchRules] = field(default_factory=dict)  # branch -> its rules
+    reviews: dict[int, list[Reviewed]] = field(default_factory=dict)  # PR -> reviews, in order
 
 
 def branch_repo(full_name: str) -> BranchRepo:
@@ -646,11 +649,59 @@ class FakeGitHub:
             raise GitHubError(
                 "Head branch was modified. Review and try the merge again.", status=409
             )
+        refused = self._ruled(repo, w, pull)
+        if refused is not None:
+            raise refused
         w.merges.append({"number": number, "sha": sha, "method": method, "title": title})
         w.pulls[number] = pull.model_copy(
             update={"merged": True, "state": "closed", "merge_commit_sha": "m" * 40}
         )
         return MergeResult(merged=True, sha="m" * 40, message="Pull Request successfully merged")
+
+    # -- branch rules (magi.testing.github_rules) ---------------------------------------
+    def set_rules(self, repo: Repo | str, rules: BranchRules, branch: str = "") -> None:
+        """Protect ``branch`` (default: the default branch) with ``rules``."""
+        w = self.world(repo)
+        w.rules[branch or w.default_branch] = rules
+
+    def add_review(self, repo: Repo | str, number: int, login: str, state: str) -> None:
+        """A review submitted on PR ``number``, kept as GitHub keeps it before the webhook."""
+        self.world(repo).reviews.setdefault(number, []).append(Reviewed(login, state))
+
+    def move_base(self, repo: Repo | str, sha: str) -> None:
+        """Someone else's merge moves the default branch to ``sha``: each open PR on it is
+        behind now, as GitHub's ``mergeable_state`` says (``behind`` where the branch must be
+        up to date, ``clean`` otherwise: GitHub says behind only when a rule needs it)."""
+        w = self.world(repo)
+        w.refs[f"heads/{w.default_branch}"] = sha
+        strict = w.rules.get(w.default_branch, BranchRules()).up_to_date
+        for n, p in w.pulls.items():
+            if p.state == "open" and p.base.ref == w.default_branch and p.base.sha != sha:
+                w.pulls[n] = p.model_copy(
+                    update={"mergeable_state": "behind" if strict else "clean"}
+                )
+
+    def rebased(self, repo: Repo | str, number: int, sha: str) -> None:
+        """PR ``number``'s branch rebased onto the base's head and pushed as ``sha``."""
+        w = self.world(repo)
+        self.push(repo, number, sha)
+        p = w.pulls[number]
+        base = p.base.model_copy(update={"sha": w.refs[f"heads/{p.base.ref}"]})
+        w.pulls[number] = p.model_copy(update={"base": base, "mergeable_state": "clean"})
+
+    def _ruled(self, repo: Repo, w: World, pull: PullRequest) -> GitHubError | None:
+        rules = w.rules.get(pull.base.ref)
+        if rules is None:
+            return None
+        base = w.refs.get(f"heads/{pull.base.ref}")
+        return refusal(
+            rules,
+            reviews=w.reviews.get(pull.number, []),
+            permissions=w.permissions,
+            checks=w.checks.get(pull.head.sha, []),
+            statuses=w.statuses.get(pull.head.sha, []),
+            up_to_date=base == pull.base.sha or base in self.ancestors(repo, pull.head.sha),
+        )
 
     # -- checks and statuses -----------------------------------------------------------
     async def list_check_runs(self, repo: Repo, ref: str) -> list[CheckRun]:
