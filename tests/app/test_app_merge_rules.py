@@ -90,7 +90,9 @@ def test_a_required_review_is_said_and_a_writers_approving_review_merges() -> No
     assert PERSON_NEXT in said
     assert "At least 1 approving review is required" in said
     (approval,) = SEAL.find(replies(fake), markers.APPROVAL)
-    assert "merges once every check is green" not in said
+    (recorded,) = [r for r in replies(fake) if r.startswith("Approval by")]
+    assert "magi merges once every check is green" not in recorded
+    assert "1 approving review: " + PERSON_NEXT in recorded
 
     review(fake, "passerby")
     assert fake.world(REPO).merges == []
@@ -217,3 +219,49 @@ def test_a_base_push_plans_on_what_github_says_and_never_polls_mergeable() -> No
     asyncio.run(deliver(make_app(fake), "push", _push(fake)))
     assert len(fake.named("get_pull")) == 1
     assert fake.world(REPO).dispatches == []
+
+
+def approval_reply(fake: FakeGitHub) -> str:
+    (recorded,) = [r for r in replies(fake) if r.startswith("Approval by")]
+    return recorded
+
+
+def test_the_approval_reply_promises_only_what_the_rules_allow() -> None:
+    """No rules: green merges. A merge queue or an up-to-date rule: said before the promise.
+    Rules GitHub will not list (classic protection, an older GHES): no promise beyond them."""
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "in_progress", None)
+    say_merge(fake)
+    assert "magi merges once every check is green; a new push" in approval_reply(fake)
+
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "in_progress", None)
+    fake.set_rules(REPO, BranchRules(merge_queue=True, up_to_date=True))
+    say_merge(fake)
+    said = approval_reply(fake)
+    assert "the merge queue" in said
+    assert "up to date with the base" in said
+    assert "magi merges once every check is green" not in said
+
+    fake = scene()
+    fake.set_check(REPO, SHA, "ci", "in_progress", None)
+    fake.fail("branch_rules", GitHubError("Not Found", status=404))
+    say_merge(fake)
+    assert "once every check is green and this branch's rules allow it" in approval_reply(fake)
+
+
+def test_the_adapter_reads_a_branchs_rules_over_http() -> None:
+    """GET /repos/{o}/{r}/rules/branches/{branch} through githubkit, as GitHub lists them."""
+    fake, _double, auth, _ = setup()
+    fake.set_rules(REPO, BranchRules(required_reviews=2, required_checks=("ci",)))
+    rules = go(auth, lambda port: port.branch_rules(REPO, "main"))
+    assert [(r.type, r.parameters) for r in rules] == [
+        ("pull_request", {"required_approving_review_count": 2}),
+        (
+            "required_status_checks",
+            {
+                "strict_required_status_checks_policy": False,
+                "required_status_checks": [{"context": "ci"}],
+            },
+        ),
+    ]

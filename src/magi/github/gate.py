@@ -41,7 +41,7 @@ from magi.core.threads.approval import (
 from magi.core.threads.landing import BEHIND
 from magi.core.threads.markers import Seal
 from magi.core.threads.posting import code
-from magi.core.threads.refusal import MERGE_TRIES, read_refusal
+from magi.core.threads.refusal import MERGE_TRIES, read_refusal, when_it_merges
 from magi.errors import ConfigError
 from magi.github.models import Comment, MergeResult, PullRequest, Repo
 from magi.github.port import GitHubError, GitHubPort
@@ -203,11 +203,12 @@ async def on_comment(
     own = g.own(await gh.list_comments(repo, number))
     if g.seal.find(own, markers.APPROVAL, comment=str(comment_id)):
         return await evaluate(g, gh, repo, number, default_branch)  # a redelivery
+    promise = when_it_merges(await _rules_of(gh, repo, pull.base.ref))
     await gh.create_comment(
         repo,
         number,
-        f"Approval by @{facts.login} recorded for `{sha[:12]}`. magi merges once every check "
-        "is green; a new push needs a new `merge`.\n\n"
+        f"Approval by @{facts.login} recorded for `{sha[:12]}`. {promise}; a new push needs "
+        "a new `merge`.\n\n"
         + g.seal.marker(
             markers.APPROVAL,
             comment=comment_id,
@@ -219,6 +220,16 @@ async def on_comment(
     # The reaction says "recorded" only once the approval is: a failed reply leaves none.
     await gh.react_to_comment(repo, comment_id, "+1")
     return await evaluate(g, gh, repo, number, default_branch)
+
+
+async def _rules_of(
+    gh: GitHubPort, repo: Repo, branch: str
+) -> list[tuple[str, dict[str, object]]] | None:
+    """The rules GitHub lists for ``branch`` (None when it will not say)."""
+    try:
+        return [(r.type, r.parameters) for r in await gh.branch_rules(repo, branch)]
+    except GitHubError:
+        return None
 
 
 def approval_voided(approval: Mapping[str, str], thread: Iterable[Comment]) -> str:

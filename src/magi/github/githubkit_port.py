@@ -22,6 +22,7 @@ from magi.github.job_log import job_log_tail
 from magi.github.models import (
     Activity,
     Blob,
+    BranchRule,
     CheckRun,
     CombinedStatus,
     Comment,
@@ -250,6 +251,12 @@ class GitHubKitPort:
             return [Activity.from_api(d) for d in data or []]
         except (KeyError, TypeError, AttributeError, ValidationError) as exc:
             raise GitHubError("GitHub answered an unexpected activity shape") from exc
+
+    async def branch_rules(self, repo: Repo, branch: str) -> list[BranchRule]:
+        items = await self._pages(
+            self.gh.rest.repos.async_get_branch_rules, repo.owner, repo.name, branch
+        )
+        return [self._parse(BranchRule, r) for r in items]
 
     # -- the runner ---------------------------------------------------------------------
     async def dispatch_workflow(

@@ -265,3 +265,13 @@ class Blob(_Model):
 
     sha: str
     content: bytes
+
+
+class BranchRule(_Model):
+    """One rule in force on a branch (``GET /repos/{o}/{r}/rules/branches/{branch}``):
+    ``pull_request`` (``required_approving_review_count``), ``required_status_checks``
+    (``strict_required_status_checks_policy``), ``merge_queue``, ...
+    https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch"""
+
+    type: str
+    parameters: dict[str, Any] = Field(default_factory=dict)

@@ -19,6 +19,7 @@ from magi.errors import GitHubError as GitHubError
 from magi.github.models import (
     Activity,
     Blob,
+    BranchRule,
     CheckRun,
     CombinedStatus,
     Comment,
@@ -58,6 +59,7 @@ CALLS: Mapping[str, tuple[str, str]] = {
     "update_ref": ("contents", "write"),
     "matching_refs": ("contents", "read"),
     "list_activities": ("metadata", "read"),
+    "branch_rules": ("metadata", "read"),
     "list_commits": ("contents", "read"),
     "dispatch_workflow": ("actions", "write"),
     "list_workflow_runs": ("actions", "read"),
@@ -116,6 +118,12 @@ class GitHubPort(Protocol):
     # what GitHub recorded of a branch's changes (``refs/heads/<b>``), newest first, the
     # first page only: when each push reached GitHub, by GitHub's clock (the merge gate's)
     async def list_activities(self, repo: Repo, ref: str) -> list[Activity]: ...
+
+    async def branch_rules(self, repo: Repo, branch: str) -> list[BranchRule]:
+        """The rules in force on ``branch`` (rulesets; not classic branch protection, which
+        needs administration access to read: its refusals are read from the merge's 405)."""
+        ...
+
     # a branch's history, newest first, bounded (``/magi stats``: do winners stay merged)
     async def list_commits(
         self, repo: Repo, ref: str, *, since: datetime | None = None

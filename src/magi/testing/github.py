@@ -38,6 +38,7 @@ from magi.github.models import (
     Blob,
     Branch,
     BranchRepo,
+    BranchRule,
     CheckRun,
     CombinedStatus,
     Comment,
@@ -60,7 +61,7 @@ from magi.github.models import (
     WorkflowRun,
 )
 from magi.github.port import GitHubError
-from magi.testing.github_rules import BranchRules, Reviewed, refusal
+from magi.testing.github_rules import BranchRules, Reviewed, as_ruleset, refusal
 
 APP_LOGIN = "magi-app[bot]"
 
@@ -541,6 +542,10 @@ class FakeGitHub:
         w = await self._enter("list_activities", repo, ref=ref)
         want = ref if ref.startswith("refs/") else f"refs/heads/{ref}"
         return [a for a in reversed(w.refs.activity) if a.ref == want][:100]
+
+    async def branch_rules(self, repo: Repo, branch: str) -> list[BranchRule]:
+        w = await self._enter("branch_rules", repo, branch=branch)
+        return as_ruleset(w.rules.get(branch, BranchRules()))
 
     # -- the runner ---------------------------------------------------------------------
     async def dispatch_workflow(

@@ -232,6 +232,18 @@ async def _matching(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Requ
     return 200, [over(example, _ref(g)) for g in refs]
 
 
+@route("GET", C + "/rules/branches/{branch}")
+async def _branch_rules(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    # https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch (paged)
+    rules = await d.fake.branch_rules(repo, p["branch"])
+    per, page = int(_query(rq, "per_page") or 30), int(_query(rq, "page") or 1)
+    source = {"ruleset_source_type": "Repository", "ruleset_source": repo.full_name}
+    return 200, [
+        {**r.model_dump(mode="json"), **source, "ruleset_id": 42}
+        for r in rules[(page - 1) * per : page * per]
+    ]
+
+
 @route("GET", C + "/activity")
 async def _activity(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
     ref = _query(rq, "ref")

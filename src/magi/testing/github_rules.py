@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from magi.github.models import CheckRun, StatusContext
+from magi.github.models import BranchRule, CheckRun, StatusContext
 from magi.github.port import GitHubError
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "QUEUE_ONLY",
     "BranchRules",
     "Reviewed",
+    "as_ruleset",
     "refusal",
     "reviews_wanted",
 ]
@@ -109,3 +110,21 @@ def refusal(
     if rules.up_to_date and not up_to_date:
         return GitHubError(BEHIND, status=405)
     return None
+
+
+def as_ruleset(rules: BranchRules) -> list[BranchRule]:
+    """``rules`` as ``GET /repos/{o}/{r}/rules/branches/{branch}`` lists them.
+    https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch"""
+    out: list[BranchRule] = []
+    if rules.required_reviews:
+        review = {"required_approving_review_count": rules.required_reviews}
+        out.append(BranchRule(type="pull_request", parameters=review))
+    if rules.required_checks or rules.up_to_date:
+        checks = {
+            "strict_required_status_checks_policy": rules.up_to_date,
+            "required_status_checks": [{"context": c} for c in rules.required_checks],
+        }
+        out.append(BranchRule(type="required_status_checks", parameters=checks))
+    if rules.merge_queue:
+        out.append(BranchRule(type="merge_queue", parameters={"merge_method": "SQUASH"}))
+    return out

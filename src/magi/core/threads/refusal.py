@@ -15,11 +15,13 @@ https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from magi.core.threads.posting import inert
 
-__all__ = ["MERGE_TRIES", "Refusal", "Why", "read_refusal"]
+__all__ = ["MERGE_TRIES", "Refusal", "Why", "read_refusal", "rules_ahead", "when_it_merges"]
 
 MERGE_TRIES = 3  # a transient refusal is tried again, this many attempts in all
 
@@ -92,3 +94,45 @@ def _words(why: Why, quoted: str) -> str:
             "again when GitHub next says something about this pull request."
         )
     return f"GitHub refused the merge: {quoted}"
+
+
+REVIEW_NEXT = (
+    "a review from someone with write access is required; magi merges when it arrives if "
+    "the `merge` still stands (magi cannot approve its own pull request)"
+)
+
+
+def rules_ahead(rules: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
+    """What a branch's rules (``(type, parameters)`` as GitHub lists them) require beyond
+    green checks, each with who acts; the checks themselves magi's gate waits for already.
+    https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch"""
+    out: list[str] = []
+    for kind, params in rules:
+        if kind == "pull_request" and int(params.get("required_approving_review_count") or 0):
+            n = int(params["required_approving_review_count"])
+            out.append(f"{n} approving review{'s' if n > 1 else ''}: {REVIEW_NEXT}")
+        elif kind == "required_status_checks" and params.get(
+            "strict_required_status_checks_policy"
+        ):
+            out.append("a branch up to date with the base: magi rebases it when the base moves")
+        elif kind == "merge_queue":
+            out.append(
+                "the merge queue: this branch merges only through it; add the pull request to "
+                "the queue on GitHub"
+            )
+    return list(dict.fromkeys(out))
+
+
+def when_it_merges(rules: Sequence[tuple[str, Mapping[str, Any]]] | None) -> str:
+    """The approval reply's promise: only what magi can keep. ``None``: the rules could not
+    be read (classic branch protection, an older GitHub Enterprise Server)."""
+    if rules is None:
+        return "magi merges once every check is green and this branch's rules allow it"
+    ahead = rules_ahead(rules)
+    if not ahead:
+        return "magi merges once every check is green"
+    return (
+        "this branch's rules stand before the merge: "
+        + "; ".join(ahead)
+        + ". magi merges when they are met and every check is green"
+    )
