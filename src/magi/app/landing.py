@@ -30,6 +30,7 @@ from magi.app.labeled import claim_ref
 from magi.app.land_lock import claim, give_back, land_ref
 from magi.app.merge import _merge, evaluate
 from magi.app.pulls import is_magi_pull, issue_of, on_checks, run_of
+from magi.app.rerun import rerun_once
 from magi.core.threads import markers
 from magi.core.threads.approval import is_bot, reviewer_counts
 from magi.core.threads.landing import HELD, LandFacts, Plan, Review, Step, plan
@@ -103,6 +104,8 @@ async def land(
     p = plan(f, ctx.clock())
     if p.step is Step.DONE:
         return await fold(ctx, gh, repo, pull)
+    if p.step is Step.FIX and (rerun := await rerun_once(ctx, gh, repo, pull, p.names)):
+        return rerun  # a red check re-run once before a fix round is spent on it
     if p.step in (Step.FIX, Step.REBASE):
         return await _dispatch(ctx, gh, repo, pull, config, p, f.rounds_used + 1, branch)
     if p.step is Step.HOLD:
@@ -183,7 +186,11 @@ async def fold(
     run = run_of(pull)
     if run is not None:
         await delete_under(gh, repo, f"heads/magi/{run}/")
-    for prefix in (f"magi/land/{pull.number}/", f"magi/said/{pull.number}/"):
+    for prefix in (
+        f"magi/land/{pull.number}/",
+        f"magi/said/{pull.number}/",
+        f"magi/rerun/{pull.number}/",
+    ):
         await delete_under(gh, repo, prefix)
     issue = issue_of(pull, ctx.seal)
     ending = "merged" if pull.merged else "closed"

@@ -302,6 +302,11 @@ class GitHubKitPort:
             self.gh.rest.actions.async_cancel_workflow_run, repo.owner, repo.name, run_id
         )
 
+    async def rerun_failed_jobs(self, repo: Repo, run_id: int) -> None:
+        await self._call(
+            self.gh.rest.actions.async_re_run_workflow_failed_jobs, repo.owner, repo.name, run_id
+        )
+
     # -- pull requests -----------------------------------------------------------------
     async def get_pull(self, repo: Repo, number: int) -> PullRequest:
         return self._parse(

@@ -158,6 +158,12 @@ class MergeResult(_Model):
     message: str = ""
 
 
+class CheckApp(_Model):
+    """The GitHub App that made a check run (``github-actions`` for an Actions job)."""
+
+    slug: str = ""
+
+
 class CheckRun(_Model):
     id: int = 0
     name: str
@@ -166,6 +172,7 @@ class CheckRun(_Model):
     head_sha: str = ""
     html_url: str | None = None
     details_url: str | None = None
+    app: CheckApp | None = None
 
 
 class StatusContext(_Model):

@@ -64,6 +64,7 @@ CALLS: Mapping[str, tuple[str, str]] = {
     "dispatch_workflow": ("actions", "write"),
     "list_workflow_runs": ("actions", "read"),
     "cancel_workflow_run": ("actions", "write"),
+    "rerun_failed_jobs": ("actions", "write"),
     "get_pull": ("pull_requests", "read"),
     "list_pulls": ("pull_requests", "read"),
     "create_pull": ("pull_requests", "write"),
@@ -118,6 +119,10 @@ class GitHubPort(Protocol):
     # what GitHub recorded of a branch's changes (``refs/heads/<b>``), newest first, the
     # first page only: when each push reached GitHub, by GitHub's clock (the merge gate's)
     async def list_activities(self, repo: Repo, ref: str) -> list[Activity]: ...
+
+    async def rerun_failed_jobs(self, repo: Repo, run_id: int) -> None:
+        """Re-run the failed jobs of Actions run ``run_id`` (and what depends on them)."""
+        ...
 
     async def branch_rules(self, repo: Repo, branch: str) -> list[BranchRule]:
         """The rules in force on ``branch`` (rulesets; not classic branch protection, which

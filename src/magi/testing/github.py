@@ -39,6 +39,7 @@ from magi.github.models import (
     Branch,
     BranchRepo,
     BranchRule,
+    CheckApp,
     CheckRun,
     CombinedStatus,
     Comment,
@@ -165,6 +166,7 @@ class World:
     job_logs: dict[int, str] = field(default_factory=dict)  # Actions job id -> its log
     rules: dict[str, BranchRules] = field(default_factory=dict)  # branch -> its rules
     reviews: dict[int, list[Reviewed]] = field(default_factory=dict)  # PR -> reviews, in order
+    reruns: list[int] = field(default_factory=list)  # Actions runs whose failed jobs re-ran
 
 
 def branch_repo(full_name: str) -> BranchRepo:
@@ -588,6 +590,41 @@ class FakeGitHub:
         w = await self._enter("cancel_workflow_run", repo, run_id=run_id)
         run = w.runs[run_id]
         w.runs[run_id] = run.model_copy(update={"status": "completed", "conclusion": "cancelled"})
+
+    async def rerun_failed_jobs(self, repo: Repo, run_id: int) -> None:
+        # https://docs.github.com/en/rest/actions/workflow-runs#re-run-failed-jobs-from-a-workflow-run
+        w = await self._enter("rerun_failed_jobs", repo, run_id=run_id)
+        run = w.runs.get(run_id)
+        if run is None:
+            raise GitHubError("Not Found", status=404)
+        if run.status != "completed":  # GitHub re-runs only a finished run
+            raise GitHubError("This workflow run is not completed", status=403)
+        w.runs[run_id] = run.model_copy(update={"status": "queued", "conclusion": None})
+        w.reruns.append(run_id)
+        jobs = f"/actions/runs/{run_id}/job/"
+        for runs in w.checks.values():  # each failed job's check runs again: queued now
+            for i, c in enumerate(runs):
+                red = c.conclusion not in {"success", "neutral", "skipped"}
+                if jobs in (c.details_url or "") and c.status == "completed" and red:
+                    runs[i] = c.model_copy(update={"status": "queued", "conclusion": None})
+
+    def set_actions_check(
+        self, repo: Repo | str, sha: str, name: str, conc: str | None, run_id: int, job: int
+    ) -> None:
+        """A check run GitHub Actions made for job ``job`` of run ``run_id`` (the run kept
+        too, finished when the check is): what magi can re-run."""
+        full = repo if isinstance(repo, str) else repo.full_name
+        self.set_check(repo, sha, name, "completed" if conc else "in_progress", conc)
+        w = self.world(repo)
+        url = f"https://github.com/{full}/actions/runs/{run_id}/job/{job}"
+        runs = w.checks[sha]
+        runs[-1] = runs[-1].model_copy(
+            update={"details_url": url, "app": CheckApp(slug="github-actions"), "head_sha": sha}
+        )
+        status = "completed" if conc else "in_progress"
+        self.add_run(
+            repo, run_id, f"CI {name}", status=status, conclusion=conc, event="pull_request"
+        )
 
     # -- pull requests -----------------------------------------------------------------
     async def get_pull(self, repo: Repo, number: int) -> PullRequest:

@@ -357,6 +357,12 @@ async def _runs(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request)
     return 200, {"total_count": len(items), "workflow_runs": items}
 
 
+@route("POST", C + "/actions/runs/{run_id}/rerun-failed-jobs")
+async def _rerun(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    await d.fake.rerun_failed_jobs(repo, int(p["run_id"]))
+    return 201, {}
+
+
 @route("POST", C + "/actions/runs/{run_id}/cancel")
 async def _cancel(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
     await d.fake.cancel_workflow_run(repo, int(p["run_id"]))
@@ -450,6 +456,7 @@ def _check(c: Any) -> dict[str, Any]:
         "status": c.status,
         "conclusion": c.conclusion,
         "details_url": c.details_url,
+        **({"app": {"slug": c.app.slug}} if c.app else {}),
     }
 
 
