@@ -40,8 +40,8 @@ from magi.core.threads.approval import (
 )
 from magi.core.threads.landing import BEHIND
 from magi.core.threads.markers import Seal
-from magi.core.threads.posting import code
-from magi.core.threads.refusal import MERGE_TRIES, read_refusal, when_it_merges
+from magi.core.threads.posting import code, inert
+from magi.core.threads.refusal import MERGE_TRIES, Why, read_refusal, when_it_merges
 from magi.errors import ConfigError
 from magi.github.models import Comment, MergeResult, PullRequest, Repo
 from magi.github.port import GitHubError, GitHubPort
@@ -454,6 +454,8 @@ async def merge(
             words, why = "the head moved while merging; new commits need a new `merge`.", ""
         elif exc.status == 405:
             refusal = read_refusal(exc.message)
+            if refusal.why is Why.QUEUE:
+                return await _enqueue(seal, gh, repo, pull, key, refusal.message)
             words, why = refusal.message, f"-{refusal.why.value}"
         else:
             raise
@@ -468,6 +470,39 @@ async def merge(
         )
         return f"merge-refused-{exc.status}{why}"
     return await _after_merge(seal, gh, repo, pull, result)
+
+
+async def _enqueue(
+    seal: Seal, gh: GitHubPort, repo: Repo, pull: PullRequest, key: str, refused: str
+) -> str:
+    """The branch merges only through its merge queue: add the PR (GraphQL
+    ``enqueuePullRequest``, pinned to the approved head), once per approval and head (saying
+    so is the claim); GitHub merges it when the queue's checks pass on the merged result."""
+    sha = pull.head.sha
+    said = await reply_once(
+        seal,
+        gh,
+        repo,
+        pull.number,
+        f"{key}-queue",
+        f"Adding `{sha[:12]}` to the merge queue: this branch merges only through it. GitHub "
+        "merges it once the queue's checks pass on the merged result; magi answers its own "
+        "`magi` check for the queue.",
+        sha,
+    )
+    if not said:
+        return "enqueued-already"
+    try:
+        await gh.enqueue_pull(repo, pull.number, sha=sha)
+    except GitHubError as exc:
+        if exc.status not in (404, 422):
+            raise
+        words = f"{refused} GitHub would not add it: {inert(exc.message)}"
+        await reply_once(
+            seal, gh, repo, pull.number, f"{key}-queue-refused", f"Not merging: {words}", sha
+        )
+        return "enqueue-refused"
+    return "enqueued"
 
 
 async def _merge_once(

@@ -54,6 +54,13 @@ READY_FOR_REVIEW = """mutation($id: ID!) {
 TO_DRAFT = """mutation($id: ID!) {
   convertPullRequestToDraft(input: {pullRequestId: $id}) { pullRequest { number isDraft } }
 }"""
+# A merge queue takes a PR only through GraphQL (the merge API answers 405).
+# https://docs.github.com/en/graphql/reference/mutations#enqueuepullrequest
+ENQUEUE = """mutation($id: ID!, $oid: GitObjectID!) {
+  enqueuePullRequest(input: {pullRequestId: $id, expectedHeadOid: $oid}) {
+    mergeQueueEntry { position state }
+  }
+}"""
 PAGE = 100
 MAX_PAGES = 20
 
@@ -535,6 +542,25 @@ class GitHubKitPort:
                 status=status,
             )
         return await self.get_pull(repo, number)
+
+    async def enqueue_pull(self, repo: Repo, number: int, *, sha: str) -> int:
+        pull = await self.get_pull(repo, number)
+        if not pull.node_id:
+            raise GitHubError(f"pull request #{number} has no node id", status=0)
+        answer = await self._call(
+            self.gh.graphql._arequest, ENQUEUE, {"id": pull.node_id, "oid": sha}
+        )
+        errors = (answer or {}).get("errors") or []
+        if errors:  # GraphQL answers 200 with `errors`
+            first = errors[0] if isinstance(errors[0], dict) else {}
+            status = 404 if first.get("type") == "NOT_FOUND" else 422
+            raise GitHubError(
+                f"could not add #{number} to the merge queue: {first.get('message', '?')}",
+                status=status,
+            )
+        data = (answer or {}).get("data") or answer or {}
+        entry = ((data.get("enqueuePullRequest") or {}).get("mergeQueueEntry")) or {}
+        return int(entry.get("position") or 0)
 
     # -- progress: a workflow run and its jobs ------------------------------------------
     async def get_workflow_run(self, repo: Repo, run_id: int) -> WorkflowRun:

@@ -70,6 +70,7 @@ CALLS: Mapping[str, tuple[str, str]] = {
     "create_pull": ("pull_requests", "write"),
     "update_pull": ("pull_requests", "write"),
     "merge_pull": ("contents", "write"),
+    "enqueue_pull": ("contents", "write"),
     "list_check_runs": ("checks", "read"),
     "create_check_run": ("checks", "write"),
     "update_check_run": ("checks", "write"),
@@ -119,6 +120,11 @@ class GitHubPort(Protocol):
     # what GitHub recorded of a branch's changes (``refs/heads/<b>``), newest first, the
     # first page only: when each push reached GitHub, by GitHub's clock (the merge gate's)
     async def list_activities(self, repo: Repo, ref: str) -> list[Activity]: ...
+
+    async def enqueue_pull(self, repo: Repo, number: int, *, sha: str) -> int:
+        """Add PR ``number`` at head ``sha`` to its base's merge queue (GraphQL
+        ``enqueuePullRequest``, ``expectedHeadOid``); its position in the queue."""
+        ...
 
     async def rerun_failed_jobs(self, repo: Repo, run_id: int) -> None:
         """Re-run the failed jobs of Actions run ``run_id`` (and what depends on them)."""

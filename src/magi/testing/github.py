@@ -167,6 +167,7 @@ class World:
     rules: dict[str, BranchRules] = field(default_factory=dict)  # branch -> its rules
     reviews: dict[int, list[Reviewed]] = field(default_factory=dict)  # PR -> reviews, in order
     reruns: list[int] = field(default_factory=list)  # Actions runs whose failed jobs re-ran
+    queue: list[tuple[int, str]] = field(default_factory=list)  # merge queue: (PR, group sha)
 
 
 def branch_repo(full_name: str) -> BranchRepo:
@@ -730,6 +731,60 @@ class FakeGitHub:
         p = w.pulls[number]
         base = p.base.model_copy(update={"sha": w.refs[f"heads/{p.base.ref}"]})
         w.pulls[number] = p.model_copy(update={"base": base, "mergeable_state": "clean"})
+
+    async def enqueue_pull(self, repo: Repo, number: int, *, sha: str) -> int:
+        """GraphQL ``enqueuePullRequest``: the PR joins its base's merge queue, and GitHub
+        makes the queue's merge group (the base with the PR on it) on a branch
+        ``gh-readonly-queue/<base>/pr-<n>-<head>``, whose checks the queue waits for.
+        https://docs.github.com/en/graphql/reference/mutations#enqueuepullrequest"""
+        w = await self._enter("enqueue_pull", repo, number=number, sha=sha)
+        pull = w.pulls.get(number)
+        if pull is None:
+            raise GitHubError("Could not resolve to a PullRequest", status=404)
+        if not w.rules.get(pull.base.ref, BranchRules()).merge_queue:
+            raise GitHubError("Pull request is not in a merge queue enabled branch", status=422)
+        if pull.head.sha != sha:
+            raise GitHubError("Expected head oid does not match the head", status=422)
+        queued = [n for n, _ in w.queue]
+        if number in queued:
+            return queued.index(number) + 1
+        head = w.objects.get(sha)
+        tree = head.tree if isinstance(head, GitCommit) else _tree_with(w, [], [])
+        base = w.refs[f"heads/{pull.base.ref}"]
+        group = _commit(w, f"Merge pull request #{number}", tree, [base, sha])
+        w.refs[f"heads/gh-readonly-queue/{pull.base.ref}/pr-{number}-{sha}"] = group
+        w.queue.append((number, group))
+        return len(w.queue)
+
+    def run_queue(self, repo: Repo | str) -> list[int]:
+        """The merge queue merges each group whose required checks are green on the group's
+        commit (the PR's own are not enough); the PRs it merged."""
+        w = self.world(repo)
+        merged: list[int] = []
+        for number, group in list(w.queue):
+            pull = w.pulls[number]
+            rules = w.rules.get(pull.base.ref, BranchRules())
+            wanted = BranchRules(required_checks=rules.required_checks)
+            checks, statuses = w.checks.get(group, []), w.statuses.get(group, [])
+            if refusal(
+                wanted,
+                reviews=[],
+                permissions={},
+                checks=checks,
+                statuses=statuses,
+                up_to_date=True,
+            ):
+                break  # the queue waits in order
+            w.queue.remove((number, group))
+            w.refs[f"heads/{pull.base.ref}"] = group
+            del w.refs[f"heads/gh-readonly-queue/{pull.base.ref}/pr-{number}-{pull.head.sha}"]
+            w.merges.append(
+                {"number": number, "sha": pull.head.sha, "method": "queue", "title": None}
+            )
+            update = {"merged": True, "state": "closed", "merge_commit_sha": group}
+            w.pulls[number] = pull.model_copy(update=update)
+            merged.append(number)
+        return merged
 
     def _ruled(self, repo: Repo, w: World, pull: PullRequest) -> GitHubError | None:
         rules = w.rules.get(pull.base.ref)

@@ -85,8 +85,8 @@ def _words(why: Why, quoted: str) -> str:
         )
     if why is Why.QUEUE:
         return (
-            f"this branch merges only through its merge queue ({quoted}). Add the pull "
-            "request to the queue on GitHub (the merge box's `Merge when ready`)."
+            f"this branch merges only through its merge queue ({quoted}). A writer can add "
+            "the pull request to the queue on GitHub (the merge box's `Merge when ready`)."
         )
     if why is Why.RACE:
         return (
@@ -117,8 +117,8 @@ def rules_ahead(rules: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
             out.append("a branch up to date with the base: magi rebases it when the base moves")
         elif kind == "merge_queue":
             out.append(
-                "the merge queue: this branch merges only through it; add the pull request to "
-                "the queue on GitHub"
+                "the merge queue: this branch merges only through it; magi adds the pull "
+                "request to it once every check is green and answers the queue's `magi` check"
             )
     return list(dict.fromkeys(out))
 
