@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from app_landing_helpers import PR, SHA, dispatches, scene, suite, wake
+from app_landing_helpers import PR, SHA, dispatches, pull_event, scene, suite, wake
 from github_helpers import REPO, SEAL, deliver, go, make_app, setup
 from magi.app.rerun import RERUN, rerun_ref
 from magi.github.port import GitHubError, GitHubPort
@@ -119,3 +119,14 @@ def test_the_adapter_re_runs_failed_jobs_over_http() -> None:
 
 async def _rerun(port: GitHubPort) -> None:
     await port.rerun_failed_jobs(REPO, RUN)
+
+
+def test_the_re_run_claims_go_when_the_pr_folds() -> None:
+    fake = scene()
+    red(fake)
+    wake(fake)
+    w = fake.world(REPO)
+    assert rerun_ref(PR, SHA).removeprefix("refs/") in w.refs
+    w.pulls[PR] = w.pulls[PR].model_copy(update={"merged": True, "state": "closed"})
+    asyncio.run(deliver(make_app(fake), "pull_request", pull_event(fake, "closed")))
+    assert not [r for r in w.refs if r.startswith(f"magi/rerun/{PR}/")]

@@ -10,7 +10,11 @@ PR, its checks and statuses and decides with ``magi.core.threads.approval.decide
 permission is re-checked right before merging; a merge is a squash with the SHA
 precondition, one at a time per PR (the ``merging`` ref is the lock), then the issue is
 closed and the claim and candidate branches deleted. Each refusal or wait is said once per
-(approval, reason, head).
+(approval, reason, head). GitHub's 405s are read apart (``magi.core.threads.refusal``): a
+race ("Base branch was modified") is tried again, bounded; a branch rule is said with who
+acts next; a merge queue gets the PR enqueued. The approval reply promises only what the
+branch's rules (``GET /rules/branches/{branch}``) allow, and ``mergeable: null`` is never
+polled or guessed: the next event about the PR reads it again.
 
 The App (``magi.app.merge``) calls this on deliveries; without the App, the workflow's merge
 job calls it from ``magi action merge`` with the event GitHub wrote to disk. Both pass a
