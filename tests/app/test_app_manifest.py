@@ -23,6 +23,7 @@ EVENT_NEEDS = {
     "pull_request_review": "pull_requests",
     "pull_request_review_comment": "pull_requests",
     "push": "contents",
+    "merge_group": "merge_queues",
 }
 
 

@@ -368,22 +368,21 @@ def test_a_merge_github_refuses_is_said() -> None:
     assert "head moved while merging" in replies(fake)[-1]
 
 
-def test_mergeable_still_computing_is_read_again() -> None:
-    """GitHub answers mergeable=null while computing: the gate reads the PR again."""
+def test_mergeable_still_computing_is_read_again_on_the_next_event() -> None:
+    """GitHub answers mergeable=null while computing and sends no event when done: the gate
+    neither guesses nor sleeps and re-reads; it says so once, and the next event about the
+    PR (here a check suite) reads it again and merges."""
     fake = scene(mergeable=None)
     w = fake.world(REPO)
-    reads = 0
-    original = fake.get_pull
-
-    async def computing(repo: object, number: int) -> object:
-        nonlocal reads
-        reads += 1
-        if reads == 3:
-            w.pulls[PR] = w.pulls[PR].model_copy(update={"mergeable": True})
-        return await original(repo, number)  # type: ignore[arg-type]
-
-    fake.get_pull = computing  # type: ignore[method-assign]
     say(fake)
+    assert w.merges == []
+    assert len(fake.named("get_pull")) == 2  # on_comment's read and evaluate's: no polling
+    assert "still computing" in replies(fake)[-1]
+    wake(fake)
+    assert w.merges == []
+    assert sum("still computing" in r for r in replies(fake)) == 1
+    w.pulls[PR] = w.pulls[PR].model_copy(update={"mergeable": True})
+    wake(fake)
     assert len(w.merges) == 1
 
 

@@ -34,6 +34,7 @@ CHECK_EVENTS = frozenset(
         "pull_request_review_comment",
         "workflow_job",  # the App dispatches magi's runs: their jobs' sender is the App
         "push",  # the base moved, by magi's own squash-merge among others
+        "merge_group",  # a merge queue asks for checks on its group: magi's own answers
     }
 )
 
@@ -139,6 +140,18 @@ class PushEvent(Base):
 
     ref: str
     after: str = ""
+
+
+class MergeGroup(_Payload):
+    """A merge queue's group: its commit and branch (`gh-readonly-queue/<base>/pr-<n>-<head>`)."""
+
+    head_sha: str = Field(pattern=r"^[0-9a-f]{40}$")
+    head_ref: str
+    base_ref: str = ""
+
+
+class MergeGroupEvent(Base):
+    merge_group: MergeGroup
 
 
 class ReviewBody(_Payload):

@@ -30,11 +30,12 @@ from magi.app.labeled import claim_ref
 from magi.app.land_lock import claim, give_back, land_ref
 from magi.app.merge import _merge, evaluate
 from magi.app.pulls import is_magi_pull, issue_of, on_checks, run_of
+from magi.app.rerun import rerun_once
 from magi.core.threads import markers
 from magi.core.threads.approval import is_bot, reviewer_counts
 from magi.core.threads.landing import HELD, LandFacts, Plan, Review, Step, plan
 from magi.errors import ConfigError
-from magi.github.gate import MERGEABLE_READS, MERGEABLE_WAIT, head_checks, pull_facts
+from magi.github.gate import head_checks, pull_facts
 from magi.github.models import PullRequest, Repo, User
 from magi.github.port import GitHubError, GitHubPort
 from magi.github.state import delete_under, dispatch_inputs
@@ -103,6 +104,8 @@ async def land(
     p = plan(f, ctx.clock())
     if p.step is Step.DONE:
         return await fold(ctx, gh, repo, pull)
+    if p.step is Step.FIX and (rerun := await rerun_once(ctx, gh, repo, pull, p.names)):
+        return rerun  # a red check re-run once before a fix round is spent on it
     if p.step in (Step.FIX, Step.REBASE):
         return await _dispatch(ctx, gh, repo, pull, config, p, f.rounds_used + 1, branch)
     if p.step is Step.HOLD:
@@ -183,7 +186,11 @@ async def fold(
     run = run_of(pull)
     if run is not None:
         await delete_under(gh, repo, f"heads/magi/{run}/")
-    for prefix in (f"magi/land/{pull.number}/", f"magi/said/{pull.number}/"):
+    for prefix in (
+        f"magi/land/{pull.number}/",
+        f"magi/said/{pull.number}/",
+        f"magi/rerun/{pull.number}/",
+    ):
         await delete_under(gh, repo, prefix)
     issue = issue_of(pull, ctx.seal)
     ending = "merged" if pull.merged else "closed"
@@ -237,7 +244,12 @@ async def review(ctx: AppContext, d: Delivery[ReviewEvent]) -> str:
         return "reviewer-not-a-writer"
     login = p.review.user.login if p.review.user else ""
     seen = (Review(login, p.review.state),)
-    return await land(ctx, gh, d.repo, p.pull_request.number, p.repository.default_branch, seen)
+    number, branch = p.pull_request.number, p.repository.default_branch
+    done = await land(ctx, gh, d.repo, number, branch, seen)
+    if p.review.state.upper() != "APPROVED" or done.startswith(("dispatched", "merge", "folded")):
+        return done
+    # A writer's approval is what a required-review rule waits for: decide again now.
+    return await evaluate(ctx, gh, d.repo, number, branch)
 
 
 @router.on("pull_request_review_comment", "created", ReviewCommentEvent)
@@ -261,7 +273,9 @@ async def base_moved(ctx: AppContext, d: Delivery[PushEvent]) -> str:
     """The default branch moved (a person's merge, magi's own squash): every open magi PR
     on it plans again now, so one that is behind is rebased without waiting for some check
     or review event to wake it. GitHub computes ``mergeable`` after a push in the
-    background: each PR is read again, a bounded number of times, until it has."""
+    background and sends no event when done: a PR GitHub has not computed yet (null) is
+    planned on what GitHub does say (``mergeable_state`` behind rebases), never guessed;
+    the next event about it reads it again."""
     repo, branch = d.repo, d.payload.repository.default_branch
     gh = await ctx.ports(d.installation, repo)
     pulls = [
@@ -269,13 +283,7 @@ async def base_moved(ctx: AppContext, d: Delivery[PushEvent]) -> str:
     ]
     outcomes = []
     for one in pulls:
-        pull = await gh.get_pull(repo, one.number)
-        for _ in range(MERGEABLE_READS):
-            if pull.mergeable is not None:
-                break
-            await ctx.sleep(MERGEABLE_WAIT)
-            pull = await gh.get_pull(repo, one.number)
-        outcomes.append(await land(ctx, gh, repo, pull.number, branch))
+        outcomes.append(await land(ctx, gh, repo, one.number, branch))
     return ",".join(outcomes) or "no-magi-pr"
 
 

@@ -15,8 +15,9 @@ module routes the App's deliveries to it.
 
 from __future__ import annotations
 
+from magi.app import queue
 from magi.app.context import AppContext
-from magi.app.events import Delivery, IssueCommentEvent
+from magi.app.events import Delivery, IssueCommentEvent, MergeGroupEvent
 from magi.app.events import Router as _Router
 from magi.app.pulls import on_checks
 from magi.core.threads.approval import Approval, CommentFacts, is_merge_word, read_approval
@@ -83,8 +84,11 @@ async def evaluate(
 
 
 async def _merge(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest, key: str) -> str:
-    return await gate.merge(ctx.seal, gh, repo, pull, key)
+    return await gate.merge(ctx.seal, gh, repo, pull, key, ctx.sleep)
 
+
+# A merge queue's group asks for checks: magi's own `magi` check answers (magi.app.queue).
+router.on("merge_group", "checks_requested", MergeGroupEvent)(queue.checks_requested)
 
 # A check or status finishing, or a workflow run completing, may change the answer.
 on_checks(router, evaluate, ["check_suite", "check_run", "status", "workflow_run"])

@@ -10,7 +10,11 @@ PR, its checks and statuses and decides with ``magi.core.threads.approval.decide
 permission is re-checked right before merging; a merge is a squash with the SHA
 precondition, one at a time per PR (the ``merging`` ref is the lock), then the issue is
 closed and the claim and candidate branches deleted. Each refusal or wait is said once per
-(approval, reason, head).
+(approval, reason, head). GitHub's 405s are read apart (``magi.core.threads.refusal``): a
+race ("Base branch was modified") is tried again, bounded; a branch rule is said with who
+acts next; a merge queue gets the PR enqueued. The approval reply promises only what the
+branch's rules (``GET /rules/branches/{branch}``) allow, and ``mergeable: null`` is never
+polled or guessed: the next event about the PR reads it again.
 
 The App (``magi.app.merge``) calls this on deliveries; without the App, the workflow's merge
 job calls it from ``magi action merge`` with the event GitHub wrote to disk. Both pass a
@@ -41,8 +45,9 @@ from magi.core.threads.approval import (
 from magi.core.threads.landing import BEHIND
 from magi.core.threads.markers import Seal
 from magi.core.threads.posting import code, inert
+from magi.core.threads.refusal import MERGE_TRIES, Why, read_refusal, when_it_merges
 from magi.errors import ConfigError
-from magi.github.models import Comment, PullRequest, Repo
+from magi.github.models import Comment, MergeResult, PullRequest, Repo
 from magi.github.port import GitHubError, GitHubPort
 from magi.github.state import claim_ref, own_bodies, refs_under, reply_once, repo_config
 
@@ -65,8 +70,7 @@ __all__ = [
 
 # Issue 11 passes git patch-id --stable equality here; until then only the same SHA counts.
 SameChange = Callable[[str, str], bool]
-MERGEABLE_READS = 3
-MERGEABLE_WAIT = 2.0
+MERGEABLE_WAIT = 2.0  # seconds between bounded re-reads (the activity log, a merge race)
 PUSH_READS = 3  # the activity log can trail a push by a moment: read again, bounded
 
 
@@ -203,11 +207,12 @@ async def on_comment(
     own = g.own(await gh.list_comments(repo, number))
     if g.seal.find(own, markers.APPROVAL, comment=str(comment_id)):
         return await evaluate(g, gh, repo, number, default_branch)  # a redelivery
+    promise = when_it_merges(await _rules_of(gh, repo, pull.base.ref))
     await gh.create_comment(
         repo,
         number,
-        f"Approval by @{facts.login} recorded for `{sha[:12]}`. magi merges once every check "
-        "is green; a new push needs a new `merge`.\n\n"
+        f"Approval by @{facts.login} recorded for `{sha[:12]}`. {promise}; a new push needs "
+        "a new `merge`.\n\n"
         + g.seal.marker(
             markers.APPROVAL,
             comment=comment_id,
@@ -219,6 +224,16 @@ async def on_comment(
     # The reaction says "recorded" only once the approval is: a failed reply leaves none.
     await gh.react_to_comment(repo, comment_id, "+1")
     return await evaluate(g, gh, repo, number, default_branch)
+
+
+async def _rules_of(
+    gh: GitHubPort, repo: Repo, branch: str
+) -> list[tuple[str, dict[str, object]]] | None:
+    """The rules GitHub lists for ``branch`` (None when it will not say)."""
+    try:
+        return [(r.type, r.parameters) for r in await gh.branch_rules(repo, branch)]
+    except GitHubError:
+        return None
 
 
 def approval_voided(approval: Mapping[str, str], thread: Iterable[Comment]) -> str:
@@ -368,14 +383,10 @@ async def evaluate(
             pull.head.sha,
         )
         return "approval-voided"
-    for _ in range(MERGEABLE_READS):
-        # GitHub computes `mergeable` in the background after a push and answers null
-        # meanwhile: read again, a little later, a bounded number of times.
-        # https://docs.github.com/en/rest/pulls/pulls#get-a-pull-request
-        if pull.mergeable is not None:
-            break
-        await g.sleep(MERGEABLE_WAIT)
-        pull = await gh.get_pull(repo, number)
+    # GitHub computes `mergeable` in the background after a push and answers null meanwhile
+    # (this read starts the computation); it sends no event when it is done. A null is
+    # never guessed: ``decide`` waits, and the next event about this PR reads it again.
+    # https://docs.github.com/en/rest/pulls/pulls#get-a-pull-request
     try:
         config = await repo_config(gh, repo, default_branch)
         required, land = config.github.required_checks, config.graph.land
@@ -411,7 +422,7 @@ async def evaluate(
     if not await gh.create_ref(repo, lock, pull.head.sha):
         return "merging-elsewhere"
     try:
-        return await merge(g.seal, gh, repo, pull, key)
+        return await merge(g.seal, gh, repo, pull, key, g.sleep)
     finally:
         await tidy(gh.delete_ref(repo, lock))
 
@@ -425,21 +436,31 @@ async def wake(
     return ",".join(outcomes) or "no-pr"
 
 
-async def merge(seal: Seal, gh: GitHubPort, repo: Repo, pull: PullRequest, key: str) -> str:
-    """Squash-merge ``pull`` at its head SHA (GitHub refuses if it moved), then clean up."""
+async def merge(
+    seal: Seal,
+    gh: GitHubPort,
+    repo: Repo,
+    pull: PullRequest,
+    key: str,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> str:
+    """Squash-merge ``pull`` at its head SHA (GitHub refuses if it moved), then clean up.
+
+    A 405 is read (``magi.core.threads.refusal``): a race with another merge ("Base branch
+    was modified") is tried again, ``MERGE_TRIES`` attempts in all; a rule that needs a
+    person or time (a required review, a required check, an up-to-date branch, a merge
+    queue) is said with the next step, once per reason and head.
+    """
     try:
-        result = await gh.merge_pull(
-            repo,
-            pull.number,
-            sha=pull.head.sha,
-            method="squash",
-            title=f"{pull.title} (#{pull.number})",
-        )
+        result = await _merge_once(gh, repo, pull, sleep)
     except GitHubError as exc:
         if exc.status == 409:
-            words = "the head moved while merging; new commits need a new `merge`."
+            words, why = "the head moved while merging; new commits need a new `merge`.", ""
         elif exc.status == 405:
-            words = f"GitHub refused the merge: {inert(exc.message)}"
+            refusal = read_refusal(exc.message)
+            if refusal.why is Why.QUEUE:
+                return await _enqueue(seal, gh, repo, pull, key, refusal.message)
+            words, why = refusal.message, f"-{refusal.why.value}"
         else:
             raise
         await reply_once(
@@ -447,11 +468,71 @@ async def merge(seal: Seal, gh: GitHubPort, repo: Repo, pull: PullRequest, key: 
             gh,
             repo,
             pull.number,
-            f"{key}-{exc.status}",
+            f"{key}-{exc.status}{why}",
             f"Not merging: {words}",
             pull.head.sha,
         )
-        return f"merge-refused-{exc.status}"
+        return f"merge-refused-{exc.status}{why}"
+    return await _after_merge(seal, gh, repo, pull, result)
+
+
+async def _enqueue(
+    seal: Seal, gh: GitHubPort, repo: Repo, pull: PullRequest, key: str, refused: str
+) -> str:
+    """The branch merges only through its merge queue: add the PR (GraphQL
+    ``enqueuePullRequest``, pinned to the approved head), once per approval and head (saying
+    so is the claim); GitHub merges it when the queue's checks pass on the merged result."""
+    sha = pull.head.sha
+    said = await reply_once(
+        seal,
+        gh,
+        repo,
+        pull.number,
+        f"{key}-queue",
+        f"Adding `{sha[:12]}` to the merge queue: this branch merges only through it. GitHub "
+        "merges it once the queue's checks pass on the merged result; magi answers its own "
+        "`magi` check for the queue.",
+        sha,
+    )
+    if not said:
+        return "enqueued-already"
+    try:
+        await gh.enqueue_pull(repo, pull.number, sha=sha)
+    except GitHubError as exc:
+        if exc.status not in (404, 422):
+            raise
+        words = f"{refused} GitHub would not add it: {inert(exc.message)}"
+        await reply_once(
+            seal, gh, repo, pull.number, f"{key}-queue-refused", f"Not merging: {words}", sha
+        )
+        return "enqueue-refused"
+    return "enqueued"
+
+
+async def _merge_once(
+    gh: GitHubPort, repo: Repo, pull: PullRequest, sleep: Callable[[float], Awaitable[None]]
+) -> MergeResult:
+    """The merge call, tried again (bounded) while GitHub says the base raced it."""
+    attempt = 1
+    while True:
+        try:
+            return await gh.merge_pull(
+                repo,
+                pull.number,
+                sha=pull.head.sha,
+                method="squash",
+                title=f"{pull.title} (#{pull.number})",
+            )
+        except GitHubError as exc:
+            if exc.status != 405 or not read_refusal(exc.message).retry or attempt == MERGE_TRIES:
+                raise
+        await sleep(MERGEABLE_WAIT * attempt)
+        attempt += 1
+
+
+async def _after_merge(
+    seal: Seal, gh: GitHubPort, repo: Repo, pull: PullRequest, result: MergeResult
+) -> str:
     # The merge is done and cannot be undone; each clean-up step after it is on its own, so
     # one GitHub failure does not skip the rest, and the comment says what is left to do.
     issue, run = issue_of(pull, seal), run_of(pull)

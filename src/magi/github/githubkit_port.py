@@ -22,6 +22,7 @@ from magi.github.job_log import job_log_tail
 from magi.github.models import (
     Activity,
     Blob,
+    BranchRule,
     CheckRun,
     CombinedStatus,
     Comment,
@@ -56,6 +57,13 @@ TO_DRAFT = """mutation($id: ID!) {
 # https://docs.github.com/en/graphql/reference/objects#pullrequest (mergeCommit)
 MERGE_COMMIT = """query($owner: String!, $name: String!, $number: Int!) {
   repository(owner: $owner, name: $name) { pullRequest(number: $number) { mergeCommit { oid } } }
+}"""
+# A merge queue takes a PR only through GraphQL (the merge API answers 405).
+# https://docs.github.com/en/graphql/reference/mutations#enqueuepullrequest
+ENQUEUE = """mutation($id: ID!, $oid: GitObjectID!) {
+  enqueuePullRequest(input: {pullRequestId: $id, expectedHeadOid: $oid}) {
+    mergeQueueEntry { position state }
+  }
 }"""
 PAGE = 100
 MAX_PAGES = 20
@@ -256,6 +264,12 @@ class GitHubKitPort:
         except (KeyError, TypeError, AttributeError, ValidationError) as exc:
             raise GitHubError("GitHub answered an unexpected activity shape") from exc
 
+    async def branch_rules(self, repo: Repo, branch: str) -> list[BranchRule]:
+        items = await self._pages(
+            self.gh.rest.repos.async_get_branch_rules, repo.owner, repo.name, branch
+        )
+        return [self._parse(BranchRule, r) for r in items]
+
     # -- the runner ---------------------------------------------------------------------
     async def dispatch_workflow(
         self, repo: Repo, workflow: str, ref: str, inputs: Mapping[str, str]
@@ -305,6 +319,11 @@ class GitHubKitPort:
                 return False
             raise
         return True
+
+    async def rerun_failed_jobs(self, repo: Repo, run_id: int) -> None:
+        await self._call(
+            self.gh.rest.actions.async_re_run_workflow_failed_jobs, repo.owner, repo.name, run_id
+        )
 
     # -- pull requests -----------------------------------------------------------------
     async def get_pull(self, repo: Repo, number: int) -> PullRequest:
@@ -553,6 +572,25 @@ class GitHubKitPort:
         commit = (data.get("pullRequest") or {}).get("mergeCommit") or {}
         oid = commit.get("oid")
         return oid if isinstance(oid, str) else None
+
+    async def enqueue_pull(self, repo: Repo, number: int, *, sha: str) -> int:
+        pull = await self.get_pull(repo, number)
+        if not pull.node_id:
+            raise GitHubError(f"pull request #{number} has no node id", status=0)
+        answer = await self._call(
+            self.gh.graphql._arequest, ENQUEUE, {"id": pull.node_id, "oid": sha}
+        )
+        errors = (answer or {}).get("errors") or []
+        if errors:  # GraphQL answers 200 with `errors`
+            first = errors[0] if isinstance(errors[0], dict) else {}
+            status = 404 if first.get("type") == "NOT_FOUND" else 422
+            raise GitHubError(
+                f"could not add #{number} to the merge queue: {first.get('message', '?')}",
+                status=status,
+            )
+        data = (answer or {}).get("data") or answer or {}
+        entry = ((data.get("enqueuePullRequest") or {}).get("mergeQueueEntry")) or {}
+        return int(entry.get("position") or 0)
 
     # -- progress: a workflow run and its jobs ------------------------------------------
     async def get_workflow_run(self, repo: Repo, run_id: int) -> WorkflowRun:

@@ -160,6 +160,12 @@ class MergeResult(_Model):
     message: str = ""
 
 
+class CheckApp(_Model):
+    """The GitHub App that made a check run (``github-actions`` for an Actions job)."""
+
+    slug: str = ""
+
+
 class CheckRun(_Model):
     id: int = 0
     name: str
@@ -168,6 +174,7 @@ class CheckRun(_Model):
     head_sha: str = ""
     html_url: str | None = None
     details_url: str | None = None
+    app: CheckApp | None = None
 
 
 class StatusContext(_Model):
@@ -267,3 +274,13 @@ class Blob(_Model):
 
     sha: str
     content: bytes
+
+
+class BranchRule(_Model):
+    """One rule in force on a branch (``GET /repos/{o}/{r}/rules/branches/{branch}``):
+    ``pull_request`` (``required_approving_review_count``), ``required_status_checks``
+    (``strict_required_status_checks_policy``), ``merge_queue``, ...
+    https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch"""
+
+    type: str
+    parameters: dict[str, Any] = Field(default_factory=dict)

@@ -19,6 +19,7 @@ from magi.errors import GitHubError as GitHubError
 from magi.github.models import (
     Activity,
     Blob,
+    BranchRule,
     CheckRun,
     CombinedStatus,
     Comment,
@@ -66,15 +67,18 @@ CALLS: Mapping[str, tuple[str, str]] = {
     "update_ref": ("contents", "write"),
     "matching_refs": ("contents", "read"),
     "list_activities": ("metadata", "read"),
+    "branch_rules": ("metadata", "read"),
     "list_commits": ("contents", "read"),
     "dispatch_workflow": ("actions", "write"),
     "list_workflow_runs": ("actions", "read"),
     "cancel_workflow_run": ("actions", "write"),
+    "rerun_failed_jobs": ("actions", "write"),
     "get_pull": ("pull_requests", "read"),
     "list_pulls": ("pull_requests", "read"),
     "create_pull": ("pull_requests", "write"),
     "update_pull": ("pull_requests", "write"),
     "merge_pull": ("contents", "write"),
+    "enqueue_pull": ("contents", "write"),
     "list_check_runs": ("checks", "read"),
     "create_check_run": ("checks", "write"),
     "update_check_run": ("checks", "write"),
@@ -125,6 +129,21 @@ class GitHubPort(Protocol):
     # what GitHub recorded of a branch's changes (``refs/heads/<b>``), newest first, the
     # first page only: when each push reached GitHub, by GitHub's clock (the merge gate's)
     async def list_activities(self, repo: Repo, ref: str) -> list[Activity]: ...
+
+    async def enqueue_pull(self, repo: Repo, number: int, *, sha: str) -> int:
+        """Add PR ``number`` at head ``sha`` to its base's merge queue (GraphQL
+        ``enqueuePullRequest``, ``expectedHeadOid``); its position in the queue."""
+        ...
+
+    async def rerun_failed_jobs(self, repo: Repo, run_id: int) -> None:
+        """Re-run the failed jobs of Actions run ``run_id`` (and what depends on them)."""
+        ...
+
+    async def branch_rules(self, repo: Repo, branch: str) -> list[BranchRule]:
+        """The rules in force on ``branch`` (rulesets; not classic branch protection, which
+        needs administration access to read: its refusals are read from the merge's 405)."""
+        ...
+
     # a branch's history, newest first, bounded (``/magi stats``: do winners stay merged)
     async def list_commits(
         self, repo: Repo, ref: str, *, since: datetime | None = None

@@ -38,6 +38,8 @@ from magi.github.models import (
     Blob,
     Branch,
     BranchRepo,
+    BranchRule,
+    CheckApp,
     CheckRun,
     CombinedStatus,
     Comment,
@@ -60,6 +62,7 @@ from magi.github.models import (
     WorkflowRun,
 )
 from magi.github.port import GitHubError
+from magi.testing.github_rules import BranchRules, Reviewed, as_ruleset, refusal
 
 APP_LOGIN = "magi-app[bot]"
 
@@ -168,6 +171,10 @@ class World:
     objects: dict[str, bytes | list[TreeEntry] | GitCommit] = field(default_factory=dict)
     jobs: dict[int, list[WorkflowJob]] = field(default_factory=dict)  # run id -> its jobs
     job_logs: dict[int, str] = field(default_factory=dict)  # Actions job id -> its log
+    rules: dict[str, BranchRules] = field(default_factory=dict)  # branch -> its rules
+    reviews: dict[int, list[Reviewed]] = field(default_factory=dict)  # PR -> reviews, in order
+    reruns: list[int] = field(default_factory=list)  # Actions runs whose failed jobs re-ran
+    queue: list[tuple[int, str]] = field(default_factory=list)  # merge queue: (PR, group sha)
 
 
 def branch_repo(full_name: str) -> BranchRepo:
@@ -598,6 +605,10 @@ class FakeGitHub:
         want = ref if ref.startswith("refs/") else f"refs/heads/{ref}"
         return [a for a in reversed(w.refs.activity) if a.ref == want][:100]
 
+    async def branch_rules(self, repo: Repo, branch: str) -> list[BranchRule]:
+        w = await self._enter("branch_rules", repo, branch=branch)
+        return as_ruleset(w.rules.get(branch, BranchRules()))
+
     # -- the runner ---------------------------------------------------------------------
     async def dispatch_workflow(
         self, repo: Repo, workflow: str, ref: str, inputs: Mapping[str, str]
@@ -646,6 +657,41 @@ class FakeGitHub:
             return False
         w.runs[run_id] = run.model_copy(update={"status": "completed", "conclusion": "cancelled"})
         return True
+
+    async def rerun_failed_jobs(self, repo: Repo, run_id: int) -> None:
+        # https://docs.github.com/en/rest/actions/workflow-runs#re-run-failed-jobs-from-a-workflow-run
+        w = await self._enter("rerun_failed_jobs", repo, run_id=run_id)
+        run = w.runs.get(run_id)
+        if run is None:
+            raise GitHubError("Not Found", status=404)
+        if run.status != "completed":  # GitHub re-runs only a finished run
+            raise GitHubError("This workflow run is not completed", status=403)
+        w.runs[run_id] = run.model_copy(update={"status": "queued", "conclusion": None})
+        w.reruns.append(run_id)
+        jobs = f"/actions/runs/{run_id}/job/"
+        for runs in w.checks.values():  # each failed job's check runs again: queued now
+            for i, c in enumerate(runs):
+                red = c.conclusion not in {"success", "neutral", "skipped"}
+                if jobs in (c.details_url or "") and c.status == "completed" and red:
+                    runs[i] = c.model_copy(update={"status": "queued", "conclusion": None})
+
+    def set_actions_check(
+        self, repo: Repo | str, sha: str, name: str, conc: str | None, run_id: int, job: int
+    ) -> None:
+        """A check run GitHub Actions made for job ``job`` of run ``run_id`` (the run kept
+        too, finished when the check is): what magi can re-run."""
+        full = repo if isinstance(repo, str) else repo.full_name
+        self.set_check(repo, sha, name, "completed" if conc else "in_progress", conc)
+        w = self.world(repo)
+        url = f"https://github.com/{full}/actions/runs/{run_id}/job/{job}"
+        runs = w.checks[sha]
+        runs[-1] = runs[-1].model_copy(
+            update={"details_url": url, "app": CheckApp(slug="github-actions"), "head_sha": sha}
+        )
+        status = "completed" if conc else "in_progress"
+        self.add_run(
+            repo, run_id, f"CI {name}", status=status, conclusion=conc, event="pull_request"
+        )
 
     # -- pull requests -----------------------------------------------------------------
     async def get_pull(self, repo: Repo, number: int) -> PullRequest:
@@ -718,10 +764,112 @@ class FakeGitHub:
             raise GitHubError(
                 "Head branch was modified. Review and try the merge again.", status=409
             )
+        refused = self._ruled(repo, w, pull)
+        if refused is not None:
+            raise refused
         w.merges.append({"number": number, "sha": sha, "method": method, "title": title})
         w.pulls[number] = pull.model_copy(update={"merged": True, "state": "closed"})
         w.merge_commits[number] = "m" * 40
         return MergeResult(merged=True, sha="m" * 40, message="Pull Request successfully merged")
+
+    # -- branch rules (magi.testing.github_rules) ---------------------------------------
+    def set_rules(self, repo: Repo | str, rules: BranchRules, branch: str = "") -> None:
+        """Protect ``branch`` (default: the default branch) with ``rules``."""
+        w = self.world(repo)
+        w.rules[branch or w.default_branch] = rules
+
+    def add_review(self, repo: Repo | str, number: int, login: str, state: str) -> None:
+        """A review submitted on PR ``number``, kept as GitHub keeps it before the webhook."""
+        self.world(repo).reviews.setdefault(number, []).append(Reviewed(login, state))
+
+    def move_base(self, repo: Repo | str, sha: str) -> None:
+        """Someone else's merge moves the default branch to ``sha``: each open PR on it is
+        behind now, as GitHub's ``mergeable_state`` says (``behind`` where the branch must be
+        up to date, ``clean`` otherwise: GitHub says behind only when a rule needs it)."""
+        w = self.world(repo)
+        w.refs[f"heads/{w.default_branch}"] = sha
+        strict = w.rules.get(w.default_branch, BranchRules()).up_to_date
+        for n, p in w.pulls.items():
+            if p.state == "open" and p.base.ref == w.default_branch and p.base.sha != sha:
+                w.pulls[n] = p.model_copy(
+                    update={"mergeable_state": "behind" if strict else "clean"}
+                )
+
+    def rebased(self, repo: Repo | str, number: int, sha: str) -> None:
+        """PR ``number``'s branch rebased onto the base's head and pushed as ``sha``."""
+        w = self.world(repo)
+        self.push(repo, number, sha)
+        p = w.pulls[number]
+        base = p.base.model_copy(update={"sha": w.refs[f"heads/{p.base.ref}"]})
+        w.pulls[number] = p.model_copy(update={"base": base, "mergeable_state": "clean"})
+
+    async def enqueue_pull(self, repo: Repo, number: int, *, sha: str) -> int:
+        """GraphQL ``enqueuePullRequest``: the PR joins its base's merge queue, and GitHub
+        makes the queue's merge group (the base with the PR on it) on a branch
+        ``gh-readonly-queue/<base>/pr-<n>-<head>``, whose checks the queue waits for.
+        https://docs.github.com/en/graphql/reference/mutations#enqueuepullrequest"""
+        w = await self._enter("enqueue_pull", repo, number=number, sha=sha)
+        pull = w.pulls.get(number)
+        if pull is None:
+            raise GitHubError("Could not resolve to a PullRequest", status=404)
+        if not w.rules.get(pull.base.ref, BranchRules()).merge_queue:
+            raise GitHubError("Pull request is not in a merge queue enabled branch", status=422)
+        if pull.head.sha != sha:
+            raise GitHubError("Expected head oid does not match the head", status=422)
+        queued = [n for n, _ in w.queue]
+        if number in queued:
+            return queued.index(number) + 1
+        head = w.objects.get(sha)
+        tree = head.tree if isinstance(head, GitCommit) else _tree_with(w, [], [])
+        base = w.refs[f"heads/{pull.base.ref}"]
+        group = _commit(w, f"Merge pull request #{number}", tree, [base, sha])
+        w.refs[f"heads/gh-readonly-queue/{pull.base.ref}/pr-{number}-{sha}"] = group
+        w.queue.append((number, group))
+        return len(w.queue)
+
+    def run_queue(self, repo: Repo | str) -> list[int]:
+        """The merge queue merges each group whose required checks are green on the group's
+        commit (the PR's own are not enough); the PRs it merged."""
+        w = self.world(repo)
+        merged: list[int] = []
+        for number, group in list(w.queue):
+            pull = w.pulls[number]
+            rules = w.rules.get(pull.base.ref, BranchRules())
+            wanted = BranchRules(required_checks=rules.required_checks)
+            checks, statuses = w.checks.get(group, []), w.statuses.get(group, [])
+            if refusal(
+                wanted,
+                reviews=[],
+                permissions={},
+                checks=checks,
+                statuses=statuses,
+                up_to_date=True,
+            ):
+                break  # the queue waits in order
+            w.queue.remove((number, group))
+            w.refs[f"heads/{pull.base.ref}"] = group
+            del w.refs[f"heads/gh-readonly-queue/{pull.base.ref}/pr-{number}-{pull.head.sha}"]
+            w.merges.append(
+                {"number": number, "sha": pull.head.sha, "method": "queue", "title": None}
+            )
+            update = {"merged": True, "state": "closed", "merge_commit_sha": group}
+            w.pulls[number] = pull.model_copy(update=update)
+            merged.append(number)
+        return merged
+
+    def _ruled(self, repo: Repo, w: World, pull: PullRequest) -> GitHubError | None:
+        rules = w.rules.get(pull.base.ref)
+        if rules is None:
+            return None
+        base = w.refs.get(f"heads/{pull.base.ref}")
+        return refusal(
+            rules,
+            reviews=w.reviews.get(pull.number, []),
+            permissions=w.permissions,
+            checks=w.checks.get(pull.head.sha, []),
+            statuses=w.statuses.get(pull.head.sha, []),
+            up_to_date=base == pull.base.sha or base in self.ancestors(repo, pull.head.sha),
+        )
 
     # -- checks and statuses -----------------------------------------------------------
     async def list_check_runs(self, repo: Repo, ref: str) -> list[CheckRun]:

@@ -1,4 +1,4 @@
-"""A narrow GraphQL double: exactly the two mutations and the one query magi sends.
+"""A narrow GraphQL double: exactly the three mutations and the one query magi sends.
 
 GitHub's REST API cannot change a pull request's draft state (``PATCH /pulls/{n}`` ignores
 ``draft``), so the githubkit adapter's ``set_draft`` posts one GraphQL mutation to
@@ -9,12 +9,14 @@ GitHub's REST API cannot change a pull request's draft state (``PATCH /pulls/{n}
     convertPullRequestToDraft(input: {pullRequestId: $id}) { pullRequest { ... } }
 
     query { repository(owner: $o, name: $n) { pullRequest(number: $p) { mergeCommit { oid } } } }
+    enqueuePullRequest(input: {pullRequestId: $id, expectedHeadOid: $oid})
 
-(the merge commit REST 2026-03-10 no longer gives), with the values in the variables, acts
-on the ``FakeGitHub`` behind the HTTP double, and
-answers the documented payload (``pullRequest`` with ``number`` and ``isDraft``). An id it
-did not hand out is GitHub's ``NOT_FOUND`` error, with HTTP 200 as GraphQL answers errors; a
-draft the repository cannot hold (``magi.testing.github.drafts_refused``) is refused alike.
+(the merge commit REST 2026-03-10 no longer gives; a merge queue takes a PR only by the
+mutation), with the values in the variables, acts on the ``FakeGitHub`` behind the HTTP
+double, and answers the documented payload (``pullRequest`` with ``number`` and
+``isDraft``; ``mergeQueueEntry`` with ``position`` and ``state``). An id it did not hand out
+is GitHub's ``NOT_FOUND`` error, with HTTP 200 as GraphQL answers errors; a draft the
+repository cannot hold (``magi.testing.github.drafts_refused``) is refused alike.
 Any other query is an unanswered request that fails the test, like a stray REST route.
 https://docs.github.com/en/graphql/reference/mutations#markpullrequestreadyforreview
 https://docs.github.com/en/graphql/reference/mutations#convertpullrequesttodraft
@@ -83,6 +85,32 @@ def _not_found(field: str, node: str) -> httpx.Response:
     )
 
 
+# https://docs.github.com/en/graphql/reference/mutations#enqueuepullrequest
+_ENQUEUE = re.compile(
+    r"^\s*mutation\b[^{]*\{\s*enqueuePullRequest\s*\(\s*input\s*:\s*\{\s*"
+    r"pullRequestId\s*:\s*\$(\w+)\s*,\s*expectedHeadOid\s*:\s*\$(\w+)\s*\}\s*\)"
+)
+
+
+async def _enqueue(
+    double: GitHubHTTP, match: re.Match[str], variables: dict[str, Any]
+) -> httpx.Response:
+    """``enqueuePullRequest``: the PR into its merge queue; GitHub's error when it will not."""
+    field, node = "enqueuePullRequest", str(variables.get(match[1], ""))
+    found = pull_of(node)
+    if found is None or found[1] not in double.fake.world(found[0]).pulls:
+        return _not_found(field, node)
+    try:
+        position = await double.fake.enqueue_pull(
+            found[0], found[1], sha=str(variables.get(match[2], ""))
+        )
+    except GitHubError as exc:
+        error = {"type": "UNPROCESSABLE", "path": [field], "message": exc.message}
+        return httpx.Response(200, json={"data": {field: None}, "errors": [error]})
+    entry = {"position": position, "state": "QUEUED"}
+    return httpx.Response(200, json={"data": {field: {"mergeQueueEntry": entry}}})
+
+
 async def answer(double: GitHubHTTP, request: httpx.Request) -> httpx.Response:
     """The answer to one ``POST /graphql``; see the module docstring."""
     body = json.loads(request.content or b"{}")
@@ -90,6 +118,9 @@ async def answer(double: GitHubHTTP, request: httpx.Request) -> httpx.Response:
     variables = (body.get("variables") or {}) if isinstance(body, dict) else {}
     if (asked := _MERGE_COMMIT.match(query)) is not None:
         return await _merge_commit(double, asked, variables)
+    queue = _ENQUEUE.match(query)
+    if queue is not None:
+        return await _enqueue(double, queue, variables)
     match = _FIELD.match(query)
     if match is None or match[1] not in MUTATIONS:
         double.unanswered.append(f"POST /graphql {query[:60]!r}")

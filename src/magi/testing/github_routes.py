@@ -242,6 +242,18 @@ async def _matching(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Requ
     return 200, [over(example, _ref(g)) for g in refs]
 
 
+@route("GET", C + "/rules/branches/{branch}")
+async def _branch_rules(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    # https://docs.github.com/en/rest/repos/rules#get-rules-for-a-branch (paged)
+    rules = await d.fake.branch_rules(repo, p["branch"])
+    per, page = int(_query(rq, "per_page") or 30), int(_query(rq, "page") or 1)
+    source = {"ruleset_source_type": "Repository", "ruleset_source": repo.full_name}
+    return 200, [
+        {**r.model_dump(mode="json"), **source, "ruleset_id": 42}
+        for r in rules[(page - 1) * per : page * per]
+    ]
+
+
 @route("GET", C + "/activity")
 async def _activity(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
     ref = _query(rq, "ref")
@@ -355,6 +367,12 @@ async def _runs(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request)
     return 200, {"total_count": len(runs), "workflow_runs": items}
 
 
+@route("POST", C + "/actions/runs/{run_id}/rerun-failed-jobs")
+async def _rerun(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    await d.fake.rerun_failed_jobs(repo, int(p["run_id"]))
+    return 201, {}
+
+
 @route("POST", C + "/actions/runs/{run_id}/cancel")
 async def _cancel(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
     if not await d.fake.cancel_workflow_run(repo, int(p["run_id"])):
@@ -451,6 +469,7 @@ def _check(c: Any) -> dict[str, Any]:
         "status": c.status,
         "conclusion": c.conclusion,
         "details_url": c.details_url,
+        **({"app": {"slug": c.app.slug}} if c.app else {}),
     }
 
 

@@ -248,6 +248,10 @@ def decide(
         )
     if pull.mergeable is None:
         return Decision(
-            Outcome.WAIT, "mergeable-unknown", "GitHub is still computing whether it can merge."
+            Outcome.WAIT,
+            "mergeable-unknown",
+            "GitHub is still computing whether it can merge (it sends no event when done); "
+            "magi reads it again on the next event about this pull request (a check "
+            "finishing, a review, a push), or when a writer says `merge` again.",
         )
     return Decision(Outcome.MERGE, "ok", "every check is green.")

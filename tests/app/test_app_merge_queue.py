@@ -1,0 +1,123 @@
+"""A branch with a merge queue: the merge API's 405 names the queue, magi enqueues the PR
+(GraphQL enqueuePullRequest), and its own `magi` check answers the queue's merge group, so a
+required `magi` check never stalls the queue."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from app_landing_helpers import PR, SHA, scene, suite
+from github_helpers import REPO, deliver, fixture, go, make_app, pr_comment, setup
+from magi.github.port import GitHubError, GitHubPort
+from magi.testing.github import FakeGitHub
+from magi.testing.github_rules import BranchRules
+
+QUEUED = BranchRules(merge_queue=True, required_checks=("ci", "magi"))
+
+
+def queued_scene() -> FakeGitHub:
+    fake = scene()
+    fake.set_rules(REPO, QUEUED)
+    fake.set_check(REPO, SHA, "ci", "completed", "success")
+    fake.set_check(REPO, SHA, "magi", "completed", "success")
+    return fake
+
+
+def say_merge(fake: FakeGitHub) -> None:
+    asyncio.run(deliver(make_app(fake), "issue_comment", pr_comment("merge", number=PR)))
+
+
+def group_event(fake: FakeGitHub, number: int = PR) -> tuple[str, dict[str, Any]]:
+    """GitHub's merge_group checks_requested for the group the queue made for ``number``."""
+    w = fake.world(REPO)
+    ((_, group),) = [q for q in w.queue if q[0] == number]
+    p = fixture("check_suite.completed")
+    payload = {
+        "action": "checks_requested",
+        "merge_group": {
+            "head_sha": group,
+            "head_ref": f"refs/heads/gh-readonly-queue/main/pr-{number}-{w.pulls[number].head.sha}",
+            "base_sha": w.refs["heads/main"],
+            "base_ref": "refs/heads/main",
+        },
+        "repository": {**p["repository"], "full_name": REPO.full_name, "default_branch": "main"},
+        "installation": p.get("installation", {"id": 1}),
+        "sender": p["sender"],
+    }
+    return group, payload
+
+
+def test_a_queue_branch_enqueues_and_magi_answers_the_group_then_it_merges() -> None:
+    fake = queued_scene()
+    say_merge(fake)
+    w = fake.world(REPO)
+    assert w.merges == []
+    assert [n for n, _ in w.queue] == [PR]
+    said = fake.comments_on(REPO, PR)
+    assert any("the merge queue" in b for b in said if b.startswith("Approval by"))
+    assert "to the merge queue" in said[-1]
+    group, payload = group_event(fake)
+    fake.set_check(REPO, group, "ci", "completed", "success")  # the queue's CI on the group
+    assert fake.run_queue(REPO) == []  # the required `magi` check is not on the group yet
+    asyncio.run(deliver(make_app(fake), "merge_group", payload))
+    (ours,) = [c for c in w.checks[group] if c.name == "magi"]
+    assert ours.conclusion == "success"
+    assert fake.run_queue(REPO) == [PR]
+    assert w.pulls[PR].merged
+
+
+def test_the_group_gets_the_conclusion_magi_gave_the_head() -> None:
+    fake = queued_scene()
+    say_merge(fake)
+    group, payload = group_event(fake)
+    fake.set_check(REPO, SHA, "magi", "completed", "neutral")
+    asyncio.run(deliver(make_app(fake), "merge_group", payload))
+    (ours,) = [c for c in fake.world(REPO).checks[group] if c.name == "magi"]
+    assert ours.conclusion == "neutral"
+
+
+def test_a_group_for_a_pr_that_is_not_magis_gets_no_answer() -> None:
+    fake = queued_scene()
+    say_merge(fake)
+    group, payload = group_event(fake)
+    w = fake.world(REPO)
+    w.pulls[PR] = w.pulls[PR].model_copy(update={"body": "someone's own PR"})
+    asyncio.run(deliver(make_app(fake), "merge_group", payload))
+    assert [c for c in w.checks.get(group, []) if c.name == "magi"] == []
+
+
+def test_later_events_do_not_enqueue_again() -> None:
+    fake = queued_scene()
+    say_merge(fake)
+    for _ in range(2):
+        asyncio.run(deliver(make_app(fake), "check_suite", suite()))
+    assert len(fake.named("enqueue_pull")) == 1
+    assert sum("to the merge queue" in b for b in fake.comments_on(REPO, PR)) == 1
+
+
+def test_a_refused_enqueue_is_said_with_the_next_step() -> None:
+    fake = queued_scene()
+    fake.fail("enqueue_pull", GitHubError("Pull request is not mergeable", status=422))
+    say_merge(fake)
+    said = fake.comments_on(REPO, PR)[-1]
+    assert "GitHub would not add it" in said
+    assert "Merge when ready" in said
+
+
+def test_the_graphql_double_enqueues_and_refuses_as_github() -> None:
+    """enqueuePullRequest over HTTP through the githubkit adapter."""
+    fake, double, auth, _ = setup()
+    fake.add_pull(REPO, 7, "magi/r/A", "a" * 40)
+
+    async def enqueue(port: GitHubPort) -> int:
+        return await port.enqueue_pull(REPO, 7, sha="a" * 40)
+
+    with pytest.raises(GitHubError, match="merge queue"):
+        go(auth, enqueue)  # no queue on main: GitHub will not
+    fake.set_rules(REPO, BranchRules(merge_queue=True))
+    assert go(auth, enqueue) == 1
+    assert fake.world(REPO).queue[0][0] == 7
+    double.assert_clean()
