@@ -283,3 +283,33 @@ def test_a_line_that_only_mentions_usage_is_no_usage_line() -> None:
     parsed = CommandAdapter(c).parse("the reply", err, 0, REQ)
     assert parsed.status is TurnStatus.OK
     assert parsed.usage == Usage(cost_usd=0.2)
+
+
+def test_codex_resumed_turn_counts_the_difference_from_the_kept_total() -> None:
+    """A resumed thread's turn.completed is its running total: the turn's usage is what the
+    total grew by since the one the seat kept; the new total comes back to be kept."""
+    out = lines(
+        {"type": "thread.started", "thread_id": "t1"},
+        {"type": "item.completed", "item": {"type": "agent_message", "text": "fine"}},
+        {
+            "type": "turn.completed",
+            "usage": {"input_tokens": 250, "cached_input_tokens": 120, "output_tokens": 30},
+        },
+    )
+    kept = Usage(input_tokens=100, cached_tokens=50, output_tokens=10)
+    req = TurnRequest(
+        seat="judge-1",
+        prompt="p",
+        cwd=Path("/w"),
+        allow_write=False,
+        timeout=9,
+        session_id="t1",
+        session_total=kept,
+    )
+    parsed = CodexAdapter(cfg("codex")).parse(out, "", 0, req)
+    assert (parsed.usage.input_tokens, parsed.usage.cached_tokens) == (150, 70)
+    assert parsed.usage.output_tokens == 20
+    assert parsed.session_total == Usage(input_tokens=250, cached_tokens=120, output_tokens=30)
+    # A first turn (no session to resume) counts what it reports.
+    fresh = CodexAdapter(cfg("codex")).parse(out, "", 0, REQ)
+    assert fresh.usage.input_tokens == 250

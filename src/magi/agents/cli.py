@@ -46,6 +46,7 @@ class Parsed:
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
     failure: Failure | None = None  # when the adapter knows; else read from ``error``
+    session_total: Usage | None = None  # the CLI's running total, when it reports one
 
 
 class Adapter(Protocol):
@@ -231,6 +232,7 @@ class CliAgent:
             raw_stderr=res.stderr,
             exit_code=res.exit_code,
             failure=failure if status is not TurnStatus.OK else None,
+            session_total=parsed.session_total,
         )
 
 

@@ -33,7 +33,7 @@ from magi.core.seats.seating import failover_agent
 from magi.core.text.answers import Answer, parse_answer, reask_text
 from magi.core.text.sanitize import redact_secrets, strip_controls
 from magi.errors import AnswerError
-from magi.model.run import ForkNode, Redaction, Run, RunStatus, SeatState, Turn
+from magi.model.run import ForkNode, Redaction, Run, RunStatus, SeatState, SessionTotal, Turn
 from magi.seats.asking import Listening
 from magi.seats.budget import check_budget
 from magi.seats.census import end_turn
@@ -114,6 +114,8 @@ def _open(
             sctx.record.id, f"{stem}.prompt.md", prompt, sync_dir=False
         )
         session = record.session_id if sctx.config.graph.sessions else None
+        kept = record.session_total
+        total = kept.usage if kept is not None and session and kept.session_id == session else None
         agent = record.agent
         state_dir = sctx.run_dir / "seats" / seat
         if not state_dir.is_dir():  # made on the seat's first turn
@@ -126,6 +128,7 @@ def _open(
         allow_write=allow_write,
         timeout=timeout if timeout is not None else node_timeout(sctx, node, agent),
         session_id=session,
+        session_total=total,
         run_id=sctx.record.id,
         node=node,
         turn=turn_no,
@@ -170,8 +173,13 @@ def _record(
             rid, {f"{opened.stem}.reply.md": result.text, f"{opened.stem}.raw.txt": raw}
         )
         if result.session_id and sctx.config.graph.sessions:
-            sctx.record.seats[req.seat].session_id = result.session_id
-            sctx.record.seats[req.seat].session_host = runner_host(sctx.environ)
+            seat = sctx.record.seats[req.seat]
+            seat.session_id = result.session_id
+            seat.session_host = runner_host(sctx.environ)
+            if result.session_total is not None:
+                seat.session_total = SessionTotal(
+                    session_id=result.session_id, usage=result.session_total
+                )
         sctx.record.turns.append(
             Turn(
                 seat=req.seat,
