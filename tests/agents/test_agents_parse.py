@@ -313,3 +313,34 @@ def test_codex_resumed_turn_counts_the_difference_from_the_kept_total() -> None:
     # A first turn (no session to resume) counts what it reports.
     fresh = CodexAdapter(cfg("codex")).parse(out, "", 0, REQ)
     assert fresh.usage.input_tokens == 250
+
+
+def test_codex_writer_may_commit_in_its_own_clone(tmp_path: Path) -> None:
+    """codex's workspace-write sandbox keeps ``.git`` read-only unless a writable root names
+    it (its commits failed with ``index.lock: Read-only file system``): a writing turn in a
+    clone names the clone's git directory, before ``resume``; a read-only turn never does."""
+    (tmp_path / "it's a clone" / ".git").mkdir(parents=True)
+    cwd = tmp_path / "it's a clone"
+    adapter = CodexAdapter(cfg("codex"))
+    write = TurnRequest(
+        seat="impl-A", prompt="p", cwd=cwd, allow_write=True, timeout=9, session_id="t1"
+    )
+    argv = adapter.build(write, None).argv
+    roots = f"sandbox_workspace_write.writable_roots=[{json.dumps(str(cwd / '.git'))}]"
+    assert argv[argv.index(roots) - 1] == "-c"
+    assert argv.index(roots) < argv.index("resume")
+    read = TurnRequest(seat="judge-1", prompt="p", cwd=cwd, allow_write=False, timeout=9)
+    assert not any("writable_roots" in a for a in adapter.build(read, None).argv)
+
+
+def test_a_judge_packet_never_says_how_a_commit_was_made() -> None:
+    """Whether a seat committed its work or magi committed what it left is no flag for the
+    judges: codex could not commit under its own sandbox, so the flag named the CLI."""
+    from magi.graph.packets import flags
+    from magi.model.run import Candidate
+
+    c = Candidate(label="A", seat="impl-A", branch="magi/r/A", rescued=True)
+    assert flags(c) == ()
+    assert flags(c.model_copy(update={"protected_changed": ["ci.yml"]})) == (
+        "changes protected path ci.yml",
+    )

@@ -9,8 +9,10 @@ because whether a resumed thread inherits it is unverified.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, ClassVar
 
 from magi.agents.base import TurnRequest, TurnStatus, Usage
@@ -108,6 +110,16 @@ class CodexEvent(Event):
         return None
 
 
+def writable_git(cwd: Path) -> str:
+    """The ``-c`` that lets codex commit in its own clone. Under ``-s workspace-write`` its
+    sandbox keeps ``.git`` read-only even inside the writable cwd, so every ``git commit``
+    failed (``index.lock: Read-only file system``) and magi's rescue commit did the work
+    (README §5). Naming the clone's git directory as a writable root lifts that, and only
+    that: magi's jail still decides what the process may touch. The path is a TOML string
+    (JSON's escapes are TOML's)."""
+    return f"sandbox_workspace_write.writable_roots=[{json.dumps(str(cwd / '.git'))}]"
+
+
 def running_share(reported: Usage, request: TurnRequest, session_id: str | None) -> Usage:
     """This turn's usage from what codex reported: on a resumed thread that is the thread's
     running total, so the total the seat's record kept for the same thread comes off it.
@@ -159,7 +171,10 @@ class CodexAdapter:
         argv += ["-C", str(request.cwd), "--skip-git-repo-check"]
         if self.cfg.model:
             argv += ["-m", self.cfg.model]
-        argv += ["-c", 'approval_policy="never"', *self.cfg.args]
+        argv += ["-c", 'approval_policy="never"']
+        if request.allow_write and (request.cwd / ".git").is_dir():  # a clone of its own
+            argv += ["-c", writable_git(request.cwd)]
+        argv += self.cfg.args
         if request.session_id:
             argv += ["resume", request.session_id]
         argv.append("-")
