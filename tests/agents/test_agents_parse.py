@@ -344,3 +344,24 @@ def test_a_judge_packet_never_says_how_a_commit_was_made() -> None:
     assert flags(c.model_copy(update={"protected_changed": ["ci.yml"]})) == (
         "changes protected path ci.yml",
     )
+
+
+def test_a_node_crash_shows_the_clis_own_error_line_not_the_stack_tail() -> None:
+    """codex.js without its platform package, as Node 20 prints it: the turn's error is
+    the thrown line, not "at ModuleJob.run ... | Node.js v20.20.2"."""
+    stderr = (
+        "file:///x/node_modules/@openai/codex/bin/codex.js:108\n"
+        "  throw new Error(\n        ^\n\n"
+        "Error: Missing optional dependency @openai/codex-linux-x64. Reinstall Codex: "
+        "npm install -g @openai/codex@latest\n"
+        "    at findCodexExecutable (file:///x/node_modules/@openai/codex/bin/codex.js:108:9)\n"
+        "    at file:///x/node_modules/@openai/codex/bin/codex.js:113:20\n"
+        "    at ModuleJob.run (node:internal/modules/esm/module_job:325:25)\n"
+        "    at async ModuleLoader.import (node:internal/modules/esm/loader:606:24)\n\n"
+        "Node.js v20.20.2\n"
+    )
+    parsed = CodexAdapter(cfg("codex")).parse("", stderr, 1, REQ)
+    assert parsed.error == (
+        "codex exited 1: Error: Missing optional dependency @openai/codex-linux-x64."
+        " Reinstall Codex: npm install -g @openai/codex@latest"
+    )

@@ -15,6 +15,7 @@ import tempfile
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import ClassVar, Protocol
 
@@ -92,10 +93,22 @@ def executable(cfg: AgentConfig, default: str) -> list[str]:
     return list(cfg.command) if cfg.command else [default]
 
 
+# A JavaScript CLI that throws prints the error's line, then its stack ("at ..."), then
+# "Node.js v20..." (codex.js without its platform package: "Error: Missing optional
+# dependency @openai/codex-linux-x64. Reinstall Codex: ..."). The CLI's words are the line.
+_THROWN = re.compile(r"^(?:Uncaught )?(?:[A-Za-z_$][\w$.]*)?(?:Error|Exception)(?: \[\w+\])?: \S")
+
+
+def _thrown(lines: list[str]) -> str | None:
+    found = [ln for ln, after in pairwise(lines) if after.startswith("at ") and _THROWN.match(ln)]
+    return found[-1] if found else None
+
+
 def tail(text: str, limit: int = 300) -> str:
-    """The last non-empty line(s) of ``text``, short enough for a one-line error."""
+    """The last non-empty line(s) of ``text``, short enough for a one-line error; for a
+    JavaScript program that died of an uncaught error, that error's own line."""
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    out = " | ".join(lines[-3:])
+    out = _thrown(lines) or " | ".join(lines[-3:])
     return out if len(out) <= limit else "…" + out[-limit:]
 
 
