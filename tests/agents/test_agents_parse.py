@@ -365,3 +365,15 @@ def test_a_node_crash_shows_the_clis_own_error_line_not_the_stack_tail() -> None
         "codex exited 1: Error: Missing optional dependency @openai/codex-linux-x64."
         " Reinstall Codex: npm install -g @openai/codex@latest"
     )
+
+
+def test_claude_read_only_seats_may_run_the_git_the_prompts_invite() -> None:
+    """Judge and review prompts invite `git show`, `git diff`, `git log`: a read-only claude
+    seat has the shell for exactly those (claude's prefix patterns), no edit tool, and
+    `dontAsk` denies every other command."""
+    argv = ClaudeAdapter(cfg("claude")).build(REQ, "sid").argv
+    tools = argv[argv.index("--tools") + 1].split(",")
+    assert sorted(tools) == ["Bash", "Glob", "Grep", "Read"]
+    allowed = argv[argv.index("--allowedTools") + 1 : argv.index("--permission-mode")]
+    assert allowed == ["Bash(git show:*)", "Bash(git diff:*)", "Bash(git log:*)"]
+    assert argv[argv.index("--permission-mode") + 1] == "dontAsk"

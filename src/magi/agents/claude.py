@@ -29,6 +29,13 @@ QUOTA = re.compile(
     re.IGNORECASE,
 )
 UNKNOWN_SESSION = "No conversation found"
+# A judge's or reviewer's tools: reading, and the shell only for the git commands its prompt
+# invites (``git show``, ``git diff``, ``git log``). Under ``dontAsk`` a command no pattern
+# allows is denied, never asked; ``:*`` is claude's prefix match (2.1.197 names it
+# "Bash(npm run:*) - prefix matching"). The seat's jail keeps its tree read-only whatever
+# a command does.
+READ_TOOLS = "Read,Grep,Glob,Bash"
+READ_ONLY_GIT = ("Bash(git show:*)", "Bash(git diff:*)", "Bash(git log:*)")
 # Claude Code 2.1.197 offline: not logged in, the result text is "Not logged in · Please run
 # /login" (exit 1, at once); with a key but no network it retries silently and ends with
 # "API Error: Unable to connect to API ..." (docs/agents-verified.md).
@@ -109,7 +116,8 @@ class ClaudeAdapter:
         if request.allow_write:
             argv += ["--allowedTools", "Bash", "--permission-mode", "acceptEdits"]
         else:
-            argv += ["--tools", "Read,Grep,Glob", "--permission-mode", "dontAsk"]
+            argv += ["--tools", READ_TOOLS, "--allowedTools", *READ_ONLY_GIT]
+            argv += ["--permission-mode", "dontAsk"]
         argv += self.cfg.args
         return Invocation(argv, request.prompt.encode())
 
