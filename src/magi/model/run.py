@@ -30,7 +30,8 @@ from magi.model.review import Gate, MergeRecord, OperatorFix, Review
 # not be handed off waited for no runner; nor `Seat.session_host`: no runner was named;
 # nor `fork`: no wave was forked; nor `fork_node`, `fork_id`: a forked wave was implement's,
 # and its results carried no id either. Nor `Seat.session_total` (a CLI's running total of a
-# conversation): a turn after it counts what the CLI reports, as every turn did then.
+# conversation): a turn after it counts what the CLI reports, as every turn did then; nor
+# `Seat.cli_version`: the versions were not read, which None says.
 SCHEMA = 7
 
 
@@ -233,6 +234,10 @@ class Seat(_Rec):
     # conversation counts the difference. Saved with the turn, so a resume after a kill
     # still subtracts from the last total recorded.
     session_total: SessionTotal | None = None
+    # The version its agent's CLI gave (``claude --version`` ...) when the agent took the
+    # seat (None: not read, or a kind with no version command): which CLIs an election
+    # was held between, for `magi stats` to split by.
+    cli_version: str | None = None
     failover_from: list[str] = Field(default_factory=list)  # agents that lost the seat first
     # What the guards found and undid after this seat's turns: refs moved outside its own
     # branch, recorded heads moved, the user's checkout touched (magi.graph.guard).
@@ -464,6 +469,15 @@ class Record(_Rec):
         """Who holds ``seat`` now (after any failover): the one source of truth."""
         record = self.seats.get(seat)
         return record.agent if record is not None else None
+
+    def cli_of(self, seat: str) -> str | None:
+        """The CLI that holds ``seat`` now, as "<kind> <version>" ("<kind>" alone when its
+        version was not recorded); None for an agent the run's config does not name."""
+        record = self.seats.get(seat)
+        kind = next((a.kind for a in self.config.agents if record and a.id == record.agent), None)
+        if record is None or kind is None:
+            return None
+        return f"{kind} {record.cli_version}" if record.cli_version else kind
 
 
 class Run(Record):

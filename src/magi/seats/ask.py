@@ -39,6 +39,7 @@ from magi.seats.budget import check_budget
 from magi.seats.census import end_turn
 from magi.seats.context import SeatContext, Stop
 from magi.seats.jailing import applies_jail, seat_jail
+from magi.seats.versions import note_version
 from magi.state.failpoint import failpoint
 
 M = TypeVar("M", bound=Answer)
@@ -218,6 +219,7 @@ def ask(
     """One turn of ``seat``: continues its conversation when it has a live one."""
     sctx.check_cancelled()
     _here_or_hand_off(sctx, seat, node)
+    note_version(sctx, seat)
     opened = _open(
         sctx,
         seat=seat,
@@ -351,6 +353,7 @@ def _hand_on(sctx: SeatContext, seat: str, node: str, why: str) -> bool:
         record.failover_from.append(record.agent)
         record.agent = nxt
         record.session_id = None
+        record.cli_version = None  # the next agent's CLI is read on its first turn
         # What the agent that lost the seat asked is nobody's question now: the next agent
         # starts afresh, and the run must not park (or stay parked) on it.
         # One a person answered stays: its answer is the next agent's turn too.
