@@ -30,7 +30,8 @@ def lines(*events: object) -> str:
 def test_config_command_replaces_the_executable_and_keeps_leading_args() -> None:
     inv = ClaudeAdapter(cfg("claude", command=["npx", "claude"])).build(REQ, "sid")
     assert inv.argv[:3] == ["npx", "claude", "-p"]
-    assert "--verbose" not in inv.argv
+    # stream-json (what a turn is doing, as it goes) runs only with --verbose.
+    assert inv.argv[3:6] == ["--output-format", "stream-json", "--verbose"]
     assert inv.stdin == b"judge"
 
 
@@ -377,3 +378,35 @@ def test_claude_read_only_seats_may_run_the_git_the_prompts_invite() -> None:
     allowed = argv[argv.index("--allowedTools") + 1 : argv.index("--permission-mode")]
     assert allowed == ["Bash(git show:*)", "Bash(git diff:*)", "Bash(git log:*)"]
     assert argv[argv.index("--permission-mode") + 1] == "dontAsk"
+
+
+def test_claude_stream_reply_is_the_last_result_line() -> None:
+    """stream-json: init, messages, then the result object; the reply is the result's."""
+    out = lines(
+        {"type": "system", "subtype": "init", "session_id": "s1"},
+        {"type": "assistant", "message": {"content": [{"type": "text", "text": "working"}]}},
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "result": "done",
+            "session_id": "s1",
+        },
+    )
+    parsed = ClaudeAdapter(cfg("claude")).parse(out, "", 0, REQ)
+    assert (parsed.status, parsed.text, parsed.session_id) == (TurnStatus.OK, "done", "s1")
+
+
+def test_claude_retrying_a_rejected_key_is_a_final_auth_signal() -> None:
+    """claude 2.1.197 retries a 401 ten times over ~170 s, saying so on each retry: the
+    first such line ends the turn; an overload it retries is no such signal."""
+    adapter = ClaudeAdapter(cfg("claude"))
+    retry = {"type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 10}
+    rejected = adapter.live(
+        json.dumps({**retry, "error_status": 401, "error": "authentication_failed"})
+    )
+    assert rejected.final
+    assert rejected.text is not None
+    assert adapter.signals.classify(rejected.text) == "auth"
+    busy = adapter.live(json.dumps({**retry, "error_status": 529, "error": "overloaded"}))
+    assert not busy.final

@@ -20,7 +20,7 @@ Expect = Callable[[str, str, str | None, bool], list[str]]
 
 
 def claude_argv(exe: str, cwd: str, sid: str | None, first: bool) -> list[str]:
-    head = [exe, "-p", "--output-format", "json"]
+    head = [exe, "-p", "--output-format", "stream-json", "--verbose"]
     if first:
         return [
             *head,

@@ -212,12 +212,15 @@ class CliAgent:
         failure = parsed.failure
         signal = listener.watch.current
         if res.gave_up is not None and signal is not None:
-            # Only a cannot-reach / not-logged-in line for unreachable_after seconds.
+            # Only a cannot-reach / not-logged-in line for unreachable_after seconds, or
+            # one the CLI said it cannot get past (a rejected key).
             status, text, failure = TurnStatus.ERROR, "", signal[0]
-            error = (
-                f"{self.kind}: {res.gave_up} (nothing else for {request.unreachable_after:g} s;"
-                " the process group was killed)"
+            waited = (
+                "said once, a failure it only retries"
+                if listener.watch.final
+                else f"nothing else for {request.unreachable_after:g} s"
             )
+            error = f"{self.kind}: {res.gave_up} ({waited}; the process group was killed)"
         elif res.timed_out:
             # Whatever was printed before the kill is not a reply; the session may still live.
             status, text = TurnStatus.TIMEOUT, ""
@@ -261,7 +264,7 @@ class _Listener:
     def line(self, raw: str) -> None:
         seen = self.adapter.live(raw)
         shown = scrub(seen.text) if seen.text else ""
-        self.watch.see(LiveLine(shown or None, seen.progress))
+        self.watch.see(LiveLine(shown or None, seen.progress, seen.final))
         if not shown:
             return
         self.last = shown
