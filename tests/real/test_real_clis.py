@@ -1,0 +1,227 @@
+"""Real claude and codex turns, jailed, through magi's adapters, against the scripted model:
+what the defects of issue 46 looked like with the real CLIs, each checked as fixed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from magi.agents import auth
+from magi.agents.base import TurnRequest, TurnResult, TurnStatus, Usage
+from magi.agents.registry import build_agent
+from magi.model.config import AgentConfig, Sandbox
+from magi.sandbox.bwrap import decide, seat_spec
+from magi.testing.model_server import ScriptedModel
+from magi.testing.model_wire import Asked, Reply, ToolCall
+
+BIN = os.environ.get("MAGI_REAL_CLIS", "")
+pytestmark = pytest.mark.skipif(
+    not BIN or not Path(BIN, "claude").exists() or not Path(BIN, "codex").exists(),
+    reason="MAGI_REAL_CLIS names no directory with claude and codex (make test-real)",
+)
+KEYS = {"anthropic": "sk-ant-scripted", "openai": "sk-scripted-0123456789"}
+COMMIT = (
+    "echo scripted > change.txt && git add change.txt"
+    " && git commit -qm 'the scripted change' && echo committed"
+)
+GIT_ID = {
+    "GIT_AUTHOR_NAME": "seat",
+    "GIT_AUTHOR_EMAIL": "seat@localhost",
+    "GIT_COMMITTER_NAME": "seat",
+    "GIT_COMMITTER_EMAIL": "seat@localhost",
+}
+
+
+def script(asked: Asked) -> Reply:
+    """Commit when asked to, then say what the command printed; else answer in words."""
+    role, text = asked.last
+    if role == "tool":
+        return Reply(text=f"done: {text.strip()[-60:]}", input_tokens=30, output_tokens=4)
+    if "commit" not in asked.last_user:
+        return Reply(text="nothing to do", input_tokens=20, output_tokens=3)
+    if asked.provider == "anthropic":
+        return Reply(tool_calls=(ToolCall("Bash", {"command": COMMIT, "description": "commit"}),))
+    js = f"const r = await tools.exec_command({{cmd: {json.dumps(COMMIT)}}}); text(r.output);"
+    return Reply(tool_calls=(ToolCall("exec", js),))
+
+
+@pytest.fixture
+def model() -> Iterator[ScriptedModel]:
+    with ScriptedModel(script, KEYS) as m:
+        yield m
+
+
+@pytest.fixture
+def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A home and a clone outside /tmp: codex will not run commands with its home there."""
+    root = Path(BIN).resolve().parents[1] / "scratch"
+    root.mkdir(exist_ok=True)
+    here = Path(subprocess.check_output(["mktemp", "-d", "-p", str(root)], text=True).strip())
+    yield here
+    shutil.rmtree(here, ignore_errors=True)
+
+
+def clone(place: Path) -> Path:
+    work = place / "clone"
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    subprocess.run(
+        ["git", "-C", str(work), "commit", "-q", "--allow-empty", "-m", "base"],
+        check=True,
+        env={**os.environ, **GIT_ID},
+    )
+    return work
+
+
+def agent_config(
+    kind: str, model: ScriptedModel, home: Path, key: str | None = None
+) -> AgentConfig:
+    if kind == "claude":
+        env = {
+            "ANTHROPIC_BASE_URL": model.url,
+            "ANTHROPIC_API_KEY": key or KEYS["anthropic"],
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "IS_SANDBOX": "1",
+        }
+        return AgentConfig(id="cl", kind="claude", env={**env, **GIT_ID, "HOME": str(home)})
+    # A provider of its own: the model's one base URL, and no WebSocket (codex would try one
+    # seven times before falling back to HTTPS).
+    provider = {
+        "name": '"scripted"',
+        "base_url": json.dumps(f"{model.url}/v1"),
+        "wire_api": '"responses"',
+        "supports_websockets": "false",
+        "env_key": '"CODEX_API_KEY"',
+    }
+    args = ["-c", 'model_provider="scripted"']
+    for k, v in provider.items():
+        args += ["-c", f"model_providers.scripted.{k}={v}"]
+    env = {"CODEX_API_KEY": key or KEYS["openai"], **GIT_ID, "HOME": str(home)}
+    return AgentConfig(id="cx", kind="codex", args=args, env=env)
+
+
+def turn(
+    cfg: AgentConfig,
+    work: Path,
+    home: Path,
+    *,
+    write: bool,
+    prompt: str,
+    session: str | None = None,
+    total: Usage | None = None,
+) -> TurnResult:
+    spec = seat_spec(
+        decide(Sandbox()),
+        kind=cfg.kind,
+        cwd=work,
+        writable=write,
+        hide=[],
+        environ={"HOME": str(home)},
+    )
+    assert spec is not None, "bubblewrap is not usable here"
+    request = TurnRequest(
+        seat="impl-A" if write else "judge-1",
+        prompt=prompt,
+        cwd=work,
+        allow_write=write,
+        timeout=120,
+        session_id=session,
+        session_total=total,
+        jail=spec,
+        environ={"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(home)},
+    )
+    return build_agent(cfg).run_turn(request)
+
+
+def log(work: Path) -> list[str]:
+    out = subprocess.run(
+        ["git", "-C", str(work), "log", "--format=%s"], capture_output=True, text=True, check=True
+    )
+    return out.stdout.split("\n")[:-1]
+
+
+def test_claude_commits_jailed_and_resumes_its_session(model: ScriptedModel, place: Path) -> None:
+    home = place / "home"
+    home.mkdir()
+    work = clone(place)
+    cfg = agent_config("claude", model, home)
+    first = turn(cfg, work, home, write=True, prompt="please commit the change")
+    assert first.status is TurnStatus.OK, first.error
+    assert first.text == "done: committed"
+    assert log(work) == ["the scripted change", "base"]
+    sent = model.logged("anthropic")
+    assert {r.headers.get("x-claude-code-session-id") for r in sent} == {first.session_id}
+    second = turn(cfg, work, home, write=False, prompt="and now?", session=first.session_id)
+    assert second.status is TurnStatus.OK, second.error
+    assert second.session_id == first.session_id
+    last = model.logged("anthropic")[-1].body
+    said = json.dumps(last["messages"])
+    assert "please commit the change" in said  # the resumed turn carried the first prompt
+    assert "and now?" in said
+
+
+def test_codex_commits_in_its_own_clone_and_counts_a_resumed_turn_once(
+    model: ScriptedModel, place: Path
+) -> None:
+    home = place / "home"
+    home.mkdir()
+    work = clone(place)
+    cfg = agent_config("codex", model, home)
+    first = turn(cfg, work, home, write=True, prompt="please commit the change")
+    assert first.status is TurnStatus.OK, first.error
+    assert log(work) == ["the scripted change", "base"]  # before: index.lock, read-only
+    asked_first = len(model.logged("openai"))
+    second = turn(
+        cfg,
+        work,
+        home,
+        write=False,
+        prompt="and now?",
+        session=first.session_id,
+        total=first.session_total,
+    )
+    assert second.status is TurnStatus.OK, second.error
+    asked_second = model.logged("openai")[asked_first:]
+    # Each answer of the script is 20 tokens in (or 30 after a tool, 10 for a call): the
+    # second turn counts only its own requests, not the thread's running total.
+    assert second.usage.input_tokens == 20 * len(asked_second)
+    assert second.session_total is not None
+    assert second.session_total.input_tokens == (first.usage.input_tokens or 0) + 20 * len(
+        asked_second
+    )
+
+
+def test_a_rejected_claude_key_reaches_the_model_at_most_twice(
+    model: ScriptedModel, place: Path
+) -> None:
+    home = place / "home"
+    home.mkdir()
+    work = clone(place)
+    cfg = agent_config("claude", model, home, key="sk-ant-wrong")
+    env = {"PATH": f"{BIN}:/usr/bin:/bin", **cfg.env}
+    assert auth.check_claude(cfg, env).ok is True  # a key is present: only a turn can tell
+    result = turn(cfg, work, home, write=False, prompt="judge this")
+    assert result.status is TurnStatus.ERROR
+    assert result.failure == "auth"
+    posts = [r for r in model.logged("anthropic") if r.method == "POST"]
+    assert 1 <= len(posts) <= 2
+    assert {r.credential for r in posts} == {"rejected"}
+
+
+def test_codex_with_only_openai_api_key_is_refused_by_doctor(
+    model: ScriptedModel, place: Path
+) -> None:
+    home = place / "home"
+    home.mkdir()
+    cfg = AgentConfig(
+        id="cx", kind="codex", env={"OPENAI_API_KEY": KEYS["openai"], "HOME": str(home)}
+    )
+    env = {"PATH": f"{BIN}:/usr/bin:/bin", **cfg.env}
+    status = auth.check_codex(cfg, env)
+    assert status.ok is False
+    assert "CODEX_API_KEY" in status.fix
