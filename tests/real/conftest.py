@@ -9,9 +9,13 @@ and so ``.ci/run``) a skip is a failure, so CI cannot pass by not running it.
 from __future__ import annotations
 
 import os
-from collections.abc import Generator
+import shutil
+import subprocess
+from collections.abc import Generator, Iterator
+from pathlib import Path
 
 import pytest
+from real_helpers import BIN
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -25,3 +29,13 @@ def pytest_runtest_makereport(
         report.longrepr = (
             f"the real-CLI tier may not skip under MAGI_REAL_REQUIRED=1: {report.longrepr}"
         )
+
+
+@pytest.fixture
+def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A home and a clone outside /tmp: codex will not run commands with its home there."""
+    root = Path(BIN).resolve().parents[1] / "scratch"
+    root.mkdir(exist_ok=True)
+    here = Path(subprocess.check_output(["mktemp", "-d", "-p", str(root)], text=True).strip())
+    yield here
+    shutil.rmtree(here, ignore_errors=True)

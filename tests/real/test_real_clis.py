@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from real_helpers import BIN, GIT_ID, KEYS, agent_config, needs_clis
 
 from magi.agents import auth
 from magi.agents.base import TurnRequest, TurnResult, TurnStatus, Usage
@@ -20,22 +20,11 @@ from magi.sandbox.bwrap import decide, seat_spec
 from magi.testing.model_server import ScriptedModel
 from magi.testing.model_wire import Asked, Reply, ToolCall
 
-BIN = os.environ.get("MAGI_REAL_CLIS", "")
-pytestmark = pytest.mark.skipif(
-    not BIN or not Path(BIN, "claude").exists() or not Path(BIN, "codex").exists(),
-    reason="MAGI_REAL_CLIS names no directory with claude and codex (make test-real)",
-)
-KEYS = {"anthropic": "sk-ant-scripted", "openai": "sk-scripted-0123456789"}
+pytestmark = needs_clis
 COMMIT = (
     "echo scripted > change.txt && git add change.txt"
     " && git commit -qm 'the scripted change' && echo committed"
 )
-GIT_ID = {
-    "GIT_AUTHOR_NAME": "seat",
-    "GIT_AUTHOR_EMAIL": "seat@localhost",
-    "GIT_COMMITTER_NAME": "seat",
-    "GIT_COMMITTER_EMAIL": "seat@localhost",
-}
 
 
 def script(asked: Asked) -> Reply:
@@ -57,16 +46,6 @@ def model() -> Iterator[ScriptedModel]:
         yield m
 
 
-@pytest.fixture
-def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A home and a clone outside /tmp: codex will not run commands with its home there."""
-    root = Path(BIN).resolve().parents[1] / "scratch"
-    root.mkdir(exist_ok=True)
-    here = Path(subprocess.check_output(["mktemp", "-d", "-p", str(root)], text=True).strip())
-    yield here
-    shutil.rmtree(here, ignore_errors=True)
-
-
 def clone(place: Path) -> Path:
     work = place / "clone"
     subprocess.run(["git", "init", "-q", str(work)], check=True)
@@ -76,33 +55,6 @@ def clone(place: Path) -> Path:
         env={**os.environ, **GIT_ID},
     )
     return work
-
-
-def agent_config(
-    kind: str, model: ScriptedModel, home: Path, key: str | None = None
-) -> AgentConfig:
-    if kind == "claude":
-        env = {
-            "ANTHROPIC_BASE_URL": model.url,
-            "ANTHROPIC_API_KEY": key or KEYS["anthropic"],
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "IS_SANDBOX": "1",
-        }
-        return AgentConfig(id="cl", kind="claude", env={**env, **GIT_ID, "HOME": str(home)})
-    # A provider of its own: the model's one base URL, and no WebSocket (codex would try one
-    # seven times before falling back to HTTPS).
-    provider = {
-        "name": '"scripted"',
-        "base_url": json.dumps(f"{model.url}/v1"),
-        "wire_api": '"responses"',
-        "supports_websockets": "false",
-        "env_key": '"CODEX_API_KEY"',
-    }
-    args = ["-c", 'model_provider="scripted"']
-    for k, v in provider.items():
-        args += ["-c", f"model_providers.scripted.{k}={v}"]
-    env = {"CODEX_API_KEY": key or KEYS["openai"], **GIT_ID, "HOME": str(home)}
-    return AgentConfig(id="cx", kind="codex", args=args, env=env)
 
 
 def turn(
