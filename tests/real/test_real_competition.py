@@ -1,5 +1,6 @@
 """One jailed competition with the real claude and codex to a named winner: `magi run` from
-prep to ready, every turn of it a real CLI's against the scripted model."""
+prep to ready (implement, judge, deliberate, vote, tally, a review with a blocking finding,
+the fix, a clean round), every turn of it a real CLI's against the scripted model."""
 
 from __future__ import annotations
 
@@ -28,14 +29,41 @@ CHANGE = (
 )
 
 
+FIXED = (
+    "printf '# (a full stop.)\n' >> textstats.py && git add -A"
+    " && git -c user.name=seat -c user.email=seat@localhost commit -qm 'the fix' && echo fixed"
+)
+
+
 def _json(obj: object) -> Reply:
     return Reply(text=f"My answer.\n\n```json\n{json.dumps(obj)}\n```\n")
 
 
+FOUND = re.compile(r"^### (\S+) \(blocking\)", re.M)
+FINDING = {
+    "severity": "blocking",
+    "title": "Say which CLI wrote the note",
+    "file": "textstats.py",
+    "detail": "The note should end with a full stop.",
+}
+
+
+def _run(provider: str, command: str) -> Reply:
+    if provider == "anthropic":
+        return Reply(tool_calls=(ToolCall("Bash", {"command": command, "description": "run"}),))
+    js = f"const r = await tools.exec_command({{cmd: {json.dumps(command)}}}); text(r.output);"
+    return Reply(tool_calls=(ToolCall("exec", js),))
+
+
 def competition(asked: Asked) -> Reply:
-    """What each of magi's prompts wants, read from the newest prompt; labels from all."""
+    """What each of magi's prompts wants, read from the newest prompt; labels from all.
+    The first review round finds one blocking thing; the fixer commits a fix for it."""
     role, text = asked.last
     prompt = asked.last_user
+    if "# Review findings to address" in prompt:
+        if role == "tool":
+            return _json({"adopted": FOUND.findall(prompt), "rejected": []})
+        return _run(asked.provider, FIXED)
     if role == "tool":
         return Reply(text=f"Changed textstats.py: {text.strip()[-40:]}")
     labels = sorted(set(LABEL.findall("\n".join(t for _, t in asked.turns))))
@@ -45,15 +73,11 @@ def competition(asked: Asked) -> Reply:
         return _json({"ranking": labels, "argument": f"{labels[0]} reads best."})
     if "# Blind judging" in prompt:
         return _json({"ranking": labels, "rationale": "both pass; the first reads best"})
+    if "# Code review, round 1 of" in prompt:
+        return _json({"findings": [FINDING]})
     if "# Code review, round" in prompt:
         return _json({"findings": []})
-    if "# Review findings to address" in prompt:
-        return _json({"adopted": [], "rejected": []})
-    command = CHANGE.format(who=asked.provider)
-    if asked.provider == "anthropic":
-        return Reply(tool_calls=(ToolCall("Bash", {"command": command, "description": "commit"}),))
-    js = f"const r = await tools.exec_command({{cmd: {json.dumps(command)}}}); text(r.output);"
-    return Reply(tool_calls=(ToolCall("exec", js),))
+    return _run(asked.provider, CHANGE.format(who=asked.provider))
 
 
 def test_claude_and_codex_compete_jailed_to_a_named_winner(
@@ -82,7 +106,7 @@ def test_claude_and_codex_compete_jailed_to_a_named_winner(
             "judges = 2",
             "deliberate_rounds = 1",
             "reviewers = 1",
-            "review_rounds = 1",
+            "review_rounds = 2",
         ]
         (repo / "magi.toml").write_text("\n".join(lines) + "\n")
         monkeypatch.chdir(repo)
@@ -109,3 +133,15 @@ def test_claude_and_codex_compete_jailed_to_a_named_winner(
     versions = {run.seats[c.seat].cli_version for c in run.candidates}
     assert versions == {"2.1.197", "0.171.0"}
     assert not any(c.rescued for c in run.candidates), "both CLIs committed their own work"
+    # The review: a blocking finding in round 1, the fixer's commit, a clean round 2.
+    assert run.review is not None
+    rounds = run.review.rounds
+    assert [len(r.findings) for r in rounds] == [1, 0]
+    fix = rounds[0].fix
+    assert fix is not None
+    assert fix.adopted == [rounds[0].findings[0].id]
+    head = run.review.rounds[-1].head
+    fixed = subprocess.run(
+        ["git", "-C", str(repo), "show", f"{head}:textstats.py"], capture_output=True, text=True
+    )
+    assert "# (a full stop.)" in fixed.stdout
