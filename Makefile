@@ -27,12 +27,13 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q --cov --cov-report=term
 
-# The real-CLI tier (tests/real): claude and codex from npm at these pins, installed once
+# The real-CLI tier (tests/real): the agent CLIs from npm at these pins, installed once
 # into a cache outside /tmp (a jail's /tmp is its own; codex refuses a home under /tmp), run
 # jailed by magi's adapters against the scripted model. A skip there is a failure.
 REAL_CLIS ?= $(HOME)/.cache/magi/real-clis
-REAL_PINS := @anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0
-REAL_STAMP := $(REAL_CLIS)/.installed-claude-2.1.197-codex-0.171.0
+REAL_PINS := @anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0 \
+	@google/gemini-cli@0.61.0 opencode-ai@1.18.33
+REAL_STAMP := $(REAL_CLIS)/.installed-claude-2.1.197-codex-0.171.0-gemini-0.61.0-opencode-1.18.33
 
 $(REAL_STAMP):
 	npm install --prefix $(REAL_CLIS) --no-audit --no-fund --silent $(REAL_PINS)

@@ -10,13 +10,31 @@ import pytest
 
 from magi.model.config import AgentConfig
 from magi.testing.model_server import ScriptedModel
+from magi.testing.model_wire import Asked, Reply, ToolCall
 
 BIN = os.environ.get("MAGI_REAL_CLIS", "")
+CLIS = ("claude", "codex", "gemini", "opencode")
 needs_clis = pytest.mark.skipif(
-    not BIN or not Path(BIN, "claude").exists() or not Path(BIN, "codex").exists(),
-    reason="MAGI_REAL_CLIS names no directory with claude and codex (make test-real)",
+    not BIN or not all(Path(BIN, name).exists() for name in CLIS),
+    reason=f"MAGI_REAL_CLIS names no directory with {', '.join(CLIS)} (make test-real)",
 )
-KEYS = {"anthropic": "sk-ant-scripted", "openai": "sk-scripted-0123456789"}
+
+
+def shell(asked: Asked, command: str) -> Reply:
+    """A call of whichever shell tool the CLI offered: claude's Bash, opencode's bash,
+    gemini's run_shell_command, or codex's freeform exec (JavaScript calling exec_command)."""
+    for name in ("Bash", "bash", "run_shell_command"):
+        if name in asked.tools:
+            return Reply(tool_calls=(ToolCall(name, {"command": command, "description": "run"}),))
+    js = f"const r = await tools.exec_command({{cmd: {json.dumps(command)}}}); text(r.output);"
+    return Reply(tool_calls=(ToolCall("exec", js),))
+
+
+KEYS = {
+    "anthropic": "sk-ant-scripted",
+    "openai": "sk-scripted-0123456789",
+    "gemini": "AIza-scripted",
+}
 GIT_ID = {
     "GIT_AUTHOR_NAME": "seat",
     "GIT_AUTHOR_EMAIL": "seat@localhost",
@@ -28,6 +46,27 @@ GIT_ID = {
 def agent_config(
     kind: str, model: ScriptedModel, home: Path, key: str | None = None
 ) -> AgentConfig:
+    if kind == "gemini":
+        # Headless gemini needs the method chosen in settings.json: GOOGLE_GEMINI_BASE_URL
+        # alone picks "gateway", which it refuses (docs/agents-verified.md).
+        settings = home / ".gemini" / "settings.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
+        env = {"GOOGLE_GEMINI_BASE_URL": model.url, "GEMINI_API_KEY": key or KEYS["gemini"]}
+        return AgentConfig(
+            id="gm", kind="gemini", model="gemini-2.5-pro", env={**env, **GIT_ID, "HOME": str(home)}
+        )
+    if kind == "opencode":
+        # Anthropic's API at the model's base URL, through opencode's provider config.
+        conf = {"provider": {"anthropic": {"options": {"baseURL": f"{model.url}/v1"}}}}
+        env = {
+            "OPENCODE_CONFIG_CONTENT": json.dumps(conf),
+            "ANTHROPIC_API_KEY": key or KEYS["anthropic"],
+        }
+        model_id = "anthropic/claude-sonnet-4-5"
+        return AgentConfig(
+            id="oc", kind="opencode", model=model_id, env={**env, **GIT_ID, "HOME": str(home)}
+        )
     if kind == "claude":
         env = {
             "ANTHROPIC_BASE_URL": model.url,

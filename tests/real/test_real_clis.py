@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from real_helpers import BIN, GIT_ID, KEYS, agent_config, needs_clis
+from real_helpers import BIN, GIT_ID, KEYS, agent_config, needs_clis, shell
 
 from magi.agents import auth
 from magi.agents.base import TurnRequest, TurnResult, TurnStatus, Usage
@@ -18,7 +18,7 @@ from magi.agents.registry import build_agent
 from magi.model.config import AgentConfig, Sandbox
 from magi.sandbox.bwrap import decide, seat_spec
 from magi.testing.model_server import ScriptedModel
-from magi.testing.model_wire import Asked, Reply, ToolCall
+from magi.testing.model_wire import Asked, Reply
 
 pytestmark = needs_clis
 COMMIT = (
@@ -34,10 +34,7 @@ def script(asked: Asked) -> Reply:
         return Reply(text=f"done: {text.strip()[-60:]}", input_tokens=30, output_tokens=4)
     if "commit" not in asked.last_user:
         return Reply(text="nothing to do", input_tokens=20, output_tokens=3)
-    if asked.provider == "anthropic":
-        return Reply(tool_calls=(ToolCall("Bash", {"command": COMMIT, "description": "commit"}),))
-    js = f"const r = await tools.exec_command({{cmd: {json.dumps(COMMIT)}}}); text(r.output);"
-    return Reply(tool_calls=(ToolCall("exec", js),))
+    return shell(asked, COMMIT)
 
 
 @pytest.fixture
@@ -177,3 +174,56 @@ def test_codex_with_only_openai_api_key_is_refused_by_doctor(
     status = auth.check_codex(cfg, env)
     assert status.ok is False
     assert "CODEX_API_KEY" in status.fix
+
+
+def test_gemini_commits_jailed_and_resumes_its_session(model: ScriptedModel, place: Path) -> None:
+    home = place / "home"
+    home.mkdir()
+    work = clone(place)
+    cfg = agent_config("gemini", model, home)
+    first = turn(cfg, work, home, write=True, prompt="please commit the change")
+    assert first.status is TurnStatus.OK, first.error
+    assert log(work) == ["the scripted change", "base"]
+    sent = model.logged("gemini")
+    assert {(r.path, r.credential) for r in sent} == {
+        ("/v1beta/models/gemini-2.5-pro:streamGenerateContent", "accepted")
+    }
+    second = turn(cfg, work, home, write=False, prompt="and now?", session=first.session_id)
+    assert second.status is TurnStatus.OK, second.error
+    said = json.dumps(model.logged("gemini")[-1].body["contents"])
+    assert "please commit the change" in said
+    assert "and now?" in said
+
+
+def test_gemini_with_a_base_url_and_no_settings_is_refused_by_doctor_and_by_gemini(
+    model: ScriptedModel, place: Path
+) -> None:
+    """What doctor says is what headless gemini does: "Invalid auth method selected" (exit
+    41) before any request, with GOOGLE_GEMINI_BASE_URL and no settings.json."""
+    home = place / "home"
+    home.mkdir()
+    env = {"GOOGLE_GEMINI_BASE_URL": model.url, "GEMINI_API_KEY": KEYS["gemini"], "HOME": str(home)}
+    cfg = AgentConfig(id="gm", kind="gemini", env=env)
+    status = auth.check_gemini(cfg, {"PATH": f"{BIN}:/usr/bin:/bin", **env})
+    assert status.ok is False
+    result = turn(cfg, clone(place), home, write=False, prompt="judge this")
+    assert result.status is TurnStatus.ERROR
+    assert result.exit_code == 41
+    assert "Invalid auth method selected" in (result.error or "")
+    assert model.logged("gemini") == []
+
+
+def test_opencode_commits_jailed_and_resumes_its_session(model: ScriptedModel, place: Path) -> None:
+    home = place / "home"
+    home.mkdir()
+    work = clone(place)
+    cfg = agent_config("opencode", model, home)
+    first = turn(cfg, work, home, write=True, prompt="please commit the change")
+    assert first.status is TurnStatus.OK, first.error
+    assert log(work) == ["the scripted change", "base"]
+    assert {r.credential for r in model.logged("anthropic")} == {"accepted"}
+    second = turn(cfg, work, home, write=False, prompt="and now?", session=first.session_id)
+    assert second.status is TurnStatus.OK, second.error
+    assert second.session_id == first.session_id
+    said = json.dumps(model.logged("anthropic")[-1].body["messages"])
+    assert "please commit the change" in said

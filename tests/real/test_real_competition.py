@@ -11,14 +11,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from real_helpers import BIN, KEYS, agent_config, needs_clis
+from real_helpers import BIN, KEYS, agent_config, needs_clis, shell
 
 from graph_helpers import scratch_repo
 from magi.model.run import RunStatus
 from magi.state.store import Store
 from magi.testing.cli import invoke
 from magi.testing.model_server import ScriptedModel
-from magi.testing.model_wire import Asked, Reply, ToolCall
+from magi.testing.model_wire import Asked, Reply
 
 pytestmark = needs_clis
 LABEL = re.compile(r"^<<<MATERIAL \S+ ([A-Z])\b", re.M)
@@ -48,11 +48,15 @@ FINDING = {
 }
 
 
-def _run(provider: str, command: str) -> Reply:
-    if provider == "anthropic":
-        return Reply(tool_calls=(ToolCall("Bash", {"command": command, "description": "run"}),))
-    js = f"const r = await tools.exec_command({{cmd: {json.dumps(command)}}}); text(r.output);"
-    return Reply(tool_calls=(ToolCall("exec", js),))
+def _cli(asked: Asked) -> str:
+    """Which CLI asks, by the shell tool it offers."""
+    names = {"Bash": "claude", "bash": "opencode", "run_shell_command": "gemini"}
+    return next((cli for tool, cli in names.items() if tool in asked.tools), "codex")
+
+
+# What each CLI writes in its change: a mark that names no vendor (a vendor's name in a
+# patch is an author-identifying term, which the judges' leak scan warns about).
+MARK = {"claude": "one", "codex": "two", "gemini": "three", "opencode": "four"}
 
 
 def competition(asked: Asked) -> Reply:
@@ -63,7 +67,7 @@ def competition(asked: Asked) -> Reply:
     if "# Review findings to address" in prompt:
         if role == "tool":
             return _json({"adopted": FOUND.findall(prompt), "rejected": []})
-        return _run(asked.provider, FIXED)
+        return shell(asked, FIXED)
     if role == "tool":
         return Reply(text=f"Changed textstats.py: {text.strip()[-40:]}")
     labels = sorted(set(LABEL.findall("\n".join(t for _, t in asked.turns))))
@@ -77,7 +81,7 @@ def competition(asked: Asked) -> Reply:
         return _json({"findings": [FINDING]})
     if "# Code review, round" in prompt:
         return _json({"findings": []})
-    return _run(asked.provider, CHANGE.format(who=asked.provider))
+    return shell(asked, CHANGE.format(who=MARK[_cli(asked)]))
 
 
 def test_claude_and_codex_compete_jailed_to_a_named_winner(
@@ -124,8 +128,9 @@ def test_claude_and_codex_compete_jailed_to_a_named_winner(
     assert run.tally is not None
     winner = run.candidate(run.tally.winner or "")
     author = run.agent_of(winner.seat)
-    assert author in ("cl", "cx")
-    wrote = "anthropic" if author == "cl" else "openai"
+    clis = {"cl": "claude", "cx": "codex", "gm": "gemini", "oc": "opencode"}
+    assert author in clis
+    wrote = MARK[clis[author]]
     at = f"{winner.head}:textstats.py"
     shown = subprocess.run(["git", "-C", str(repo), "show", at], capture_output=True, text=True)
     assert shown.returncode == 0, shown.stderr
@@ -133,6 +138,7 @@ def test_claude_and_codex_compete_jailed_to_a_named_winner(
     versions = {run.seats[c.seat].cli_version for c in run.candidates}
     assert versions == {"2.1.197", "0.171.0"}
     assert not any(c.rescued for c in run.candidates), "both CLIs committed their own work"
+    assert run.leaks == [], "nothing in the candidates names its author"
     # The review: a blocking finding in round 1, the fixer's commit, a clean round 2.
     assert run.review is not None
     rounds = run.review.rounds
