@@ -192,3 +192,61 @@ def test_claudes_probe_and_unknown_routes(model: ScriptedModel) -> None:
         ("HEAD", "/", 200),
         ("GET", "/v1/responses", 404),
     ]
+
+
+def _ws_client(model: ScriptedModel, key: str | None) -> tuple[object, bytes]:
+    """A minimal RFC 6455 client: the handshake's answer, and the socket for frames."""
+    import base64
+    import os
+    import socket
+
+    host, port = model.url.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)))
+    nonce = base64.b64encode(os.urandom(16)).decode()
+    auth = f"Authorization: Bearer {key}\r\n" if key else ""
+    sock.sendall(
+        (
+            f"GET /v1/responses HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {nonce}\r\nSec-WebSocket-Version: 13\r\n"
+            f"OpenAI-Beta: responses_websockets=2026-02-06\r\n{auth}\r\n"
+        ).encode()
+    )
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += sock.recv(1)
+    return sock, head
+
+
+def test_openai_responses_over_a_websocket_as_codex_opens_it(model: ScriptedModel) -> None:
+    """codex's first transport: the handshake's key checked, then each response.create
+    message answered with the streaming events as text frames (masked client frames)."""
+    import os
+    import struct
+
+    from magi.testing import model_socket
+
+    refused, head = _ws_client(model, "sk-wrong-key-0000")
+    assert head.startswith(b"HTTP/1.1 401")
+    refused.close()  # type: ignore[attr-defined]
+    sock, head = _ws_client(model, KEYS["openai"])
+    assert head.startswith(b"HTTP/1.1 101")
+    message = {"type": "response.create", "model": "gpt-x", "input": "go"}
+    payload = json.dumps(message).encode()
+    mask = os.urandom(4)
+    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    sock.sendall(struct.pack(">BBH", 0x81, 0x80 | 126, len(payload)) + mask + masked)  # type: ignore[attr-defined]
+    stream = sock.makefile("rb")  # type: ignore[attr-defined]
+    events = []
+    while not events or events[-1]["type"] != "response.completed":
+        got = model_socket.read_message(stream)
+        assert got is not None
+        events.append(json.loads(got[1]))
+    done = events[-1]["response"]
+    assert [i["type"] for i in done["output"]] == ["message", "function_call"]
+    sock.close()  # type: ignore[attr-defined]
+    assert [(r.method, r.status, r.credential) for r in model.logged("openai")] == [
+        ("GET", 401, "rejected"),
+        ("GET", 101, "accepted"),
+        ("WS", 200, "accepted"),
+    ]
+    assert model.logged("openai")[-1].body == message

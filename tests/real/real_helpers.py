@@ -75,17 +75,7 @@ def agent_config(
             "IS_SANDBOX": "1",
         }
         return AgentConfig(id="cl", kind="claude", env={**env, **GIT_ID, "HOME": str(home)})
-    # A provider of its own: the model's one base URL, and no WebSocket (codex would try one
-    # seven times before falling back to HTTPS).
-    provider = {
-        "name": '"scripted"',
-        "base_url": json.dumps(f"{model.url}/v1"),
-        "wire_api": '"responses"',
-        "supports_websockets": "false",
-        "env_key": '"CODEX_API_KEY"',
-    }
-    args = ["-c", 'model_provider="scripted"']
-    for k, v in provider.items():
-        args += ["-c", f"model_providers.scripted.{k}={v}"]
+    # The built-in provider at the model's base URL: a WebSocket first, as against OpenAI.
+    args = ["-c", f"openai_base_url={json.dumps(model.url + '/v1')}"]
     env = {"CODEX_API_KEY": key or KEYS["openai"], **GIT_ID, "HOME": str(home)}
     return AgentConfig(id="cx", kind="codex", args=args, env=env)

@@ -135,7 +135,13 @@ def test_codex_commits_in_its_own_clone_and_counts_a_resumed_turn_once(
         total=first.session_total,
     )
     assert second.status is TurnStatus.OK, second.error
-    asked_second = model.logged("openai")[asked_first:]
+    # The requests the script answered: not the WebSocket's handshake, nor codex's warm-up
+    # (a response.create with no input, answered with nothing spent).
+    asked_second = [
+        r
+        for r in model.logged("openai")[asked_first:]
+        if isinstance(r.body, dict) and r.body.get("input")
+    ]
     # Each answer of the script is 20 tokens in (or 30 after a tool, 10 for a call): the
     # second turn counts only its own requests, not the thread's running total.
     assert second.usage.input_tokens == 20 * len(asked_second)
@@ -162,9 +168,11 @@ def test_a_rejected_claude_key_reaches_the_model_at_most_twice(
     assert {r.credential for r in posts} == {"rejected"}
 
 
-def test_codex_with_only_openai_api_key_is_refused_by_doctor(
+def test_codex_with_only_openai_api_key_is_refused_by_doctor_and_sends_no_key(
     model: ScriptedModel, place: Path
 ) -> None:
+    """Doctor says no, and rightly: codex with only OPENAI_API_KEY and no login sends no
+    credential at all, so every request the model sees is refused."""
     home = place / "home"
     home.mkdir()
     cfg = AgentConfig(
@@ -174,6 +182,13 @@ def test_codex_with_only_openai_api_key_is_refused_by_doctor(
     status = auth.check_codex(cfg, env)
     assert status.ok is False
     assert "CODEX_API_KEY" in status.fix
+    args = ["-c", f"openai_base_url={json.dumps(model.url + '/v1')}"]
+    only = AgentConfig(id="cx", kind="codex", args=args, env=cfg.env)
+    result = turn(only, clone(place), home, write=False, prompt="judge this")
+    assert result.status is TurnStatus.ERROR
+    seen = model.logged("openai")
+    assert seen
+    assert {r.credential for r in seen} == {"missing"}
 
 
 def test_gemini_commits_jailed_and_resumes_its_session(model: ScriptedModel, place: Path) -> None:

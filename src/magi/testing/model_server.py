@@ -35,6 +35,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from magi.testing import model_socket as socket
 from magi.testing import model_wire as wire
 from magi.testing.model_wire import Provider, Script
 
@@ -268,6 +269,9 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             split = urlsplit(self.path)
             query = parse_qs(split.query)
             headers = {k.lower(): v for k, v in self.headers.items()}
+            if socket.is_upgrade(self.command, split.path, headers):
+                self._socket(split.path, headers)
+                return
             size = int(headers.get("content-length") or 0)
             raw = self.rfile.read(size) if size else b""
             try:
@@ -289,6 +293,31 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
                 )
             )
             self._send(answer)
+
+        def _socket(self, path: str, headers: dict[str, str]) -> None:
+            """The Responses API over a WebSocket (``model_socket``): the handshake's
+            credential checked first, then one logged entry per message."""
+            given = _bearer(headers)[0]
+            ok = given is not None and given == model.keys.get("openai")
+            verdict = "accepted" if ok else "missing" if given is None else "rejected"
+            status = 101 if ok else 401
+            shown = _shown_headers(headers, verdict)
+            model._log(Logged("openai", "GET", path, {}, shown, None, verdict, status))
+            if not ok:
+                self._send(_refusal("openai", given))
+                return
+            self.send_response(101)
+            self.send_header("Upgrade", "websocket")
+            self.send_header("Connection", "Upgrade")
+            self.send_header("Sec-WebSocket-Accept", socket.accept(headers["sec-websocket-key"]))
+            self.end_headers()
+            self.wfile.flush()
+
+            def log(message: Any) -> None:
+                model._log(Logged("openai", "WS", path, {}, shown, message, verdict, 200))
+
+            socket.converse(self.rfile, self.wfile, model.script, log)
+            self.close_connection = True
 
         def _send(self, answer: _Answer) -> None:
             self.send_response(answer.status)
