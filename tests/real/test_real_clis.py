@@ -10,13 +10,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from real_helpers import BIN, GIT_ID, KEYS, agent_config, needs_clis, shell
+from real_helpers import BIN, GIT_ID, KEYS, needs_clis, pointed
 
 from magi.agents import auth
 from magi.agents.base import TurnRequest, TurnResult, TurnStatus, Usage
 from magi.agents.registry import build_agent
 from magi.model.config import AgentConfig, Sandbox
 from magi.sandbox.bwrap import decide, seat_spec
+from magi.testing.model_scripts import shell
 from magi.testing.model_server import ScriptedModel
 from magi.testing.model_wire import Asked, Reply
 
@@ -98,7 +99,7 @@ def test_claude_commits_jailed_and_resumes_its_session(model: ScriptedModel, pla
     home = place / "home"
     home.mkdir()
     work = clone(place)
-    cfg = agent_config("claude", model, home)
+    cfg = pointed("claude", model.url, home)
     first = turn(cfg, work, home, write=True, prompt="please commit the change")
     assert first.status is TurnStatus.OK, first.error
     assert first.text == "done: committed"
@@ -120,7 +121,7 @@ def test_codex_commits_in_its_own_clone_and_counts_a_resumed_turn_once(
     home = place / "home"
     home.mkdir()
     work = clone(place)
-    cfg = agent_config("codex", model, home)
+    cfg = pointed("codex", model.url, home)
     first = turn(cfg, work, home, write=True, prompt="please commit the change")
     assert first.status is TurnStatus.OK, first.error
     assert log(work) == ["the scripted change", "base"]  # before: index.lock, read-only
@@ -157,7 +158,7 @@ def test_a_rejected_claude_key_reaches_the_model_at_most_twice(
     home = place / "home"
     home.mkdir()
     work = clone(place)
-    cfg = agent_config("claude", model, home, key="sk-ant-wrong")
+    cfg = pointed("claude", model.url, home, key="sk-ant-wrong")
     env = {"PATH": f"{BIN}:/usr/bin:/bin", **cfg.env}
     assert auth.check_claude(cfg, env).ok is True  # a key is present: only a turn can tell
     result = turn(cfg, work, home, write=False, prompt="judge this")
@@ -195,7 +196,7 @@ def test_gemini_commits_jailed_and_resumes_its_session(model: ScriptedModel, pla
     home = place / "home"
     home.mkdir()
     work = clone(place)
-    cfg = agent_config("gemini", model, home)
+    cfg = pointed("gemini", model.url, home)
     first = turn(cfg, work, home, write=True, prompt="please commit the change")
     assert first.status is TurnStatus.OK, first.error
     assert log(work) == ["the scripted change", "base"]
@@ -232,7 +233,7 @@ def test_opencode_commits_jailed_and_resumes_its_session(model: ScriptedModel, p
     home = place / "home"
     home.mkdir()
     work = clone(place)
-    cfg = agent_config("opencode", model, home)
+    cfg = pointed("opencode", model.url, home)
     first = turn(cfg, work, home, write=True, prompt="please commit the change")
     assert first.status is TurnStatus.OK, first.error
     assert log(work) == ["the scripted change", "base"]

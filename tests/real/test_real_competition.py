@@ -6,82 +6,20 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
-from real_helpers import BIN, KEYS, agent_config, needs_clis, shell
+from real_helpers import BIN, KEYS, needs_clis, pointed
 
 from graph_helpers import scratch_repo
 from magi.model.run import RunStatus
 from magi.state.store import Store
 from magi.testing.cli import invoke
+from magi.testing.model_scripts import MARK, competition
 from magi.testing.model_server import ScriptedModel
-from magi.testing.model_wire import Asked, Reply
 
 pytestmark = needs_clis
-LABEL = re.compile(r"^<<<MATERIAL \S+ ([A-Z])\b", re.M)
-CHANGE = (
-    "printf '\\n# scripted by {who}\\n' >> textstats.py && git add -A"
-    " && git -c user.name=seat -c user.email=seat@localhost commit -qm 'the scripted change'"
-    " && echo committed"
-)
-
-
-FIXED = (
-    "printf '# (a full stop.)\n' >> textstats.py && git add -A"
-    " && git -c user.name=seat -c user.email=seat@localhost commit -qm 'the fix' && echo fixed"
-)
-
-
-def _json(obj: object) -> Reply:
-    return Reply(text=f"My answer.\n\n```json\n{json.dumps(obj)}\n```\n")
-
-
-FOUND = re.compile(r"^### (\S+) \(blocking\)", re.M)
-FINDING = {
-    "severity": "blocking",
-    "title": "Say which CLI wrote the note",
-    "file": "textstats.py",
-    "detail": "The note should end with a full stop.",
-}
-
-
-def _cli(asked: Asked) -> str:
-    """Which CLI asks, by the shell tool it offers."""
-    names = {"Bash": "claude", "bash": "opencode", "run_shell_command": "gemini"}
-    return next((cli for tool, cli in names.items() if tool in asked.tools), "codex")
-
-
-# What each CLI writes in its change: a mark that names no vendor (a vendor's name in a
-# patch is an author-identifying term, which the judges' leak scan warns about).
-MARK = {"claude": "one", "codex": "two", "gemini": "three", "opencode": "four"}
-
-
-def competition(asked: Asked) -> Reply:
-    """What each of magi's prompts wants, read from the newest prompt; labels from all.
-    The first review round finds one blocking thing; the fixer commits a fix for it."""
-    role, text = asked.last
-    prompt = asked.last_user
-    if "# Review findings to address" in prompt:
-        if role == "tool":
-            return _json({"adopted": FOUND.findall(prompt), "rejected": []})
-        return shell(asked, FIXED)
-    if role == "tool":
-        return Reply(text=f"Changed textstats.py: {text.strip()[-40:]}")
-    labels = sorted(set(LABEL.findall("\n".join(t for _, t in asked.turns))))
-    if "# Your final vote" in prompt:
-        return _json({"vote": labels[0], "rationale": "the first, as argued"})
-    if "# Deliberation, round" in prompt:
-        return _json({"ranking": labels, "argument": f"{labels[0]} reads best."})
-    if "# Blind judging" in prompt:
-        return _json({"ranking": labels, "rationale": "both pass; the first reads best"})
-    if "# Code review, round 1 of" in prompt:
-        return _json({"findings": [FINDING]})
-    if "# Code review, round" in prompt:
-        return _json({"findings": []})
-    return shell(asked, CHANGE.format(who=MARK[_cli(asked)]))
 
 
 def test_claude_and_codex_compete_jailed_to_a_named_winner(
@@ -91,7 +29,7 @@ def test_claude_and_codex_compete_jailed_to_a_named_winner(
     home = place / "home"
     home.mkdir()
     with ScriptedModel(competition, KEYS) as model:
-        agents = [agent_config(k, model, home) for k in ("claude", "codex")]
+        agents = [pointed(k, model.url, home) for k in ("claude", "codex")]
         lines = []
         for a in agents:
             lines += ["[[agents]]", f'id = "{a.id}"', f'kind = "{a.kind}"']
