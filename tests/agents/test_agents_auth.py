@@ -95,7 +95,7 @@ def gemini_env(home: Path, **extra: str) -> dict[str, str]:
 def test_gemini_without_settings_or_key_is_not_ok(tmp_path: Path) -> None:
     status = auth.check_gemini(AGENT_GEMINI, gemini_env(tmp_path))
     assert status.ok is False
-    assert "settings.json does not exist" in status.detail
+    assert "settings.json: it does not exist" in status.detail
     assert "GEMINI_API_KEY" in status.fix
 
 
@@ -105,9 +105,11 @@ def test_gemini_with_an_auth_method_in_settings_is_ok(tmp_path: Path) -> None:
     settings.write_text(
         '{\n  // comment\n  "security": {"auth": {"selectedType": "gemini-api-key"}}}'
     )
-    status = auth.check_gemini(AGENT_GEMINI, gemini_env(tmp_path))
+    status = auth.check_gemini(AGENT_GEMINI, gemini_env(tmp_path, GEMINI_API_KEY="k"))
     assert status.ok is True
     assert "gemini-api-key" in status.detail
+    # Without the key only a key gemini stored itself would do: not known, not refused.
+    assert auth.check_gemini(AGENT_GEMINI, gemini_env(tmp_path)).ok is None
 
 
 def test_gemini_google_login_without_stored_credentials_is_not_ok(tmp_path: Path) -> None:
@@ -128,7 +130,27 @@ def test_gemini_settings_are_found_under_gemini_cli_home(tmp_path: Path) -> None
     settings = tmp_path / "alt" / ".gemini" / "settings.json"
     settings.parent.mkdir(parents=True)
     settings.write_text('{"security": {"auth": {"selectedType": "vertex-ai"}}}')
-    env = gemini_env(tmp_path, GEMINI_CLI_HOME=str(tmp_path / "alt"))
+    env = gemini_env(tmp_path, GEMINI_CLI_HOME=str(tmp_path / "alt"), GOOGLE_API_KEY="k")
+    assert auth.check_gemini(AGENT_GEMINI, env).ok is True
+    # Vertex without its project or key is refused by gemini before any request.
+    del env["GOOGLE_API_KEY"]
+    assert auth.check_gemini(AGENT_GEMINI, env).ok is False
+
+
+def test_gemini_base_url_without_settings_is_refused_as_gemini_refuses_it(
+    tmp_path: Path,
+) -> None:
+    """GOOGLE_GEMINI_BASE_URL with no settings.json makes headless gemini 0.61.0 pick the
+    "gateway" method and refuse it ("Invalid auth method selected", exit 41): an error, with
+    the settings that work; with them (and the key) it is a login."""
+    env = gemini_env(tmp_path, GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:9/", GEMINI_API_KEY="k")
+    status = auth.check_gemini(AGENT_GEMINI, env)
+    assert status.ok is False
+    assert "gateway" in status.detail
+    assert "gemini-api-key" in status.fix
+    settings = tmp_path / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"security": {"auth": {"selectedType": "gemini-api-key"}}}')
     assert auth.check_gemini(AGENT_GEMINI, env).ok is True
 
 
@@ -146,8 +168,9 @@ def test_command_agents_have_no_login_check() -> None:
     assert all(kinds()[k].auth_check is not None for k in logins)
 
 
-def test_codex_key_variables_count_and_openai_key_is_only_unknown(tmp_path: Path) -> None:
-    """CODEX_API_KEY is a login to `codex exec`; OPENAI_API_KEY alone is not refused either."""
+def test_codex_key_variables_count_and_openai_key_alone_is_refused(tmp_path: Path) -> None:
+    """CODEX_API_KEY is a login to `codex exec`; OPENAI_API_KEY alone is not: codex 0.171
+    sends no credential with it (401 on every request), so doctor says no, with the fix."""
     s = write_standin(tmp_path, "codex", logged_in=False)
     agent = s.agent_config()
     assert auth.check_codex(agent, {**PATH, "CODEX_API_KEY": "k"}) == AuthStatus(
@@ -155,5 +178,6 @@ def test_codex_key_variables_count_and_openai_key_is_only_unknown(tmp_path: Path
     )
     assert s.calls() == []
     status = auth.check_codex(agent, {**PATH, "OPENAI_API_KEY": "k"})
-    assert status.ok is None
-    assert "OPENAI_API_KEY is passed" in status.detail
+    assert status.ok is False
+    assert "OPENAI_API_KEY alone is no login" in status.detail
+    assert "CODEX_API_KEY" in status.fix

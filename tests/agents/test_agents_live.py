@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from magi.agents.claude import SIGNALS as CLAUDE
@@ -146,3 +148,45 @@ def test_opencode_error_event_reads_as_its_name_and_message() -> None:
         '"data":{"message":"Cannot connect to API: Unable to connect."}}}'
     )
     assert opencode.live(line) == LiveLine("APIError: Cannot connect to API: Unable to connect.")
+
+
+def test_a_claude_turn_ends_at_the_first_retry_of_a_rejected_key(tmp_path: Path) -> None:
+    """A claude that retries a 401 (as 2.1.197 does, for ~170 s) is ended at its first
+    api_retry line: an auth failure in claude's words, not a timeout, with no wait for
+    ``unreachable_after`` (off here)."""
+    import json
+    import sys
+
+    from magi.agents.base import TurnRequest, TurnStatus
+    from magi.agents.registry import build_agent
+    from magi.model.config import AgentConfig
+
+    script = tmp_path / "claude.py"
+    retry = {
+        "type": "system",
+        "subtype": "api_retry",
+        "attempt": 1,
+        "max_retries": 10,
+        "error_status": 401,
+        "error": "authentication_failed",
+    }
+    script.write_text(
+        "import sys, time\nsys.stdin.read()\n"
+        f"print({json.dumps(json.dumps({'type': 'system', 'subtype': 'init'}))}, flush=True)\n"
+        f"print({json.dumps(json.dumps(retry))}, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    agent = build_agent(AgentConfig(id="cl", kind="claude", command=[sys.executable, str(script)]))
+    request = TurnRequest(
+        seat="judge-1",
+        prompt="judge",
+        cwd=tmp_path,
+        allow_write=False,
+        timeout=60,
+        unreachable_after=None,
+        environ={"PATH": "/usr/bin:/bin"},
+    )
+    result = agent.run_turn(request)
+    assert result.status is TurnStatus.ERROR, result.error
+    assert result.failure == "auth"
+    assert "API error 401 (authentication_failed)" in (result.error or "")

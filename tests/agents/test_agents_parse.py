@@ -30,7 +30,8 @@ def lines(*events: object) -> str:
 def test_config_command_replaces_the_executable_and_keeps_leading_args() -> None:
     inv = ClaudeAdapter(cfg("claude", command=["npx", "claude"])).build(REQ, "sid")
     assert inv.argv[:3] == ["npx", "claude", "-p"]
-    assert "--verbose" not in inv.argv
+    # stream-json (what a turn is doing, as it goes) runs only with --verbose.
+    assert inv.argv[3:6] == ["--output-format", "stream-json", "--verbose"]
     assert inv.stdin == b"judge"
 
 
@@ -283,3 +284,129 @@ def test_a_line_that_only_mentions_usage_is_no_usage_line() -> None:
     parsed = CommandAdapter(c).parse("the reply", err, 0, REQ)
     assert parsed.status is TurnStatus.OK
     assert parsed.usage == Usage(cost_usd=0.2)
+
+
+def test_codex_resumed_turn_counts_the_difference_from_the_kept_total() -> None:
+    """A resumed thread's turn.completed is its running total: the turn's usage is what the
+    total grew by since the one the seat kept; the new total comes back to be kept."""
+    out = lines(
+        {"type": "thread.started", "thread_id": "t1"},
+        {"type": "item.completed", "item": {"type": "agent_message", "text": "fine"}},
+        {
+            "type": "turn.completed",
+            "usage": {"input_tokens": 250, "cached_input_tokens": 120, "output_tokens": 30},
+        },
+    )
+    kept = Usage(input_tokens=100, cached_tokens=50, output_tokens=10)
+    req = TurnRequest(
+        seat="judge-1",
+        prompt="p",
+        cwd=Path("/w"),
+        allow_write=False,
+        timeout=9,
+        session_id="t1",
+        session_total=kept,
+    )
+    parsed = CodexAdapter(cfg("codex")).parse(out, "", 0, req)
+    assert (parsed.usage.input_tokens, parsed.usage.cached_tokens) == (150, 70)
+    assert parsed.usage.output_tokens == 20
+    assert parsed.session_total == Usage(input_tokens=250, cached_tokens=120, output_tokens=30)
+    # A first turn (no session to resume) counts what it reports.
+    fresh = CodexAdapter(cfg("codex")).parse(out, "", 0, REQ)
+    assert fresh.usage.input_tokens == 250
+
+
+def test_codex_writer_may_commit_in_its_own_clone(tmp_path: Path) -> None:
+    """codex's workspace-write sandbox keeps ``.git`` read-only unless a writable root names
+    it (its commits failed with ``index.lock: Read-only file system``): a writing turn in a
+    clone names the clone's git directory, before ``resume``; a read-only turn never does."""
+    (tmp_path / "it's a clone" / ".git").mkdir(parents=True)
+    cwd = tmp_path / "it's a clone"
+    adapter = CodexAdapter(cfg("codex"))
+    write = TurnRequest(
+        seat="impl-A", prompt="p", cwd=cwd, allow_write=True, timeout=9, session_id="t1"
+    )
+    argv = adapter.build(write, None).argv
+    roots = f"sandbox_workspace_write.writable_roots=[{json.dumps(str(cwd / '.git'))}]"
+    assert argv[argv.index(roots) - 1] == "-c"
+    assert argv.index(roots) < argv.index("resume")
+    read = TurnRequest(seat="judge-1", prompt="p", cwd=cwd, allow_write=False, timeout=9)
+    assert not any("writable_roots" in a for a in adapter.build(read, None).argv)
+
+
+def test_a_judge_packet_never_says_how_a_commit_was_made() -> None:
+    """Whether a seat committed its work or magi committed what it left is no flag for the
+    judges: codex could not commit under its own sandbox, so the flag named the CLI."""
+    from magi.graph.packets import flags
+    from magi.model.run import Candidate
+
+    c = Candidate(label="A", seat="impl-A", branch="magi/r/A", rescued=True)
+    assert flags(c) == ()
+    assert flags(c.model_copy(update={"protected_changed": ["ci.yml"]})) == (
+        "changes protected path ci.yml",
+    )
+
+
+def test_a_node_crash_shows_the_clis_own_error_line_not_the_stack_tail() -> None:
+    """codex.js without its platform package, as Node 20 prints it: the turn's error is
+    the thrown line, not "at ModuleJob.run ... | Node.js v20.20.2"."""
+    stderr = (
+        "file:///x/node_modules/@openai/codex/bin/codex.js:108\n"
+        "  throw new Error(\n        ^\n\n"
+        "Error: Missing optional dependency @openai/codex-linux-x64. Reinstall Codex: "
+        "npm install -g @openai/codex@latest\n"
+        "    at findCodexExecutable (file:///x/node_modules/@openai/codex/bin/codex.js:108:9)\n"
+        "    at file:///x/node_modules/@openai/codex/bin/codex.js:113:20\n"
+        "    at ModuleJob.run (node:internal/modules/esm/module_job:325:25)\n"
+        "    at async ModuleLoader.import (node:internal/modules/esm/loader:606:24)\n\n"
+        "Node.js v20.20.2\n"
+    )
+    parsed = CodexAdapter(cfg("codex")).parse("", stderr, 1, REQ)
+    assert parsed.error == (
+        "codex exited 1: Error: Missing optional dependency @openai/codex-linux-x64."
+        " Reinstall Codex: npm install -g @openai/codex@latest"
+    )
+
+
+def test_claude_read_only_seats_may_run_the_git_the_prompts_invite() -> None:
+    """Judge and review prompts invite `git show`, `git diff`, `git log`: a read-only claude
+    seat has the shell for exactly those (claude's prefix patterns), no edit tool, and
+    `dontAsk` denies every other command."""
+    argv = ClaudeAdapter(cfg("claude")).build(REQ, "sid").argv
+    tools = argv[argv.index("--tools") + 1].split(",")
+    assert sorted(tools) == ["Bash", "Glob", "Grep", "Read"]
+    allowed = argv[argv.index("--allowedTools") + 1 : argv.index("--permission-mode")]
+    assert allowed == ["Bash(git show:*)", "Bash(git diff:*)", "Bash(git log:*)"]
+    assert argv[argv.index("--permission-mode") + 1] == "dontAsk"
+
+
+def test_claude_stream_reply_is_the_last_result_line() -> None:
+    """stream-json: init, messages, then the result object; the reply is the result's."""
+    out = lines(
+        {"type": "system", "subtype": "init", "session_id": "s1"},
+        {"type": "assistant", "message": {"content": [{"type": "text", "text": "working"}]}},
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "result": "done",
+            "session_id": "s1",
+        },
+    )
+    parsed = ClaudeAdapter(cfg("claude")).parse(out, "", 0, REQ)
+    assert (parsed.status, parsed.text, parsed.session_id) == (TurnStatus.OK, "done", "s1")
+
+
+def test_claude_retrying_a_rejected_key_is_a_final_auth_signal() -> None:
+    """claude 2.1.197 retries a 401 ten times over ~170 s, saying so on each retry: the
+    first such line ends the turn; an overload it retries is no such signal."""
+    adapter = ClaudeAdapter(cfg("claude"))
+    retry = {"type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 10}
+    rejected = adapter.live(
+        json.dumps({**retry, "error_status": 401, "error": "authentication_failed"})
+    )
+    assert rejected.final
+    assert rejected.text is not None
+    assert adapter.signals.classify(rejected.text) == "auth"
+    busy = adapter.live(json.dumps({**retry, "error_status": 529, "error": "overloaded"}))
+    assert not busy.final

@@ -20,7 +20,7 @@ Expect = Callable[[str, str, str | None, bool], list[str]]
 
 
 def claude_argv(exe: str, cwd: str, sid: str | None, first: bool) -> list[str]:
-    head = [exe, "-p", "--output-format", "json"]
+    head = [exe, "-p", "--output-format", "stream-json", "--verbose"]
     if first:
         return [
             *head,
@@ -41,7 +41,11 @@ def claude_argv(exe: str, cwd: str, sid: str | None, first: bool) -> list[str]:
         "--model",
         "m1",
         "--tools",
-        "Read,Grep,Glob",
+        "Read,Grep,Glob,Bash",
+        "--allowedTools",
+        "Bash(git show:*)",
+        "Bash(git diff:*)",
+        "Bash(git log:*)",
         "--permission-mode",
         "dontAsk",
         "--extra",

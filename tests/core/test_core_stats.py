@@ -112,3 +112,33 @@ def test_render_says_how_many_runs() -> None:
     assert "opus" in text
     assert "50% (1/2, 2 runs)" in text
     assert "(no data)" in render(compute([]))
+
+
+def test_win_rates_split_by_the_cli_version_that_wrote_each_candidate() -> None:
+    """The same agent id across runs may have run different CLI versions: its wins are
+    split by version ("claude 2.1.197"); a seat with no version recorded counts under its
+    kind alone, never under a guessed version. Shown in the text, the JSON and markdown."""
+    old = two()  # opus (claude) wins A, sonnet (claude) loses B
+    old.seats["impl-A"].cli_version = "2.1.190"
+    new = base(
+        "20261201-000000-0003",
+        {"impl-A": "opus", "impl-B": "oc"},
+        candidates=[cand("A"), cand("B")],
+        judges=[],
+        votes=[],
+        tally=tally("B"),
+    )
+    new.seats["impl-A"].cli_version = "2.1.197"
+    new.seats["impl-B"].cli_version = "1.18.33"
+    s = compute([old, new])
+    by_cli = as_json(s)["implementation"]["win_rate_by_cli_version"]
+    assert {k: fig(v) for k, v in by_cli.items()} == {
+        "claude 2.1.190": (1, 1, 1),
+        "claude 2.1.197": (0, 1, 1),
+        "claude": (0, 1, 1),
+        "opencode 1.18.33": (1, 1, 1),
+    }
+    assert fig(as_json(s)["implementation"]["win_rate"]["opus"]) == (0, 2, 2)
+    text = render(s)
+    assert "win rate by CLI version" in text
+    assert "claude 2.1.197" in text

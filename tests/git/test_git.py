@@ -517,3 +517,23 @@ def test_gits_environment_follows_this_processes_and_drops_its_git_variables(
     assert extra[b"LC_ALL"] == b"C.UTF-8"
     assert all(isinstance(k, bytes) for k in extra)
     assert b"GIT_INDEX_FILE" not in repo_module._env(), "an extra is that command's alone"
+
+
+def test_commit_all_leaves_out_untracked_caches_the_repository_does_not_ignore(
+    repo: Path, git: Git
+) -> None:
+    """A repository without a .gitignore: the rescue commit takes the seat's work, not the
+    ``__pycache__/`` and ``.pytest_cache/`` its test runs left (the tree keeps them)."""
+    wt = repo.parent / "wt"
+    git.worktree_add(wt, start="main", branch="magi/r1/A")
+    (wt / "pkg" / "__pycache__").mkdir(parents=True)
+    (wt / "pkg" / "mod.py").write_text("x = 1\n")
+    (wt / "pkg" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"\x00cache")
+    (wt / ".pytest_cache").mkdir()
+    (wt / ".pytest_cache" / "README.md").write_text("cache\n")
+    made = git.commit_all(wt, "rescued work")
+    assert made is not None
+    files = agent_git(wt, "ls-tree", "-r", "--name-only", "HEAD").split()
+    assert "pkg/mod.py" in files
+    assert not [f for f in files if "__pycache__" in f or f.startswith(".pytest_cache")]
+    assert (wt / "pkg" / "__pycache__" / "mod.cpython-311.pyc").exists()

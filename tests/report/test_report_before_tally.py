@@ -19,6 +19,7 @@ from magi.model.run import (
     Run,
     RunStatus,
     Seat,
+    SessionTotal,
     Turn,
     Usage,
     Verification,
@@ -79,6 +80,14 @@ def _run(authors: dict[str, str], seed: int) -> Run:
             agent=agent,
             session_id=str(traces[agent]["session_id"]),
             session_host=f"box-{sorted(traces).index(agent)}",  # where its login lives
+            cli_version={"cl": "2.1.197", "cx": "0.171.0", "oc": "1.18.33"}[agent],
+            # codex keeps its running total (and the model that spent it) on the seat.
+            session_total=SessionTotal(
+                session_id=str(traces[agent]["session_id"]),
+                usage=Usage(models={"gpt-5-codex": ModelTokens(input=900, output=90)}),
+            )
+            if agent == "cx"
+            else None,
         )
         for seat, agent in authors.items()
     }

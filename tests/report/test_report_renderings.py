@@ -127,3 +127,30 @@ def test_review_seam_renders_given_sections() -> None:
     filled = comments(view, [report.Section("Findings", report.Safe("none"))])[2].body
     assert "review loop has not run yet" not in filled
     assert "### Findings\n\nnone" in filled
+
+
+def test_each_seats_cli_version_is_named_once_revealed_and_never_before() -> None:
+    """After the tally the report, its JSON and the tally comment name the CLI and version
+    each author and judge ran (an election between versions is auditable); a stalled run
+    names none, not even a version number."""
+    from magi.model.config import AgentConfig
+
+    def versioned(run: Run) -> Run:
+        held = sorted({s.agent for s in run.seats.values()})
+        agents = [AgentConfig(id=a, kind="codex", command=["x"]) for a in held]
+        for seat in run.seats.values():
+            seat.cli_version = "9.8.7"
+        return run.model_copy(update={"config": run.config.model_copy(update={"agents": agents})})
+
+    run = versioned(load("run.json"))
+    text, data, md = three_ways(run)
+    author = run.agent_of("impl-A")
+    assert author is not None
+    shown = "codex 9.8.7"
+    assert f"| A | {author} | {shown} |" in md
+    assert f"{author} ({shown})" in text
+    assert data["candidates"][0]["cli"] == shown  # type: ignore[index]
+    assert all(j["cli"] for j in data["judges"])  # type: ignore[attr-defined]
+    text, data, md = three_ways(versioned(load("stalled.json")))
+    for rendering in (text, json.dumps(data), md):
+        assert "9.8.7" not in rendering

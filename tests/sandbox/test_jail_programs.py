@@ -127,3 +127,67 @@ def test_a_command_agents_turn_runs_its_script_under_tmp_in_the_jail(tmp_path: P
     result = agent.run_turn(request)
     assert result.status is TurnStatus.OK, result.error
     assert result.text == "from-the-script"
+
+
+def _npm_cli_with_platform_package(root: Path) -> Path:
+    """An npm CLI laid out as ``@openai/codex`` 0.171 is: its bin script runs the binary
+    of a platform package beside it, one of its ``optionalDependencies``."""
+    bin_dir = _npm_cli(root)
+    pkg = root / "node_modules" / "@acme" / "cli"
+    (pkg / "package.json").write_text(
+        '{"name": "@acme/cli", "optionalDependencies": {"@acme/cli-linux-x64": "1.2.3",'
+        ' "@acme/cli-darwin-arm64": "1.2.3", "../../escape": "1"}}'
+    )
+    native = root / "node_modules" / "@acme" / "cli-linux-x64"
+    (native / "vendor").mkdir(parents=True)
+    (native / "package.json").write_text('{"name": "@acme/cli-linux-x64"}')
+    (native / "vendor" / "version.txt").write_text("acme-cli native 1.2.3\n")
+    (pkg / "bin" / "acme.sh").write_text(
+        '#!/bin/sh\nhere="$(dirname "$(readlink -f "$0")")"\n'
+        'cat "$here/../../cli-linux-x64/vendor/version.txt" 2>/dev/null'
+        ' || { echo "Error: Missing optional dependency @acme/cli-linux-x64" >&2; exit 1; }\n'
+    )
+    return bin_dir
+
+
+def test_an_npm_clis_platform_package_is_bound_beside_it(tmp_path: Path) -> None:
+    """The installed optional dependency is bound (found where Node looks); one not
+    installed for this platform, or a name that climbs out of node_modules, is not."""
+    bin_dir = _npm_cli_with_platform_package(tmp_path / "x")
+    work = tmp_path / "work"
+    work.mkdir()
+    modules = tmp_path / "x" / "node_modules"
+    paths = program_paths(_spec(work), ["acme"], str(bin_dir))
+    assert paths == [
+        str(bin_dir),
+        str(modules / "@acme" / "cli"),
+        str(modules / "@acme" / "cli-linux-x64"),
+    ]
+
+
+@needs_bwrap
+def test_an_npm_cli_whose_binary_is_in_its_platform_package_runs_in_the_jail(
+    tmp_path: Path,
+) -> None:
+    """Through the agent runner: before, the platform package was hidden and the turn
+    failed with "Missing optional dependency"; now the binary's words come back."""
+    from magi.agents.base import TurnRequest, TurnStatus
+    from magi.agents.registry import build_agent
+    from magi.model.config import AgentConfig
+
+    bin_dir = _npm_cli_with_platform_package(tmp_path / "x")
+    work = tmp_path / "work"
+    work.mkdir()
+    agent = build_agent(AgentConfig(id="acme", kind="command", command=["acme"]))
+    request = TurnRequest(
+        seat="impl-A",
+        prompt="do it",
+        cwd=work,
+        allow_write=True,
+        timeout=60,
+        environ={"PATH": f"{bin_dir}:/usr/bin:/bin"},
+        jail=_spec(work),
+    )
+    result = agent.run_turn(request)
+    assert result.status is TurnStatus.OK, result.error
+    assert result.text.strip() == "acme-cli native 1.2.3"

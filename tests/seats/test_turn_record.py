@@ -91,3 +91,95 @@ def test_the_guard_takes_a_jails_word_only_from_an_agent_that_applies_it(
     ask(sctx, seat="impl-A", node="implement", prompt="do it", cwd=work, allow_write=True)
     assert agent.requests[0].jail is jail, "handed the jail either way"
     assert seen == [jail if applies else None]
+
+
+# A codex stand-in that reports as codex 0.171 does (docs/agents-verified.md): one thread,
+# and on each resumed turn the thread's running total, not the turn's own tokens.
+_RUNNING_CODEX = r"""
+import json, pathlib, sys
+if sys.argv[2:] == ["--version"]:
+    sys.exit(print("codex-cli 0.171.0"))
+sys.stdin.read()
+state = pathlib.Path(sys.argv[1])
+spent = [int(n) for n in state.read_text().split()] if state.exists() else [0, 0]
+spent = [spent[0] + 100, spent[1] + 10]  # every turn sends 100 tokens, gets 10 back
+state.write_text(f"{spent[0]} {spent[1]}")
+for ev in (
+    {"type": "thread.started", "thread_id": "thread-1"},
+    {"type": "item.completed", "item": {"type": "agent_message", "text": "done"}},
+    {"type": "turn.completed", "usage": {"input_tokens": spent[0], "output_tokens": spent[1]}},
+):
+    print(json.dumps(ev))
+"""
+
+
+def test_codex_running_totals_count_each_turn_once_across_a_resume(tmp_path: Path) -> None:
+    """codex reports a resumed thread's running total: each turn is counted as the
+    difference from the total the seat's record kept, also when the record is read again
+    by a new magi (a resume after a kill), so three turns of 100 tokens count 300."""
+    import sys
+
+    from magi.agents.cli import CliAgent
+    from magi.agents.codex import CodexAdapter
+    from magi.model.config import AgentConfig
+    from magi.seats.context import SeatContext
+
+    work = tmp_path / "work"
+    work.mkdir()
+    script = tmp_path / "codex.py"
+    script.write_text(_RUNNING_CODEX)
+    command = [sys.executable, str(script), str(tmp_path / "spent")]
+    cfg = budget_config([{"id": "cx", "kind": "codex", "command": command}])
+    agent = CliAgent(
+        AgentConfig(id="cx", kind="codex", command=command),
+        CodexAdapter(AgentConfig(id="cx", kind="codex", command=command)),
+    )
+    sctx = seat_context(tmp_path / "home", cfg, {"cx": agent})
+    for _ in range(2):
+        ask(sctx, seat="impl-A", node="implement", prompt="go", cwd=work, allow_write=True)
+    # A new magi reads the record from disk, as `--resume` does after a kill.
+    again = SeatContext(
+        record=sctx.store.load_run(sctx.record.id),
+        store=sctx.store,
+        config=cfg,
+        agents={"cx": agent},
+        environ={},
+        clock=sctx.clock,
+    )
+    ask(again, seat="impl-A", node="implement", prompt="go", cwd=work, allow_write=True)
+    counted = [(t.usage.input_tokens, t.usage.output_tokens) for t in again.record.turns]
+    assert counted == [(100, 10), (100, 10), (100, 10)]
+    kept = again.record.seats["impl-A"].session_total
+    assert kept is not None
+    assert kept.session_id == "thread-1"
+    assert (kept.usage.input_tokens, kept.usage.output_tokens) == (300, 30)
+
+
+def test_each_seat_records_the_version_of_its_clis_agent(tmp_path: Path) -> None:
+    """The version its CLI gives (`codex --version`, through the configured command) is on
+    the seat's record after its first turn, read once for the run however many turns."""
+    import sys
+
+    from magi.agents.cli import CliAgent
+    from magi.agents.codex import CodexAdapter
+    from magi.model.config import AgentConfig
+
+    work = tmp_path / "work"
+    work.mkdir()
+    script = tmp_path / "codex.py"
+    script.write_text(_RUNNING_CODEX)
+    log = tmp_path / "argv.log"
+    wrapper = tmp_path / "codex.sh"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {sys.executable} {script} "$@"\n')
+    wrapper.chmod(0o755)
+    command = [str(wrapper), str(tmp_path / "spent")]
+    cfg = budget_config([{"id": "cx", "kind": "codex", "command": command}])
+    agent_cfg = AgentConfig(id="cx", kind="codex", command=command)
+    agent = CliAgent(agent_cfg, CodexAdapter(agent_cfg))
+    sctx = seat_context(tmp_path / "home", cfg, {"cx": agent})
+    assert sctx.record.seats["impl-A"].cli_version is None
+    for _ in range(2):
+        ask(sctx, seat="impl-A", node="implement", prompt="go", cwd=work, allow_write=True)
+    assert sctx.store.load_run(sctx.record.id).seats["impl-A"].cli_version == "0.171.0"
+    asked = log.read_text().splitlines()
+    assert sum(1 for line in asked if line.endswith("--version")) == 1

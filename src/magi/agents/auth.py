@@ -9,8 +9,9 @@ What the real CLIs print, logged in or not, is recorded in docs/agents-verified.
   "Logged in using ..." / "API key configured - sk-..." (magi never repeats the key);
 - opencode ``opencode auth list``: "N credentials" (its auth.json) and "N environment
   variable(s)" (provider keys it can see); any of them counts;
-- gemini has no status command: an auth method in ``<home>/.gemini/settings.json``
-  (``security.auth.selectedType``) or one of its auth variables in the agent's environment;
+- gemini has no status command: the auth method its headless mode would pick (the one in
+  ``<home>/.gemini/settings.json``, ``security.auth.selectedType``, else the first of its
+  auth variables), checked as gemini checks it before a turn (``validateAuthMethod``);
 - antigravity: not checked (no agy to learn a status command from).
 """
 
@@ -93,11 +94,14 @@ def check_codex(
         found = _CODEX_IN.search(said)  # the key's fragment that follows is never repeated
         return AuthStatus(True, found.group(0) if found else "logged in")
     if "not logged in" in said.lower():
-        if env.get("OPENAI_API_KEY"):  # unverified whether `codex exec` uses it: not a refusal
-            return AuthStatus(
-                None, "not logged in, but OPENAI_API_KEY is passed (codex may use it)"
-            )
         fix = "run `codex login` (or `codex login --with-api-key`, or pass CODEX_API_KEY)"
+        if env.get("OPENAI_API_KEY"):
+            # Seen against a scripted model (docs/agents-verified.md): `codex exec` with only
+            # OPENAI_API_KEY and no login sends no credential at all, 401 on every request.
+            why = "not logged in; OPENAI_API_KEY alone is no login: codex exec sends no key"
+            return AuthStatus(
+                False, why, "pass the key as CODEX_API_KEY, or run `codex login --with-api-key`"
+            )
         return AuthStatus(False, "not logged in", fix)
     return AuthStatus(None, f"`{shown}` exited {res.exit_code}: {_said(res)}")
 
@@ -128,42 +132,88 @@ def check_opencode(
     return AuthStatus(False, "no credentials", fix)
 
 
-# gemini 0.61.0, getAuthTypeFromEnv: any of these picks an auth method without settings.
+# gemini 0.61.0, getAuthTypeFromEnv: without an auth method in settings, the first of these
+# set picks one (in this order). GOOGLE_GEMINI_BASE_URL picks "gateway", which headless
+# gemini's validateAuthMethod refuses ("Invalid auth method selected.", exit 41): a base
+# URL works only beside a settings.json that selects gemini-api-key.
 GEMINI_AUTH_ENV = {
-    "GEMINI_API_KEY": None,
-    "GOOGLE_GENAI_USE_GCA": "true",
-    "GOOGLE_GENAI_USE_VERTEXAI": "true",
-    "GOOGLE_GEMINI_BASE_URL": None,
-    "GEMINI_CLI_USE_COMPUTE_ADC": "true",
-    "CLOUD_SHELL": "true",
+    "GOOGLE_GENAI_USE_GCA": ("true", "oauth-personal"),
+    "GOOGLE_GENAI_USE_VERTEXAI": ("true", "vertex-ai"),
+    "GOOGLE_GEMINI_BASE_URL": (None, "gateway"),
+    "GEMINI_API_KEY": (None, "gemini-api-key"),
+    "CLOUD_SHELL": ("true", "compute-default-credentials"),
+    "GEMINI_CLI_USE_COMPUTE_ADC": ("true", "compute-default-credentials"),
 }
 _SELECTED = re.compile(r'"(?:selectedType|selectedAuthType)"\s*:\s*"([^"]+)"')
+_GEMINI_FIX = (
+    "run `gemini` once in a terminal to choose a login, or pass GEMINI_API_KEY in pass_env"
+)
+
+
+def _gemini_method_from_env(env: Mapping[str, str]) -> tuple[str, str] | None:
+    for name, (wanted, method) in GEMINI_AUTH_ENV.items():
+        value = env.get(name)
+        if value and (wanted is None or value == wanted):
+            return method, name
+    return None
+
+
+def gemini_method_status(
+    method: str, how: str, env: Mapping[str, str], gemini_dir: Path
+) -> AuthStatus:
+    """What headless gemini 0.61.0 makes of an auth method (its ``validateAuthMethod``),
+    ``how`` saying where the method came from."""
+    if method == "oauth-personal":
+        if not (gemini_dir / "oauth_creds.json").exists():
+            return AuthStatus(False, "Login with Google chosen, but no stored login", _GEMINI_FIX)
+        return AuthStatus(True, f"Login with Google ({how})")
+    if method == "compute-default-credentials":
+        return AuthStatus(True, f"{method} ({how})")
+    if method == "gemini-api-key":
+        if env.get("GEMINI_API_KEY"):
+            return AuthStatus(True, f"{method} with GEMINI_API_KEY ({how})")
+        # gemini may have a key it stored itself (its keychain or credentials file).
+        return AuthStatus(None, f"{method} ({how}), but GEMINI_API_KEY is not passed")
+    if method == "vertex-ai":
+        if (env.get("GOOGLE_CLOUD_PROJECT") and env.get("GOOGLE_CLOUD_LOCATION")) or env.get(
+            "GOOGLE_API_KEY"
+        ):
+            return AuthStatus(True, f"{method} ({how})")
+        fix = "pass GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, or GOOGLE_API_KEY"
+        return AuthStatus(False, f"{method} ({how}) without its project or key", fix)
+    fix = (
+        "select gemini-api-key in <home>/.gemini/settings.json "
+        '({"security": {"auth": {"selectedType": "gemini-api-key"}}}) and pass GEMINI_API_KEY'
+    )
+    return AuthStatus(False, f"auth method {method!r} ({how}): headless gemini refuses it", fix)
 
 
 def check_gemini(
     cfg: AgentConfig, env: Mapping[str, str], timeout: float = AUTH_TIMEOUT_S
 ) -> AuthStatus:
-    for name, wanted in GEMINI_AUTH_ENV.items():
-        value = env.get(name)
-        if value and (wanted is None or value == wanted):
-            return AuthStatus(True, f"{name} is set")
     home = env.get("GEMINI_CLI_HOME") or env.get("HOME")
-    fix = "run `gemini` once in a terminal to choose a login, or pass GEMINI_API_KEY in pass_env"
-    if not home:
+    gemini_dir = Path(home) / ".gemini" if home else None
+    selected: str | None = None
+    where = "settings.json"
+    if gemini_dir is not None:
+        settings = gemini_dir / "settings.json"
+        where = str(settings)
+        try:
+            # settings.json may hold comments (gemini strips them): the key is found by pattern.
+            found = _SELECTED.search(settings.read_text(encoding="utf-8"))
+        except OSError:
+            found, where = None, f"{settings}: it does not exist"
+        selected = found.group(1) if found else None
+    if selected is not None and gemini_dir is not None:
+        return gemini_method_status(selected, f"in {where}", env, gemini_dir)
+    from_env = _gemini_method_from_env(env)
+    if from_env is not None:
+        method, name = from_env
+        status = gemini_method_status(method, f"{name} is set", env, gemini_dir or Path(".gemini"))
+        return AuthStatus(True, f"{name} is set") if status.ok else status
+    if gemini_dir is None:
         return AuthStatus(None, "no HOME in the agent's environment: settings.json not found")
-    gemini_dir = Path(home) / ".gemini"
-    settings = gemini_dir / "settings.json"
-    try:
-        # settings.json may hold comments (gemini strips them), so the key is found by pattern.
-        found = _SELECTED.search(settings.read_text(encoding="utf-8"))
-    except OSError:
-        return AuthStatus(False, f"no auth method: {settings} does not exist", fix)
-    if found is None:
-        return AuthStatus(False, f"no auth method in {settings}", fix)
-    method = found.group(1)
-    if method == "oauth-personal" and not (gemini_dir / "oauth_creds.json").exists():
-        return AuthStatus(False, "Login with Google chosen, but no stored login", fix)
-    return AuthStatus(True, f"auth method {method} in {settings}")
+    return AuthStatus(False, f"no auth method in {where}", _GEMINI_FIX)
 
 
 def check_antigravity(

@@ -100,6 +100,9 @@ class TurnRequest:
     allow_write: bool
     timeout: float
     session_id: str | None = None
+    # The running total the CLI last reported for ``session_id``, for a CLI that reports
+    # totals rather than a turn's usage (codex on a resumed thread): what to subtract.
+    session_total: Usage | None = None
     run_id: str = ""
     node: str = ""
     turn: int = 1
@@ -132,6 +135,9 @@ class TurnResult:
     # Why an error is the agent's and not the turn's: it cannot log in or reach its
     # provider, so failover skips it for the rest of the run.
     failure: Failure | None = None
+    # The CLI's running total for ``session_id`` after this turn, when it reports totals;
+    # ``usage`` is then this turn's share (the difference from the request's total).
+    session_total: Usage | None = None
 
     @property
     def ok(self) -> bool:

@@ -1,9 +1,13 @@
-"""Claude Code (``claude -p --output-format json``): argv and the single JSON result object.
+"""Claude Code (``claude -p --output-format stream-json --verbose``): argv, and the events
+ending in one result object.
 
 Facts relied on are in /work/shared/agents/README.md §1 (Claude Code 2.1.197): magi mints the
 session id (``--session-id``) and resumes it with ``--resume``; the prompt goes on stdin
-because ``--allowedTools``/``--tools`` are variadic and would swallow a positional prompt;
-``--verbose`` is never passed, since with it ``json`` prints every message, not the result.
+because ``--allowedTools``/``--tools`` are variadic and would swallow a positional prompt.
+``stream-json`` needs ``--verbose`` and prints JSONL as the turn goes, the last line the
+same result object ``json`` prints alone: magi reads it for what a turn is doing, and ends a
+turn whose key is rejected at the first ``api_retry`` of a 401 (claude retries a 401 ten
+times over some 170 s, docs/agents-verified.md) instead of waiting it out.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Annotated, ClassVar
 
 from magi.agents.base import TurnRequest, TurnStatus, Usage
 from magi.agents.cli import Invocation, Parsed, executable, malformed, tail
-from magi.agents.events import Event, Flag, Int, Lenient, Num, Str, document, event
+from magi.agents.events import Event, Flag, Int, Lenient, Num, Str, event, events
 from magi.agents.live import LiveLine, Signals
 from magi.core.seats.clistate import CliState, Login, Root
 from magi.model.config import AgentConfig
@@ -45,6 +49,16 @@ QUOTA = re.compile(
     re.IGNORECASE,
 )
 UNKNOWN_SESSION = "No conversation found"
+# The api_retry status that means the credential is refused (Anthropic's 401
+# authentication_error: https://docs.anthropic.com/en/api/errors).
+_REJECTED = frozenset({401})
+# A judge's or reviewer's tools: reading, and the shell only for the git commands its prompt
+# invites (``git show``, ``git diff``, ``git log``). Under ``dontAsk`` a command no pattern
+# allows is denied, never asked; ``:*`` is claude's prefix match (2.1.197 names it
+# "Bash(npm run:*) - prefix matching"). The seat's jail keeps its tree read-only whatever
+# a command does.
+READ_TOOLS = "Read,Grep,Glob,Bash"
+READ_ONLY_GIT = ("Bash(git show:*)", "Bash(git diff:*)", "Bash(git log:*)")
 # Claude Code 2.1.197 offline: not logged in, the result text is "Not logged in · Please run
 # /login" (exit 1, at once); with a key but no network it retries silently and ends with
 # "API Error: Unable to connect to API ..." (docs/agents-verified.md).
@@ -69,10 +83,15 @@ class ClaudeUsage(Event):
 
 
 class ClaudeResult(Event):
-    """The single object ``claude -p --output-format json`` prints (README §1(d))."""
+    """One line of ``stream-json``; the last, of type ``result``, is the object ``json``
+    prints alone (README §1(d)). ``api_retry`` lines (type ``system``) carry the status
+    of the error being retried: ``{"subtype": "api_retry", "attempt": 1,
+    "error_status": 401, "error": "authentication_failed", ...}`` (seen from 2.1.197)."""
 
     type: Str = None
     subtype: Str = None
+    error_status: Int = None  # an api_retry's HTTP status
+    error: Str = None  # an api_retry's error kind
     is_error: Flag = None
     api_error_status: Int = None
     result: Str = None
@@ -107,14 +126,22 @@ class ClaudeAdapter:
     signals: ClassVar[Signals] = SIGNALS
 
     def live(self, line: str) -> LiveLine:
-        # stdout holds one object, at the end; before it only stderr says anything.
-        result = event(line, ClaudeResult)
-        if result is None or result.type != "result":
-            return LiveLine(line)
-        return LiveLine(result.why() if result.is_error else None, progress=not result.is_error)
+        ev = event(line, ClaudeResult)
+        if ev is None:
+            return LiveLine(line)  # stderr
+        if ev.type == "system" and ev.subtype == "api_retry":
+            said = f"API error {ev.error_status} ({ev.error or 'unknown'}), retrying"
+            # A rejected key is not retried into working: the turn ends on the first one.
+            return LiveLine(said, final=ev.error_status in _REJECTED)
+        if ev.type in ("assistant", "user"):
+            return LiveLine(None, progress=True)  # the model at work, a tool's result
+        if ev.type != "result":
+            return LiveLine(None)
+        return LiveLine(ev.why() if ev.is_error else None, progress=not ev.is_error)
 
     def build(self, request: TurnRequest, session_id_to_open: str | None) -> Invocation:
-        argv = [*executable(self.cfg, EXECUTABLE), "-p", "--output-format", "json"]
+        argv = [*executable(self.cfg, EXECUTABLE), "-p", "--output-format", "stream-json"]
+        argv.append("--verbose")  # stream-json refuses to run without it
         if request.session_id:
             argv += ["--resume", request.session_id]
         elif session_id_to_open:
@@ -125,7 +152,8 @@ class ClaudeAdapter:
         if request.allow_write:
             argv += ["--allowedTools", "Bash", "--permission-mode", "acceptEdits"]
         else:
-            argv += ["--tools", "Read,Grep,Glob", "--permission-mode", "dontAsk"]
+            argv += ["--tools", READ_TOOLS, "--allowedTools", *READ_ONLY_GIT]
+            argv += ["--permission-mode", "dontAsk"]
         argv += self.cfg.args
         return Invocation(argv, request.prompt.encode())
 
@@ -140,8 +168,8 @@ class ClaudeAdapter:
             status = TurnStatus.QUOTA if QUOTA.search(stderr) else TurnStatus.ERROR
             why = tail(stderr) or "no output"
             return Parsed(status, error=f"claude exited {exit_code}: {why}")
-        obj = document(stdout, ClaudeResult)
-        if obj is None or obj.type != "result":
+        obj = next((e for e in reversed(events(stdout, ClaudeResult)) if e.type == "result"), None)
+        if obj is None:
             return malformed("claude", "no JSON result object", stdout)
         session_id = obj.session_id or None
         usage = obj.token_usage()

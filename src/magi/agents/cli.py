@@ -15,6 +15,7 @@ import tempfile
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import ClassVar, Protocol
 
@@ -46,6 +47,7 @@ class Parsed:
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
     failure: Failure | None = None  # when the adapter knows; else read from ``error``
+    session_total: Usage | None = None  # the CLI's running total, when it reports one
 
 
 class Adapter(Protocol):
@@ -91,10 +93,22 @@ def executable(cfg: AgentConfig, default: str) -> list[str]:
     return list(cfg.command) if cfg.command else [default]
 
 
+# A JavaScript CLI that throws prints the error's line, then its stack ("at ..."), then
+# "Node.js v20..." (codex.js without its platform package: "Error: Missing optional
+# dependency @openai/codex-linux-x64. Reinstall Codex: ..."). The CLI's words are the line.
+_THROWN = re.compile(r"^(?:Uncaught )?(?:[A-Za-z_$][\w$.]*)?(?:Error|Exception)(?: \[\w+\])?: \S")
+
+
+def _thrown(lines: list[str]) -> str | None:
+    found = [ln for ln, after in pairwise(lines) if after.startswith("at ") and _THROWN.match(ln)]
+    return found[-1] if found else None
+
+
 def tail(text: str, limit: int = 300) -> str:
-    """The last non-empty line(s) of ``text``, short enough for a one-line error."""
+    """The last non-empty line(s) of ``text``, short enough for a one-line error; for a
+    JavaScript program that died of an uncaught error, that error's own line."""
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    out = " | ".join(lines[-3:])
+    out = _thrown(lines) or " | ".join(lines[-3:])
     return out if len(out) <= limit else "…" + out[-limit:]
 
 
@@ -198,12 +212,15 @@ class CliAgent:
         failure = parsed.failure
         signal = listener.watch.current
         if res.gave_up is not None and signal is not None:
-            # Only a cannot-reach / not-logged-in line for unreachable_after seconds.
+            # Only a cannot-reach / not-logged-in line for unreachable_after seconds, or
+            # one the CLI said it cannot get past (a rejected key).
             status, text, failure = TurnStatus.ERROR, "", signal[0]
-            error = (
-                f"{self.kind}: {res.gave_up} (nothing else for {request.unreachable_after:g} s;"
-                " the process group was killed)"
+            waited = (
+                "said once, a failure it only retries"
+                if listener.watch.final
+                else f"nothing else for {request.unreachable_after:g} s"
             )
+            error = f"{self.kind}: {res.gave_up} ({waited}; the process group was killed)"
         elif res.timed_out:
             # Whatever was printed before the kill is not a reply; the session may still live.
             status, text = TurnStatus.TIMEOUT, ""
@@ -231,6 +248,7 @@ class CliAgent:
             raw_stderr=res.stderr,
             exit_code=res.exit_code,
             failure=failure if status is not TurnStatus.OK else None,
+            session_total=parsed.session_total,
         )
 
 
@@ -246,7 +264,7 @@ class _Listener:
     def line(self, raw: str) -> None:
         seen = self.adapter.live(raw)
         shown = scrub(seen.text) if seen.text else ""
-        self.watch.see(LiveLine(shown or None, seen.progress))
+        self.watch.see(LiveLine(shown or None, seen.progress, seen.final))
         if not shown:
             return
         self.last = shown

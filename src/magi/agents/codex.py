@@ -9,8 +9,10 @@ because whether a resumed thread inherits it is unverified.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, ClassVar
 
 from magi.agents.base import TurnRequest, TurnStatus, Usage
@@ -63,8 +65,9 @@ class CodexUsage(Event):
     """``turn.completed.usage`` (README §2(d)). As in OpenAI's API (upstream codex source;
     UNVERIFIED for 0.171), ``input_tokens`` counts the cached ones too and ``output_tokens``
     the reasoning ones, so the price split takes the cached out of input and adds nothing
-    to output. On a resumed thread the figures may be the thread's running total (README,
-    UNVERIFIED): an estimate from them errs high, which is the safe side of a cap."""
+    to output. On a resumed thread the figures are the thread's running total (README §5,
+    seen against a scripted model): the turn's share is the difference from the total the
+    seat's record kept (``running_share``)."""
 
     input_tokens: Int = None
     cached_input_tokens: Int = None
@@ -117,6 +120,33 @@ class CodexEvent(Event):
         return None
 
 
+def writable_git(cwd: Path) -> str:
+    """The ``-c`` that lets codex commit in its own clone. Under ``-s workspace-write`` its
+    sandbox keeps ``.git`` read-only even inside the writable cwd, so every ``git commit``
+    failed (``index.lock: Read-only file system``) and magi's rescue commit did the work
+    (README §5). Naming the clone's git directory as a writable root lifts that, and only
+    that: magi's jail still decides what the process may touch. The path is a TOML string
+    (JSON's escapes are TOML's)."""
+    return f"sandbox_workspace_write.writable_roots=[{json.dumps(str(cwd / '.git'))}]"
+
+
+def running_share(reported: Usage, request: TurnRequest, session_id: str | None) -> Usage:
+    """This turn's usage from what codex reported: on a resumed thread that is the thread's
+    running total, so the total the seat's record kept for the same thread comes off it.
+    A figure below the kept one is not a running total (a thread started afresh): as is."""
+    before = request.session_total
+    if before is None or not request.session_id or session_id != request.session_id:
+        return reported
+    pairs = [
+        (reported.input_tokens, before.input_tokens),
+        (reported.output_tokens, before.output_tokens),
+        (reported.cached_tokens, before.cached_tokens),
+    ]
+    if any(now is not None and was is not None and now < was for now, was in pairs):
+        return reported
+    return reported.minus(before)
+
+
 _LOG_TIME = re.compile(r"^\d{4}-\d\d-\d\dT[\d:.]+Z\s+")  # codex's tracing logs on stderr
 
 
@@ -151,7 +181,10 @@ class CodexAdapter:
         argv += ["-C", str(request.cwd), "--skip-git-repo-check"]
         if self.cfg.model:
             argv += ["-m", self.cfg.model]
-        argv += ["-c", 'approval_policy="never"', *self.cfg.args]
+        argv += ["-c", 'approval_policy="never"']
+        if request.allow_write and (request.cwd / ".git").is_dir():  # a clone of its own
+            argv += ["-c", writable_git(request.cwd)]
+        argv += self.cfg.args
         if request.session_id:
             argv += ["resume", request.session_id]
         argv.append("-")
@@ -179,17 +212,30 @@ class CodexAdapter:
                 usage = usage + (ev.usage.usage(self.cfg.model) if ev.usage else Usage())
             elif (msg := ev.error_message()) is not None:
                 errors.append(msg)
+        total = usage if completed and usage != Usage() else None
+        usage = running_share(usage, request, session_id)
         if completed and exit_code == 0 and reply is not None:
             # An `error` event followed by a completed turn was a retried hiccup, not a failure.
-            return Parsed(TurnStatus.OK, text=reply, session_id=session_id, usage=usage)
+            return Parsed(
+                TurnStatus.OK, text=reply, session_id=session_id, usage=usage, session_total=total
+            )
         if errors:
             quota = any(QUOTA.search(m) for m in errors)
             status = TurnStatus.QUOTA if quota else TurnStatus.ERROR
-            return Parsed(status, session_id=session_id, usage=usage, error=f"codex: {errors[-1]}")
+            why = f"codex: {errors[-1]}"
+            return Parsed(
+                status, session_id=session_id, usage=usage, error=why, session_total=total
+            )
         if exit_code != 0:
             why = tail(stderr) or "no error event"
             return Parsed(
                 TurnStatus.ERROR, session_id=session_id, error=f"codex exited {exit_code}: {why}"
             )
         why = "no agent_message item" if completed else "no turn.completed event"
-        return Parsed(TurnStatus.ERROR, session_id=session_id, usage=usage, error=f"codex: {why}")
+        return Parsed(
+            TurnStatus.ERROR,
+            session_id=session_id,
+            usage=usage,
+            error=f"codex: {why}",
+            session_total=total,
+        )

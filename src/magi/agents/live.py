@@ -66,6 +66,9 @@ class LiveLine:
 
     text: str | None
     progress: bool = False
+    # The CLI said, in its own structured words, that it cannot go on (claude's api_retry
+    # of a 401): a signal that ends the turn at once, not after ``after`` seconds of them.
+    final: bool = False
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,7 @@ class SignalWatch:
         self._lock = threading.Lock()
         self._since: float | None = None  # first signal since the last progress
         self._latest: tuple[float, Failure, str] | None = None
+        self._final: tuple[Failure, str] | None = None
 
     def see(self, line: LiveLine) -> None:
         with self._lock:
@@ -114,6 +118,14 @@ class SignalWatch:
             if self._since is None:
                 self._since = now
             self._latest = (now, kind, line.text)
+            if line.final:
+                self._final = (kind, line.text)
+
+    @property
+    def final(self) -> bool:
+        """A final signal was seen (``LiveLine.final``)."""
+        with self._lock:
+            return self._final is not None
 
     @property
     def current(self) -> tuple[Failure, str] | None:
@@ -122,8 +134,11 @@ class SignalWatch:
             return None if self._latest is None else self._latest[1:]
 
     def stuck(self) -> tuple[Failure, str] | None:
-        """(kind, line) once only signals were seen for ``after`` s, the last one recent."""
+        """(kind, line) once only signals were seen for ``after`` s, the last one recent;
+        at once after a final one."""
         with self._lock:
+            if self._final is not None:
+                return self._final
             if self.after is None or self._since is None or self._latest is None:
                 return None
             now = self.clock()

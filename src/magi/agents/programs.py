@@ -10,6 +10,11 @@ them read-only:
 * the PATH entry the executable was found in, and its real file's install (the nearest
   ancestor with a ``package.json`` for an npm package, whose ``bin`` script loads siblings;
   else the real file's own directory);
+* an npm package's installed dependencies, found where Node's ``require`` looks (each
+  ``node_modules`` from the package up): ``@openai/codex`` keeps its binary in the
+  platform package beside it (``@openai/codex-linux-x64``, one of its
+  ``optionalDependencies``), and without it every turn died with "Missing optional
+  dependency @openai/codex-linux-x64";
 * for an interpreter (``sh``, ``bash``, ``python3``, ``node``, ...), each argument that
   is an existing file: its directory (the file alone when that is ``/tmp`` itself or the
   home directory).
@@ -20,7 +25,9 @@ the main checkout, other seats' trees): a program kept there is the user's to mo
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -43,6 +50,35 @@ def _install_of(real: Path) -> Path:
     return real.parent
 
 
+# An npm package name (https://docs.npmjs.com/cli/configuring-npm/package-json#name):
+# nothing in it may climb out of ``node_modules``.
+_NPM_NAME = re.compile(r"(?:@[a-z0-9][\w.~-]*/)?[a-z0-9][\w.~-]*", re.IGNORECASE)
+
+
+def _dependencies(package: Path) -> Iterable[Path]:
+    """The installed packages ``package`` names as (optional) dependencies, each where
+    Node would find it: ``<dir>/node_modules/<name>`` from the package itself upward."""
+    try:
+        meta = json.loads((package / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(meta, dict):
+        return
+    names: list[str] = []
+    for key in ("dependencies", "optionalDependencies"):
+        listed = meta.get(key)
+        if isinstance(listed, dict):
+            names += [n for n in listed if isinstance(n, str) and _NPM_NAME.fullmatch(n)]
+    for name in dict.fromkeys(names):
+        for where in (package, *package.parents):
+            if where.name == "node_modules":
+                continue
+            found = where / "node_modules" / name
+            if (found / "package.json").is_file():
+                yield Path(os.path.realpath(found))
+                break
+
+
 def _file_or_dir(real: Path) -> Path:
     parent = real.parent
     if parent in {Path("/"), Path("/tmp"), Path.home()} or len(parent.parts) < 3:  # noqa: S108
@@ -58,7 +94,10 @@ def _wanted(argv: Sequence[str], path: str | None) -> Iterable[Path]:
         return
     yield Path(found).parent  # the PATH entry bwrap searches inside the jail
     real = Path(os.path.realpath(found))
-    yield _install_of(real)
+    install = _install_of(real)
+    yield install
+    if (install / "package.json").is_file():
+        yield from _dependencies(install)
     if (
         Path(argv[0]).name.rstrip("0123456789.") not in INTERPRETERS
         and real.name.rstrip("0123456789.") not in INTERPRETERS

@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import IO, NamedTuple, cast
 
@@ -30,6 +31,12 @@ from magi.model.run import FileStat
 
 NEUTRAL_NAME = "magi"
 NEUTRAL_EMAIL = "magi@localhost.invalid"
+
+# Untracked caches (``__pycache__/``, ``.pytest_cache/``, ...) a commit of everything left
+# out, under the repository's own ignores: a repository without a .gitignore got them in
+# its rescued candidate. It stands in for the user's global excludes file, which differs
+# from one runner to the next and is no rule of the repository's.
+RESCUE_IGNORE = str(resources.files("magi") / "templates" / "rescue.gitignore")
 
 _NO_HOOKS = os.devnull  # a hooks "directory" in which no hook can exist
 
@@ -476,7 +483,9 @@ class Git:
             head = beside.submit(
                 self._exec, ["rev-parse", "HEAD", "HEAD^{tree}"], cwd=wt, check=False, env=store
             )
-            self._exec(["add", "-A"], cwd=wt, env=staged)
+            self._exec(
+                ["-c", f"core.excludesFile={RESCUE_IGNORE}", "add", "-A"], cwd=wt, env=staged
+            )
             tree = self._exec(["write-tree"], cwd=wt, env=staged).stdout.decode().strip()
             res = head.result()
         parent, was = res.stdout.decode().split()[:2] if res.returncode == 0 else ("", "")

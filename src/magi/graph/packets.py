@@ -31,11 +31,13 @@ def verification_text(v: Verification | None) -> str | None:
 
 
 def flags(c: Candidate) -> tuple[str, ...]:
+    """What a judge is told about a candidate beside its patch: about its content only."""
     out = [f"changes protected path {p}" for p in c.protected_changed]
     out += test_scan.flag_lines(c)
     out += [f"tampered with git control files (restored by magi): {v}" for v in c.violations]
-    if c.rescued:
-        out.append("left work uncommitted; magi committed it under a neutral identity")
+    # Never how a commit was made: whether a seat committed itself or magi committed what it
+    # left is the CLI's habit (codex's own sandbox kept it from committing), and a flag
+    # saying so told the judges which CLI wrote the candidate.
     return tuple(out)
 
 

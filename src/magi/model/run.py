@@ -29,7 +29,9 @@ from magi.model.review import Gate, MergeRecord, OperatorFix, Review
 # And from before `handoff` and `handed_off` (stages on several runners): a run that could
 # not be handed off waited for no runner; nor `Seat.session_host`: no runner was named;
 # nor `fork`: no wave was forked; nor `fork_node`, `fork_id`: a forked wave was implement's,
-# and its results carried no id either.
+# and its results carried no id either. Nor `Seat.session_total` (a CLI's running total of a
+# conversation): a turn after it counts what the CLI reports, as every turn did then; nor
+# `Seat.cli_version`: the versions were not read, which None says.
 # And from before `[sandbox] read`: a jail that showed all of / read-only needed no more.
 SCHEMA = 7
 
@@ -162,6 +164,31 @@ class Usage(BaseModel):
             models=models,
         )
 
+    def minus(self, before: Usage) -> Usage:
+        """What was spent since ``before``, when both are a CLI's running totals of one
+        conversation. A figure only one of them reports stays as reported (it errs high)."""
+
+        def sub(a: float | None, b: float | None) -> float | None:
+            return a if a is None or b is None else max(0.0, a - b)
+
+        models = {
+            name: ModelTokens(
+                input=max(0, t.input - before.models[name].input),
+                cached=max(0, t.cached - before.models[name].cached),
+                output=max(0, t.output - before.models[name].output),
+            )
+            if name in before.models
+            else t
+            for name, t in self.models.items()
+        }
+        return Usage(
+            input_tokens=_int(sub(self.input_tokens, before.input_tokens)),
+            output_tokens=_int(sub(self.output_tokens, before.output_tokens)),
+            cached_tokens=_int(sub(self.cached_tokens, before.cached_tokens)),
+            cost_usd=sub(self.cost_usd, before.cost_usd),
+            models=models,
+        )
+
 
 def _int(value: float | None) -> int | None:
     return None if value is None else int(value)
@@ -187,6 +214,13 @@ class Turn(_Rec):
     failure: Literal["auth", "unreachable"] | None = None  # the agent, not the turn, failed
 
 
+class SessionTotal(_Rec):
+    """A CLI's running total of one conversation's usage, as it last reported it."""
+
+    session_id: str
+    usage: Usage
+
+
 class Seat(_Rec):
     """A seat's conversation. Keyed by seat name, never by agent id."""
 
@@ -196,6 +230,15 @@ class Seat(_Rec):
     # The runner (GitHub's RUNNER_NAME) whose CLI holds that conversation: a stage that
     # lands there again goes on with it; any other sends the seat its full context.
     session_host: str | None = None
+    # The running total of tokens the CLI last reported for ``session_total.session_id``
+    # (codex reports a resumed thread's total, not the turn's): the next turn of that same
+    # conversation counts the difference. Saved with the turn, so a resume after a kill
+    # still subtracts from the last total recorded.
+    session_total: SessionTotal | None = None
+    # The version its agent's CLI gave (``claude --version`` ...) when the agent took the
+    # seat (None: not read, or a kind with no version command): which CLIs an election
+    # was held between, for `magi stats` to split by.
+    cli_version: str | None = None
     failover_from: list[str] = Field(default_factory=list)  # agents that lost the seat first
     # What the guards found and undid after this seat's turns: refs moved outside its own
     # branch, recorded heads moved, the user's checkout touched (magi.graph.guard).
@@ -427,6 +470,15 @@ class Record(_Rec):
         """Who holds ``seat`` now (after any failover): the one source of truth."""
         record = self.seats.get(seat)
         return record.agent if record is not None else None
+
+    def cli_of(self, seat: str) -> str | None:
+        """The CLI that holds ``seat`` now, as "<kind> <version>" ("<kind>" alone when its
+        version was not recorded); None for an agent the run's config does not name."""
+        record = self.seats.get(seat)
+        kind = next((a.kind for a in self.config.agents if record and a.id == record.agent), None)
+        if record is None or kind is None:
+            return None
+        return f"{kind} {record.cli_version}" if record.cli_version else kind
 
 
 class Run(Record):

@@ -120,6 +120,8 @@ def public_copy(run: Run) -> Run:
         seat.agent = HIDDEN
         seat.session_id = None
         seat.session_host = None  # which runner ran a seat would say who sat there
+        seat.session_total = None  # its models' names and a CLI's way of counting
+        seat.cli_version = None  # a version number names its CLI
         seat.failover_from = []
     for c in out.candidates:
         c.summary = HIDDEN_TEXT if c.summary else ""
@@ -170,6 +172,8 @@ def panel_copy(run: Run, own: set[str]) -> Run:
         if name not in own:
             seat.agent = HIDDEN
             seat.session_id = seat.session_host = None
+            seat.session_total = None
+            seat.cli_version = None
     held = {name: seat.agent for name, seat in out.seats.items()}
     prices = price_table(out.config.budget.prices)
     for turn in out.turns:
@@ -209,6 +213,8 @@ def _implementers_withheld(out: Run) -> set[str]:
             seat.agent = HIDDEN
             seat.session_id = None
             seat.session_host = None
+            seat.session_total = None
+            seat.cli_version = None
             seat.failover_from = []
     for leak in out.leaks:
         leak.term = HIDDEN

@@ -50,7 +50,10 @@ def view_json(view: RunView) -> dict[str, Any]:
         "authors_revealed": view.revealed,
         "task": view.task,
         "candidates": [_candidate(c) for c in view.candidates],
-        "judges": [{"seat": j.seat, "agent": j.agent, "order": list(j.order)} for j in view.judges],
+        "judges": [
+            {"seat": j.seat, "agent": j.agent, "cli": j.cli, "order": list(j.order)}
+            for j in view.judges
+        ],
         "judgements": _plain(view.judgements),
         "deliberation": _plain(view.deliberation),
         "votes": _plain(view.votes),

@@ -75,6 +75,11 @@ def _table(*columns: str) -> Table:
     return table
 
 
+def _who(agent: str | None, cli: str | None) -> str:
+    """An agent as the report names it after the tally: its id, and the CLI it ran."""
+    return f"{agent or '-'} ({cli})" if cli else agent or "-"
+
+
 def _candidates(v: RunView) -> list[RenderableType]:
     show = v.revealed
     table = _table(
@@ -85,7 +90,7 @@ def _candidates(v: RunView) -> list[RenderableType]:
         deleted = sum(f.deleted or 0 for f in c.files)
         verify = "-" if c.verification is None else "pass" if c.verification.passed else "fail"
         label = f"{c.label} <- winner" if c.label == v.winner else c.label
-        author = [c.agent or "-"] if show else []
+        author = [_who(c.agent, c.cli)] if show else []
         table.add_row(
             *cells(
                 label,
@@ -191,7 +196,7 @@ def render_view(v: RunView, road: Sequence[RenderableType] = ()) -> RenderableTy
     votes = [(x.seat, f"{x.vote or '(' + x.status + ')'}  {trim(x.rationale)}") for x in v.votes]
     parts += _section("votes", votes)
     parts += _tally(v)
-    parts += _section("judges", [(j.seat, j.agent or "-") for j in v.judges if v.revealed])
+    parts += _section("judges", [(j.seat, _who(j.agent, j.cli)) for j in v.judges if v.revealed])
     parts += _failures(v)
     parts += _section(
         "leaks", [(f"{x.label} {x.where}", f"{x.term!r} {x.action}") for x in v.leaks]

@@ -64,6 +64,7 @@ class CandidateView:
     protected_changed: tuple[str, ...]
     disqualified: str | None
     tests_edited: tuple[str, ...] = ()  # one line per existing test file it weakened
+    cli: str | None = None  # its author's CLI and version ("codex 0.171.0"); None until revealed
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class JudgeView:
     seat: str
     agent: str | None  # who holds the seat now (after any failover); None until revealed
     order: tuple[str, ...]
+    cli: str | None = None  # that agent's CLI and version; None until revealed
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,7 @@ def _candidate(run: Run, c: Candidate, terms: Terms) -> CandidateView:
         label=c.label,
         seat=c.seat,
         agent=run.agent_of(c.seat) if terms.revealed else None,
+        cli=run.cli_of(c.seat) if terms.revealed else None,
         branch=c.branch,
         worktree=c.worktree,
         status=c.status,
@@ -261,7 +264,12 @@ def build(run: Run) -> RunView:
         winner=t.winner if t else None,
         candidates=tuple(_candidate(run, c, terms) for c in run.candidates),
         judges=tuple(
-            JudgeView(j.seat, run.agent_of(j.seat) if terms.revealed else None, tuple(j.order))
+            JudgeView(
+                j.seat,
+                run.agent_of(j.seat) if terms.revealed else None,
+                tuple(j.order),
+                run.cli_of(j.seat) if terms.revealed else None,
+            )
             for j in run.judges
         ),
         judgements=tuple(_ranking(r, terms) for r in run.judgements),

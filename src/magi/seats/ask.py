@@ -33,7 +33,7 @@ from magi.core.seats.seating import failover_agent
 from magi.core.text.answers import Answer, parse_answer, reask_text
 from magi.core.text.sanitize import redact_secrets, strip_controls
 from magi.errors import AnswerError
-from magi.model.run import ForkNode, Redaction, Run, RunStatus, SeatState, Turn
+from magi.model.run import ForkNode, Redaction, Run, RunStatus, SeatState, SessionTotal, Turn
 from magi.seats.asking import Listening
 from magi.seats.budget import check_budget
 from magi.seats.census import end_turn
@@ -44,6 +44,7 @@ from magi.seats.jailing import (
     refuse_unjailed_agent,
     seat_jail,
 )
+from magi.seats.versions import note_version
 from magi.state.failpoint import failpoint
 
 M = TypeVar("M", bound=Answer)
@@ -119,6 +120,8 @@ def _open(
             sctx.record.id, f"{stem}.prompt.md", prompt, sync_dir=False
         )
         session = record.session_id if sctx.config.graph.sessions else None
+        kept = record.session_total
+        total = kept.usage if kept is not None and session and kept.session_id == session else None
         agent = record.agent
         state_dir = sctx.run_dir / "seats" / seat
         if not state_dir.is_dir():  # made on the seat's first turn
@@ -131,6 +134,7 @@ def _open(
         allow_write=allow_write,
         timeout=timeout if timeout is not None else node_timeout(sctx, node, agent),
         session_id=session,
+        session_total=total,
         run_id=sctx.record.id,
         node=node,
         turn=turn_no,
@@ -175,8 +179,13 @@ def _record(
             rid, {f"{opened.stem}.reply.md": result.text, f"{opened.stem}.raw.txt": raw}
         )
         if result.session_id and sctx.config.graph.sessions:
-            sctx.record.seats[req.seat].session_id = result.session_id
-            sctx.record.seats[req.seat].session_host = runner_host(sctx.environ)
+            seat = sctx.record.seats[req.seat]
+            seat.session_id = result.session_id
+            seat.session_host = runner_host(sctx.environ)
+            if result.session_total is not None:
+                seat.session_total = SessionTotal(
+                    session_id=result.session_id, usage=result.session_total
+                )
         sctx.record.turns.append(
             Turn(
                 seat=req.seat,
@@ -215,6 +224,7 @@ def ask(
     """One turn of ``seat``: continues its conversation when it has a live one."""
     sctx.check_cancelled()
     _here_or_hand_off(sctx, seat, node)
+    note_version(sctx, seat)
     opened = _open(
         sctx,
         seat=seat,
@@ -365,6 +375,7 @@ def _hand_on(sctx: SeatContext, seat: str, node: str, why: str) -> bool:
         record.failover_from.append(record.agent)
         record.agent = nxt
         record.session_id = None
+        record.cli_version = None  # the next agent's CLI is read on its first turn
         # What the agent that lost the seat asked is nobody's question now: the next agent
         # starts afresh, and the run must not park (or stay parked) on it.
         # One a person answered stays: its answer is the next agent's turn too.

@@ -74,12 +74,16 @@ class StandIn:
         config.update(options)
         self.config_path.write_text(json.dumps(config, indent=2))
 
-    def calls(self, log: Path | None = None) -> list[dict[str, Any]]:
-        """Every logged call, oldest first (argv, cwd, stdin, env, pid, prompt_file_text)."""
+    def calls(self, log: Path | None = None, *, versions: bool = False) -> list[dict[str, Any]]:
+        """Every logged call, oldest first (argv, cwd, stdin, env, pid, prompt_file_text).
+
+        A ``--version`` probe (a run reads each agent's CLI version once, for its record)
+        is left out unless ``versions``: the calls are the turns and checks asked."""
         path = log or self.log_path
         if not path.exists():
             return []
-        return [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
+        out = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
+        return [c for c in out if versions or c["argv"][1:] != ["--version"]]
 
     def pids(self) -> list[int]:
         """The pids a ``hang``/``linger`` call left: its own, then its sleeping child's."""

@@ -4,7 +4,8 @@ These are a by-product, not a benchmark (seats rotate, tasks are whatever was as
 figure is a ``Ratio``: the count, what it is out of, and the number of runs behind it, so a
 100 % that rests on one run reads as exactly that.
 
-* implementation: win rate per agent (wins / runs it implemented in, contested or not) and
+* implementation: win rate per agent (wins / runs it implemented in, contested or not), the
+  same by the CLI and version that wrote the candidate (``Seat.cli_version``), and
   how often it produced nothing (candidates with no change and no verified no-op claim);
 * review: findings per round; precision per reviewer agent (adopted / submitted, adoption by
   any fixer of the run, round or ``magi fix``); unique-find rate (``core.review.loop.same_find``);
@@ -77,6 +78,9 @@ class Stats:
     runs: int = 0
     hidden: int = 0  # runs left out by the blind rule (not tallied yet)
     wins: defaultdict[str, Ratio] = field(default_factory=_table)
+    # The same wins by the CLI that wrote the candidate ("codex 0.171.0"; the kind alone
+    # when the run did not record a version): an election is also one between versions.
+    wins_by_cli: defaultdict[str, Ratio] = field(default_factory=_table)
     produced_nothing: defaultdict[str, Ratio] = field(default_factory=_table)
     findings_per_round: Ratio = field(default_factory=Ratio)  # count findings / total rounds
     precision: defaultdict[str, Ratio] = field(default_factory=_table)
@@ -105,6 +109,9 @@ def _implementation(s: Stats, run: Run) -> None:
     for c in run.candidates:
         agent = run.agent_of(c.seat) or c.seat
         s.wins[agent].add(run.id, c.label == winner and winner is not None)
+        s.wins_by_cli[run.cli_of(c.seat) or agent].add(
+            run.id, c.label == winner and winner is not None
+        )
         s.produced_nothing[agent].add(run.id, not c.produced and not c.verified_noop)
 
 
@@ -213,7 +220,11 @@ def as_json(s: Stats) -> dict[str, Any]:
     return {
         "runs": s.runs,
         "hidden": s.hidden,
-        "implementation": {"win_rate": _map(s.wins), "produced_nothing": _map(s.produced_nothing)},
+        "implementation": {
+            "win_rate": _map(s.wins),
+            "win_rate_by_cli_version": _map(s.wins_by_cli),
+            "produced_nothing": _map(s.produced_nothing),
+        },
         "review": {
             "findings_per_round": {
                 "value": round(fpr.count / fpr.total, 3) if fpr.total else None,
@@ -254,6 +265,7 @@ def render(s: Stats) -> str:
             lines.append("  (no data)")
 
     table("win rate (wins / runs implemented)", s.wins)
+    table("win rate by CLI version", s.wins_by_cli)
     table("produced nothing", s.produced_nothing)
     fpr = s.findings_per_round
     per = f"{fpr.count / fpr.total:.2f}" if fpr.total else "n/a"
@@ -304,6 +316,7 @@ def markdown(s: Stats, *, where: str = "stored") -> str:
             lines.append("- (no data)")
 
     table("win rate (wins / runs implemented)", s.wins)
+    table("win rate by CLI version", s.wins_by_cli)
     table("produced nothing", s.produced_nothing)
     fpr = s.findings_per_round
     per = f"{fpr.count / fpr.total:.2f}" if fpr.total else "n/a"
