@@ -323,3 +323,21 @@ def test_a_global_npmrc_inside_a_node_toolchain_is_covered(runner: Runner) -> No
     assert spec is not None
     assert visible(spec, str(npmrc)) == "hidden"
     assert visible(spec, str(npmrc.parent.parent / "bin" / "node")) == "read"
+
+
+def test_a_clis_own_sandbox_starts_inside_the_seats_jail(runner: Runner) -> None:
+    """codex's workspace sandbox is a bwrap of its own: a seat whose jail left it no way to
+    map its uid (root without capabilities cannot map uid 0) had every command refused
+    with "setting up uid map: Operation not permitted"."""
+    import subprocess
+
+    from magi.core.seats.jail import bwrap_argv
+    from magi.sandbox.bwrap import seat_spec
+
+    r = runner
+    env = {"HOME": str(r.home), "PATH": "/usr/bin:/bin"}
+    spec = seat_spec(decide(Sandbox()), cwd=r.tree, writable=True, hide=[], environ=env)
+    assert spec is not None
+    inner = ["bwrap", "--ro-bind", "/", "/", "--unshare-user", "--unshare-pid", "--", "true"]
+    done = subprocess.run(bwrap_argv(spec, inner), env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -14,9 +14,10 @@ from real_helpers import BIN, GIT_ID, KEYS, needs_clis, pointed
 
 from magi.agents import auth
 from magi.agents.base import TurnRequest, TurnResult, TurnStatus, Usage
-from magi.agents.registry import build_agent
+from magi.agents.registry import build_agent, kinds
 from magi.model.config import AgentConfig, Sandbox
 from magi.sandbox.bwrap import decide, seat_spec
+from magi.sandbox.seat_state import Laid, hand_back, lay
 from magi.testing.model_scripts import shell
 from magi.testing.model_server import ScriptedModel
 from magi.testing.model_wire import Asked, Reply
@@ -65,13 +66,21 @@ def turn(
     session: str | None = None,
     total: Usage | None = None,
 ) -> TurnResult:
+    # As a seat's turn is asked (magi.seats.jailing): its own copy of its CLI's state,
+    # laid with the login before the turn, the login handed back and taken out after it.
+    state = kinds()[cfg.kind].state
+    laid = (
+        lay(state, home=str(home), environ={"HOME": str(home)}, seat_dir=home.parent / "seat")
+        if state is not None
+        else Laid()
+    )
     spec = seat_spec(
         decide(Sandbox()),
-        kind=cfg.kind,
         cwd=work,
         writable=write,
         hide=[],
         environ={"HOME": str(home)},
+        binds=laid.binds,
     )
     assert spec is not None, "bubblewrap is not usable here"
     request = TurnRequest(
@@ -85,7 +94,10 @@ def turn(
         jail=spec,
         environ={"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(home)},
     )
-    return build_agent(cfg).run_turn(request)
+    try:
+        return build_agent(cfg).run_turn(request)
+    finally:
+        hand_back(laid, lock_dir=home.parent / "locks")
 
 
 def log(work: Path) -> list[str]:
@@ -124,7 +136,8 @@ def test_codex_commits_in_its_own_clone_and_counts_a_resumed_turn_once(
     cfg = pointed("codex", model.url, home)
     first = turn(cfg, work, home, write=True, prompt="please commit the change")
     assert first.status is TurnStatus.OK, first.error
-    assert log(work) == ["the scripted change", "base"]  # before: index.lock, read-only
+    why = first.raw_stdout[-2000:] + first.raw_stderr[-2000:]
+    assert log(work) == ["the scripted change", "base"], why  # before: index.lock, read-only
     asked_first = len(model.logged("openai"))
     second = turn(
         cfg,

@@ -91,7 +91,8 @@ def probe(bwrap: str) -> tuple[bool, str]:
     # Not only that it starts: that the seat holds no capability (a jail that keeps root's
     # can be taken apart from inside), which exits 1 here otherwise.
     capless = ["/bin/sh", "-c", 'grep -q "^CapEff:[[:space:]]*0*$" /proc/self/status']
-    argv = bwrap_argv(JailSpec(cwd="/", bwrap=bwrap, system=dirs, links=links), capless)
+    spec = JailSpec(cwd="/", bwrap=bwrap, system=dirs, links=links, as_uid=seat_uid())
+    argv = bwrap_argv(spec, capless)
     done = process.run(
         argv,
         cwd=None,
@@ -107,6 +108,15 @@ def probe(bwrap: str) -> tuple[bool, str]:
     if done.timed_out:
         return False, f"bwrap did not finish within {_PROBE_TIMEOUT_S} s"
     return done.exit_code == 0, done.stderr.strip()
+
+
+ROOT_SEAT_UID = 1000
+
+
+def seat_uid() -> int | None:
+    """The uid a seat runs as inside its jail when magi runs as root (``JailSpec.as_uid``);
+    None otherwise: an unprivileged bwrap keeps the user's own uid in its namespace."""
+    return ROOT_SEAT_UID if os.geteuid() == 0 else None
 
 
 def _read(path: str) -> str:
@@ -392,4 +402,5 @@ def seat_spec(
         mask=(*spec.mask, *dict.fromkeys(masked)),
         hide=(*spec.hide, *dict.fromkeys(covered)),
         env=env,
+        as_uid=seat_uid(),
     )

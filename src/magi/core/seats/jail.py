@@ -141,6 +141,10 @@ class JailSpec:
     mask: tuple[str, ...] = ()  # files covered by /dev/null
     binds: tuple[tuple[str, str], ...] = ()  # (host source, path inside): read-write
     env: tuple[tuple[str, str], ...] = ()  # set inside: a git identity, the home's own
+    # A magi running as root: the seat runs as this uid in a user namespace of its own, so
+    # it holds no capability over the host's mounts, and a CLI's own sandbox (codex starts
+    # bwrap) can map its uid inside (as root without capabilities it cannot map uid 0).
+    as_uid: int | None = None
 
     def reading(self, *paths: str) -> JailSpec:
         """The same jail, with ``paths`` (a prompt file) also visible read-only."""
@@ -222,6 +226,8 @@ def bwrap_argv(spec: JailSpec, argv: list[str]) -> list[str]:
     # A path that is bound and also hidden (the cwd inside a hidden root) is bound.
     ops.sort(key=lambda op: (_depth(op[0]), op[1], op[0]))
     out = [spec.bwrap, *BWRAP_BASE]
+    if spec.as_uid is not None:
+        out += ["--unshare-user", "--uid", str(spec.as_uid), "--gid", str(spec.as_uid)]
     for _, _, flags in ops:
         out += flags
     for path in sorted(set(spec.hide), key=_depth, reverse=True):
