@@ -44,6 +44,7 @@ def specs() -> list[KindSpec]:
             version_argv=tuple(module.VERSION_ARGV),
             key_env_vars=tuple(module.KEY_ENV_VARS),
             auth_check=check,
+            egress_hosts=tuple(module.EGRESS_HOSTS),
         )
         for name, (module, adapter, check) in _KINDS.items()
     ]

@@ -42,6 +42,7 @@ from magi.model.run import ModelTokens, Usage
 EXECUTABLE = None  # whatever the config names
 VERSION_ARGV: tuple[str, ...] = ()
 KEY_ENV_VARS: tuple[str, ...] = ()
+EGRESS_HOSTS: tuple[str, ...] = ()  # a command names its own: [sandbox] egress, a base URL
 EX_TEMPFAIL = 75
 SESSION_LINE = re.compile(r"^MAGI-SESSION:\s*(\S+)\s*$", re.MULTILINE)
 USAGE_LINE = re.compile(r"^[ \t]*MAGI-USAGE:.*$", re.MULTILINE)

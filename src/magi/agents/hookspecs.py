@@ -53,7 +53,9 @@ class KindSpec:
 
     ``version_argv`` is the full argv, executable first; ``key_env_vars`` are the variables
     that usually hold its credentials (an agent sees them only through ``pass_env``);
-    ``auth_check`` asks the CLI whether it is logged in (None: the kind has no login).
+    ``auth_check`` asks the CLI whether it is logged in (None: the kind has no login);
+    ``egress_hosts`` are where its turns go (``host``, ``host:port``, ``*.domain``), which a
+    jailed seat of the kind may reach through magi's proxy.
     """
 
     name: str
@@ -62,6 +64,7 @@ class KindSpec:
     version_argv: tuple[str, ...] = ()
     key_env_vars: tuple[str, ...] = ()
     auth_check: AuthCheck | None = None
+    egress_hosts: tuple[str, ...] = ()  # its providers, for the jail's egress allowlist
 
 
 class AgentKindHooks:

@@ -35,6 +35,20 @@ KEY_ENV_VARS = (
     "XAI_API_KEY",
     "OPENCODE_API_KEY",
 )
+# Where its turns go, for the jail's egress allowlist: the providers of its key variables
+# above, opencode's own (its Zen gateway), and models.dev, where it reads its model list.
+EGRESS_HOSTS = (
+    "api.anthropic.com",
+    "api.openai.com",
+    "generativelanguage.googleapis.com",
+    "openrouter.ai",
+    "api.groq.com",
+    "api.mistral.ai",
+    "api.deepseek.com",
+    "api.x.ai",
+    "opencode.ai",
+    "models.dev",
+)
 READ_ONLY_PERMISSION = json.dumps({"edit": "deny", "bash": "deny", "webfetch": "deny"})
 
 # README §3(e): the non-retryable quota errors that end a run.

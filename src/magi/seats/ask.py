@@ -38,7 +38,7 @@ from magi.seats.asking import Listening
 from magi.seats.budget import check_budget
 from magi.seats.census import end_turn
 from magi.seats.context import SeatContext, Stop
-from magi.seats.jailing import applies_jail, seat_jail
+from magi.seats.jailing import applies_jail, close_net, seat_jail
 from magi.state.failpoint import failpoint
 
 M = TypeVar("M", bound=Answer)
@@ -160,7 +160,12 @@ def _shim(run_dir: Path) -> Path:
 
 
 def _record(
-    sctx: SeatContext, opened: _Opened, result: TurnResult, started: datetime, reask: bool
+    sctx: SeatContext,
+    opened: _Opened,
+    result: TurnResult,
+    started: datetime,
+    reask: bool,
+    refused: list[str],
 ) -> None:
     req = opened.request
     with sctx.lock:
@@ -189,8 +194,13 @@ def _record(
                 usage=result.usage,
                 reask=reask,
                 failure=result.failure,
+                refused=refused,
             )
         )
+        if refused:
+            sctx.event(
+                "egress", f"{req.seat}: egress refused {', '.join(sorted(set(refused)))}", "warn"
+            )
         sctx.save()
     failpoint(f"turn:{req.seat}:{req.node}")  # the kill tests: a turn recorded, its node not yet
 
@@ -233,10 +243,12 @@ def ask(
     state = req.state_dir or sctx.run_dir / "seats" / seat
     asks = Listening(sctx, seat=seat, node=node, turn=req.turn, label=label, state=state)
     asks.start()
+    refused: list[str] = []
     try:
         result = sctx.agents[opened.agent].run_turn(opened.request)
     finally:
         asks.stop()  # never raises: the turn's ending below always runs
+        refused = close_net(opened.request.jail)
         # Whatever the turn left behind goes, even when it was cut off by cancellation.
         end_turn(sctx, seat, opened.request.turn, since, jailed=jail is not None)
         if sctx.guard is not None:
@@ -246,7 +258,7 @@ def ask(
     result = replace(result, text=strip_controls(result.text))
     if not result.duration_s:
         result = replace(result, duration_s=time.monotonic() - t0)
-    _record(sctx, opened, result, started, reask)
+    _record(sctx, opened, result, started, reask, refused)
     sctx.reporter.seat(seat, result.status.value, result.error or "")
     return result
 

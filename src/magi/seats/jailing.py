@@ -8,11 +8,16 @@ checkout, the worktree roots, the git directory seats commit into).
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
+from magi.agents.process import allowlisted_env
+from magi.agents.registry import kinds
+from magi.core.seats.egress import Allowlist, Net, allowlist
 from magi.core.seats.jail import JailSpec
 from magi.model.run import Jail
+from magi.sandbox import egress
 from magi.sandbox.bwrap import Decision, decide, seat_spec
 from magi.seats.context import SeatContext
 
@@ -66,7 +71,7 @@ def seat_jail(
         return None
     kind = next((a.kind for a in sctx.config.agents if a.id == agent_id), "")
     paths = sctx.jail_paths(cwd, writable=writable)
-    return seat_spec(
+    spec = seat_spec(
         found,
         kind=kind,
         cwd=cwd,
@@ -77,3 +82,37 @@ def seat_jail(
         read=(*paths.read, sctx.run_dir / "bin"),  # magi's own `magi` (magi ask)
         state=[*sctx.config.sandbox.state, *([state_dir] if state_dir else [])],
     )
+    return None if spec is None else replace(spec, net=seat_net(sctx, agent_id))
+
+
+def seat_allowlist(sctx: SeatContext, agent_id: str) -> Allowlist:
+    """Where ``agent_id``'s turns may connect: its kind's providers, the base URLs its
+    environment and argv name (what the agent process is given, not all of magi's), and
+    ``[sandbox] egress``. A check command (``agent_id`` "") gets ``[verify] egress`` alone."""
+    if not agent_id:
+        return allowlist(extra=sctx.config.verify.egress, where="[verify] egress")
+    cfg = sctx.config.agent(agent_id)
+    spec = kinds().get(cfg.kind)
+    env = {**allowlisted_env(sctx.environ, cfg.pass_env), **cfg.env}
+    return allowlist(
+        defaults=spec.egress_hosts if spec is not None else (),
+        environ=env,
+        argv=[*(cfg.command or []), *cfg.args],
+        extra=sctx.config.sandbox.egress,
+    )
+
+
+def seat_net(sctx: SeatContext, agent_id: str) -> Net:
+    """The network of one jailed turn: a proxy of its own allowing `seat_allowlist`, or,
+    for a check command with no ``[verify] egress``, no way out at all. The caller closes
+    it (``magi.sandbox.egress.close``) when the turn ends."""
+    allowed = seat_allowlist(sctx, agent_id)
+    if not allowed and not agent_id:  # a seat always gets one: its refusals are recorded
+        return egress.no_net()
+    return egress.open_net(allowed)
+
+
+def close_net(jail: JailSpec | None) -> list[str]:
+    """End a turn's proxy, if it had one: the ``host:port`` of each connection it refused."""
+    net = jail.net if jail is not None else None
+    return egress.close(net.socket) if net is not None else []

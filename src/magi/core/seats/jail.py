@@ -16,7 +16,9 @@ The jail makes the blind rules hold at the OS level. For every seat:
 
 Mounts are applied parents first (by path depth), and at one depth hide, then read, then
 write; so a path bound inside a hidden one reappears, and nothing hidden covers a bind.
-The network is kept: agents must reach their providers. ``--die-with-parent`` and the pid
+With ``net`` set the network is the process's own (``--unshare-net``: loopback only) and
+its one way out is magi's egress proxy, whose socket is bound in (``magi.core.seats.egress``).
+``--die-with-parent`` and the pid
 namespace end every process of the turn with bwrap. No terminal is within reach (TIOCSTI
 injection): magi starts every agent process in a session of its own (``setsid``, so no
 controlling terminal) with pipes (or ``/dev/null``) for its stdio, and the jail's ``/dev``
@@ -34,6 +36,8 @@ import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
+
+from magi.core.seats.egress import INSIDE_SOCKET, Net
 
 __all__ = [
     "BWRAP_BASE",
@@ -87,6 +91,7 @@ class JailSpec:
     read: tuple[str, ...] = ()
     write: tuple[str, ...] = ()
     bwrap: str = "bwrap"  # the executable found by detection
+    net: Net | None = None  # a network of its own (``magi.core.seats.egress``); None: the host's
 
     def reading(self, *paths: str) -> JailSpec:
         """The same jail, with ``paths`` (a prompt file) also visible read-only."""
@@ -161,6 +166,9 @@ def bwrap_argv(spec: JailSpec, argv: list[str]) -> list[str]:
     # A path that is bound and also hidden (the cwd inside a hidden root) is bound.
     ops.sort(key=lambda op: (_depth(op[0]), op[1], op[0]))
     out = [spec.bwrap, *BWRAP_BASE]
+    if spec.net is not None:  # loopback only; the proxy's socket, if any, is the way out
+        out += ["--unshare-net"]
+        out += ["--ro-bind", spec.net.socket, INSIDE_SOCKET] if spec.net.socket else []
     for path, _, flag in ops:
         out += [flag, path] if flag == "--tmpfs" else [flag, path, path]
     for path in sorted(set(spec.hide), key=_depth, reverse=True):
