@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 from pathlib import Path
 
@@ -121,3 +122,33 @@ def test_doctor_probes_each_cli_inside_the_jail(
     named = f"claude: found at {place / 'claude'}, which the jail hides" in " ".join(out.split())
     assert named is hidden, out
     assert (f"{script} is hidden inside the jail" in " ".join(out.split())) is hidden, out
+
+
+@needs_bwrap
+@pytest.mark.parametrize("listening", [True, False], ids=["provider-up", "provider-down"])
+def test_doctor_names_an_agent_whose_provider_the_proxy_cannot_reach(
+    repo: Path, listening: bool
+) -> None:
+    """Before anything is spent: an agent whose base URL answers nobody through the egress
+    proxy is named with where it may connect; one that answers is not. The checks' own
+    egress is said beside it."""
+    with socket.socket() as provider:
+        provider.bind(("127.0.0.1", 0))
+        if listening:
+            provider.listen(1)
+        port = provider.getsockname()[1]
+        (repo / "magi.toml").write_text(
+            '[[agents]]\nid = "sh1"\nkind = "command"\ncommand = ["true"]\n'
+            f'env = {{ OPENAI_BASE_URL = "http://127.0.0.1:{port}/v1" }}\n\n'
+            '[sandbox]\nmode = "bwrap"\n\n[verify]\negress = ["pypi.org"]\n'
+        )
+        result = invoke(["doctor", "--json", "--no-auth-check"])
+    found = json.loads(result.stdout)
+    said = [p["message"] for p in found["problems"] if "egress proxy" in p["message"]]
+    assert found["jail"]["egress"] == {"checks": "pypi.org", "sh1": f"127.0.0.1:{port}"}
+    if listening:
+        assert said == []
+    else:
+        assert len(said) == 1
+        assert f"agent 'sh1': its provider 127.0.0.1:{port} is unreachable" in said[0]
+        assert "Connection refused" in said[0]

@@ -197,6 +197,8 @@ def _jail_section(d: Diagnosis) -> list[RenderableType]:
     ]
     if j.fix:
         rows.append(("to change", j.fix))
+    for n, (who, where) in enumerate(d.egress.items()):  # checks first, then each agent
+        rows.append(("egress" if n == 0 else "", f"{who}: {where}"))
     return [_heading("jail"), _grid(rows)]
 
 
@@ -284,6 +286,7 @@ def as_json(d: Diagnosis) -> dict[str, Any]:
             "configured": d.jail.configured,
             "reason": d.jail.reason,
             "fix": d.jail.fix,
+            "egress": d.egress,
         },
         "process_census": census.method(),
         "problems": [

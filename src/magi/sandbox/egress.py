@@ -31,7 +31,17 @@ from urllib.parse import urlsplit
 
 from magi.core.seats.egress import INSIDE_SOCKET, Allowlist, Net, allows, loopback_ports
 
-__all__ = ["HEAD_MAX", "PROXY_VARS", "Proxy", "close", "no_net", "open_net", "open_proxy", "pipe"]
+__all__ = [
+    "HEAD_MAX",
+    "PROXY_VARS",
+    "Proxy",
+    "close",
+    "no_net",
+    "open_net",
+    "open_proxy",
+    "pipe",
+    "reach",
+]
 
 PROXY_PORT = 3128  # the bridge's port inside the jail, unless a loopback provider has it
 # What the CLIs read (curl's lowercase names, the uppercase most others read); Node's own
@@ -218,6 +228,33 @@ def open_net(allowed: Allowlist) -> Net:
     env = [(name, url) for name in PROXY_VARS]
     env += [("NO_PROXY", NO_PROXY), ("no_proxy", NO_PROXY), ("NODE_USE_ENV_PROXY", "1")]
     return Net(socket=proxy.socket_path, bridge=bridge, env=tuple(env))
+
+
+def reach(allowed: Allowlist, target: str, timeout: float = 5.0) -> str | None:
+    """Ask a proxy allowing ``allowed`` for ``target`` (``host:port``), as a seat's CLI
+    would: None when it connected, else why not (``magi doctor``, before anything is spent)."""
+
+    def connect(host: str, port: int) -> socket.socket:
+        return socket.create_connection((host, port), timeout=timeout)
+
+    proxy = Proxy(allowed, connect)
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(timeout + 5)
+            sock.connect(proxy.socket_path)
+            sock.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+            answer = b""
+            while (chunk := sock.recv(_CHUNK)) and len(answer) < HEAD_MAX:
+                answer += chunk
+                if answer.startswith(b"HTTP/1.1 200 "):
+                    return None
+    except OSError as e:
+        return f"the proxy did not answer ({e})"
+    finally:
+        proxy.close()
+    status, _, body = answer.decode("latin-1").partition("\r\n\r\n")
+    why = body.strip().removeprefix("magi egress: ")
+    return why or status.split("\r\n")[0] or "the proxy did not answer"
 
 
 _OPEN: dict[str, Proxy] = {}

@@ -8,6 +8,7 @@ checkout, the worktree roots, the git directory seats commit into).
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import cast
@@ -16,6 +17,7 @@ from magi.agents.process import allowlisted_env
 from magi.agents.registry import kinds
 from magi.core.seats.egress import Allowlist, Net, allowlist
 from magi.core.seats.jail import JailSpec
+from magi.model.config import AgentConfig, Config
 from magi.model.run import Jail
 from magi.sandbox import egress
 from magi.sandbox.bwrap import Decision, decide, seat_spec
@@ -85,21 +87,33 @@ def seat_jail(
     return None if spec is None else replace(spec, net=seat_net(sctx, agent_id))
 
 
-def seat_allowlist(sctx: SeatContext, agent_id: str) -> Allowlist:
+def agent_allowlist(config: Config, agent_id: str, environ: Mapping[str, str]) -> Allowlist:
     """Where ``agent_id``'s turns may connect: its kind's providers, the base URLs its
     environment and argv name (what the agent process is given, not all of magi's), and
     ``[sandbox] egress``. A check command (``agent_id`` "") gets ``[verify] egress`` alone."""
     if not agent_id:
-        return allowlist(extra=sctx.config.verify.egress, where="[verify] egress")
-    cfg = sctx.config.agent(agent_id)
+        return allowlist(extra=config.verify.egress, where="[verify] egress")
+    cfg = config.agent(agent_id)
     spec = kinds().get(cfg.kind)
-    env = {**allowlisted_env(sctx.environ, cfg.pass_env), **cfg.env}
     return allowlist(
         defaults=spec.egress_hosts if spec is not None else (),
-        environ=env,
-        argv=[*(cfg.command or []), *cfg.args],
-        extra=sctx.config.sandbox.egress,
+        environ=agent_environ(cfg, environ),
+        argv=agent_argv(cfg),
+        extra=config.sandbox.egress,
     )
+
+
+def agent_environ(cfg: AgentConfig, environ: Mapping[str, str]) -> dict[str, str]:
+    """What of ``environ`` an agent process is given that can name a base URL."""
+    return {**allowlisted_env(environ, cfg.pass_env), **cfg.env}
+
+
+def agent_argv(cfg: AgentConfig) -> list[str]:
+    return [*(cfg.command or []), *cfg.args]
+
+
+def seat_allowlist(sctx: SeatContext, agent_id: str) -> Allowlist:
+    return agent_allowlist(sctx.config, agent_id, sctx.environ)
 
 
 def seat_net(sctx: SeatContext, agent_id: str) -> Net:
