@@ -64,6 +64,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/app.py
 	$(BIN)/python bench/council.py
 	$(BIN)/python bench/stages.py
+	$(BIN)/python bench/egress.py
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .venv-wheel dist build *.egg-info src/*.egg-info
