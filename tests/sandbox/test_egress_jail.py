@@ -125,10 +125,10 @@ def test_a_seat_reaches_its_provider_and_nothing_else(
     assert any("egress refused evil.example:8080" in e.message for e in sctx.record.events)
 
 
+# A test of the candidate's that asks a server on loopback for something and reads it.
 CHECK = (
-    f"{sys.executable} -c 'import socket,sys; "
-    'socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5).sendall(b"GET /check '
-    "HTTP/1.0\\r\\n\\r\\n\")' {port}"
+    f"{sys.executable} -c 'import sys, urllib.request; "
+    'print(urllib.request.urlopen(sys.argv[1] + "/check", timeout=10).read())\' {base}'
 )
 
 
@@ -145,7 +145,7 @@ def test_a_check_command_reaches_only_what_verify_egress_allows(
     jail = seat_jail(sctx, "", tree, True)
     assert jail is not None
     done = run_checks(
-        [CHECK.format(port=stub.port)],
+        [CHECK.format(base=f"http://127.0.0.1:{stub.port}")],
         cwd=tree,
         timeout=60,
         environ={"PATH": "/usr/bin:/bin"},
@@ -154,8 +154,8 @@ def test_a_check_command_reaches_only_what_verify_egress_allows(
     )
     assert done.passed is allowed, done.tail
     if allowed:
-        stub.thread.join(5)
         assert stub.seen == ["/check"]
+        assert REPLY.decode() in done.tail
     else:
         assert "Connection refused" in done.tail
         assert stub.seen == []

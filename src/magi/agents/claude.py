@@ -22,7 +22,7 @@ EXECUTABLE = "claude"
 VERSION_ARGV = ("claude", "--version")
 KEY_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 # Where its turns go, for the jail's egress allowlist: the API, and the login's token refresh.
-EGRESS_HOSTS = ("api.anthropic.com", "console.anthropic.com", "claude.ai")
+EGRESS_HOSTS = ("api.anthropic.com", "console.anthropic.com", "platform.claude.com", "claude.ai")
 
 # README §1(e): the user-facing texts of subscription limits, plain 429s and spend limits.
 QUOTA = re.compile(

@@ -11,7 +11,8 @@ also listens on each ``127.0.0.1:LOOPBACK_PORT``, a provider on the host's loopb
 seat's base URL names: a connection there is tunnelled (``CONNECT 127.0.0.1:PORT``) through
 the proxy to the host's port, so a client that goes straight to loopback (``NO_PROXY``) finds
 its model and nothing else. It binds all of them before it starts the agent, then waits for
-the agent and exits as it did. Nothing here decides anything: the proxy outside does.
+the agent (and, for at most two seconds, for connections still carrying what it sent last)
+and exits as it did. Nothing here decides anything: the proxy outside does.
 
 Pure stdlib on purpose, and imports nothing of magi's (``-S`` leaves magi off the path).
 """
@@ -26,6 +27,9 @@ import sys
 import threading
 
 _CHUNK = 65536
+_DRAIN_S = 2.0  # after the agent exits, how long what it sent last may take to get out
+_ACTIVE = [0]
+_IDLE = threading.Condition()
 
 
 def _pipe(a: socket.socket, b: socket.socket) -> None:
@@ -64,24 +68,40 @@ def _serve(listener: socket.socket, path: str, port: int | None) -> None:
 
 
 def _carry(client: socket.socket, path: str, port: int | None) -> None:
-    up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    with _IDLE:
+        _ACTIVE[0] += 1
     try:
-        up.connect(path)
-        if port is not None and not _tunnel(up, port):
-            raise OSError("refused")
-    except OSError:
-        up.close()
-        client.close()
-        return
-    _pipe(client, up)
+        up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            up.connect(path)
+            if port is not None and not _tunnel(up, port):
+                raise OSError("refused")
+        except OSError:
+            up.close()
+            client.close()
+            return
+        _pipe(client, up)
+    finally:
+        with _IDLE:
+            _ACTIVE[0] -= 1
+            _IDLE.notify_all()
 
 
-def _listen(port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+def _listen(port: int, host: str = "127.0.0.1") -> socket.socket:
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
+    sock.bind((host, port))
     sock.listen(128)
     return sock
+
+
+def _also_v6(port: int) -> list[tuple[socket.socket, int]]:
+    """``[::1]:port`` too, where the namespace has IPv6: a client may try ``localhost`` as
+    ``::1`` first (Node does)."""
+    try:
+        return [(_listen(port, "::1"), port)]
+    except OSError:
+        return []
 
 
 def main(args: list[str]) -> int:
@@ -93,6 +113,7 @@ def main(args: list[str]) -> int:
     mirrors = [int(p) for p in args[2].split(",") if p] if cut == 3 else []
     try:
         plan = [(_listen(proxy_port), None), *((_listen(p), p) for p in mirrors)]
+        plan += [pair for p in mirrors for pair in _also_v6(p)]
     except OSError as e:
         print(f"magi bridge: cannot listen inside the jail: {e}", file=sys.stderr)
         return 70
@@ -104,6 +125,8 @@ def main(args: list[str]) -> int:
         print(f"magi bridge: {args[cut + 1]}: {e}", file=sys.stderr)
         return 127
     code = child.wait()
+    with _IDLE:  # what the agent sent just before it exited still reaches the proxy
+        _IDLE.wait_for(lambda: _ACTIVE[0] == 0, timeout=_DRAIN_S)
     sys.stdout.flush()
     if code < 0:  # killed by a signal: die of the same one, as the agent did
         signal.signal(-code, signal.SIG_DFL)

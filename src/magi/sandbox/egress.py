@@ -177,14 +177,19 @@ class Proxy:
             _reply(client, "502 Bad Gateway", f"magi egress: {host}:{port}: {e}")
             client.close()
             return
-        if method.upper() == "CONNECT":
-            client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-        else:
-            version = first.rsplit(" ", 1)[1]
-            kept = [h for h in headers.split("\r\n") if h and not h.lower().startswith("proxy-")]
-            upstream.sendall("\r\n".join([f"{method} {path} {version}", *kept, "", ""]).encode())
-        if rest:
-            upstream.sendall(rest)
+        try:
+            if method.upper() == "CONNECT":
+                client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            else:
+                version = first.rsplit(" ", 1)[1]
+                kept = [h for h in headers.split("\r\n") if not h.lower().startswith("proxy-")]
+                line = f"{method} {path} {version}"
+                upstream.sendall("\r\n".join([line, *filter(None, kept), "", ""]).encode())
+            if rest:
+                upstream.sendall(rest)
+        except OSError:
+            upstream.close()
+            raise
         pipe(client, upstream)
 
     def _refuse(self, host: str, port: int) -> None:
