@@ -93,7 +93,9 @@ def agent_allowlist(config: Config, agent_id: str, environ: Mapping[str, str]) -
     ``[sandbox] egress``. A check command (``agent_id`` "") gets ``[verify] egress`` alone."""
     if not agent_id:
         return allowlist(extra=config.verify.egress, where="[verify] egress")
-    cfg = config.agent(agent_id)
+    cfg = next((a for a in config.agents if a.id == agent_id), None)
+    if cfg is None:  # not in the roster: nothing of a kind's to allow
+        return allowlist(extra=config.sandbox.egress)
     spec = kinds().get(cfg.kind)
     return allowlist(
         defaults=spec.egress_hosts if spec is not None else (),

@@ -16,9 +16,7 @@ The jail makes the blind rules hold at the OS level. For every seat:
 
 Mounts are applied parents first (by path depth), and at one depth hide, then read, then
 write; so a path bound inside a hidden one reappears, and nothing hidden covers a bind.
-With ``net`` set the network is the process's own (``--unshare-net``: loopback only) and
-its one way out is magi's egress proxy, whose socket is bound in (``magi.core.seats.egress``).
-``--die-with-parent`` and the pid
+``net``: a network of its own, out via magi's proxy only. ``--die-with-parent`` and the pid
 namespace end every process of the turn with bwrap. No terminal is within reach (TIOCSTI
 injection): magi starts every agent process in a session of its own (``setsid``, so no
 controlling terminal) with pipes (or ``/dev/null``) for its stdio, and the jail's ``/dev``
