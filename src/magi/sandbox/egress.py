@@ -51,6 +51,7 @@ PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_pro
 NO_PROXY = "localhost,127.0.0.1,::1"
 
 HEAD_MAX = 64 * 1024
+REFUSALS_KEPT = 1000  # a turn's refusals recorded; the rest are refused all the same
 _CONNECT_TIMEOUT_S = 15.0
 _HEAD_TIMEOUT_S = 30.0
 _CHUNK = 65536
@@ -195,7 +196,8 @@ class Proxy:
     def _refuse(self, host: str, port: int) -> None:
         name = f"[{host}]" if ":" in host else host
         with self._lock:
-            self.refused.append(f"{name}:{port}")
+            if len(self.refused) < REFUSALS_KEPT:  # a seat retrying in a loop fills no record
+                self.refused.append(f"{name}:{port}")
 
     def close(self) -> list[str]:
         """Stop listening (connections under way finish); the refusals, in order."""
