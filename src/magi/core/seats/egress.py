@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from magi.model.egress import Target, parse_entry
 
@@ -41,6 +40,12 @@ _BASE_URL_NAME = re.compile(r"(BASE_URL|_API_BASE|_ENDPOINT|_HOST_URL)$")
 # Variables whose value is a whole config that may hold base URLs (opencode's provider baseURL).
 _CONFIG_VARS = ("OPENCODE_CONFIG_CONTENT",)
 _URL = re.compile(r"(?:https?|wss?)://[^\s\"'<>,;{}()\\]+", re.IGNORECASE)
+# scheme://[user@]host[:port], host a name or a bracketed IPv6 address (urllib is not core's).
+_URL_PARTS = re.compile(
+    r"^(?P<scheme>[a-z]+)://(?:[^@/?#]*@)?(?P<host>\[[0-9a-f:.]+\]|[^:/?#\[\]@]+)"
+    r"(?::(?P<port>\d{1,5}))?(?:[/?#]|$)",
+    re.IGNORECASE,
+)
 
 
 # Where the proxy's unix socket appears inside the jail (its private /tmp).
@@ -65,15 +70,16 @@ class Net:
 
 
 def _url_target(url: str) -> Target | None:
-    try:
-        parts = urlsplit(url.rstrip("/"))
-        host, port = parts.hostname, parts.port
-    except ValueError:
+    """The host and port a URL names (its scheme's port when it names none); None if none."""
+    found = _URL_PARTS.match(url)
+    if found is None:
         return None
-    if not host:
+    host = found["host"].lower().rstrip(".").strip("[]")
+    port = int(found["port"]) if found["port"] else None
+    if port is not None and not 0 < port < 65536:
         return None
-    default = 443 if parts.scheme.lower() in ("https", "wss") else 80
-    return Target(host.lower().rstrip("."), port or default)
+    default = 443 if found["scheme"].lower() in ("https", "wss") else 80
+    return Target(host, port or default)
 
 
 def base_url_targets(environ: Mapping[str, str], argv: Iterable[str] = ()) -> list[Target]:
