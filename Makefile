@@ -83,6 +83,7 @@ bench: $(STAMP) $(REAL_STAMP)
 	$(BIN)/python bench/stages.py
 	$(BIN)/python bench/seat_state.py
 	MAGI_REAL_CLIS=$(REAL_CLIS)/node_modules/.bin $(BIN)/python bench/real.py
+	$(BIN)/python bench/egress.py
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .venv-wheel dist build *.egg-info src/*.egg-info

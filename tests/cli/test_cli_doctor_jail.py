@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 from pathlib import Path
 
@@ -147,3 +148,33 @@ def test_doctor_maps_what_a_seat_of_each_roster_cli_sees(
     assert not any(".ssh" in p or ".codex" in p for p in shown)
     text = invoke(["doctor", "--no-auth-check"]).stdout
     assert "jail map: claude" in text
+
+
+@needs_bwrap
+@pytest.mark.parametrize("listening", [True, False], ids=["provider-up", "provider-down"])
+def test_doctor_names_an_agent_whose_provider_the_proxy_cannot_reach(
+    repo: Path, listening: bool
+) -> None:
+    """Before anything is spent: an agent whose base URL answers nobody through the egress
+    proxy is named with where it may connect; one that answers is not. The checks' own
+    egress is said beside it."""
+    with socket.socket() as provider:
+        provider.bind(("127.0.0.1", 0))
+        if listening:
+            provider.listen(1)
+        port = provider.getsockname()[1]
+        (repo / "magi.toml").write_text(
+            '[[agents]]\nid = "sh1"\nkind = "command"\ncommand = ["true"]\n'
+            f'env = {{ OPENAI_BASE_URL = "http://127.0.0.1:{port}/v1" }}\n\n'
+            '[sandbox]\nmode = "bwrap"\n\n[verify]\negress = ["pypi.org"]\n'
+        )
+        result = invoke(["doctor", "--json", "--no-auth-check"])
+    found = json.loads(result.stdout)
+    said = [p["message"] for p in found["problems"] if "egress proxy" in p["message"]]
+    assert found["jail"]["egress"] == {"checks": "pypi.org", "sh1": f"127.0.0.1:{port}"}
+    if listening:
+        assert said == []
+    else:
+        assert len(said) == 1
+        assert f"agent 'sh1': its provider 127.0.0.1:{port} is unreachable" in said[0]
+        assert "Connection refused" in said[0]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from magi.core.seats.clistate import login_part, merge_login, without_login
+from magi.core.seats.egress import INSIDE_SOCKET, Net
 from magi.core.seats.jail import (
     BWRAP_BASE,
     JailSpec,
@@ -180,3 +182,17 @@ def test_a_login_is_taken_from_a_settings_file_by_its_keys_alone() -> None:
         "security": {"auth": {"selectedType": "gemini-api-key"}}
     }
     assert login_part("[1, 2]", ("security.auth",)) == {}
+
+
+def test_a_jail_with_a_network_of_its_own_unshares_it_and_binds_only_its_proxy() -> None:
+    """``net`` set: loopback only, and the proxy's socket (when there is a way out) at the
+    one path the bridge knows; unset (the host's network): neither."""
+    spec = JailSpec(cwd="/w")
+    assert "--unshare-net" not in bwrap_argv(spec, ["true"])
+    sealed = bwrap_argv(replace(spec, net=Net()), ["true"])
+    assert "--unshare-net" in sealed
+    assert INSIDE_SOCKET not in sealed
+    out = bwrap_argv(replace(spec, net=Net(socket="/tmp/magi-egress-x/proxy.sock")), ["true"])
+    at = out.index("--unshare-net")
+    assert out[at + 1 : at + 4] == ["--ro-bind", "/tmp/magi-egress-x/proxy.sock", INSIDE_SOCKET]
+    assert at < out.index("--")

@@ -77,6 +77,14 @@ def test_claude_and_codex_compete_jailed_to_a_named_winner(
     assert versions == {"2.1.197", "0.171.0"}
     assert not any(c.rescued for c in run.candidates), "both CLIs committed their own work"
     assert run.leaks == [], "nothing in the candidates names its author"
+    # Every turn had a network of its own: the model on the host's loopback was reached
+    # through magi's egress proxy and its bridge, and never refused; what the CLIs tried
+    # beside it (codex's update check and telemetry) was, and was recorded.
+    assert run.jail is not None
+    assert run.jail.mode == "bwrap"
+    refused = {host for t in run.turns for host in t.refused}
+    assert not any(h.startswith(("127.0.0.1:", "[::1]:", "localhost:")) for h in refused)
+    assert refused <= {"github.com:443", "api.github.com:443", "ab.chatgpt.com:443"}, refused
     # The review: a blocking finding in round 1, the fixer's commit, a clean round 2.
     assert run.review is not None
     rounds = run.review.rounds

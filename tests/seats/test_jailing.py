@@ -40,3 +40,33 @@ def test_seats_reaching_the_jail_at_once_share_one_probe(
     assert got == [first]
     assert sctx.record.jail is not None
     assert sctx.record.jail.reason == "probed"
+
+
+def test_an_agents_allowlist_holds_its_kinds_hosts_and_the_base_urls_it_is_given() -> None:
+    """A base URL counts when the agent is given it (``env``, or ``pass_env`` from magi's
+    environment); one in magi's environment that the agent never sees allows nothing."""
+    cfg = Config.model_validate(
+        {
+            "agents": [
+                {"id": "c", "kind": "claude", "pass_env": ["ANTHROPIC_BASE_URL"]},
+                {"id": "x", "kind": "command", "command": ["true"]},
+            ],
+            "sandbox": {"egress": ["pypi.org:8443"]},
+            "verify": {"egress": ["files.example"]},
+        }
+    )
+    environ = {
+        "ANTHROPIC_BASE_URL": "http://127.0.0.1:8080",
+        "OPENAI_BASE_URL": "https://gw.example/v1",
+    }
+    claude = sorted(map(str, jailing.agent_allowlist(cfg, "c", environ)))
+    assert claude == [
+        "127.0.0.1:8080",
+        "api.anthropic.com",
+        "claude.ai",
+        "console.anthropic.com",
+        "platform.claude.com",
+        "pypi.org:8443",
+    ]
+    assert sorted(map(str, jailing.agent_allowlist(cfg, "x", environ))) == ["pypi.org:8443"]
+    assert sorted(map(str, jailing.agent_allowlist(cfg, "", environ))) == ["files.example"]

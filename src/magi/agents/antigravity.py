@@ -42,6 +42,12 @@ STATE = CliState(
         Root("~/.antigravity"),
     )
 )
+# UNVERIFIED (no agy to run): the Google endpoints gemini reaches, for the egress allowlist.
+EGRESS_HOSTS = (
+    "generativelanguage.googleapis.com",
+    "cloudcode-pa.googleapis.com",
+    "oauth2.googleapis.com",
+)
 REPLY_KEYS = ("response", "result", "text", "output")
 
 QUOTA = re.compile(r"quota|rate[ _-]?limit|RESOURCE_EXHAUSTED|\b429\b|resets in", re.IGNORECASE)

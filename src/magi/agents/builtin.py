@@ -45,6 +45,7 @@ def specs() -> list[KindSpec]:
             key_env_vars=tuple(module.KEY_ENV_VARS),
             auth_check=check,
             state=module.STATE,
+            egress_hosts=tuple(module.EGRESS_HOSTS),
         )
         for name, (module, adapter, check) in _KINDS.items()
     ]

@@ -26,6 +26,8 @@ from magi.model.config import AgentConfig
 EXECUTABLE = "claude"
 VERSION_ARGV = ("claude", "--version")
 KEY_ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+# Where its turns go, for the jail's egress allowlist: the API, and the login's token refresh.
+EGRESS_HOSTS = ("api.anthropic.com", "console.anthropic.com", "platform.claude.com", "claude.ai")
 
 # Where Claude Code keeps its state (``CLAUDE_CONFIG_DIR`` moves both), and its login: the
 # OAuth credentials file, and the account keys of ``~/.claude.json`` (the rest of it is

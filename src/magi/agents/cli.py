@@ -181,6 +181,10 @@ class CliAgent:
         if request.jail is not None:
             prompt = () if request.prompt_file is None else (str(request.prompt_file.resolve()),)
             own = program_paths(request.jail, argv, env.get("PATH"))  # a CLI under /tmp
+            net = request.jail.net
+            if net is not None and net.socket:  # its way out: the bridge to magi's proxy
+                argv = [*net.bridge, *argv]
+                env.update(net.env)
             argv = bwrap_argv(request.jail.reading(*prompt, *own), argv)
         res = process.run(
             argv,

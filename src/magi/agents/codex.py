@@ -26,6 +26,9 @@ from magi.model.run import ModelTokens
 EXECUTABLE = "codex"
 VERSION_ARGV = ("codex", "--version")
 KEY_ENV_VARS = ("OPENAI_API_KEY", "CODEX_API_KEY")
+# Where its turns go, for the jail's egress allowlist: the API key's, and a ChatGPT login's
+# (chatgpt.com/backend-api, its token refresh at auth.openai.com).
+EGRESS_HOSTS = ("api.openai.com", "chatgpt.com", "auth.openai.com")
 
 # Where codex keeps its state, and its login (``auth.json``); ``config.toml`` (settings, MCP
 # servers) and ``AGENTS.md`` are the user's and never reach a seat (docs/jail.md).

@@ -45,6 +45,7 @@ VERSION_ARGV: tuple[str, ...] = ()
 KEY_ENV_VARS: tuple[str, ...] = ()
 
 STATE = CliState()  # a command's state is its seat's MAGI_STATE_DIR
+EGRESS_HOSTS: tuple[str, ...] = ()  # a command names its own: [sandbox] egress, a base URL
 EX_TEMPFAIL = 75
 SESSION_LINE = re.compile(r"^MAGI-SESSION:\s*(\S+)\s*$", re.MULTILINE)
 USAGE_LINE = re.compile(r"^[ \t]*MAGI-USAGE:.*$", re.MULTILINE)

@@ -46,6 +46,14 @@ STATE = CliState(
     )
 )
 
+# Where its turns go, for the jail's egress allowlist: the Gemini API, Code Assist (a Google
+# login), the OAuth token refresh, and Vertex AI's regional endpoints.
+EGRESS_HOSTS = (
+    "generativelanguage.googleapis.com",
+    "cloudcode-pa.googleapis.com",
+    "oauth2.googleapis.com",
+    "*.aiplatform.googleapis.com",
+)
 # Appended by gemini after the stdin text; it must be non-empty for headless mode.
 PROMPT_TAIL = "(Respond to the message above.)"
 EXIT_AUTH = 41  # README §4(e): FatalAuthenticationError and friends

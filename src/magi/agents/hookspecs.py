@@ -56,6 +56,8 @@ class KindSpec:
     that usually hold its credentials (an agent sees them only through ``pass_env``);
     ``auth_check`` asks the CLI whether it is logged in (None: the kind has no login);
     ``state`` is where it keeps sessions and login (``magi.core.seats.clistate``).
+    ``egress_hosts`` are where its turns go (``host``, ``host:port``, ``*.domain``), which a
+    jailed seat of the kind may reach through magi's proxy.
     """
 
     name: str
@@ -67,6 +69,7 @@ class KindSpec:
     # Where the CLI keeps its state and which of it is the login: each jailed seat gets its
     # own copy with the login only (docs/jail.md). None: the seat's jail binds no CLI state.
     state: CliState | None = None
+    egress_hosts: tuple[str, ...] = ()  # its providers, for the jail's egress allowlist
 
 
 class AgentKindHooks:

@@ -49,6 +49,20 @@ STATE = CliState(
         Root("$OPENCODE_CONFIG_DIR"),
     )
 )
+# Where its turns go, for the jail's egress allowlist: the providers of its key variables
+# above, opencode's own (its Zen gateway), and models.dev, where it reads its model list.
+EGRESS_HOSTS = (
+    "api.anthropic.com",
+    "api.openai.com",
+    "generativelanguage.googleapis.com",
+    "openrouter.ai",
+    "api.groq.com",
+    "api.mistral.ai",
+    "api.deepseek.com",
+    "api.x.ai",
+    "opencode.ai",
+    "models.dev",
+)
 READ_ONLY_PERMISSION = json.dumps({"edit": "deny", "bash": "deny", "webfetch": "deny"})
 
 # README §3(e): the non-retryable quota errors that end a run.

@@ -197,6 +197,8 @@ def _jail_section(d: Diagnosis) -> list[RenderableType]:
     ]
     if j.fix:
         rows.append(("to change", j.fix))
+    for n, (who, where) in enumerate(d.egress.items()):  # checks first, then each agent
+        rows.append(("egress" if n == 0 else "", f"{who}: {where}"))
     out: list[RenderableType] = [_heading("jail"), _grid(rows)]
     for kind, found in d.jail_maps.items():
         note = "what one seat sees; the rest of / is never shown"
@@ -289,6 +291,7 @@ def as_json(d: Diagnosis) -> dict[str, Any]:
             "configured": d.jail.configured,
             "reason": d.jail.reason,
             "fix": d.jail.fix,
+            "egress": d.egress,
         },
         "jail_maps": {
             kind: [dataclasses.asdict(row) for row in found] for kind, found in d.jail_maps.items()

@@ -56,6 +56,9 @@ class Diagnosis:
     auth: dict[str, AuthStatus] = field(default_factory=dict)  # agent id -> its login check
     jail: Decision | None = None  # the jail a run would have: None when the config is broken
     jail_maps: dict[str, list[MapRow]] = field(default_factory=dict)  # kind -> a seat's view
+    # Jailed: per agent id, where its turns may connect and whether its provider answers
+    # through the egress proxy; "checks" for verify.e2e / verify.gate (``[verify] egress``).
+    egress: dict[str, str] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
     def error(self, exc: MagiError | str) -> None:
@@ -222,7 +225,54 @@ def diagnose(
         _jail(d, config)
         _jailed_programs(d, root or cwd, env)
         _jail_maps(d, root or cwd, env)
+        _egress(d, env)
     return d
+
+
+def _egress(d: Diagnosis, env: Mapping[str, str]) -> None:
+    """Jailed, each agent's allowlist, and a warning for one whose provider cannot be
+    reached through the egress proxy (a run would fail its every turn, or spend a retry
+    budget finding out). What check commands may reach is said too."""
+    if d.jail is None or not d.jail.jailed or d.config is None:
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    from magi.sandbox.egress import reach
+    from magi.seats.jailing import agent_allowlist
+
+    config = d.config
+    checks = agent_allowlist(config, "", env)
+    d.egress["checks"] = ", ".join(sorted(map(str, checks))) or "no network ([verify] egress)"
+    probes = {}
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        for agent in config.agents:
+            allowed = agent_allowlist(config, agent.id, env)
+            d.egress[agent.id] = ", ".join(sorted(map(str, allowed))) or "nothing"
+            target = _provider(d, agent, env)
+            if target is not None:
+                probes[agent.id] = (target, pool.submit(reach, allowed, target))
+    for agent_id, (target, future) in probes.items():
+        why = future.result()
+        if why is not None:
+            d.warn(
+                f"agent {agent_id!r}: its provider {target} is unreachable through the jail's "
+                f"egress proxy ({why}); its jailed turns would fail. It may reach: "
+                f"{d.egress[agent_id]} (more in [sandbox] egress)"
+            )
+
+
+def _provider(d: Diagnosis, agent: AgentConfig, env: Mapping[str, str]) -> str | None:
+    """Where ``agent``'s turns go first: the first base URL its environment or argv names,
+    else its kind's first host (a ``*.domain`` names no one host to try)."""
+    from magi.core.seats.egress import base_url_targets
+    from magi.seats.jailing import agent_argv, agent_environ
+
+    urls = base_url_targets(agent_environ(agent, env), agent_argv(agent))
+    if urls:
+        return str(urls[0])
+    spec = d.kinds.get(agent.kind)
+    hosts = [h for h in (spec.egress_hosts if spec is not None else ()) if "*" not in h]
+    return f"{hosts[0]}:443" if hosts else None
 
 
 def _jailed_programs(d: Diagnosis, cwd: Path, env: Mapping[str, str]) -> None:

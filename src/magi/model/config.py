@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from magi.model.council import CouncilConfig
+from magi.model.egress import parse_entry
 
 # The placeholders ``[notify] command`` may hold (``magi.core.person.notify`` fills them).
 NOTIFY_FIELDS = ("summary", "run", "url", "event")
@@ -214,6 +215,13 @@ class Blind(_Strict):
     )
 
 
+def _egress(entries: list[str], where: str) -> list[str]:
+    """Each entry a host, host:port or *.domain; a bad one names itself and ``where``."""
+    for entry in entries:
+        parse_entry(entry, where)
+    return entries
+
+
 class Verify(_Strict):
     """Commands run through ``sh -c``: e2e per candidate and per review round, gate at the end."""
 
@@ -224,6 +232,18 @@ class Verify(_Strict):
         default_factory=lambda: list(DEFAULT_TESTS),
         description="Test files: a directory prefix (dir/) or a file-name glob.",
     )
+    egress: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Hosts the jailed e2e and gate commands may reach (host, host:port, *.domain), "
+            "through magi's proxy; none by default."
+        ),
+    )
+
+    @field_validator("egress")
+    @classmethod
+    def _verify_egress(cls, v: list[str]) -> list[str]:
+        return _egress(v, "[verify] egress")
 
 
 class Sandbox(_Strict):
@@ -241,6 +261,18 @@ class Sandbox(_Strict):
         description="More paths every agent may read: a toolchain outside the system "
         "directories and the home's usual ones (the jail shows by allowlist).",
     )
+    egress: list[str] = Field(
+        default_factory=list,
+        description=(
+            "More hosts a jailed seat may reach (host, host:port, *.domain), beyond its "
+            "CLI's providers and the hosts of the base URLs in its environment."
+        ),
+    )
+
+    @field_validator("egress")
+    @classmethod
+    def _sandbox_egress(cls, v: list[str]) -> list[str]:
+        return _egress(v, "[sandbox] egress")
 
 
 class Merge(_Strict):

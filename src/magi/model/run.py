@@ -212,6 +212,8 @@ class Turn(_Rec):
     usage: Usage = Field(default_factory=Usage)
     reask: bool = False  # the one re-ask for a malformed structured answer
     failure: Literal["auth", "unreachable"] | None = None  # the agent, not the turn, failed
+    # host:port of each connection the jail's egress proxy refused this turn (never a byte sent)
+    refused: list[str] = Field(default_factory=list)
 
 
 class SessionTotal(_Rec):

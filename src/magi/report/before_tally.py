@@ -204,7 +204,8 @@ def panel_copy(run: Run, own: set[str]) -> Run:
 
 def _implementers_withheld(out: Run) -> set[str]:
     """Out of ``out``: the seed, who sat in each implementer's seat, and how its turns went
-    (their spend pooled on the first, so budgets still add up); the implementers' seats."""
+    (their spend and egress refusals pooled on the first, so budgets still add up); the
+    implementers' seats."""
     out.seed = 0
     implementers = {c.seat for c in out.candidates}
     for name in implementers:
@@ -221,6 +222,7 @@ def _implementers_withheld(out: Run) -> set[str]:
     prices = price_table(out.config.budget.prices)
     theirs = [t for t in out.turns if t.seat in implementers]
     spent = spend(theirs, prices)
+    refused = sorted(host for t in theirs for host in t.refused)
     wave = min((t.started_at for t in theirs), default=None)
     for turn in theirs:
         turn.agent = HIDDEN
@@ -231,9 +233,11 @@ def _implementers_withheld(out: Run) -> set[str]:
         turn.duration_s = 0.0
         turn.started_at = wave or turn.started_at
         turn.usage = Usage()
+        turn.refused = []
     ordered = sorted(theirs, key=lambda t: (t.seat, t.turn))
     if ordered:
         ordered[0].usage = Usage(cost_usd=round(spent.usd, 6)) if spent.metered else Usage()
+        ordered[0].refused = refused  # pooled too: which seat a refusal was could tell
         slots = iter(ordered)
         out.turns = [next(slots) if t.seat in implementers else t for t in out.turns]
     return implementers

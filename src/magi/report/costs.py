@@ -21,6 +21,7 @@ USAGE_KEYS = (
     "cost_usd",
     "estimated_usd",
     "unmetered_seconds",
+    "refused",
 )
 ESTIMATE_NOTE = (
     "~ estimated from tokens at [budget.prices] (or magi's defaults), not reported by the CLI; "
@@ -60,6 +61,7 @@ class UsageRow:
     cost_usd: float | None  # reported plus estimated; None: no turn had a dollar figure
     estimated_usd: float | None = None  # the part of cost_usd estimated from tokens
     unmetered_seconds: float = 0.0  # seconds of turns with no dollar figure
+    refused: int = 0  # connections the jail's egress proxy refused (``Turn.refused``)
 
     @property
     def cost(self) -> str:
@@ -82,6 +84,7 @@ def _row(seat: str, turns: list[Turn], prices: Mapping[str, Price]) -> UsageRow:
         cost_usd=round(spent.usd, 6) if spent.metered else None,
         estimated_usd=round(spent.estimated_usd, 6) if spent.estimated_usd else None,
         unmetered_seconds=round(spent.unmetered_s, 3),
+        refused=sum(len(t.refused) for t in turns),
     )
 
 
@@ -98,6 +101,11 @@ def usage_rows(run: Run) -> tuple[UsageRow, ...]:
 def shows_estimates(rows: tuple[UsageRow, ...]) -> bool:
     """Whether a cost table needs ``ESTIMATE_NOTE``: some figure is estimated or missing."""
     return any(r.estimated_usd or r.cost_usd is None for r in rows)
+
+
+def shows_refusals(rows: tuple[UsageRow, ...]) -> bool:
+    """Whether a cost table needs its ``refused`` column: the egress proxy refused something."""
+    return any(r.refused for r in rows)
 
 
 def node_times(run: Run) -> tuple[tuple[str, float | None], ...]:

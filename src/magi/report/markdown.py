@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from magi.model.run import Run
-from magi.report.costs import ESTIMATE_NOTE, shows_estimates
+from magi.report.costs import ESTIMATE_NOTE, shows_estimates, shows_refusals
 from magi.report.failures import SeatView
 from magi.report.gfm import LIMIT, Safe, Section, fit, inline, quote
 from magi.report.review_md import review_sections
@@ -177,6 +177,7 @@ def review_comment(v: RunView, sections: Sequence[Section] = ()) -> Comment:
             "output": _count(u.output_tokens),
             "cached": _count(u.cached_tokens),
             "cost": _tildes(u.cost),
+            "refused": u.refused,
         }
         for u in v.usage
         if len(v.usage) > 1
@@ -191,6 +192,7 @@ def review_comment(v: RunView, sections: Sequence[Section] = ()) -> Comment:
         failed=v.failed_seats,
         usage=usage,
         usage_note=note,
+        refusals=shows_refusals(v.usage),
         sections=render_sections(sections),
     )
     return Comment("review", fit(body, where(v), LIMIT))

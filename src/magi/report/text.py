@@ -10,7 +10,7 @@ from rich.text import Text
 
 from magi.core.review.report import follow_up_lines, review_rows
 from magi.model.run import Run
-from magi.report.costs import ESTIMATE_NOTE, shows_estimates
+from magi.report.costs import ESTIMATE_NOTE, shows_estimates, shows_refusals
 from magi.report.view import HIDDEN, CandidateView, RankingView, RunView, build
 
 
@@ -156,10 +156,14 @@ def _costs(v: RunView) -> list[RenderableType]:
         rows.append((v.stopped.node, f"{v.stopped.seconds:.1f}s ({v.stopped.note(v.status)})"))
     out = _section("time per node", rows)
     if len(v.usage) > 1:
-        table = _table("seat", "turns", "seconds", "in", "out", "cached", "cost")
+        refusals = shows_refusals(v.usage)
+        more = ("refused",) if refusals else ()
+        table = _table("seat", "turns", "seconds", "in", "out", "cached", "cost", *more)
         for u in v.usage:
             tokens = (_usage_cell(x) for x in (u.input_tokens, u.output_tokens, u.cached_tokens))
-            table.add_row(*cells(u.seat, str(u.turns), f"{u.seconds:.1f}", *tokens, u.cost))
+            extra = (str(u.refused),) if refusals else ()
+            row = (u.seat, str(u.turns), f"{u.seconds:.1f}", *tokens, u.cost, *extra)
+            table.add_row(*cells(*row))
         out += [_heading("time and tokens per seat"), table]
         if shows_estimates(v.usage):
             out.append(Text(ESTIMATE_NOTE, style="dim"))

@@ -4,7 +4,9 @@ They run candidate code, so they get the same allowlisted environment as an agen
 GitHub token or App key reaches a test suite an agent just wrote; and, where seats are
 jailed, the same jail as a writing seat in that tree (``jail``): a test a candidate wrote
 cannot read the run records (who wrote what) and print them into the output judges read,
-nor write into another candidate's tree or the user's checkout. One budget covers all the
+nor write into another candidate's tree or the user's checkout; and a network of its own,
+with no way out unless ``[verify] egress`` names hosts (then magi's proxy, closed when the
+check ends, its refusals said in the output's tail). One budget covers all the
 commands of one check; output is capped and only its tail is kept for the record.
 """
 
@@ -18,6 +20,7 @@ from magi.agents.base import CancelToken
 from magi.agents.process import allowlisted_env, run
 from magi.core.seats.jail import JailSpec, bwrap_argv
 from magi.model.run import Verification
+from magi.sandbox.egress import close
 
 TAIL_LINES = 60
 TAIL_CHARS = 6000
@@ -51,6 +54,10 @@ def run_checks(
             out.append(f"$ {cmd}\n[not started: the verification budget of {timeout:.0f}s ran out]")
             break
         argv = ["sh", "-c", cmd]
+        net = jail.net if jail is not None else None
+        if net is not None and net.socket:  # [verify] egress: through the proxy, no further
+            argv = [*net.bridge, *argv]
+            env.update(net.env)
         res = run(
             bwrap_argv(jail, argv) if jail is not None else argv,
             cwd=cwd,
@@ -73,6 +80,10 @@ def run_checks(
             break
         if code != 0:
             break
+    refused = close(jail.net.socket if jail is not None and jail.net is not None else None)
+    if refused:
+        hosts = ", ".join(dict.fromkeys(refused))
+        out.append(f"[magi egress refused: {hosts}; see [verify] egress]")
     return Verification(
         passed=code == 0 and not timed_out,
         commands=list(commands),

@@ -40,6 +40,7 @@ from magi.seats.census import end_turn
 from magi.seats.context import SeatContext, Stop
 from magi.seats.jailing import (
     applies_jail,
+    close_net,
     end_seat_state,
     refuse_unjailed_agent,
     seat_jail,
@@ -169,7 +170,12 @@ def _shim(run_dir: Path) -> Path:
 
 
 def _record(
-    sctx: SeatContext, opened: _Opened, result: TurnResult, started: datetime, reask: bool
+    sctx: SeatContext,
+    opened: _Opened,
+    result: TurnResult,
+    started: datetime,
+    reask: bool,
+    refused: list[str],
 ) -> None:
     req = opened.request
     with sctx.lock:
@@ -203,8 +209,13 @@ def _record(
                 usage=result.usage,
                 reask=reask,
                 failure=result.failure,
+                refused=refused,
             )
         )
+        if refused:
+            sctx.event(
+                "egress", f"{req.seat}: egress refused {', '.join(sorted(set(refused)))}", "warn"
+            )
         sctx.save()
     failpoint(f"turn:{req.seat}:{req.node}")  # the kill tests: a turn recorded, its node not yet
 
@@ -225,28 +236,30 @@ def ask(
     sctx.check_cancelled()
     _here_or_hand_off(sctx, seat, node)
     note_version(sctx, seat)
-    opened = _open(
-        sctx,
-        seat=seat,
-        node=node,
-        prompt=prompt,
-        cwd=cwd,
-        allow_write=allow_write,
-        label=label,
-        timeout=timeout,
-    )
+    opened: _Opened | None = None
     try:
+        opened = _open(
+            sctx,
+            seat=seat,
+            node=node,
+            prompt=prompt,
+            cwd=cwd,
+            allow_write=allow_write,
+            label=label,
+            timeout=timeout,
+        )
         result, started, t0 = _turn(sctx, opened, seat, node, label)
     finally:
-        # The login laid in the seat's CLI copy leaves it whatever happened from the lay on
-        # (a guard or a listener that failed to start included).
+        # The turn's proxy ends, and the login laid in the seat's CLI copy leaves it,
+        # whatever happened from the lay on (a guard or a listener that failed to start).
+        refused = close_net(opened.request.jail) if opened is not None else []
         end_seat_state(sctx, seat)
     sctx.check_cancelled()  # a seat killed by cancellation gave no answer: it stays pending
     # Agent output enters other seats' packets: no NUL or control byte goes with it.
     result = replace(result, text=strip_controls(result.text))
     if not result.duration_s:
         result = replace(result, duration_s=time.monotonic() - t0)
-    _record(sctx, opened, result, started, reask)
+    _record(sctx, opened, result, started, reask, refused)
     sctx.reporter.seat(seat, result.status.value, result.error or "")
     return result
 

@@ -14,13 +14,18 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
+from magi.agents.process import allowlisted_env
 from magi.agents.registry import kinds
+from magi.core.seats.egress import Allowlist, Net, allowlist
 from magi.core.seats.jail import JailSpec
 from magi.errors import ConfigError
+from magi.model.config import AgentConfig, Config
 from magi.model.run import Jail
+from magi.sandbox import egress
 from magi.sandbox.bwrap import Decision, decide, seat_spec
 from magi.sandbox.seat_state import Laid, hand_back, lay
 from magi.seats.context import SeatContext
@@ -102,7 +107,7 @@ def seat_jail(
     kind = next((a.kind for a in sctx.config.agents if a.id == agent_id), "")
     paths = sctx.jail_paths(cwd, writable=writable)
     laid = _lay_state(sctx, kind, state_dir.name) if state_dir is not None else Laid()
-    return seat_spec(
+    spec = seat_spec(
         found,
         binds=laid.binds,
         cwd=cwd,
@@ -114,6 +119,7 @@ def seat_jail(
         read=(*paths.read, sctx.run_dir / "bin", *sctx.config.sandbox.read),
         state=[*sctx.config.sandbox.state, *([state_dir] if state_dir else [])],
     )
+    return None if spec is None else replace(spec, net=seat_net(sctx, agent_id))
 
 
 def _state_key(seat: str) -> str:
@@ -143,3 +149,50 @@ def end_seat_state(sctx: SeatContext, seat: str) -> None:
     if hand_back(laid, lock_dir=sctx.store.home / "locks"):
         # Not which seat, nor which file: either would say which CLI sat where.
         sctx.event("jail", "a CLI renewed its login during a turn; kept for the next turns")
+
+
+def agent_allowlist(config: Config, agent_id: str, environ: Mapping[str, str]) -> Allowlist:
+    """Where ``agent_id``'s turns may connect: its kind's providers, the base URLs its
+    environment and argv name (what the agent process is given, not all of magi's), and
+    ``[sandbox] egress``. A check command (``agent_id`` "") gets ``[verify] egress`` alone."""
+    if not agent_id:
+        return allowlist(extra=config.verify.egress, where="[verify] egress")
+    cfg = next((a for a in config.agents if a.id == agent_id), None)
+    if cfg is None:  # not in the roster: nothing of a kind's to allow
+        return allowlist(extra=config.sandbox.egress)
+    spec = kinds().get(cfg.kind)
+    return allowlist(
+        defaults=spec.egress_hosts if spec is not None else (),
+        environ=agent_environ(cfg, environ),
+        argv=agent_argv(cfg),
+        extra=config.sandbox.egress,
+    )
+
+
+def agent_environ(cfg: AgentConfig, environ: Mapping[str, str]) -> dict[str, str]:
+    """What of ``environ`` an agent process is given that can name a base URL."""
+    return {**allowlisted_env(environ, cfg.pass_env), **cfg.env}
+
+
+def agent_argv(cfg: AgentConfig) -> list[str]:
+    return [*(cfg.command or []), *cfg.args]
+
+
+def seat_allowlist(sctx: SeatContext, agent_id: str) -> Allowlist:
+    return agent_allowlist(sctx.config, agent_id, sctx.environ)
+
+
+def seat_net(sctx: SeatContext, agent_id: str) -> Net:
+    """The network of one jailed turn: a proxy of its own allowing `seat_allowlist`, or,
+    for a check command with no ``[verify] egress``, no way out at all. The caller closes
+    it (``magi.sandbox.egress.close``) when the turn ends."""
+    allowed = seat_allowlist(sctx, agent_id)
+    if not allowed and not agent_id:  # a seat always gets one: its refusals are recorded
+        return egress.no_net()
+    return egress.open_net(allowed)
+
+
+def close_net(jail: JailSpec | None) -> list[str]:
+    """End a turn's proxy, if it had one: the ``host:port`` of each connection it refused."""
+    net = jail.net if jail is not None else None
+    return egress.close(net.socket) if net is not None else []

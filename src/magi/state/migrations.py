@@ -117,7 +117,10 @@ def _landing_recorded(record: Record) -> Record:
 
 
 # Additions that read correctly by default, with no bump: ``[[agents]] runner_labels`` in a
-# run's stored config (absent: ``[github] runner_labels``, where every run before it ran).
+# run's stored config (absent: ``[github] runner_labels``, where every run before it ran);
+# ``[sandbox] egress`` and ``[verify] egress`` (absent: none, as before); a turn's
+# ``refused`` (absent: empty; before it a jailed seat kept the host's network, and no proxy
+# refused anything).
 
 # from-version -> the step that produces from-version + 1.
 MIGRATIONS: dict[int, Migration] = {

@@ -23,7 +23,7 @@ sees by allowlist, never by exception (docs/jail.md has the map and the threat m
 Mounts are applied parents first (by path depth), and at one depth: the system, then hide
 and scratch, then mask, read, write; so a path bound inside a hidden one reappears, and
 nothing hidden covers a bind. The root itself is an empty tmpfs, read-only once every mount
-point is made. The network is kept: agents must reach their providers. ``--die-with-parent``
+point is made. ``net``: a network of its own, out via magi's proxy only. ``--die-with-parent``
 and the pid namespace end every process of the turn with bwrap. No terminal is within reach
 (TIOCSTI injection): magi starts every agent process in a session of its own (``setsid``, so
 no controlling terminal) with pipes (or ``/dev/null``) for its stdio, and the jail's ``/dev``
@@ -41,6 +41,8 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
+
+from magi.core.seats.egress import INSIDE_SOCKET, Net
 
 __all__ = [
     "ALWAYS_MASKED",
@@ -145,6 +147,7 @@ class JailSpec:
     # it holds no capability over the host's mounts, and a CLI's own sandbox (codex starts
     # bwrap) can map its uid inside (as root without capabilities it cannot map uid 0).
     as_uid: int | None = None
+    net: Net | None = None  # a network of its own (``magi.core.seats.egress``); None: the host's
 
     def reading(self, *paths: str) -> JailSpec:
         """The same jail, with ``paths`` (a prompt file) also visible read-only."""
@@ -228,6 +231,9 @@ def bwrap_argv(spec: JailSpec, argv: list[str]) -> list[str]:
     out = [spec.bwrap, *BWRAP_BASE]
     if spec.as_uid is not None:
         out += ["--unshare-user", "--uid", str(spec.as_uid), "--gid", str(spec.as_uid)]
+    if spec.net is not None:  # loopback only; the proxy's socket, if any, is the way out
+        out += ["--unshare-net"]
+        out += ["--ro-bind", spec.net.socket, INSIDE_SOCKET] if spec.net.socket else []
     for _, _, flags in ops:
         out += flags
     for path in sorted(set(spec.hide), key=_depth, reverse=True):
