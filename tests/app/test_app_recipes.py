@@ -150,6 +150,22 @@ class _Said:
                 return
 
 
+def _accepting(port: int, said: _Said) -> None:
+    """Wait until 127.0.0.1:port takes a connection. pebble says "Management interface
+    listening" before its goroutine has bound the port, and says nothing after: there is
+    no line to wait for, so the port itself is asked, a bounded number of times (a bound,
+    never a measure: a port that never opens fails with what pebble said)."""
+    import time
+
+    for _ in range(int(SAYS_WITHIN / 0.05)):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"127.0.0.1:{port} never opened: {''.join(said.seen[-20:])}")
+
+
 @contextmanager
 def _running(argv: list[str], env: dict[str, str]) -> Iterator[_Said]:
     """``argv`` as a process of this test's, ended (by its own handle) when the block ends."""
@@ -228,6 +244,7 @@ def test_the_caddyfile_gets_a_certificate_by_itself_and_reaches_the_receiver(tmp
         _running([pebble, "-config", str(tmp_path / "pebble.json")], env) as acme_server,
     ):
         acme_server.until("ACME directory available")
+        _accepting(manage, acme_server)
         trust = ssl.create_default_context(cafile=str(ca))
         chain = [
             httpx.get(f"https://127.0.0.1:{manage}/{part}/0", verify=trust).text
