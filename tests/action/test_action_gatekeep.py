@@ -168,26 +168,6 @@ def test_a_backdated_head_pushed_after_the_comment_is_not_merged_by_the_job(monk
     assert fake.world(REPO).merges == []
 
 
-def test_the_merge_jobs_token_grants_exactly_what_the_gate_calls(monkeypatch, tmp_path):
-    """Each port call the gate made needs a permission the job's App token asks for, and
-    the token asks for nothing the gate did not use (metadata comes with every token)."""
-    fake, double = scene()
-    fake.set_check(REPO, SHA, "ci", "completed", "success")
-    run(monkeypatch, tmp_path, double, ["merge"], "issue_comment", comment_event())
-    needed: dict[str, str] = {}
-    for call in {c.name for c in fake.calls}:
-        perm, level = CALLS[call]
-        if perm != "metadata" and needed.get(perm) != "write":
-            needed[perm] = level
-    job = WORKFLOW.split("\n  merge:\n", 1)[1].split("\n  compete:\n", 1)[0]
-    granted = dict(re.findall(r"permission-([a-z-]+): (read|write)", job))
-    assert {k.replace("-", "_"): v for k, v in granted.items()} == needed
-    # The job's own token: only the step that says GitHub refused the App's token.
-    own = re.search(r"    permissions:.*\n((?:      .*\n)+)", job)
-    assert own
-    assert [ln.split("#")[0].strip() for ln in own.group(1).splitlines()] == ["issues: write"]
-
-
 def test_a_merge_before_green_waits_and_a_finished_workflow_run_merges(monkeypatch, tmp_path):
     """Checks still running: said once; the CI's workflow_run completing merges it."""
     fake, double = scene()
