@@ -126,7 +126,7 @@ def test_a_missing_or_older_workflow_on_the_default_branch() -> None:
     said = _problems(_check(double))
     assert ".github/workflows/magi.yml is not on main" in said
     assert "magi init --github" in said
-    start, end = flow.index("      park:"), flow.index("  # Without the App only")
+    start, end = flow.index("      park:"), flow.index("  # Without a receiver (docs/action.md")
     files_[("main", ".github/workflows/magi.yml")] = flow[:start] + flow[end:]
     said = _problems(_check(double))
     assert "lacks the inputs park" in said

@@ -246,3 +246,14 @@ def test_the_page_answers_only_its_own_address(tmp_path, host) -> None:
     assert job.state not in first.text
     assert not out.exists()
     assert not job.done.is_set()
+
+
+def test_without_a_public_url_the_next_step_is_the_workflow_that_needs_no_receiver(tmp_path):
+    """No address: the workflow hears the events itself, so `magi init --github` (its
+    triggers on) is the next step; with one, `--receiver` keeps them off."""
+    said = Setup(tmp_path / "a.env", "https://api.github.test").write(MADE)
+    first = said.split("then: `magi init --github", 1)[1]
+    assert first.startswith("` in the repository, commit and push it")
+    assert '"Without a receiver"' in said
+    served = Setup(tmp_path / "b.env", "https://api.github.test", public_url="https://m.test")
+    assert "then: `magi init --github --receiver` in the repository" in served.write(MADE)
