@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,6 @@ from magi.action.context import ActionContext
 from magi.action.gate_job.gatekeep import merge_event
 from magi.core.threads import markers
 from magi.github.githubkit_port import GitHubKitPort
-from magi.github.port import CALLS
 from magi.testing.cli import invoke
 from magi.testing.github import FakeGitHub
 from magi.testing.github_http import GitHubHTTP

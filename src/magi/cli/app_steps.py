@@ -52,7 +52,7 @@ def next_steps(
         lines += [
             "then: `magi init --github` in the repository, commit and push it: the workflow "
             "runs the App's handlers on the label and the comments itself (docs/action.md, "
-            "\"Without a receiver\"), on your runner (docs/runner.md)",
+            '"Without a receiver"), on your runner (docs/runner.md)',
             "or, with a receiver: start it (magi app serve --env-file "
             f"{env}, docs/receiver.md), open {settings}, set the Webhook URL to "
             "https://YOUR-HOST/webhook, tick Active and save; add "

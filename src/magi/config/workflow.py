@@ -27,13 +27,13 @@ from magi.model.config import RUNNER_LABEL  # nothing that could leave the quote
 
 __all__ = [
     "DEFAULT_LABELS",
-    "serverless",
     "PLACEHOLDER",
     "declared_inputs",
     "edited",
     "magi_pins",
     "refused_inputs",
     "render_workflow",
+    "serverless",
     "stamp",
     "template",
     "workflow_problems",
