@@ -66,6 +66,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/council.py
 	$(BIN)/python bench/stages.py
 	$(BIN)/python bench/seat_state.py
+	$(BIN)/python bench/action_start.py
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .venv-wheel dist build *.egg-info src/*.egg-info
