@@ -6,8 +6,9 @@
 # On a self-hosted runner, a job that runs agents (compete, council, review, land, notify:
 # commands that hold no token and no key) uses a virtualenv built once per pinned version
 # (a digest of the action's files, constraints.txt and the Python) under
-# MAGI_ACTION_CACHE (default ~/.cache/magi-action): outside every seat's view (a seat's
-# home is an empty scratch, docs/jail.md), made read-only, and checked against the
+# MAGI_ACTION_CACHE (default ~/.cache/magi-action): no seat can write it (a seat's home is
+# an empty scratch; magi's own interpreter and package are shown read-only at most,
+# docs/jail.md), made read-only, and checked against the
 # digest of each of its files, written when it was built, before every use; a cache that
 # differs is refused. A job that holds the App's token or key never runs it: the agents
 # job's own steps, on the same machine, could have written it; such a job installs afresh
