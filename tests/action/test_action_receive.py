@@ -296,3 +296,16 @@ def test_the_receive_jobs_token_grants_exactly_what_the_apps_handlers_call(tmp_p
             needed[perm] = level
     granted = dict(re.findall(r"permission-([a-z-]+): (read|write)", jobs(WORKFLOW)["receive"]))
     assert {k.replace("-", "_"): v for k, v in granted.items()} == needed
+
+
+def test_re_running_the_receive_job_does_a_command_once(tmp_path):
+    """GitHub's "Re-run jobs" hands the same event to the receive job again: the command
+    was answered once (the App's said ref), so nothing is dispatched twice."""
+    fake = labeled_world(tmp_path)
+    _finished(fake)
+    p = issue_comment("/magi retry", comment_id=8080)
+    for _ in range(2):
+        code, out = receive(tmp_path, fake, "issue_comment", p)
+        assert code == 0, out
+    assert len(fake.world(REPO).dispatches) == 2  # the label's, and one retry
+    assert "already-answered" in out
