@@ -303,6 +303,12 @@ def test_without_a_receiver_the_triggers_go_to_the_receive_job_alone():
         if name != "receive" and cond:
             assert "github.event_name == 'issue" not in cond.group(1), name
     assert "format('magi-receive-{0}', github.run_id)" in WORKFLOW
+    # magi's own comments (its App token starts workflows) start no job: bots are skipped
+    # for the label and the comments, as the App's edge skips them.
+    cond = receive.split("    if: >-\n", 1)[1].split("\n    runs-on:", 1)[0]
+    for event in ("issues", "issue_comment"):
+        part = cond.split(f"github.event_name == '{event}'", 1)[1].split("\n      ||", 1)[0]
+        assert "github.event.sender.type != 'Bot'" in part, event
 
 
 def test_the_template_uses_one_placeholder_that_names_no_repository_and_init_replaces():
