@@ -216,6 +216,7 @@ def test_the_serverless_path_is_counted_and_walked(tmp_path, monkeypatch) -> Non
     receive step, is claimed and dispatched (`magi app setup` is walked above)."""
     from github_helpers import PEM, REPO, labeled, world
     from magi.action.context import ActionContext
+    from magi.cli.app_setup import Setup
     from magi.config.source import Source
 
     steps = _serverless_steps()
@@ -248,8 +249,27 @@ def test_the_serverless_path_is_counted_and_walked(tmp_path, monkeypatch) -> Non
         ["git", "ls-tree", "-r", "--name-only", "main"], cwd=origin, capture_output=True, text=True
     )
     assert ".github/workflows/magi.yml" in pushed.stdout.split()
-    secrets = {re.search(r"`([A-Z_]+)`", w).group(1) for k, w in steps if k == "secret"}  # type: ignore[union-attr]
+    # The secrets: `magi app setup --repo` sets them with gh (a stand-in records what), and
+    # they are exactly those the written workflow reads.
+    setup = next(c for c in shown if c.startswith("magi app setup"))
+    assert "--repo" in shlex.split(setup)
+    gh_bin = tmp_path / "gh-bin"
+    gh_bin.mkdir()
+    (gh_bin / "gh").write_text('#!/bin/sh\necho "$3" >> "$GH_LOG"; cat > /dev/null\n')
+    (gh_bin / "gh").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{gh_bin}:{BIN}:/usr/bin:/bin")
+    monkeypatch.setenv("GH_LOG", str(tmp_path / "gh.log"))
+    made_app = {
+        "id": 1,
+        "slug": "magi-yours",
+        "webhook_secret": "w",
+        "client_id": "Iv1",
+        "pem": "k",
+    }
+    Setup(tmp_path / "magi-app.env", "https://api.github.test", repo="me/repo").write(made_app)
+    secrets = set((tmp_path / "gh.log").read_text().split())
     assert secrets == set(re.findall(r"\$\{\{ secrets\.([A-Z_]+) \}\}", flow))
+    assert not [k for k, _ in steps if k == "secret"], "no secret is set by hand"
     # The last step, the label: GitHub starts the receive job with the event, whose step
     # runs `magi receive` (action/run.sh) with the App token it minted.
     assert steps[-1][0] == "click"

@@ -21,6 +21,7 @@ import asyncio
 import html
 import json
 import os
+import re
 import secrets
 import shlex
 from dataclasses import dataclass, field
@@ -122,6 +123,7 @@ class Setup:
     done: asyncio.Event = field(default_factory=asyncio.Event)
     transport: Any = None  # tests: the GitHub double
     said: str = ""
+    repo: str | None = None  # --repo: set the workflow's secrets there with gh
 
     def app(self, redirect_url: str) -> Any:
         from starlette.applications import Starlette
@@ -202,9 +204,20 @@ class Setup:
             lines.append(f"MAGI_PUBLIC_URL={q(self.public_url.rstrip('/'))}")
         lines.append(f"GITHUB_API_URL={q(self.api_url.rstrip('/'))}")
         _private(self.out, "\n".join(lines) + "\n")
+        secrets_said = None
+        if self.repo:
+            from magi.cli.app_secrets import set_secrets
+
+            values = {
+                "MAGI_APP_CLIENT_ID": str(got["client_id"]),
+                "MAGI_APP_PRIVATE_KEY": str(got["pem"]),
+            }
+            why = set_secrets(self.repo, values)
+            secrets_said = (self.repo, why)
         return next_steps(
-            got, self.out, key, public_url=self.public_url, org=self.org, github_url=self.github_url
-        )
+            got, self.out, key, public_url=self.public_url, org=self.org,
+            github_url=self.github_url, secrets=secrets_said,
+        )  # fmt: skip
 
 
 def _private(path: Path, text: str) -> None:
@@ -225,6 +238,14 @@ def setup(
     out: Annotated[
         Path, typer.Option("--out", help="Where to write the credentials (and the .pem).")
     ] = Path("magi-app.env"),
+    repo: Annotated[
+        str | None,
+        typer.Option(
+            "--repo",
+            help="OWNER/REPO: also set the workflow's two secrets there, with the GitHub CLI "
+            "(gh, logged in as you).",
+        ),
+    ] = None,
     port: Annotated[int, typer.Option("--port", help="The local page's port (0: any).")] = 0,
     github_url: Annotated[
         str,
@@ -251,7 +272,9 @@ def setup(
     sock.bind(("127.0.0.1", port))
     sock.listen(8)
     here = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    job = Setup(target, api_url, github_url, org, public_url)
+    if repo is not None and not re.fullmatch(r"[A-Za-z0-9-]+/[A-Za-z0-9._-]+", repo):
+        raise typer.BadParameter(f"not OWNER/REPO: {repo!r}", param_hint="--repo")
+    job = Setup(target, api_url, github_url, org, public_url, repo=repo)
     server = uvicorn.Server(
         uvicorn.Config(job.app(f"{here}/done"), log_level="warning", access_log=False)
     )

@@ -32,6 +32,7 @@ def next_steps(
     public_url: str | None,
     org: str | None,
     github_url: str,
+    secrets: tuple[str, str | None] | None = None,
 ) -> str:
     """The words printed (and shown on the page) after the App was created."""
     slug = str(got["slug"])
@@ -42,9 +43,19 @@ def next_steps(
         f"Wrote {out} and {key}, readable by you only.",
         "",
         f"next: install it on your repository: {installs}",
-        "then: in the repository's settings, add the secrets MAGI_APP_CLIENT_ID (from "
-        f"{out}) and MAGI_APP_PRIVATE_KEY (the contents of {key})",
     ]
+    manual = (
+        "then: in the repository's settings, add the secrets MAGI_APP_CLIENT_ID (from "
+        f"{out}) and MAGI_APP_PRIVATE_KEY (the contents of {key})"
+    )
+    if secrets is None:
+        lines.append(manual)
+    elif secrets[1] is None:
+        lines.insert(
+            3, f"Set the secrets MAGI_APP_CLIENT_ID and MAGI_APP_PRIVATE_KEY on {secrets[0]}."
+        )
+    else:
+        lines.append(f"{manual} ({secrets[1]})")
     if not public_url:
         # Without a receiver the workflow hears the events itself (its receive job runs
         # the App's handlers): nothing needs to reach this machine.
