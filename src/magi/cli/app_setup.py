@@ -98,7 +98,8 @@ def new_app_url(github_url: str, org: str | None, state: str) -> str:
 
 
 def page(action: str, data: dict[str, Any]) -> str:
-    """The one-button page; the manifest is an attribute value, escaped whole."""
+    """The page that posts the manifest to GitHub as it opens (a button without scripts);
+    the manifest is an attribute value, escaped whole."""
     value = html.escape(json.dumps(data), quote=True)
     return (
         "<!doctype html><meta charset=utf-8><title>magi: register the GitHub App</title>"
@@ -107,6 +108,9 @@ def page(action: str, data: dict[str, Any]) -> str:
         f'<form action="{html.escape(action, quote=True)}" method="post">'
         f'<input type="hidden" name="manifest" value="{value}">'
         '<button type="submit" id="create">Create the App on GitHub</button></form>'
+        # Opening the page is the step: it goes on to GitHub by itself (the button stays,
+        # for a browser without scripts). GitHub's own page is where the App is confirmed.
+        '<script>document.getElementById("create").form.submit()</script>'
     )
 
 
@@ -285,6 +289,9 @@ def setup(
         server.should_exit = True
         await task
 
-    typer.echo(f"open {here}/ in a browser and press the button (Ctrl-C to give up)")
+    typer.echo(
+        f"open {here}/ in a browser: it goes on to GitHub, where you create the App "
+        "(Ctrl-C to give up)"
+    )
     asyncio.run(serve())
     typer.echo(job.said)
