@@ -56,6 +56,8 @@ case "${MAGI_ACTION_COMMAND:-}" in
   compete|council|review|land|notify)
     if [ "${RUNNER_ENVIRONMENT:-self-hosted}" != github-hosted ]; then cached=1; fi ;;
 esac
+# flock serialises two jobs building one version on a machine (util-linux; none on macOS).
+if ! command -v flock > /dev/null; then cached=""; fi
 if [ -z "$cached" ]; then
   venv="${RUNNER_TEMP:?}/magi-venv"
   fresh "$venv"
@@ -63,12 +65,22 @@ if [ -z "$cached" ]; then
   exit 0
 fi
 
-# The pinned version: the action's files (not its .git), its constraints, this Python.
-# (pip builds in the checkout: its build/ and *.egg-info are not the version)
-key=$( { (cd "$src" && find . \( -path ./.git -o -path ./build -o -name '*.egg-info' \
-            -o -name __pycache__ \) -prune -o -type f -print0 | LC_ALL=C sort -z \
-          | xargs -0 sha256sum); "$python" -c 'import sys; print(sys.version)'; } \
-        | sha256sum | cut -c1-32)
+# The pinned version: the action's files (not its .git, nor what pip builds in the
+# checkout: build/, *.egg-info), its constraints among them, and this Python.
+key=$("$python" -I - "$src" <<'PY'
+import hashlib, os, sys
+root, h = sys.argv[1], hashlib.sha256(sys.version.encode())
+skip = {".git", "build", "__pycache__"}
+for top, dirs, files in os.walk(root):  # dirs pruned and sorted in place: one order
+    dirs[:] = sorted(d for d in dirs if d not in skip and not d.endswith(".egg-info"))
+    for name in sorted(files):
+        path = os.path.join(top, name)
+        if os.path.isfile(path) and not os.path.islink(path):
+            with open(path, "rb") as f:
+                h.update(os.path.relpath(path, root).encode() + b"\0" + hashlib.file_digest(f, "sha256").digest())
+print(h.hexdigest()[:32])
+PY
+)
 cache="${MAGI_ACTION_CACHE:-$HOME/.cache/magi-action}"
 mkdir -p "$cache"
 chmod 700 "$cache"

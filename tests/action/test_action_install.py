@@ -175,3 +175,15 @@ def test_a_github_hosted_runner_uses_no_cache(built, tmp_path):
     assert path == []
     assert not (tmp_path / "cache").exists()
     assert (tmp_path / "temp-compete" / "magi-venv").exists()
+
+
+def test_a_runner_without_flock_installs_afresh(built, tmp_path):
+    """Two jobs building one version must not race (flock; macOS has none): without it
+    the job installs afresh, never half-built or unchecked."""
+    _copy(built, tmp_path)
+    (tmp_path / "no-flock").mkdir()
+    env = {"PATH": str(tmp_path / "no-flock"), "PIP_NO_INDEX": "1"}
+    code, _, path = _install(tmp_path, built[0], "compete", **env)
+    assert code != 0
+    assert path == []
+    assert (tmp_path / "temp-compete" / "magi-venv" / "bin" / "python").exists()
