@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -92,7 +93,7 @@ def _install(tmp_path: Path, src: Path, command: str, **env: str) -> tuple[int, 
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
     }
     res = subprocess.run(
-        ["bash", str(ROOT / "action" / "install.sh")],
+        [shutil.which("bash") or "bash", str(ROOT / "action" / "install.sh")],
         env={**base, **env},
         capture_output=True,
         text=True,
