@@ -84,6 +84,7 @@ bench: $(STAMP) $(REAL_STAMP)
 	$(BIN)/python bench/seat_state.py
 	MAGI_REAL_CLIS=$(REAL_CLIS)/node_modules/.bin $(BIN)/python bench/real.py
 	$(BIN)/python bench/egress.py
+	$(BIN)/python bench/action_start.py
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .venv-wheel dist build *.egg-info src/*.egg-info

@@ -3,7 +3,7 @@
 # The token is never an argument: publish reads it from MAGI_GITHUB_TOKEN itself, and
 # compete refuses to start when one is set. admit reads the event GitHub wrote to disk.
 set -euo pipefail
-args=(action "${MAGI_ACTION_COMMAND:?command is required (admit, claim, merge, compete, publish, land, rebase, ...)}")
+args=(action "${MAGI_ACTION_COMMAND:?command is required (receive, admit, claim, merge, compete, publish, land, rebase, ...)}")
 case "$MAGI_ACTION_COMMAND" in
   compete|council|review|land)
     # An agent can read /proc/<pid>/environ of every process in its job: the App's key,
@@ -75,6 +75,16 @@ case "$MAGI_ACTION_COMMAND" in
     : "${MAGI_APP_SLUG:?app-slug is required: the app-slug output of the App token step}"
     args+=(--event-name "${GITHUB_EVENT_NAME:?}" --event-file "${GITHUB_EVENT_PATH:?}")
     ;;
+  receive)
+    # Without a receiver: the App's own handlers on this run's event (magi.app.serverless),
+    # with the App token (no agent runs in this job). The token and the key stay in the env.
+    if [ -z "${MAGI_GITHUB_TOKEN:-}" ]; then
+      echo "::error::receive needs an App installation token (input token)" >&2
+      exit 2
+    fi
+    : "${MAGI_APP_SLUG:?app-slug is required: the app-slug output of the App token step}"
+    args=(receive --event-name "${GITHUB_EVENT_NAME:?}" --event-file "${GITHUB_EVENT_PATH:?}")
+    ;;
   admit)
     args+=(--event-name "${GITHUB_EVENT_NAME:?}" --event-file "${GITHUB_EVENT_PATH:?}")
     [ -n "${MAGI_PERMISSION:-}" ] && args+=(--permission "$MAGI_PERMISSION")
@@ -139,7 +149,7 @@ case "$MAGI_ACTION_COMMAND" in
     args+=(--thread "${MAGI_ISSUE:-}")
     ;;
   *)
-    echo "::error::unknown command '$MAGI_ACTION_COMMAND' (admit, claim, merge, compete, publish, council, review, publish-council, publish-review, land-read, land, publish-land, rebase, token-refused)" >&2
+    echo "::error::unknown command '$MAGI_ACTION_COMMAND' (receive, admit, claim, merge, compete, publish, council, review, publish-council, publish-review, land-read, land, publish-land, rebase, token-refused)" >&2
     exit 2
     ;;
 esac

@@ -26,7 +26,7 @@ def healthy() -> GitHubHTTP:
     fake = FakeGitHub()
     w = fake.world(REPO)
     w.granted = dict(MANIFEST["default_permissions"])
-    flow = render_workflow(Source("acme/magi", SHA))
+    flow = render_workflow(Source("acme/magi", SHA), receiver=True)  # a receiver's
     w.files[("main", ".github/workflows/magi.yml")] = flow
     double = GitHubHTTP(fake, app=("1", public_pem(KEY)))
     double.app_permissions = dict(MANIFEST["default_permissions"])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,6 @@ from magi.action.context import ActionContext
 from magi.action.gate_job.gatekeep import merge_event
 from magi.core.threads import markers
 from magi.github.githubkit_port import GitHubKitPort
-from magi.github.port import CALLS
 from magi.testing.cli import invoke
 from magi.testing.github import FakeGitHub
 from magi.testing.github_http import GitHubHTTP
@@ -166,26 +164,6 @@ def test_a_backdated_head_pushed_after_the_comment_is_not_merged_by_the_job(monk
     assert code == 0
     assert outputs["outcome"] == "head-moved"
     assert fake.world(REPO).merges == []
-
-
-def test_the_merge_jobs_token_grants_exactly_what_the_gate_calls(monkeypatch, tmp_path):
-    """Each port call the gate made needs a permission the job's App token asks for, and
-    the token asks for nothing the gate did not use (metadata comes with every token)."""
-    fake, double = scene()
-    fake.set_check(REPO, SHA, "ci", "completed", "success")
-    run(monkeypatch, tmp_path, double, ["merge"], "issue_comment", comment_event())
-    needed: dict[str, str] = {}
-    for call in {c.name for c in fake.calls}:
-        perm, level = CALLS[call]
-        if perm != "metadata" and needed.get(perm) != "write":
-            needed[perm] = level
-    job = WORKFLOW.split("\n  merge:\n", 1)[1].split("\n  compete:\n", 1)[0]
-    granted = dict(re.findall(r"permission-([a-z-]+): (read|write)", job))
-    assert {k.replace("-", "_"): v for k, v in granted.items()} == needed
-    # The job's own token: only the step that says GitHub refused the App's token.
-    own = re.search(r"    permissions:.*\n((?:      .*\n)+)", job)
-    assert own
-    assert [ln.split("#")[0].strip() for ln in own.group(1).splitlines()] == ["issues: write"]
 
 
 def test_a_merge_before_green_waits_and_a_finished_workflow_run_merges(monkeypatch, tmp_path):

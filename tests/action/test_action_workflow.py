@@ -46,7 +46,7 @@ def test_every_job_states_its_permissions_and_none_asks_for_id_token():
         "land",
         "land-publish",
         "rebase",
-        "merge",
+        "receive",
     }
     for name, block in jobs.items():
         assert "    permissions:" in block, name
@@ -277,21 +277,38 @@ def test_run_sh_hands_claim_and_merge_the_event_never_the_token(tmp_path):
     assert code != 0
 
 
-def test_without_the_app_a_label_is_claimed_with_a_token_that_writes_refs_only():
-    """The task job's own token stays read-only; the claim's App token writes contents only,
-    and is minted only for a label event (a dispatch was claimed by the App)."""
+def test_the_task_job_runs_on_a_dispatch_only_and_claims_nothing():
+    """The claim is the App's (or the receive job's, which runs the App's handler): the
+    task job only reads, for the run that claim dispatched, never on the trigger itself
+    (a label read there too would start the issue twice)."""
     task = _jobs(WORKFLOW)["task"]
     perms = re.search(r"    permissions:\n((?:      .*\n)+)", task)
     assert perms
     own = [ln.split("#")[0].strip() for ln in perms.group(1).splitlines()]
     assert own == ["issues: read", "contents: read"]  # contents: the claim's pinned text
-    step = task.split("id: claim-token", 1)[1].split("\n      - ", 1)[0]
-    assert "if: github.event_name == 'issues'" in step
-    assert re.findall(r"permission-[a-z-]+: \w+", step) == ["permission-contents: write"]
-    assert "command: claim" in task
-    assert "steps.claim.outputs.issue" in task.split("steps:", 1)[0]  # the job's output
+    assert "if: github.event_name == 'workflow_dispatch' && inputs.command == 'compete'" in task
+    assert "create-github-app-token" not in task
+    assert "command: claim" not in task
     pin = task.split("command: pin", 1)[1].split("\n      - ", 1)[0]
     assert "token: ${{ github.token }}" in pin  # the pin is read with the job's read token
+
+
+def test_without_a_receiver_the_triggers_go_to_the_receive_job_alone():
+    """The label, the comments and CI finishing start the receive job (the App's handlers);
+    no other job runs on them, and each receive run is a concurrency group of its own."""
+    receive = _jobs(WORKFLOW)["receive"]
+    assert "command: receive" in receive
+    for name, block in _jobs(WORKFLOW).items():
+        cond = re.search(r"^    if: (.*?)\n    [a-z-]+:", block, re.M | re.S)
+        if name != "receive" and cond:
+            assert "github.event_name == 'issue" not in cond.group(1), name
+    assert "format('magi-receive-{0}', github.run_id)" in WORKFLOW
+    # magi's own comments (its App token starts workflows) start no job: bots are skipped
+    # for the label and the comments, as the App's edge skips them.
+    cond = receive.split("    if: >-\n", 1)[1].split("\n    runs-on:", 1)[0]
+    for event in ("issues", "issue_comment"):
+        part = cond.split(f"github.event_name == '{event}'", 1)[1].split("\n      ||", 1)[0]
+        assert "github.event.sender.type != 'Bot'" in part, event
 
 
 def test_the_template_uses_one_placeholder_that_names_no_repository_and_init_replaces():
@@ -325,10 +342,10 @@ def test_every_landing_job_is_named_for_its_pr_so_a_crash_releases_the_lock():
         assert m.group(1) == "12", name
 
 
-MINTING = ["merge", "publish", "council-publish", "land-publish", "rebase"]
+MINTING = ["receive", "publish", "council-publish", "land-publish", "rebase"]
 REFUSED = "- name: Say on the thread why GitHub refused magi's App token"
 THREADS = {
-    "merge": "${{ github.event.issue.number }}",
+    "receive": "${{ github.event.issue.number }}",
     "publish": "${{ needs.task.outputs.issue }}",
     "council-publish": "${{ inputs.issue }}",
     "land-publish": "${{ inputs.pr }}",

@@ -127,7 +127,7 @@ def test_a_missing_or_older_workflow_on_the_default_branch() -> None:
     said = _problems(_check(double))
     assert ".github/workflows/magi.yml is not on main" in said
     assert "magi init --github" in said
-    start, end = flow.index("      park:"), flow.index("  # Without the App only")
+    start, end = flow.index("      park:"), flow.index("  # Without a receiver (docs/action.md")
     files_[("main", ".github/workflows/magi.yml")] = flow[:start] + flow[end:]
     said = _problems(_check(double))
     assert "lacks the inputs park" in said
@@ -214,3 +214,31 @@ def test_runners_granted_to_list_are_checked_for_the_labels() -> None:
     said = _problems(_check(double))
     assert "no runner of the repository has the labels self-hosted, magi" in said
     assert "register a self-hosted runner" in said
+
+
+def _serverless(double: GitHubHTTP) -> None:
+    from magi.config.workflow import render_workflow
+
+    flow = render_workflow(Source("acme/magi", SHA))  # `magi init --github`: its triggers on
+    double.fake.world(REPO).files[("main", ".github/workflows/magi.yml")] = flow
+
+
+def test_without_a_receiver_no_webhook_and_no_delivery_is_fine() -> None:
+    """The workflow hears the events itself: the webhook setup left off, and no delivery
+    ever made to it, are no problem."""
+    double = healthy()
+    _serverless(double)
+    double.app_side.url = "https://example.invalid/webhook"
+    double.app_side.deliveries = []
+    found = _check(double)
+    assert _problems(found) == ""
+    assert any("the workflow hears the label and the comments itself" in f.why for f in found)
+
+
+def test_a_webhook_that_delivers_beside_the_workflows_triggers_is_a_problem() -> None:
+    """Both a receiver and the workflow's own triggers: each label would start twice."""
+    double = healthy()
+    _serverless(double)
+    said = _problems(_check(double))
+    assert "would be acted on twice" in said
+    assert "magi init --github --receiver --force" in said

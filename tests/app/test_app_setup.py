@@ -246,3 +246,56 @@ def test_the_page_answers_only_its_own_address(tmp_path, host) -> None:
     assert job.state not in first.text
     assert not out.exists()
     assert not job.done.is_set()
+
+
+def test_without_a_public_url_the_next_step_is_the_workflow_that_needs_no_receiver(tmp_path):
+    """No address: the workflow hears the events itself, so `magi init --github` (its
+    triggers on) is the next step; with one, `--receiver` keeps them off."""
+    said = Setup(tmp_path / "a.env", "https://api.github.test").write(MADE)
+    first = said.split("then: `magi init --github", 1)[1]
+    assert first.startswith("` in the repository, commit and push it")
+    assert '"Without a receiver"' in said
+    served = Setup(tmp_path / "b.env", "https://api.github.test", public_url="https://m.test")
+    assert "then: `magi init --github --receiver` in the repository" in served.write(MADE)
+
+
+GH = """#!/bin/sh
+# gh as `gh secret set NAME --repo R` is run: the argv, then the value read from stdin
+{ printf '%s\\n' "$*"; cat; printf '\\n--\\n'; } >> "$GH_LOG"
+[ -z "$GH_FAIL" ] || { echo "HTTP 404: Not Found (https://api.github.com/repos/$5)" >&2; exit 1; }
+"""
+
+
+def _gh(tmp_path, monkeypatch, fail: str = "") -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "gh").write_text(GH)
+    (bin_dir / "gh").chmod(0o755)
+    log = tmp_path / "gh.log"
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.setenv("GH_LOG", str(log))
+    monkeypatch.setenv("GH_FAIL", fail)
+    return log
+
+
+def test_repo_sets_the_workflows_two_secrets_with_gh_values_on_stdin(tmp_path, monkeypatch):
+    """--repo: the secrets are set (one step fewer each), their values never an argument."""
+    log = _gh(tmp_path, monkeypatch)
+    job = Setup(tmp_path / "magi-app.env", "https://api.github.test", repo="octo/widgets")
+    said = job.write(MADE)
+    calls = log.read_text().split("\n--\n")
+    assert calls[0].splitlines()[0] == "secret set MAGI_APP_CLIENT_ID --repo octo/widgets"
+    assert calls[0].splitlines()[1] == str(MADE["client_id"])
+    assert calls[1].splitlines()[0] == "secret set MAGI_APP_PRIVATE_KEY --repo octo/widgets"
+    assert str(MADE["pem"]).strip() in calls[1]
+    assert str(MADE["pem"]).strip().splitlines()[1] not in calls[1].splitlines()[0]
+    assert "Set the secrets MAGI_APP_CLIENT_ID and MAGI_APP_PRIVATE_KEY on octo/widgets" in said
+    assert "add the secrets" not in said
+
+
+def test_a_gh_that_refuses_leaves_the_manual_step_with_its_reason(tmp_path, monkeypatch):
+    _gh(tmp_path, monkeypatch, fail="1")
+    job = Setup(tmp_path / "magi-app.env", "https://api.github.test", repo="octo/widgets")
+    said = job.write(MADE)
+    assert "add the secrets MAGI_APP_CLIENT_ID" in said
+    assert "HTTP 404" in said

@@ -229,3 +229,35 @@ def test_init_github_points_doctor_at_the_runner(repo: Path) -> None:
     res = invoke(["init", "--github", "--source", f"acme/magi@{SHA}"])
     assert "magi doctor --runner" in res.output
     assert "then: magi doctor " not in res.output
+
+
+def _on(flow: str) -> str:
+    return flow.split("\non:\n", 1)[1].split("\npermissions:", 1)[0]
+
+
+def test_init_github_writes_the_serverless_workflow_its_triggers_on(repo: Path) -> None:
+    """Without --receiver the workflow runs on the label and the comments itself (its
+    receive job runs the App's handlers); nothing else of the template changes."""
+    assert invoke(["init", "--github", "--source", f"acme/magi@{SHA}"]).exit_code == 0
+    flow = (repo / ".github" / "workflows" / "magi.yml").read_text()
+    on = _on(flow)
+    assert "\n  issues:\n    types: [labeled, unlabeled]\n" in on
+    assert "\n  issue_comment:" in on
+    assert "#|" not in flow
+    from magi.config.workflow import serverless
+
+    assert serverless(flow)
+
+
+def test_init_github_receiver_leaves_the_triggers_off(repo: Path) -> None:
+    """--receiver: a receiver hears the same events, so the workflow's own stay commented
+    (each event would otherwise be acted on twice)."""
+    res = invoke(["init", "--github", "--receiver", "--source", f"acme/magi@{SHA}"])
+    assert res.exit_code == 0, res.output
+    flow = (repo / ".github" / "workflows" / "magi.yml").read_text()
+    assert "\n  issues:" not in _on(flow)
+    assert "\n  # issues:" in _on(flow)
+    from magi.config.workflow import edited, serverless
+
+    assert not serverless(flow)
+    assert edited(flow) is False  # stamped as magi wrote it

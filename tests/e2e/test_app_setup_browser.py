@@ -87,7 +87,7 @@ async def _setup(*args: str) -> AsyncIterator[tuple[asyncio.subprocess.Process, 
 def test_pressing_the_button_registers_the_app_and_the_page_says_what_next(
     tmp_path, public: str | None
 ) -> None:
-    """The user clicks; GitHub's form receives app.yml's manifest whole (the description's
+    """The user opens the page; GitHub's form receives app.yml's manifest whole (the description's
     apostrophe and all), redirects back with the code and the state; the page exchanges
     the code, the env file and the key appear for their owner only, and the page and the
     command both say what to do next without showing a secret. Without a public URL the
@@ -117,12 +117,11 @@ def test_pressing_the_button_registers_the_app_and_the_page_says_what_next(
             browser = await pw.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
             try:
                 page = await browser.new_page()
-                await page.goto(f"{here}/")
-                button = page.get_by_role("button", name="Create the App on GitHub")
+                # Opening the page is the user's step: it posts the manifest as it opens.
                 async with page.expect_response(
                     lambda r: r.request.method == "POST" and "/settings/apps/new" in r.url
                 ) as answered:
-                    await button.click()
+                    await page.goto(f"{here}/", wait_until="commit")
                 posted = await answered.value
                 if posted.status != 302:  # GitHub's form refused it: say why, now
                     pytest.fail(f"the new-App form answered {posted.status}: {form.refused}")

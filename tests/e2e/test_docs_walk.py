@@ -11,6 +11,7 @@ option, a changed message or a file the receiver cannot start from fails here.""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import shlex
@@ -193,3 +194,97 @@ def test_runner_md_judges_runner_commands_run_as_shown(tmp_path, monkeypatch) ->
     for line in shown:
         if line.strip() != "...":
             assert " ".join(_lead(line).split()) in said, (line, doctor.stdout)
+
+
+# docs/action.md, "Without a receiver": each step as the issue counts them.
+_STEP = re.compile(r"^(\d+)\. \*\*(command|click|secret|file)\*\* (.*)$", re.M)
+
+
+def _serverless_steps() -> list[tuple[str, str]]:
+    text = (ROOT / "docs" / "action.md").read_text(encoding="utf-8")
+    head = "### From a machine with a registered runner to a labeled issue\n"
+    section = text.split(head, 1)[1].split("\n### ", 1)[0]
+    found = _STEP.findall(section)
+    assert [int(n) for n, _, _ in found] == list(range(1, len(found) + 1)), found
+    return [(kind, what) for _, kind, what in found]
+
+
+def test_the_serverless_path_is_counted_and_walked(tmp_path, monkeypatch) -> None:
+    """From a registered runner to a labeled issue: README states the count docs/action.md
+    lists; the secrets set are the ones the written workflow reads; the commands run as
+    shown (init, the commit pushed to an origin), and the label, handed to the workflow's
+    receive step, is claimed and dispatched (`magi app setup` is walked above)."""
+    from github_helpers import PEM, REPO, labeled, world
+    from magi.action.context import ActionContext
+    from magi.cli.app_setup import Setup
+    from magi.config.source import Source
+
+    steps = _serverless_steps()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    said = re.search(r"\*\*(\d+) steps\*\* \(claude-code-action: three", readme)
+    assert said, "README states the serverless path's steps beside claude-code-action's three"
+    assert int(said.group(1)) == len(steps)
+    commands = [re.search(r"`([^`]+)`", what) for kind, what in steps if kind == "command"]
+    shown = [c.group(1) for c in commands if c]
+    assert len(shown) == len([k for k, _ in steps if k == "command"])
+    # The checkout of your repository, with an origin to push to.
+    origin, repo = tmp_path / "origin.git", tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(origin)], check=True)
+    subprocess.run(["git", "clone", "-q", str(origin), str(repo)], check=True, capture_output=True)
+    for key, value in (("user.name", "me"), ("user.email", "me@example.com")):
+        subprocess.run(["git", "config", key, value], cwd=repo, check=True)
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("PATH", f"{BIN}:/usr/bin:/bin")
+    monkeypatch.setattr(
+        "magi.config.source.installed_source", lambda: Source("acme/magi", "1" * 40)
+    )
+    init = next(c for c in shown if c.startswith("magi init"))
+    made = invoke(shlex.split(init)[1:])
+    assert made.exit_code == 0, made.output
+    flow = (repo / ".github" / "workflows" / "magi.yml").read_text(encoding="utf-8")
+    assert re.search(r"^  issues:\n    types: \[labeled", flow, re.M), "its triggers are on"
+    push = next(c for c in shown if c.startswith("git add"))
+    subprocess.run(["sh", "-c", push], cwd=repo, check=True, capture_output=True)
+    pushed = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", "main"], cwd=origin, capture_output=True, text=True
+    )
+    assert ".github/workflows/magi.yml" in pushed.stdout.split()
+    # The secrets: `magi app setup --repo` sets them with gh (a stand-in records what), and
+    # they are exactly those the written workflow reads.
+    setup = next(c for c in shown if c.startswith("magi app setup"))
+    assert "--repo" in shlex.split(setup)
+    gh_bin = tmp_path / "gh-bin"
+    gh_bin.mkdir()
+    (gh_bin / "gh").write_text('#!/bin/sh\necho "$3" >> "$GH_LOG"; cat > /dev/null\n')
+    (gh_bin / "gh").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{gh_bin}:{BIN}:/usr/bin:/bin")
+    monkeypatch.setenv("GH_LOG", str(tmp_path / "gh.log"))
+    made_app = {
+        "id": 1,
+        "slug": "magi-yours",
+        "webhook_secret": "w",
+        "client_id": "Iv1",
+        "pem": "k",
+    }
+    Setup(tmp_path / "magi-app.env", "https://api.github.test", repo="me/repo").write(made_app)
+    secrets = set((tmp_path / "gh.log").read_text().split())
+    assert secrets == set(re.findall(r"\$\{\{ secrets\.([A-Z_]+) \}\}", flow))
+    assert not [k for k, _ in steps if k == "secret"], "no secret is set by hand"
+    # The last step, the label: GitHub starts the receive job with the event, whose step
+    # runs `magi receive` (action/run.sh) with the App token it minted.
+    assert steps[-1][0] == "click"
+    assert "label" in steps[-1][1]
+    fake = world(FakeGitHub())
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(labeled()))
+    env = {
+        "GITHUB_REPOSITORY": REPO.full_name,
+        "MAGI_GITHUB_TOKEN": "ghs_test",
+        "MAGI_APP_SLUG": "magi-app",
+        "MAGI_MARKER_KEY": PEM,
+    }
+    argv = ["receive", "--event-name", "issues", "--event-file", str(event)]
+    got = invoke(argv, env=env, obj=ActionContext(ports=lambda url, token: fake))
+    assert got.exit_code == 0, got.output
+    (dispatch,) = fake.world(REPO).dispatches
+    assert dispatch["inputs"]["command"] == "compete"

@@ -39,6 +39,7 @@ from magi.github.port import GitHubError
 
 MAX_BODY = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
 MAX_WORK = 32  # background handlers at once: GitHub allows <= 100 concurrent requests
+IGNORED = frozenset({"ignored", "ignored-bot"})  # 202: nothing for magi, said as such
 
 
 async def _read_bounded(request: Request) -> bytes | None:
@@ -132,25 +133,33 @@ class Edge:
             return self._done(503, delivery, event, None, "unhealthy", started)
         if not event:
             return self._done(400, delivery, event, None, "no X-GitHub-Event header", started)
-        if not self.router.match(event, None, any_action=True):
-            # An event magi never handles is not even parsed (a push can be megabytes).
-            return self._done(202, delivery, event, None, "ignored", started)
-        outcome = self._parse(event, body)
+        outcome = self.accept(event, body)
         if isinstance(outcome, str):
-            code = 202 if outcome == "ignored" else 400
+            code = 400 if outcome not in IGNORED else 202
             return self._done(code, delivery, event, None, outcome, started)
         action, parsed = outcome
-        sender = parsed[0][1].sender
-        if event not in CHECK_EVENTS and is_bot(sender.login, sender.type, self.ctx.app_login):
-            return self._done(202, delivery, event, action, "ignored-bot", started)
-        # Most comments are not for magi: a route that says so up front queues no work.
-        parsed = [(r, p) for r, p in parsed if r.wants is None or r.wants(p)]
-        if not parsed:
-            return self._done(202, delivery, event, action, "ignored", started)
         task = BackgroundTask(self._handle, delivery, event, parsed)
         response = self._done(202, delivery, event, action, "queued", started)
         response.background = task
         return response
+
+    def accept(self, event: str, body: bytes) -> str | tuple[str | None, list[tuple[Route, Base]]]:
+        """The work one delivery asks for, or why none (one of ``IGNORED``, or a 400's
+        reason). The receiver and the workflow's ``receive`` job (``magi.app.serverless``)
+        both decide by it: one set of rules for which events magi acts on."""
+        if not self.router.match(event, None, any_action=True):
+            # An event magi never handles is not even parsed (a push can be megabytes).
+            return "ignored"
+        outcome = self._parse(event, body)
+        if isinstance(outcome, str):
+            return outcome
+        action, parsed = outcome
+        sender = parsed[0][1].sender
+        if event not in CHECK_EVENTS and is_bot(sender.login, sender.type, self.ctx.app_login):
+            return "ignored-bot"
+        # Most comments are not for magi: a route that says so up front queues no work.
+        parsed = [(r, p) for r, p in parsed if r.wants is None or r.wants(p)]
+        return (action, parsed) if parsed else "ignored"
 
     def _parse(self, event: str, body: bytes) -> str | tuple[str | None, list[tuple[Route, Base]]]:
         """The routes and payloads for a body, or why not ("ignored" or a 400's reason)."""

@@ -29,6 +29,7 @@ from magi.core.person.app_check import (
     hook_findings,
     install_findings,
     runner_findings,
+    without_receiver,
 )
 from magi.core.person.public import PUBLIC_LABEL
 from magi.errors import UsageError
@@ -77,7 +78,10 @@ async def check_repo(key: AppKey, repo: Repo, transport: Any = None) -> list[Fin
     settings, install = app_pages(app)
     wanted = _manifest()
     out = app_findings(app, wanted["default_permissions"], wanted["default_events"], settings)
-    out += hook_findings(await reader.hook_config(), key.public_url, settings)
+    hook = await reader.hook_config()
+    at = len(out)
+    out += hook_findings(hook, key.public_url, settings)
+    webhook = out[at:]
     try:
         inst: dict[str, Any] | None = await reader.installation(repo)
     except GitHubError as exc:
@@ -89,17 +93,21 @@ async def check_repo(key: AppKey, repo: Repo, transport: Any = None) -> list[Fin
     repo_id = None
     if inst is not None and isinstance(inst.get("id"), int):
         granted = inst.get("permissions") or {}
-        found, repo_id = await _repository(reader, auth, inst["id"], repo, granted)
+        found, repo_id, on_triggers = await _repository(reader, auth, inst["id"], repo, granted)
         out += found
+        if on_triggers:  # no receiver: no webhook is needed, nor any delivery to it
+            out[at : at + len(webhook)] = without_receiver(hook, settings)
+            return out
     return out + delivery_findings(await reader.deliveries(), repo.full_name, repo_id)
 
 
 async def _repository(
     reader: Any, auth: Any, inst: int, repo: Repo, granted: dict[str, Any]
-) -> tuple[list[Finding], int | None]:
-    """The repository's visibility and its workflow on the default branch."""
+) -> tuple[list[Finding], int | None, bool]:
+    """The repository's visibility and its workflow on the default branch (and whether it
+    runs on its own triggers, without a receiver)."""
     from magi.config.source import installed_source
-    from magi.config.workflow import workflow_problems
+    from magi.config.workflow import serverless, workflow_problems
     from magi.errors import ConfigError
     from magi.github.state import repo_config
 
@@ -112,7 +120,7 @@ async def _repository(
         config = await repo_config(await auth.port_for(inst, repo), repo, branch)
     except ConfigError as exc:
         fix = f"fix the config on {branch}; the App refuses every label until then"
-        return [*out, Finding(f"the config on {branch}: {exc.message}", fix)], data.get("id")
+        return [*out, Finding(f"the config on {branch}: {exc.message}", fix)], data.get("id"), False
     name = config.github.workflow
     text = await reader.file(inst, repo, f".github/workflows/{name}", branch)
     if text is None:
@@ -132,7 +140,8 @@ async def _repository(
     out.append(
         Finding(f"the label that starts a run is `{label}` ([github] label on {branch})", fine=True)
     )
-    return out, data.get("id") if isinstance(data.get("id"), int) else None
+    found_id = data.get("id") if isinstance(data.get("id"), int) else None
+    return out, found_id, text is not None and serverless(text)
 
 
 async def _runners(

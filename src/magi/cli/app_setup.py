@@ -21,6 +21,7 @@ import asyncio
 import html
 import json
 import os
+import re
 import secrets
 import shlex
 from dataclasses import dataclass, field
@@ -97,7 +98,8 @@ def new_app_url(github_url: str, org: str | None, state: str) -> str:
 
 
 def page(action: str, data: dict[str, Any]) -> str:
-    """The one-button page; the manifest is an attribute value, escaped whole."""
+    """The page that posts the manifest to GitHub as it opens (a button without scripts);
+    the manifest is an attribute value, escaped whole."""
     value = html.escape(json.dumps(data), quote=True)
     return (
         "<!doctype html><meta charset=utf-8><title>magi: register the GitHub App</title>"
@@ -106,6 +108,9 @@ def page(action: str, data: dict[str, Any]) -> str:
         f'<form action="{html.escape(action, quote=True)}" method="post">'
         f'<input type="hidden" name="manifest" value="{value}">'
         '<button type="submit" id="create">Create the App on GitHub</button></form>'
+        # Opening the page is the step: it goes on to GitHub by itself (the button stays,
+        # for a browser without scripts). GitHub's own page is where the App is confirmed.
+        '<script>document.getElementById("create").form.submit()</script>'
     )
 
 
@@ -122,6 +127,7 @@ class Setup:
     done: asyncio.Event = field(default_factory=asyncio.Event)
     transport: Any = None  # tests: the GitHub double
     said: str = ""
+    repo: str | None = None  # --repo: set the workflow's secrets there with gh
 
     def app(self, redirect_url: str) -> Any:
         from starlette.applications import Starlette
@@ -204,9 +210,20 @@ class Setup:
             lines.append(f"MAGI_PUBLIC_URL={q(self.public_url.rstrip('/'))}")
         lines.append(f"GITHUB_API_URL={q(self.api_url.rstrip('/'))}")
         _private(self.out, "\n".join(lines) + "\n")
+        secrets_said = None
+        if self.repo:
+            from magi.cli.app_secrets import set_secrets
+
+            values = {
+                "MAGI_APP_CLIENT_ID": str(got["client_id"]),
+                "MAGI_APP_PRIVATE_KEY": str(got["pem"]),
+            }
+            why = set_secrets(self.repo, values)
+            secrets_said = (self.repo, why)
         return next_steps(
-            got, self.out, key, public_url=self.public_url, org=self.org, github_url=self.github_url
-        )
+            got, self.out, key, public_url=self.public_url, org=self.org,
+            github_url=self.github_url, secrets=secrets_said,
+        )  # fmt: skip
 
 
 def _private(path: Path, text: str) -> None:
@@ -227,6 +244,14 @@ def setup(
     out: Annotated[
         Path, typer.Option("--out", help="Where to write the credentials (and the .pem).")
     ] = Path("magi-app.env"),
+    repo: Annotated[
+        str | None,
+        typer.Option(
+            "--repo",
+            help="OWNER/REPO: also set the workflow's two secrets there, with the GitHub CLI "
+            "(gh, logged in as you).",
+        ),
+    ] = None,
     port: Annotated[int, typer.Option("--port", help="The local page's port (0: any).")] = 0,
     github_url: Annotated[
         str,
@@ -253,7 +278,9 @@ def setup(
     sock.bind(("127.0.0.1", port))
     sock.listen(8)
     here = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    job = Setup(target, api_url, github_url, org, public_url)
+    if repo is not None and not re.fullmatch(r"[A-Za-z0-9-]+/[A-Za-z0-9._-]+", repo):
+        raise typer.BadParameter(f"not OWNER/REPO: {repo!r}", param_hint="--repo")
+    job = Setup(target, api_url, github_url, org, public_url, repo=repo)
     server = uvicorn.Server(
         uvicorn.Config(job.app(f"{here}/done"), log_level="warning", access_log=False)
     )
@@ -264,6 +291,9 @@ def setup(
         server.should_exit = True
         await task
 
-    typer.echo(f"open {here}/ in a browser and press the button (Ctrl-C to give up)")
+    typer.echo(
+        f"open {here}/ in a browser: it goes on to GitHub, where you create the App "
+        "(Ctrl-C to give up)"
+    )
     asyncio.run(serve())
     typer.echo(job.said)

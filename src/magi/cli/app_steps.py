@@ -32,6 +32,7 @@ def next_steps(
     public_url: str | None,
     org: str | None,
     github_url: str,
+    secrets: tuple[str, str | None] | None = None,
 ) -> str:
     """The words printed (and shown on the page) after the App was created."""
     slug = str(got["slug"])
@@ -42,22 +43,41 @@ def next_steps(
         f"Wrote {out} and {key}, readable by you only.",
         "",
         f"next: install it on your repository: {installs}",
-        "then: in the repository's settings, add the secrets MAGI_APP_CLIENT_ID (from "
-        f"{out}) and MAGI_APP_PRIVATE_KEY (the contents of {key})",
-        f"then: start the receiver: magi app serve --env-file {env} (docs/receiver.md: "
-        "TLS in front of it, a service, a tunnel); it checks its key and webhook and prints "
-        "the URL GitHub must reach",
     ]
-    if not public_url:
-        settings = app_settings_url(github_url, org, slug)
-        lines.append(
-            "then: the App's webhook is registered INACTIVE (no --public-url): once the "
-            "receiver answers at https://YOUR-HOST, open "
-            f"{settings}, set the Webhook URL to https://YOUR-HOST/webhook, tick Active and "
-            f"save; and add MAGI_PUBLIC_URL=https://YOUR-HOST to {out}"
+    manual = (
+        "then: in the repository's settings, add the secrets MAGI_APP_CLIENT_ID (from "
+        f"{out}) and MAGI_APP_PRIVATE_KEY (the contents of {key})"
+    )
+    if secrets is None:
+        lines.append(manual)
+    elif secrets[1] is None:
+        lines.insert(
+            3, f"Set the secrets MAGI_APP_CLIENT_ID and MAGI_APP_PRIVATE_KEY on {secrets[0]}."
         )
+    else:
+        lines.append(f"{manual} ({secrets[1]})")
+    if not public_url:
+        # Without a receiver the workflow hears the events itself (its receive job runs
+        # the App's handlers): nothing needs to reach this machine.
+        settings = app_settings_url(github_url, org, slug)
+        lines += [
+            "then: `magi init --github` in the repository, commit and push it: the workflow "
+            "runs the App's handlers on the label and the comments itself (docs/action.md, "
+            '"Without a receiver"), on your runner (docs/runner.md)',
+            "or, with a receiver: start it (magi app serve --env-file "
+            f"{env}, docs/receiver.md), open {settings}, set the Webhook URL to "
+            "https://YOUR-HOST/webhook, tick Active and save; add "
+            f"MAGI_PUBLIC_URL=https://YOUR-HOST to {out}; and `magi init --github --receiver`",
+        ]
+    else:
+        lines += [
+            f"then: start the receiver: magi app serve --env-file {env} (docs/receiver.md: "
+            "TLS in front of it, a service, a tunnel); it checks its key and webhook and "
+            "prints the URL GitHub must reach",
+            "then: `magi init --github --receiver` in the repository, commit it, and a runner "
+            "(docs/runner.md)",
+        ]
     lines += [
-        "then: `magi init --github` in the repository, commit it, and a runner (docs/runner.md)",
         "then: `magi app check OWNER/REPO --env-file "
         f"{env}` says whether a label there will start a run, and if not, why",
         "",

@@ -49,7 +49,9 @@ def _repo_runner_labels(root: Path, config_text: str | None) -> tuple[list[str],
     return job_labels(config), first_stage(config)
 
 
-def _pinned_workflow(given: str | None, labels: tuple[list[str], list[str]]) -> tuple[str, str]:
+def _pinned_workflow(
+    given: str | None, labels: tuple[list[str], list[str]], receiver: bool = False
+) -> tuple[str, str]:
     """The workflow to write and the pin it carries; a UsageError saying what to pass."""
     from magi.config.source import installed_source, parse_source
     from magi.config.workflow import render_workflow
@@ -71,7 +73,7 @@ def _pinned_workflow(given: str | None, labels: tuple[list[str], list[str]]) -> 
             )
         src = found
     try:
-        return render_workflow(src, labels[0], labels[1]), src.pin or ""
+        return render_workflow(src, labels[0], labels[1], receiver=receiver), src.pin or ""
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
@@ -100,6 +102,14 @@ def init(
             "the magi installed here.",
         ),
     ] = None,
+    receiver: Annotated[
+        bool,
+        typer.Option(
+            "--receiver",
+            help="--github: you run magi's receiver (docs/receiver.md), so the workflow's "
+            "own triggers stay off; without it the workflow runs the App's handlers itself.",
+        ),
+    ] = False,
 ) -> None:
     """Write a commented starter .magi/config.toml for the agent CLIs on PATH."""
     from magi.agents.discover import find_clis
@@ -109,7 +119,7 @@ def init(
     root = Git.discover(Path.cwd()).root
     target = root / ".magi" / "config.toml"
     flow = root / ".github" / "workflows" / "magi.yml"
-    wants_flow = github or source is not None
+    wants_flow = github or source is not None or receiver
     if wants_flow and flow.exists() and not force:
         raise UsageError(
             f"{flow} already exists; pass --force to rewrite it (a copy of it is kept "
@@ -131,7 +141,7 @@ def init(
     if wants_flow:
         from magi.cli.workflow_file import plan_replacement
 
-        pinned = _pinned_workflow(source, _repo_runner_labels(root, starter))
+        pinned = _pinned_workflow(source, _repo_runner_labels(root, starter), receiver)
         replacing = plan_replacement(flow, pinned[0])
     if starter is not None:
         target.parent.mkdir(exist_ok=True)

@@ -33,6 +33,7 @@ __all__ = [
     "magi_pins",
     "refused_inputs",
     "render_workflow",
+    "serverless",
     "stamp",
     "template",
     "workflow_problems",
@@ -46,6 +47,8 @@ _FALLBACK = "inputs.runner-labels || '" + json.dumps(list(DEFAULT_LABELS)) + "'"
 _FIRST = "inputs.runner-labels || '" + json.dumps(list(DEFAULT_LABELS), separators=(",", ":")) + "'"
 _DEFAULT_INPUT = "default: '" + json.dumps(list(DEFAULT_LABELS)) + "'"
 _PIN_LINES = re.compile(r"^# PIN: .*\n", re.M)
+# The triggers the receive job runs on (``  #| issues:``): on without a receiver.
+_SERVERLESS = re.compile(r"^(\s*)#\| ", re.M)
 # The last line of a workflow magi wrote: the digest of every line above it, so that
 # `magi init --github --force` can tell a file magi wrote from one a person edited since.
 _STAMP = re.compile(
@@ -62,10 +65,14 @@ def render_workflow(
     source: Source,
     runner_labels: Sequence[str] = DEFAULT_LABELS,
     first_stage: Sequence[str] | None = None,
+    *,
+    receiver: bool = False,
 ) -> str:
     """The template with every ``uses:`` of the magi action pinned to ``source``, and
     ``runner_labels`` as the agents jobs' labels when a dispatch names none (``first_stage``
-    the competition's, by default the same)."""
+    the competition's, by default the same). Without a ``receiver`` the workflow's own
+    triggers are on (its receive job runs the App's handlers); with one they stay
+    commented, since the receiver hears the same events."""
     pin = source.pin
     if pin is None:
         raise ValueError("the source names no repository: pass --source OWNER/REPO@SHA")
@@ -84,8 +91,14 @@ def render_workflow(
         f"# {pin} (the magi that wrote it). To move to another magi, run it again.\n"
     )
     text = _PIN_LINES.sub("", text, count=0)
+    text = _SERVERLESS.sub(r"\1" if not receiver else r"\1# ", text)
     text = text.replace("\nname: magi\n", "\n" + header + "name: magi\n", 1)
     return stamp(text.replace(PLACEHOLDER, pin))
+
+
+def serverless(text: str) -> bool:
+    """Whether the workflow ``text`` runs on its own triggers (its receive job in use)."""
+    return bool(re.search(r"^  issue_comment:", text, re.M))
 
 
 def _digest(text: str) -> str:

@@ -35,9 +35,9 @@ from magi.github.port import GitHubError
 # step's permission-* inputs; a test holds the two equal). A job not named here is checked
 # for credentials and installation only.
 ASKED: dict[str, dict[str, str]] = {
-    "task": {"contents": "write"},
-    "merge": {
+    "receive": {
         "contents": "write",
+        "actions": "write",
         "pull-requests": "read",
         "issues": "write",
         "checks": "read",

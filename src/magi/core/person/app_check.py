@@ -20,6 +20,7 @@ __all__ = [
     "hook_findings",
     "install_findings",
     "runner_findings",
+    "without_receiver",
 ]
 
 # Where `magi app setup` points a webhook it registers without --public-url (inactive).
@@ -103,6 +104,24 @@ def hook_findings(hook: Mapping[str, Any], public_url: str | None, settings: str
             f"set one on {settings} and the same as GITHUB_WEBHOOK_SECRET",
         ))  # fmt: skip
     return out
+
+
+def without_receiver(hook: Mapping[str, Any], settings: str) -> list[Finding]:
+    """The webhook of an App whose repository's workflow runs on its own triggers (its
+    receive job runs the App's handlers): none is needed, and one that delivers somewhere
+    means a receiver acts on each label and command too (docs/action.md)."""
+    url = str(hook.get("url") or "")
+    if not url or url == PLACEHOLDER_HOOK:
+        return [_ok(
+            "the App's webhook is off: the workflow hears the label and the comments itself "
+            "(docs/action.md, \"Without a receiver\")"
+        )]  # fmt: skip
+    return [Finding(
+        f"the App's webhook delivers to {url} and the workflow runs on its own triggers too: "
+        "each label and command would be acted on twice",
+        "keep one: `magi init --github --receiver --force` (the receiver), or empty the "
+        f"Webhook URL and untick Active on {settings} (the workflow alone)",
+    )]  # fmt: skip
 
 
 def install_findings(
