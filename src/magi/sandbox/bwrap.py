@@ -274,18 +274,20 @@ def _is_runner(path: Path) -> bool:
     return len(path.parts) > 1 and any((path / m).exists() for m in _RUNNER_MARKS)
 
 
-def _installed_runners() -> list[Path]:
+@functools.lru_cache(maxsize=8)
+def _installed_runners(homes: tuple[str, ...]) -> tuple[Path, ...]:
     """Runners installed where the jail shows the system (``/opt/actions-runner``, a second
     one beside it), one or two levels down, whatever the environment says: a runner whose
-    work folder is elsewhere, or a magi run by hand on a machine that hosts one."""
+    work folder is elsewhere, or a magi run by hand on a machine that hosts one. Looked for
+    once a process: a runner is not installed under a run."""
     found: list[Path] = []
-    for top in _RUNNER_HOMES:
+    for top in homes:
         for first in _children(Path(top)):
             if _is_runner(first):
                 found.append(first)
                 continue
             found += [second for second in _children(first) if _is_runner(second)]
-    return found
+    return tuple(found)
 
 
 def _children(path: Path) -> list[Path]:
@@ -303,7 +305,7 @@ def runner_roots(environ: Mapping[str, str], cwd: Path) -> list[Path]:
     found: list[Path] = []
     for start in [*starts, cwd]:
         found += [parent for parent in [start, *start.parents] if _is_runner(parent)][:1]
-    return list(dict.fromkeys([*found, *_installed_runners()]))
+    return list(dict.fromkeys([*found, *_installed_runners(_RUNNER_HOMES)]))
 
 
 def _home_reads(home: str, environ: Mapping[str, str]) -> list[str]:
