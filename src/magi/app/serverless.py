@@ -19,7 +19,7 @@ import asyncio
 import os
 from collections.abc import MutableMapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
@@ -32,7 +32,7 @@ from magi.errors import ActionError
 from magi.github.models import Repo
 from magi.github.port import GitHubPort
 
-__all__ = ["cli", "receive"]
+__all__ = ["receive", "receive_event"]
 
 TOKEN = "MAGI_GITHUB_TOKEN"  # noqa: S105 -- the name of the variable that holds it
 MARKER_KEY = "MAGI_MARKER_KEY"  # the App's private key: seals magi's markers
@@ -84,21 +84,13 @@ def context(obj: Any, environ: MutableMapping[str, str]) -> AppContext:
     return AppContext(ports=_behind_the_door(ports, seal), app_login=f"{slug}[bot]", seal=seal)
 
 
-cli = typer.Typer(help="Without a receiver: the App's handlers on a workflow run's event.")
-
-
-@cli.callback(invoke_without_command=True)
-def receive_command(
-    ctx: typer.Context,
-    event_name: Annotated[str, typer.Option("--event-name", help="GITHUB_EVENT_NAME.")],
-    event_file: Annotated[Path, typer.Option("--event-file", help="GITHUB_EVENT_PATH.")],
-) -> None:
-    """Do what the App's receiver does for this event (``magi.app.serverless``)."""
+def receive_event(obj: Any, event_name: str, event_file: Path) -> None:
+    """Do what the App's receiver does for this event; ``magi receive`` (``magi.receive``)."""
     try:
         body = event_file.read_bytes()
     except OSError as exc:
         raise ActionError(f"cannot read the event file {event_file}: {exc}") from None
-    app = context(ctx.find_root().obj, os.environ)
+    app = context(obj, os.environ)
     delivery = f"workflow-run-{os.environ.get('GITHUB_RUN_ID', '?')}"
     outcomes = asyncio.run(receive(app, event_name, body, delivery))
     typer.echo(f"magi on {event_name}: {', '.join(outcomes)}")
