@@ -236,6 +236,12 @@ def system_view() -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
     return tuple(dict.fromkeys(dirs)), tuple(links)
 
 
+@functools.cache
+def _system_secrets() -> tuple[str, ...]:
+    """``ALWAYS_MASKED`` that this machine has: looked for once a process, not every turn."""
+    return tuple(p for p in ALWAYS_MASKED if os.path.lexists(p))
+
+
 # What the repository's checks and the agents' own tools may need from the home: language
 # toolchains and their package caches, never a login (``HOME_SECRETS`` stay masked inside).
 TOOLCHAINS = (
@@ -362,13 +368,13 @@ def seat_spec(
     ``binds`` are the seat's own copies of its CLI's state, (copy, where the CLI looks)."""
     if not decision.jailed or decision.bwrap is None:
         return None
-    home = real_home = _resolved(environ.get("HOME") or str(Path.home())) or "/"
+    home = _resolved(environ.get("HOME") or str(Path.home())) or "/"
     where = cwd.resolve()
     runners = runner_roots(environ, where)
     tools: list[Path | str] = [r / "_work" / "_tool" for r in runners]
     tools += [t for t in [environ.get("RUNNER_TOOL_CACHE", "")] if t]
     dirs, links = system_view()
-    shown = [p for p in ALWAYS_MASKED if os.path.lexists(p)]
+    shown = _system_secrets()
     spec = policy(
         cwd=str(where),
         writable=writable,
@@ -397,8 +403,8 @@ def seat_spec(
     # identity (which the hand-back writes anyway), never as nobody, nor as the user.
     ident = (("NAME", NEUTRAL_NAME), ("EMAIL", NEUTRAL_EMAIL))
     env = tuple((f"GIT_{who}_{k}", v) for who in ("AUTHOR", "COMMITTER") for k, v in ident)
-    if real_home not in ("/", environ.get("HOME")):
-        env += (("HOME", real_home),)  # a home behind a link: the scratch is at its real path
+    if home not in ("/", environ.get("HOME")):
+        env += (("HOME", home),)  # a home behind a link: the scratch is at its real path
     return replace(
         spec,
         mask=(*spec.mask, *dict.fromkeys(masked)),
