@@ -1,12 +1,12 @@
 """``magi receive``: the App's own handlers, once, on the event a workflow run was started by.
 
-Without a receiver, the workflow's ``receive`` job (on ``issues``, ``issue_comment`` and
-``workflow_run``) hands its event here, with the App installation token it minted and the
+Without a receiver, the workflow's ``receive`` job (on ``issues``, ``issue_comment``,
+``workflow_run`` and ``merge_group``) hands its event here, with the App installation token it minted and the
 App's key. Which events magi acts on, and how, is decided by the receiver's code itself
 (``Edge.accept``: the routes, the bot rule, each route's ``wants``), and each handler is
 the App's: the label's claim, the acknowledgement and the dispatch (``labeled``), every
-``/magi`` command (``commands``), the merge gate (``merge``), landing's reactions to a
-review or a push (``landing``). There is one engine; this is another door into it.
+``/magi`` command (``commands``), the merge gate (``merge``), the ``magi`` check on a merge
+queue's group (``queue``), landing's reactions to a review or a push (``landing``). There is one engine; this is another door into it.
 
 What differs is only what a workflow run cannot have: no public address, so a ``/magi stop``
 cancels the run rather than parking it (nothing can answer the runner's question), and no

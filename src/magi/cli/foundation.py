@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -34,10 +36,20 @@ def latest_run() -> Run | None:
     return None if run_id is None else store.load_run(run_id)
 
 
-def _repo_runner_labels(root: Path, config_text: str | None) -> tuple[list[str], list[str]]:
-    """The agents jobs' labels as the App sends them (every agent's; and a competition's
-    first stage, ``[github] runner_labels``): the repository's layers alone, with
-    ``config_text`` as ``.magi/config.toml`` when init is about to write that."""
+@dataclass(frozen=True)
+class _FromConfig:
+    """What the workflow takes from the repository's config: the agents jobs' labels as the
+    App sends them (every agent's; and a competition's first stage, ``[github]
+    runner_labels``) and ``[github] label``."""
+
+    runner_labels: list[str]
+    first_stage: list[str]
+    label: str
+
+
+def _from_config(root: Path, config_text: str | None) -> _FromConfig:
+    """The repository's layers alone, with ``config_text`` as ``.magi/config.toml`` when
+    init is about to write that."""
     from magi.config.load import load_repo_dir
     from magi.core.seats.runners import first_stage, job_labels
 
@@ -46,11 +58,22 @@ def _repo_runner_labels(root: Path, config_text: str | None) -> tuple[list[str],
         config = load_repo_dir(root, given).config
     except ConfigError as exc:
         raise UsageError(f"the workflow takes its runner labels from the config: {exc}") from None
-    return job_labels(config), first_stage(config)
+    return _FromConfig(job_labels(config), first_stage(config), config.github.label)
+
+
+def _ci_names(root: Path, given: list[str] | None) -> tuple[list[str], list[str]]:
+    """The CI workflows the receive job waits for (``--ci``, else those found), and what
+    was passed over."""
+    if given:
+        return given, []
+    from magi.config.ci_workflows import ci_workflows
+
+    found = ci_workflows(root)
+    return found.names, found.skipped
 
 
 def _pinned_workflow(
-    given: str | None, labels: tuple[list[str], list[str]], receiver: bool = False
+    given: str | None, labels: _FromConfig, receiver: bool = False, ci: Sequence[str] = ()
 ) -> tuple[str, str]:
     """The workflow to write and the pin it carries; a UsageError saying what to pass."""
     from magi.config.source import installed_source, parse_source
@@ -73,7 +96,11 @@ def _pinned_workflow(
             )
         src = found
     try:
-        return render_workflow(src, labels[0], labels[1], receiver=receiver), src.pin or ""
+        text = render_workflow(
+            src, labels.runner_labels, labels.first_stage,
+            receiver=receiver, label=labels.label, ci=ci,
+        )  # fmt: skip
+        return text, src.pin or ""
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
@@ -110,6 +137,23 @@ def init(
             "own triggers stay off; without it the workflow runs the App's handlers itself.",
         ),
     ] = False,
+    ci: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ci",
+            help="--github: the name of a CI workflow whose completion lets a waiting `merge` "
+            "merge (repeatable; default: the named workflows of .github/workflows that run "
+            "on pull requests or pushes).",
+        ),
+    ] = None,
+    push: Annotated[
+        bool,
+        typer.Option(
+            "--push",
+            help="--github: also commit magi's two files (only them), push the branch to "
+            "origin and create the [github] label with the GitHub CLI (gh).",
+        ),
+    ] = False,
 ) -> None:
     """Write a commented starter .magi/config.toml for the agent CLIs on PATH."""
     from magi.agents.discover import find_clis
@@ -120,6 +164,13 @@ def init(
     target = root / ".magi" / "config.toml"
     flow = root / ".github" / "workflows" / "magi.yml"
     wants_flow = github or source is not None or receiver
+    if (push or ci) and not wants_flow:
+        raise UsageError("--push and --ci go with --github (they are about the workflow)")
+    if ci and receiver:
+        raise UsageError(
+            "--ci goes without --receiver: a receiver hears CI finishing itself, and the "
+            "workflow's own workflow_run trigger stays off"
+        )
     if wants_flow and flow.exists() and not force:
         raise UsageError(
             f"{flow} already exists; pass --force to rewrite it (a copy of it is kept "
@@ -138,10 +189,14 @@ def init(
     # Everything is checked before anything is written: a bad --source or config leaves the
     # repository as it was.
     pinned = replacing = None
+    names: list[str] = []
+    skipped: list[str] = []
     if wants_flow:
         from magi.cli.workflow_file import plan_replacement
 
-        pinned = _pinned_workflow(source, _repo_runner_labels(root, starter), receiver)
+        names, skipped = _ci_names(root, ci)
+        settings = _from_config(root, starter)
+        pinned = _pinned_workflow(source, settings, receiver, [] if receiver else names)
         replacing = plan_replacement(flow, pinned[0])
     if starter is not None:
         target.parent.mkdir(exist_ok=True)
@@ -162,6 +217,10 @@ def init(
         typer.echo(f"wrote {flow} (magi's action pinned to {pin})")
         for line in kept:
             typer.echo(f"  {line}")
+        _say_ci(receiver, names, skipped)
+    if push and pinned is not None:
+        _push(root, settings.label)
+        return
     # A run branches from the base's tip: an uncommitted config is not in the candidates'
     # trees, and every run would warn about a dirty tree.
     files_ = " ".join(written)
@@ -183,6 +242,34 @@ def init(
         return
     typer.echo(
         "then: magi doctor   (checks the CLIs, logins, the roster, the seats and the repository)"
+    )
+
+
+def _say_ci(receiver: bool, names: list[str], skipped: list[str]) -> None:
+    if receiver:
+        return
+    if names:
+        typer.echo(f"  a waiting `merge` merges when one of these completes: {', '.join(names)}")
+    else:
+        typer.echo(
+            "  no CI workflow found to wait for: a `merge` said before the checks are green "
+            "is said again once they are (or name them: --ci NAME)"
+        )
+    for line in skipped:
+        typer.echo(f"  passed over {line}")
+
+
+def _push(root: Path, label: str) -> None:
+    """``--push``: the commit, the push and the label, then what is left to do."""
+    from magi.cli.init_push import create_label, origin_repository, push_files
+
+    files = [f for f in (".magi/config.toml", ".github/workflows/magi.yml") if (root / f).exists()]
+    for line in push_files(root, files):
+        typer.echo(line)
+    typer.echo(create_label(origin_repository(root), label))
+    typer.echo(
+        f"next: label an issue `{label}` (the App installed on the repository, its two "
+        "secrets set, a runner registered: docs/runner.md)"
     )
 
 

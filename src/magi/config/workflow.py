@@ -30,6 +30,7 @@ __all__ = [
     "PLACEHOLDER",
     "declared_inputs",
     "edited",
+    "expression_string",
     "magi_pins",
     "refused_inputs",
     "render_workflow",
@@ -49,6 +50,12 @@ _DEFAULT_INPUT = "default: '" + json.dumps(list(DEFAULT_LABELS)) + "'"
 _PIN_LINES = re.compile(r"^# PIN: .*\n", re.M)
 # The triggers the receive job runs on (``  #| issues:``): on without a receiver.
 _SERVERLESS = re.compile(r"^(\s*)#\| ", re.M)
+# The ``workflow_run`` trigger on the repository's CI (``  #~ workflow_run:``): on without a
+# receiver when there is CI to name, its ``workflows: [CI]`` the names given.
+_CI = re.compile(r"^(\s*)#~ ", re.M)
+_CI_NAMES = "  #~   workflows: [CI]\n"
+# The receive job's label events: the `magi` label's alone, or ``[github] label``'s.
+_LABEL = "github.event.label.name == 'magi'"
 # The last line of a workflow magi wrote: the digest of every line above it, so that
 # `magi init --github --force` can tell a file magi wrote from one a person edited since.
 _STAMP = re.compile(
@@ -67,12 +74,15 @@ def render_workflow(
     first_stage: Sequence[str] | None = None,
     *,
     receiver: bool = False,
+    label: str = "magi",
+    ci: Sequence[str] = (),
 ) -> str:
     """The template with every ``uses:`` of the magi action pinned to ``source``, and
     ``runner_labels`` as the agents jobs' labels when a dispatch names none (``first_stage``
     the competition's, by default the same). Without a ``receiver`` the workflow's own
-    triggers are on (its receive job runs the App's handlers); with one they stay
-    commented, since the receiver hears the same events."""
+    triggers are on (its receive job runs the App's handlers, on ``label``'s events, and
+    on each of the ``ci`` workflows completing); with one they stay commented, since the
+    receiver hears the same events."""
     pin = source.pin
     if pin is None:
         raise ValueError("the source names no repository: pass --source OWNER/REPO@SHA")
@@ -92,8 +102,31 @@ def render_workflow(
     )
     text = _PIN_LINES.sub("", text, count=0)
     text = _SERVERLESS.sub(r"\1" if not receiver else r"\1# ", text)
+    text = text.replace(_LABEL, f"github.event.label.name == {expression_string(label)}")
+    text = _triggered_by(text, [] if receiver else list(ci))
     text = text.replace("\nname: magi\n", "\n" + header + "name: magi\n", 1)
     return stamp(text.replace(PLACEHOLDER, pin))
+
+
+def expression_string(value: str) -> str:
+    """``value`` as a string literal of a GitHub expression (a quote doubled), refused when
+    it could leave the line it is written on.
+    https://docs.github.com/en/actions/reference/workflows-and-actions/expressions#literals"""
+    if not value.strip() or any(c in value for c in "\n\r\t\0"):
+        raise ValueError(f"[github] label: not a label name: {value!r}")
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _triggered_by(text: str, ci: list[str]) -> str:
+    """The ``workflow_run`` trigger on for the CI workflows ``ci`` (each a JSON string, which
+    YAML reads as written), or left commented when there are none."""
+    bad = [name for name in ci if not name.strip() or any(c in name for c in "\n\r\0")]
+    if bad:
+        raise ValueError(f"--ci: not a workflow name: {bad}")
+    if not ci:
+        return _CI.sub(r"\1# ", text)
+    names = "[" + ", ".join(json.dumps(name) for name in ci) + "]"
+    return _CI.sub(r"\1", text.replace(_CI_NAMES, f"  #~   workflows: {names}\n"))
 
 
 def serverless(text: str) -> bool:
