@@ -24,6 +24,7 @@ from github_helpers import (
     REPO,
     SEAL,
     deliver,
+    fixture,
     issue_comment,
     keep_delivered,
     labeled,
@@ -272,8 +273,54 @@ def test_a_merge_before_green_waits_and_the_ci_finishing_merges(tmp_path):
     assert [m["number"] for m in fake.world(REPO).merges] == [7]
 
 
+def _group_payload(fake: FakeGitHub, number: int, head: str) -> tuple[str, dict[str, Any]]:
+    """GitHub's merge_group delivery (``@octokit/webhooks-examples``) for the group the
+    queue made of PR ``number``: its commits and branch those of this repository's queue."""
+    w = fake.world(REPO)
+    ((_, group),) = [q for q in w.queue if q[0] == number]
+    payload = fixture("merge_group.checks_requested")
+    payload["merge_group"].update(
+        {
+            "head_sha": group,
+            "head_ref": f"refs/heads/gh-readonly-queue/main/pr-{number}-{head}",
+            "base_sha": w.refs["heads/main"],
+        }
+    )
+    payload["repository"].update({"full_name": REPO.full_name, "default_branch": "main"})
+    payload.pop("installation")  # a workflow run's event: the job's own token acts
+    return group, payload
+
+
+def test_a_merge_queues_group_gets_magis_check_and_merges(tmp_path):
+    """A branch with a merge queue and a required `magi` check: the `merge` enqueues the
+    PR, and merge_group's checks_requested, handed to the receive job, puts magi's `magi`
+    check on the group (the conclusion magi gave the head), so the queue merges."""
+    from app_landing_helpers import PR, SHA, scene
+    from magi.testing.github_rules import BranchRules
+
+    fake = scene()
+    fake.set_rules(REPO, BranchRules(merge_queue=True, required_checks=("ci", "magi")))
+    fake.set_check(REPO, SHA, "ci", "completed", "success")
+    fake.set_check(REPO, SHA, "magi", "completed", "success")
+    code, out = receive(tmp_path, fake, "issue_comment", pr_comment("merge", number=PR))
+    assert code == 0, out
+    w = fake.world(REPO)
+    assert [n for n, _ in w.queue] == [PR]
+    group, payload = _group_payload(fake, PR, SHA)
+    fake.set_check(REPO, group, "ci", "completed", "success")  # the queue's own CI
+    assert fake.run_queue(REPO) == []  # the required `magi` check is not on the group
+    code, out = receive(tmp_path, fake, "merge_group", payload)
+    assert code == 0, out
+    assert "answered-success" in out
+    (ours,) = [c for c in w.checks[group] if c.name == "magi"]
+    assert ours.conclusion == "success"
+    assert fake.run_queue(REPO) == [PR]
+    assert w.pulls[PR].merged
+
+
 def test_the_receive_jobs_token_grants_exactly_what_the_apps_handlers_call(tmp_path):
-    """Every call the handlers made (label, stop, retry, fold, answer, merge) needs a
+    """Every call the handlers made (label, stop, retry, fold, answer, merge, a merge
+    queue's group) needs a
     permission the receive job's App token asks for, and it asks for nothing unused."""
     from action_workflow_helpers import WORKFLOW, jobs
     from magi.github.port import CALLS
@@ -286,6 +333,7 @@ def test_the_receive_jobs_token_grants_exactly_what_the_apps_handlers_call(tmp_p
         test_fold_deletes_the_runs_branches,
         test_answer_dispatches_the_run_with_the_comment_to_read,
         test_merge_on_a_magi_pr_goes_through_the_apps_gate,
+        test_a_merge_queues_group_gets_magis_check_and_merges,
     ):
         test(tmp_path)
     worlds = list({id(f): f for f in SEEN}.values())

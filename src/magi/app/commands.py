@@ -303,6 +303,8 @@ async def _stop(
     now = [a.lower() for a in command.args]
     if now not in ([], ["now"]):
         why = "`/magi stop` parks the run at its next node boundary; `/magi stop now` cancels it."
+        if ctx.serverless:
+            why = "`/magi stop` cancels the run (`/magi retry` carries it on)."
         return refused_reply(command, why), False
     runs = await _runs_of(gh, repo, config, run)
     live = [r for r in runs if r.status != "completed"]
@@ -351,6 +353,11 @@ async def _stop(
 
 def _cannot_park(ctx: AppContext, run: Mapping[str, str], rid: str) -> str | None:
     """Why this run cannot be asked to park, or None when it can."""
+    if ctx.serverless:
+        return (
+            "without a receiver nothing can answer a run's question whether to park "
+            '(docs/action.md, "Without a receiver")'
+        )
     if not ctx.public_url:
         return "the App has no `MAGI_PUBLIC_URL` for runners to ask"
     if not RUN_ID.fullmatch(rid) or run.get("park") != "1":

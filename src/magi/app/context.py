@@ -58,6 +58,9 @@ class AppContext:
     # Where runners reach this App (``MAGI_PUBLIC_URL``): with it, `/magi stop` parks a run
     # at its next node boundary; without it, it can only cancel (``magi.core.person.park``).
     public_url: str | None = None
+    # Without a receiver: the handlers run in the workflow's receive job (``magi receive``),
+    # so what they say names no receiver's setting (a stop cancels; nothing can park).
+    serverless: bool = False
     # A run's park answer, (repo, run) -> (park? (None: GitHub did not answer), until, the
     # park ref's sha): a key is in public logs on a public repository, so questions cost
     # GitHub one read per run per few seconds at most (``magi.app.park``), a "yes" and an

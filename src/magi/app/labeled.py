@@ -267,10 +267,10 @@ async def _dead(
     age = now - commit.committed_at
     if age < CLAIM_STALE:
         return ""
+    who = "the receive job failed" if ctx.serverless else "the receiver restarted"
     return (
         f"it was claimed {int(age.total_seconds() // 60)} minutes ago and no run of it is "
-        "queued or running (the receiver restarted before it started one, or the dispatch "
-        "was lost)"
+        f"queued or running ({who} before it started one, or the dispatch was lost)"
     )
 
 

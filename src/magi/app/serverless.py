@@ -81,7 +81,8 @@ def context(obj: Any, environ: MutableMapping[str, str]) -> AppContext:
     async def ports(installation: int | None, repo: Repo) -> GitHubPort:
         return make()  # type: ignore[no-any-return]
 
-    return AppContext(ports=_behind_the_door(ports, seal), app_login=f"{slug}[bot]", seal=seal)
+    login = f"{slug}[bot]"
+    return AppContext(ports=_behind_the_door(ports, seal), app_login=login, seal=seal, serverless=True)
 
 
 def receive_event(obj: Any, event_name: str, event_file: Path) -> None:
