@@ -46,5 +46,7 @@ async def press_the_button(stdout: asyncio.StreamReader, code: str) -> str:
         posted: dict[str, Any] = json.loads(form.fields["manifest"])
         assert posted["redirect_url"] == here.group(1) + "/done"
         back = await client.get(posted["redirect_url"], params={"code": code, "state": state})
-        assert back.status_code == 200, back.text
+        # The page sends the browser on to GitHub's installation page of the new App.
+        assert back.status_code == 303, back.text
+        assert back.headers["location"].endswith("/installations/new"), back.headers
     return first

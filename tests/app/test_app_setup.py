@@ -68,8 +68,11 @@ def test_the_form_posts_the_whole_manifest_and_the_code_becomes_a_private_file(t
         form.action == f"https://github.com/organizations/acme/settings/apps/new?state={job.state}"
     )
     posted = json.loads(form.fields["manifest"])
-    assert posted == manifest(None, "http://127.0.0.1:1/done")
-    assert back.status_code == 200
+    assert posted == manifest(None, "http://127.0.0.1:1/done", "magi-acme")
+    assert posted["name"] == "magi-acme"  # the org's: `magi` is taken on GitHub
+    # On to the App's installation page: installing it is GitHub's one click.
+    assert back.status_code == 303
+    assert back.headers["location"] == "https://github.com/apps/magi-acme/installations/new"
     text = out.read_text()
     assert "GITHUB_APP_ID=4242" in text
     assert "GITHUB_APP_SLUG=magi-acme" in text
@@ -82,6 +85,16 @@ def test_the_form_posts_the_whole_manifest_and_the_code_becomes_a_private_file(t
     assert "https://github.com/apps/magi-acme/installations/new" in job.said
     assert "MAGI_APP_PRIVATE_KEY" in job.said
     assert "shh" not in job.said  # the page says where the secrets are, not what they are
+
+
+def test_an_app_page_on_another_host_is_shown_not_followed(tmp_path) -> None:
+    """The redirect goes only to the GitHub setup was pointed at (--github-url)."""
+    double = GitHubHTTP(FakeGitHub())
+    double.manifest_codes["c0de"] = {**MADE, "html_url": "https://elsewhere.test/apps/x"}
+    job = Setup(tmp_path / "a.env", "https://api.github.test", transport=httpx.MockTransport(double))
+    _, back = asyncio.run(_flow(job, "c0de"))
+    assert back.status_code == 200
+    assert "Created the GitHub App" in back.text
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 """`magi app setup` as a person meets it: its page in a real browser (Debian's chromium through
 Playwright), the button pressed, GitHub's new-App form (a stand-in) given the manifest, the
-redirect followed back with the code, the credentials written and the next steps shown."""
+redirect followed back with the code, the credentials written, the next steps printed and the
+browser sent on to the App's installation page."""
 
 from __future__ import annotations
 
@@ -89,8 +90,9 @@ def test_pressing_the_button_registers_the_app_and_the_page_says_what_next(
 ) -> None:
     """The user opens the page; GitHub's form receives app.yml's manifest whole (the description's
     apostrophe and all), redirects back with the code and the state; the page exchanges
-    the code, the env file and the key appear for their owner only, and the page and the
-    command both say what to do next without showing a secret. Without a public URL the
+    the code, the env file and the key appear for their owner only, the browser goes on to
+    the App's installation page, and the command says what to do next without showing a
+    secret. Without a public URL the
     webhook is registered inactive, and the steps say how to turn it on."""
     if not CHROMIUM.exists():
         pytest.skip(f"{NEEDS} Debian's chromium at {CHROMIUM} (apt-get install chromium)")
@@ -105,7 +107,7 @@ def test_pressing_the_button_registers_the_app_and_the_page_says_what_next(
     api_sock, api = _listening()
     out = tmp_path / "creds" / "magi-app.env"
 
-    async def main() -> tuple[str, str, str, int, str]:
+    async def main() -> tuple[str, str, int, str]:
         args = ("--github-url", web, "--api-url", api, "--out", str(out))
         args += ("--public-url", public) if public else ()
         async with (
@@ -125,18 +127,19 @@ def test_pressing_the_button_registers_the_app_and_the_page_says_what_next(
                 posted = await answered.value
                 if posted.status != 302:  # GitHub's form refused it: say why, now
                     pytest.fail(f"the new-App form answered {posted.status}: {form.refused}")
-                await page.wait_for_url(f"{here}/done?*")
-                said = page.locator("pre")
-                await expect(said).to_contain_text("next: install it on your repository")
-                shown = await said.inner_text()
-                landed = page.url
+                # Back from GitHub with the code: the page sends the browser on to the
+                # App's installation page, where installing it is one click.
+                async with page.expect_request(lambda r: "/done?" in r.url) as back:
+                    await page.wait_for_url(f"{web}/apps/magi/installations/new")
+                landed = (await back.value).url
+                await expect(page.locator("body")).to_contain_text("Install magi")
             finally:
                 await browser.close()
             assert proc.stdout is not None
             printed = (await proc.stdout.read()).decode()
-            return here, landed, shown, await proc.wait(), printed
+            return here, landed, await proc.wait(), printed
 
-    here, landed, shown, code, printed = asyncio.run(main())
+    here, landed, code, printed = asyncio.run(main())
 
     assert form.refused == []
     [got] = form.posted
@@ -176,15 +179,16 @@ def test_pressing_the_button_registers_the_app_and_the_page_says_what_next(
     assert env["MAGI_APP_CLIENT_ID"].startswith("Iv23li")
 
     assert code == 0
-    for words in (shown, printed):
-        assert "Created the GitHub App magi (id 4242)" in words
-        assert f"next: install it on your repository: {web}/apps/magi/installations/new" in words
-        assert "MAGI_APP_PRIVATE_KEY" in words
-        assert "magi init --github" in words
-        assert env["GITHUB_WEBHOOK_SECRET"] not in words
-        assert "PRIVATE KEY-----" not in words
-        inactive = f"open {web}/settings/apps/magi, set the Webhook URL" in words
-        assert inactive is (public is None), words
+    assert form.install_pages == ["magi"]
+    words = printed
+    assert "Created the GitHub App magi (id 4242)" in words
+    assert f"next: install it on your repository: {web}/apps/magi/installations/new" in words
+    assert "MAGI_APP_PRIVATE_KEY" in words
+    assert "magi init --github" in words
+    assert env["GITHUB_WEBHOOK_SECRET"] not in words
+    assert "PRIVATE KEY-----" not in words
+    inactive = f"open {web}/settings/apps/magi, set the Webhook URL" in words
+    assert inactive is (public is None), words
 
 
 def _post(form: NewAppForm, path: str, body: dict[str, str]) -> httpx.Response:

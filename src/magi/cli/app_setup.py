@@ -26,6 +26,7 @@ import secrets
 import shlex
 from dataclasses import dataclass, field
 from importlib.resources import files
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote, urlsplit
@@ -37,7 +38,7 @@ from magi.cli.app_steps import next_steps
 from magi.core.person.app_check import PLACEHOLDER_HOOK
 from magi.core.person.park import public_url_problem
 
-__all__ = ["Setup", "cli", "manifest", "read_manifest"]
+__all__ = ["Setup", "app_name", "cli", "manifest", "open_in_browser", "read_manifest"]
 
 cli = typer.Typer(
     help="The magi GitHub App: register it (setup), serve it, check why a label did nothing.",
@@ -75,13 +76,29 @@ def _scalar(value: str) -> Any:
     return {"true": True, "false": False}.get(value, value)
 
 
-def manifest(public_url: str | None, redirect_url: str) -> dict[str, Any]:
-    """The App's manifest: app.yml, with this receiver's address and this page's redirect.
+# GitHub's longest App name.
+# https://docs.github.com/en/apps/creating-github-apps/registering-a-github-app/registering-a-github-app
+_NAME_MAX = 34
+
+
+def app_name(owner: str | None) -> str | None:
+    """The name the form proposes for an App of ``owner``'s: ``magi-OWNER`` (App names are
+    unique across GitHub, and ``magi`` is taken), None when no owner is known."""
+    return f"magi-{owner}"[:_NAME_MAX].rstrip("-") if owner else None
+
+
+def manifest(
+    public_url: str | None, redirect_url: str, name: str | None = None
+) -> dict[str, Any]:
+    """The App's manifest: app.yml, with this receiver's address and this page's redirect
+    (and ``name`` for app.yml's, when given).
 
     Without ``--public-url`` the webhook is registered inactive (GitHub needs an address
     it can reach); set it in the App's settings once the receiver is deployed."""
     data = read_manifest(files("magi").joinpath("templates/app.yml").read_text(encoding="utf-8"))
     data["redirect_url"] = redirect_url
+    if name:
+        data["name"] = name
     if public_url:
         base = public_url.rstrip("/")
         data["url"] = base
@@ -128,11 +145,12 @@ class Setup:
     transport: Any = None  # tests: the GitHub double
     said: str = ""
     repo: str | None = None  # --repo: set the workflow's secrets there with gh
+    installs: str = ""  # the App's installation page on GitHub, once GitHub made it
 
     def app(self, redirect_url: str) -> Any:
         from starlette.applications import Starlette
         from starlette.requests import Request
-        from starlette.responses import HTMLResponse
+        from starlette.responses import HTMLResponse, RedirectResponse
         from starlette.routing import Route
 
         # Only its own address: a web page that rebinds its name to 127.0.0.1 (DNS
@@ -149,7 +167,9 @@ class Setup:
             if (refused := elsewhere(request)) is not None:
                 return refused
             action = new_app_url(self.github_url, self.org, self.state)
-            return HTMLResponse(page(action, manifest(self.public_url, redirect_url)))
+            owner = self.org or (self.repo or "").partition("/")[0]
+            data = manifest(self.public_url, redirect_url, app_name(owner))
+            return HTMLResponse(page(action, data))
 
         async def back(request: Request) -> HTMLResponse:
             if (refused := elsewhere(request)) is not None:
@@ -163,6 +183,10 @@ class Setup:
                 return HTMLResponse(f"<p>{html.escape(str(exc))}</p>", 502)
             self.said = text
             self.done.set()
+            # The next step is GitHub's installation page: the browser goes on to it (the
+            # terminal holds the rest of the steps), so installing is its one click.
+            if self.installs:
+                return RedirectResponse(self.installs, 303)
             return HTMLResponse(f"<pre>{html.escape(text)}</pre>")
 
         return Starlette(routes=[Route("/", start), Route("/done", back)])
@@ -183,7 +207,12 @@ class Setup:
                 "hour and works once): run `magi app setup` again"
             )
         got = answer.json()
-        return self.write(got)
+        said = self.write(got)
+        # Only a page of the GitHub this setup was pointed at: the redirect never leaves it.
+        page_ = str(got.get("html_url") or "").rstrip("/")
+        if page_.startswith(self.github_url.rstrip("/") + "/apps/"):
+            self.installs = page_ + "/installations/new"
+        return said
 
     def write(self, got: dict[str, Any]) -> str:
         key = self.out.with_suffix(".pem")
@@ -226,6 +255,30 @@ class Setup:
         )  # fmt: skip
 
 
+def open_in_browser(
+    url: str,
+    environ: Mapping[str, str] = os.environ,
+    tty: bool | None = None,
+    opener: Callable[[str], bool] | None = None,
+) -> bool:
+    """Open ``url`` in the person's browser when one is at hand: a terminal (not a pipe)
+    on macOS, Windows or a desktop session (``DISPLAY``, ``WAYLAND_DISPLAY``); over ssh
+    or in a script nothing is opened and the address printed is the step."""
+    import sys
+    import webbrowser
+
+    at_terminal = sys.stdin.isatty() and sys.stdout.isatty() if tty is None else tty
+    desktop = sys.platform in ("darwin", "win32") or any(
+        environ.get(k) for k in ("DISPLAY", "WAYLAND_DISPLAY")
+    )
+    if not at_terminal or not desktop:
+        return False
+    try:
+        return bool((opener or webbrowser.open)(url))
+    except webbrowser.Error:
+        return False
+
+
 def _private(path: Path, text: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -253,6 +306,13 @@ def setup(
         ),
     ] = None,
     port: Annotated[int, typer.Option("--port", help="The local page's port (0: any).")] = 0,
+    browser: Annotated[
+        bool,
+        typer.Option(
+            "--browser/--no-browser",
+            help="Open the local page in your browser (at a terminal with a desktop).",
+        ),
+    ] = True,
     github_url: Annotated[
         str,
         typer.Option(
@@ -291,9 +351,10 @@ def setup(
         server.should_exit = True
         await task
 
+    opened = browser and open_in_browser(f"{here}/")
     typer.echo(
         f"open {here}/ in a browser: it goes on to GitHub, where you create the App "
-        "(Ctrl-C to give up)"
+        f"({'opened in yours; ' if opened else ''}Ctrl-C to give up)"
     )
     asyncio.run(serve())
     typer.echo(job.said)

@@ -96,6 +96,7 @@ class NewAppForm:
     owner: str = "octocat"
     posted: list[Posted] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    install_pages: list[str] = field(default_factory=list)  # the slugs whose page was opened
     next_id: int = 4242
     _pem: str = ""
 
@@ -157,9 +158,17 @@ class NewAppForm:
             target = data["redirect_url"]
             return RedirectResponse(f"{target}{'&' if '?' in target else '?'}{query}", 302)
 
+        async def install(request: Request) -> Response:
+            # GitHub's installation page of the App: where the person picks the account and
+            # repositories and presses Install (here: shown, and the visit recorded).
+            slug = request.path_params["slug"]
+            self.install_pages.append(slug)
+            return PlainTextResponse(f"Install {slug}")
+
         return Starlette(
             routes=[
                 Route("/settings/apps/new", new_app, methods=["POST"]),
                 Route("/organizations/{org}/settings/apps/new", new_app, methods=["POST"]),
+                Route("/apps/{slug}/installations/new", install),
             ]
         )
