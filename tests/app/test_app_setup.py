@@ -262,11 +262,12 @@ def test_the_page_answers_only_its_own_address(tmp_path, host) -> None:
 
 
 def test_without_a_public_url_the_next_step_is_the_workflow_that_needs_no_receiver(tmp_path):
-    """No address: the workflow hears the events itself, so `magi init --github` (its
-    triggers on) is the next step; with one, `--receiver` keeps them off."""
+    """No address: the workflow hears the events itself, so `magi init --github --push`
+    (its triggers on, committed, pushed, the label made) is the next step; with one,
+    `--receiver` keeps them off."""
     said = Setup(tmp_path / "a.env", "https://api.github.test").write(MADE)
     first = said.split("then: `magi init --github", 1)[1]
-    assert first.startswith("` in the repository, commit and push it")
+    assert first.startswith(" --push` in the repository's checkout")
     assert '"Without a receiver"' in said
     served = Setup(tmp_path / "b.env", "https://api.github.test", public_url="https://m.test")
     assert "then: `magi init --github --receiver` in the repository" in served.write(MADE)

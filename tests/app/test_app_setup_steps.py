@@ -51,3 +51,22 @@ def test_a_browser_that_cannot_start_leaves_the_printed_address() -> None:
         raise webbrowser.Error("could not locate runnable browser")
 
     assert open_in_browser(URL, {"DISPLAY": ":0"}, tty=True, opener=opener) is False
+
+
+def test_the_install_page_is_the_owners_on_the_github_setup_was_pointed_at() -> None:
+    """GitHub's answer names the App's page and its owner: the browser goes to that owner's
+    installation page (no account to pick); a page of another host is never followed."""
+    from magi.cli.app_setup import install_page
+
+    got = {"html_url": "https://github.com/apps/magi-acme", "owner": {"login": "acme", "id": 7}}
+    assert (
+        install_page("https://github.com", got)
+        == "https://github.com/apps/magi-acme/installations/new/permissions?target_id=7"
+    )
+    no_owner = {"html_url": "https://github.com/apps/magi-acme"}
+    assert (
+        install_page("https://github.com", no_owner)
+        == "https://github.com/apps/magi-acme/installations/new"
+    )
+    assert install_page("https://github.com", {"html_url": "https://evil.test/apps/x"}) == ""
+    assert install_page("https://github.com", {"html_url": "https://github.com.evil.test/apps/x"}) == ""

@@ -130,7 +130,7 @@ def test_pressing_the_button_registers_the_app_and_the_page_says_what_next(
                 # Back from GitHub with the code: the page sends the browser on to the
                 # App's installation page, where installing it is one click.
                 async with page.expect_request(lambda r: "/done?" in r.url) as back:
-                    await page.wait_for_url(f"{web}/apps/magi/installations/new")
+                    await page.wait_for_url(f"{web}/apps/magi/installations/new/permissions?*")
                 landed = (await back.value).url
                 await expect(page.locator("body")).to_contain_text("Install magi")
             finally:
@@ -179,7 +179,7 @@ def test_pressing_the_button_registers_the_app_and_the_page_says_what_next(
     assert env["MAGI_APP_CLIENT_ID"].startswith("Iv23li")
 
     assert code == 0
-    assert form.install_pages == ["magi"]
+    assert form.install_pages == [f"magi target {9000 + len(form.owner)}"]  # the owner's
     words = printed
     assert "Created the GitHub App magi (id 4242)" in words
     assert f"next: install it on your repository: {web}/apps/magi/installations/new" in words
@@ -213,7 +213,7 @@ def test_the_form_stand_in_redirects_an_org_manifest_with_its_code_and_state() -
     assert answer.headers["location"] == f"http://127.0.0.1:1/done?code={got.code}&state=s1"
     assert (got.org, got.state, got.manifest) == ("acme", "s1", data)
     made = double.manifest_codes[got.code]
-    assert made["owner"] == {"login": "acme", "type": "Organization"}
+    assert made["owner"] == {"login": "acme", "id": 9004, "type": "Organization"}
     assert made["html_url"] == "http://github.test/apps/magi"
 
 

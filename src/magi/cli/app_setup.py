@@ -38,7 +38,15 @@ from magi.cli.app_steps import next_steps
 from magi.core.person.app_check import PLACEHOLDER_HOOK
 from magi.core.person.park import public_url_problem
 
-__all__ = ["Setup", "app_name", "cli", "manifest", "open_in_browser", "read_manifest"]
+__all__ = [
+    "Setup",
+    "app_name",
+    "cli",
+    "install_page",
+    "manifest",
+    "open_in_browser",
+    "read_manifest",
+]
 
 cli = typer.Typer(
     help="The magi GitHub App: register it (setup), serve it, check why a label did nothing.",
@@ -209,9 +217,7 @@ class Setup:
         got = answer.json()
         said = self.write(got)
         # Only a page of the GitHub this setup was pointed at: the redirect never leaves it.
-        page_ = str(got.get("html_url") or "").rstrip("/")
-        if page_.startswith(self.github_url.rstrip("/") + "/apps/"):
-            self.installs = page_ + "/installations/new"
+        self.installs = install_page(self.github_url, got)
         return said
 
     def write(self, got: dict[str, Any]) -> str:
@@ -253,6 +259,20 @@ class Setup:
             got, self.out, key, public_url=self.public_url, org=self.org,
             github_url=self.github_url, secrets=secrets_said,
         )  # fmt: skip
+
+
+def install_page(github_url: str, got: dict[str, Any]) -> str:
+    """The App's installation page for its owner's account (``target_id``: GitHub skips
+    asking which account), "" when GitHub's answer names no page of ``github_url``: the
+    browser is never sent off the GitHub setup was pointed at."""
+    page_ = str(got.get("html_url") or "").rstrip("/")
+    if not page_.startswith(github_url.rstrip("/") + "/apps/"):
+        return ""
+    owner = got.get("owner")
+    target = owner.get("id") if isinstance(owner, dict) else None
+    if isinstance(target, int) and not isinstance(target, bool):
+        return f"{page_}/installations/new/permissions?target_id={target}"
+    return f"{page_}/installations/new"
 
 
 def open_in_browser(

@@ -61,7 +61,8 @@ def next_steps(
         # the App's handlers): nothing needs to reach this machine.
         settings = app_settings_url(github_url, org, slug)
         lines += [
-            "then: `magi init --github` in the repository, commit and push it: the workflow "
+            "then: `magi init --github --push` in the repository's checkout (the workflow "
+            "and config written, committed and pushed, the `magi` label made): the workflow "
             "runs the App's handlers on the label and the comments itself (docs/action.md, "
             '"Without a receiver"), on your runner (docs/runner.md)',
             "or, with a receiver: start it (magi app serve --env-file "

@@ -127,7 +127,11 @@ class NewAppForm:
             "description": manifest.get("description", ""),
             "external_url": manifest["url"],
             "html_url": f"{web}/apps/{slug}",
-            "owner": {"login": org or self.owner, "type": "Organization" if org else "User"},
+            "owner": {
+                "login": org or self.owner,
+                "id": 9000 + len(org or self.owner),
+                "type": "Organization" if org else "User",
+            },
             "permissions": dict(manifest.get("default_permissions") or {}),
             "events": list(manifest.get("default_events") or []),
             "client_id": f"Iv23li{secrets.token_hex(5)}",
@@ -162,7 +166,8 @@ class NewAppForm:
             # GitHub's installation page of the App: where the person picks the account and
             # repositories and presses Install (here: shown, and the visit recorded).
             slug = request.path_params["slug"]
-            self.install_pages.append(slug)
+            target = request.query_params.get("target_id")
+            self.install_pages.append(f"{slug} target {target}" if target else slug)
             return PlainTextResponse(f"Install {slug}")
 
         return Starlette(
@@ -170,5 +175,7 @@ class NewAppForm:
                 Route("/settings/apps/new", new_app, methods=["POST"]),
                 Route("/organizations/{org}/settings/apps/new", new_app, methods=["POST"]),
                 Route("/apps/{slug}/installations/new", install),
+                # With the account chosen (``target_id``): its repositories and Install.
+                Route("/apps/{slug}/installations/new/permissions", install),
             ]
         )
