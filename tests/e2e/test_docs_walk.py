@@ -211,15 +211,17 @@ def _serverless_steps() -> list[tuple[str, str]]:
 
 def test_the_serverless_path_is_counted_and_walked(tmp_path, monkeypatch) -> None:
     """From a registered runner to a labeled issue: README states the count docs/action.md
-    lists; the secrets set are the ones the written workflow reads; the commands run as
-    shown (init, the commit pushed to an origin), and the label, handed to the workflow's
-    receive step, is claimed and dispatched (`magi app setup` is walked above)."""
+    lists, at most the issue's six; the secrets set are the ones the written workflow reads;
+    the commands run as shown (init with --push: the commit pushed to an origin, the label
+    made with gh), and the label, handed to the workflow's receive step, is claimed and
+    dispatched (`magi app setup` is walked above)."""
     from github_helpers import PEM, REPO, labeled, world
     from magi.action.context import ActionContext
     from magi.cli.app_setup import Setup
     from magi.config.source import Source
 
     steps = _serverless_steps()
+    assert len(steps) <= 6, steps
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     said = re.search(r"\*\*(\d+) steps\*\* \(claude-code-action: three", readme)
     assert said, "README states the serverless path's steps beside claude-code-action's three"
@@ -227,14 +229,27 @@ def test_the_serverless_path_is_counted_and_walked(tmp_path, monkeypatch) -> Non
     commands = [re.search(r"`([^`]+)`", what) for kind, what in steps if kind == "command"]
     shown = [c.group(1) for c in commands if c]
     assert len(shown) == len([k for k, _ in steps if k == "command"])
-    # The checkout of your repository, with an origin to push to.
+    assert not [k for k, _ in steps if k == "file"], "no file is edited by hand"
+    # gh, logged in as you: a stand-in records each call (`gh secret set NAME`, `gh label
+    # create NAME`) and reads what it is given on its standard input.
+    gh_bin = tmp_path / "gh-bin"
+    gh_bin.mkdir()
+    (gh_bin / "gh").write_text('#!/bin/sh\necho "$1 $2 $3" >> "$GH_LOG"; cat > /dev/null\n')
+    (gh_bin / "gh").chmod(0o755)
+    monkeypatch.setenv("GH_LOG", str(tmp_path / "gh.log"))
+    # The checkout of your repository on github.com (its pushes go to a bare origin here).
     origin, repo = tmp_path / "origin.git", tmp_path / "repo"
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(origin)], check=True)
     subprocess.run(["git", "clone", "-q", str(origin), str(repo)], check=True, capture_output=True)
     for key, value in (("user.name", "me"), ("user.email", "me@example.com")):
         subprocess.run(["git", "config", key, value], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "first"], cwd=repo, check=True)
+    subprocess.run(["git", "push", "-q", "origin", "main"], cwd=repo, check=True)
+    github = "https://github.com/me/repo.git"
+    subprocess.run(["git", "remote", "set-url", "origin", github], cwd=repo, check=True)
+    subprocess.run(["git", "remote", "set-url", "--push", "origin", str(origin)], cwd=repo, check=True)
     monkeypatch.chdir(repo)
-    monkeypatch.setenv("PATH", f"{BIN}:/usr/bin:/bin")
+    monkeypatch.setenv("PATH", f"{gh_bin}:{BIN}:/usr/bin:/bin")
     monkeypatch.setattr(
         "magi.config.source.installed_source", lambda: Source("acme/magi", "1" * 40)
     )
@@ -243,22 +258,16 @@ def test_the_serverless_path_is_counted_and_walked(tmp_path, monkeypatch) -> Non
     assert made.exit_code == 0, made.output
     flow = (repo / ".github" / "workflows" / "magi.yml").read_text(encoding="utf-8")
     assert re.search(r"^  issues:\n    types: \[labeled", flow, re.M), "its triggers are on"
-    push = next(c for c in shown if c.startswith("git add"))
-    subprocess.run(["sh", "-c", push], cwd=repo, check=True, capture_output=True)
     pushed = subprocess.run(
         ["git", "ls-tree", "-r", "--name-only", "main"], cwd=origin, capture_output=True, text=True
     )
     assert ".github/workflows/magi.yml" in pushed.stdout.split()
-    # The secrets: `magi app setup --repo` sets them with gh (a stand-in records what), and
-    # they are exactly those the written workflow reads.
+    assert ".magi/config.toml" in pushed.stdout.split()
+    assert (tmp_path / "gh.log").read_text().split("\n")[0] == "label create magi"
+    # The secrets: `magi app setup --repo` sets them with gh, and they are exactly those
+    # the written workflow reads.
     setup = next(c for c in shown if c.startswith("magi app setup"))
     assert "--repo" in shlex.split(setup)
-    gh_bin = tmp_path / "gh-bin"
-    gh_bin.mkdir()
-    (gh_bin / "gh").write_text('#!/bin/sh\necho "$3" >> "$GH_LOG"; cat > /dev/null\n')
-    (gh_bin / "gh").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{gh_bin}:{BIN}:/usr/bin:/bin")
-    monkeypatch.setenv("GH_LOG", str(tmp_path / "gh.log"))
     made_app = {
         "id": 1,
         "slug": "magi-yours",
@@ -266,8 +275,10 @@ def test_the_serverless_path_is_counted_and_walked(tmp_path, monkeypatch) -> Non
         "client_id": "Iv1",
         "pem": "k",
     }
+    (tmp_path / "gh.log").write_text("")
     Setup(tmp_path / "magi-app.env", "https://api.github.test", repo="me/repo").write(made_app)
-    secrets = set((tmp_path / "gh.log").read_text().split())
+    set_ = (tmp_path / "gh.log").read_text().splitlines()
+    secrets = {line.removeprefix("secret set ") for line in set_}
     assert secrets == set(re.findall(r"\$\{\{ secrets\.([A-Z_]+) \}\}", flow))
     assert not [k for k, _ in steps if k == "secret"], "no secret is set by hand"
     # The last step, the label: GitHub starts the receive job with the event, whose step
