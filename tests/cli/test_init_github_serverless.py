@@ -228,3 +228,20 @@ def test_push_goes_with_github(repo: Path) -> None:
     res = invoke(["init", "--push"])
     assert res.exit_code != 0
     assert "--push and --ci go with --github" in res.output
+
+
+def test_a_config_label_the_workflow_does_not_run_on_is_said(repo: Path) -> None:
+    """`[github] label` changed after init: the receive job still waits for the old one,
+    so doctor and `magi app check` say so, with the command that writes it in."""
+    from magi.config.workflow import workflow_problems
+
+    assert invoke(INIT).exit_code == 0
+    flow = _flow(repo)
+    assert workflow_problems(flow, "magi.yml", None, "magi") == []
+    (problem,) = workflow_problems(flow, "magi.yml", None, "it's ours")
+    assert problem[0] == "error"
+    assert "runs on the label `magi`, and [github] label is `it's ours`" in problem[1]
+    assert "magi init --github --force" in problem[1]
+    (repo / "magi.toml").write_text('[github]\nlabel = "it\'s ours"\n')
+    assert invoke([*INIT, "--force"]).exit_code == 0
+    assert workflow_problems(_flow(repo), "magi.yml", None, "it's ours") == []

@@ -130,7 +130,8 @@ async def _repository(
         ))  # fmt: skip
     else:
         source = installed_source()
-        problems = workflow_problems(text, name, source.pin if source else None)
+        pin = source.pin if source else None
+        problems = workflow_problems(text, name, pin, config.github.label)
         for severity, message in problems:
             out.append(Finding(message, warn=severity != "error"))
         if not problems:

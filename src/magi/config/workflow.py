@@ -209,11 +209,31 @@ def declared_inputs(text: str) -> set[str] | None:
 REWRITE = "run `magi init --github --force` in the repository and commit the workflow"
 
 
-def workflow_problems(text: str, name: str, pin: str | None) -> list[tuple[str, str]]:
+def _label_problem(text: str, where: str, label: str | None) -> list[tuple[str, str]]:
+    """A workflow on its own triggers whose receive job waits for another label than
+    ``[github] label``: no label event of the config's would start anything."""
+    if label is None or not serverless(text):
+        return []
+    found = re.search(r"github\.event\.label\.name == '((?:[^']|'')*)'", text)
+    if found is None or found.group(1).replace("''", "'") == label:
+        return []
+    return [
+        (
+            "error",
+            f"{where}'s receive job runs on the label `{found.group(1)}`, and [github] label "
+            f"is `{label}`: labeling an issue `{label}` starts nothing; {REWRITE}",
+        )
+    ]
+
+
+def workflow_problems(
+    text: str, name: str, pin: str | None, label: str | None = None
+) -> list[tuple[str, str]]:
     """What stops or misleads a run in the workflow ``text`` (``.github/workflows/name``),
-    against this magi's template and its pin (None: unknown): ``(severity, message)``."""
+    against this magi's template and its pin (None: unknown), and ``[github] label`` when
+    given: ``(severity, message)``."""
     where = f".github/workflows/{name}"
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str]] = _label_problem(text, where, label)
     pins = magi_pins(text)
     if PLACEHOLDER in pins:
         out.append(

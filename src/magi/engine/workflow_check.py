@@ -36,7 +36,8 @@ def check_workflow(d: Diagnosis, *, runner: bool) -> None:
         d.error(f".github/workflows/{name}: cannot read it ({exc.__class__.__name__})")
         return
     source = sources.installed_source()
-    for severity, message in workflow_problems(text, name, source.pin if source else None):
+    label = d.config.github.label if d.config is not None else None
+    for severity, message in workflow_problems(text, name, source.pin if source else None, label):
         if severity == "error":
             d.error(message)
         else:
