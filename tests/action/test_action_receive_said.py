@@ -8,7 +8,16 @@ import asyncio
 import json
 from pathlib import Path
 
-from github_helpers import PEM, REPO, deliver, issue_comment, keep_delivered, labeled, make_app, world
+from github_helpers import (
+    PEM,
+    REPO,
+    deliver,
+    issue_comment,
+    keep_delivered,
+    labeled,
+    make_app,
+    world,
+)
 from magi.action.context import ActionContext
 from magi.testing.cli import invoke
 from magi.testing.github import FakeGitHub

@@ -91,7 +91,9 @@ def test_an_app_page_on_another_host_is_shown_not_followed(tmp_path) -> None:
     """The redirect goes only to the GitHub setup was pointed at (--github-url)."""
     double = GitHubHTTP(FakeGitHub())
     double.manifest_codes["c0de"] = {**MADE, "html_url": "https://elsewhere.test/apps/x"}
-    job = Setup(tmp_path / "a.env", "https://api.github.test", transport=httpx.MockTransport(double))
+    job = Setup(
+        tmp_path / "a.env", "https://api.github.test", transport=httpx.MockTransport(double)
+    )
     _, back = asyncio.run(_flow(job, "c0de"))
     assert back.status_code == 200
     assert "Created the GitHub App" in back.text

@@ -69,4 +69,7 @@ def test_the_install_page_is_the_owners_on_the_github_setup_was_pointed_at() -> 
         == "https://github.com/apps/magi-acme/installations/new"
     )
     assert install_page("https://github.com", {"html_url": "https://evil.test/apps/x"}) == ""
-    assert install_page("https://github.com", {"html_url": "https://github.com.evil.test/apps/x"}) == ""
+    assert (
+        install_page("https://github.com", {"html_url": "https://github.com.evil.test/apps/x"})
+        == ""
+    )

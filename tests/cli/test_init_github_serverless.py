@@ -137,7 +137,8 @@ GH = """#!/bin/sh
 [ "$1 $2" = "label create" ] || { echo "stand-in: unsupported $*" >&2; exit 2; }
 echo "$*" >> "$GH_LOG"
 if grep -qxF "$3" "$GH_LABELS" 2>/dev/null; then
-  echo "label with name \\"$3\\" already exists; use \\`--force\\` to update its color and description" >&2
+  printf 'label with name "%s" already exists; ' "$3" >&2
+  echo 'use `--force` to update its color and description' >&2
   exit 1
 fi
 echo "$3" >> "$GH_LABELS"
@@ -156,9 +157,13 @@ def clone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     subprocess.run(["git", "push", "-q", "origin", "main"], cwd=root, check=True)
     # Pushes go to the bare repository; the name GitHub knows it by is origin's fetch URL's.
     subprocess.run(
-        ["git", "remote", "set-url", "origin", "https://github.com/me/repo.git"], cwd=root, check=True
+        ["git", "remote", "set-url", "origin", "https://github.com/me/repo.git"],
+        cwd=root,
+        check=True,
     )
-    subprocess.run(["git", "remote", "set-url", "--push", "origin", str(origin)], cwd=root, check=True)
+    subprocess.run(
+        ["git", "remote", "set-url", "--push", "origin", str(origin)], cwd=root, check=True
+    )
     gh = tmp_path / "bin"
     gh.mkdir()
     (gh / "gh").write_text(GH)
@@ -216,7 +221,9 @@ def test_push_without_gh_says_the_label_is_yours_to_make(clone, monkeypatch) -> 
 
 def test_a_refused_push_says_what_to_do(clone: Path) -> None:
     subprocess.run(
-        ["git", "remote", "set-url", "--push", "origin", "/nowhere/at/all.git"], cwd=clone, check=True
+        ["git", "remote", "set-url", "--push", "origin", "/nowhere/at/all.git"],
+        cwd=clone,
+        check=True,
     )
     res = invoke([*INIT, "--push"])
     assert res.exit_code != 0

@@ -247,7 +247,9 @@ def test_the_serverless_path_is_counted_and_walked(tmp_path, monkeypatch) -> Non
     subprocess.run(["git", "push", "-q", "origin", "main"], cwd=repo, check=True)
     github = "https://github.com/me/repo.git"
     subprocess.run(["git", "remote", "set-url", "origin", github], cwd=repo, check=True)
-    subprocess.run(["git", "remote", "set-url", "--push", "origin", str(origin)], cwd=repo, check=True)
+    subprocess.run(
+        ["git", "remote", "set-url", "--push", "origin", str(origin)], cwd=repo, check=True
+    )
     monkeypatch.chdir(repo)
     monkeypatch.setenv("PATH", f"{gh_bin}:{BIN}:/usr/bin:/bin")
     monkeypatch.setattr(

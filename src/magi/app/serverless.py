@@ -1,12 +1,13 @@
 """``magi receive``: the App's own handlers, once, on the event a workflow run was started by.
 
 Without a receiver, the workflow's ``receive`` job (on ``issues``, ``issue_comment``,
-``workflow_run`` and ``merge_group``) hands its event here, with the App installation token it minted and the
-App's key. Which events magi acts on, and how, is decided by the receiver's code itself
-(``Edge.accept``: the routes, the bot rule, each route's ``wants``), and each handler is
-the App's: the label's claim, the acknowledgement and the dispatch (``labeled``), every
-``/magi`` command (``commands``), the merge gate (``merge``), the ``magi`` check on a merge
-queue's group (``queue``), landing's reactions to a review or a push (``landing``). There is one engine; this is another door into it.
+``workflow_run`` and ``merge_group``) hands its event here, with the App installation token
+it minted and the App's key. Which events magi acts on, and how, is decided by the
+receiver's code itself (``Edge.accept``: the routes, the bot rule, each route's ``wants``),
+and each handler is the App's: the label's claim, the acknowledgement and the dispatch
+(``labeled``), every ``/magi`` command (``commands``), the merge gate (``merge``), the
+``magi`` check on a merge queue's group (``queue``), landing's reactions to a review or a
+push (``landing``). There is one engine; this is another door into it.
 
 What differs is only what a workflow run cannot have: no public address, so a ``/magi stop``
 cancels the run rather than parking it (nothing can answer the runner's question), and no
@@ -82,7 +83,9 @@ def context(obj: Any, environ: MutableMapping[str, str]) -> AppContext:
         return make()  # type: ignore[no-any-return]
 
     login = f"{slug}[bot]"
-    return AppContext(ports=_behind_the_door(ports, seal), app_login=login, seal=seal, serverless=True)
+    return AppContext(
+        ports=_behind_the_door(ports, seal), app_login=login, seal=seal, serverless=True
+    )
 
 
 def receive_event(obj: Any, event_name: str, event_file: Path) -> None:

@@ -24,9 +24,9 @@ import os
 import re
 import secrets
 import shlex
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
-from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote, urlsplit
@@ -95,9 +95,7 @@ def app_name(owner: str | None) -> str | None:
     return f"magi-{owner}"[:_NAME_MAX].rstrip("-") if owner else None
 
 
-def manifest(
-    public_url: str | None, redirect_url: str, name: str | None = None
-) -> dict[str, Any]:
+def manifest(public_url: str | None, redirect_url: str, name: str | None = None) -> dict[str, Any]:
     """The App's manifest: app.yml, with this receiver's address and this page's redirect
     (and ``name`` for app.yml's, when given).
 
@@ -179,7 +177,7 @@ class Setup:
             data = manifest(self.public_url, redirect_url, app_name(owner))
             return HTMLResponse(page(action, data))
 
-        async def back(request: Request) -> HTMLResponse:
+        async def back(request: Request) -> HTMLResponse | RedirectResponse:
             if (refused := elsewhere(request)) is not None:
                 return refused
             code, state = request.query_params.get("code", ""), request.query_params.get("state")

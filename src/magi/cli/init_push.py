@@ -82,9 +82,7 @@ def origin_repository(root: Path) -> str | None:
     return github_repository(url) if url else None
 
 
-def create_label(
-    repo: str | None, label: str, run: Callable[..., Any] = subprocess.run
-) -> str:
+def create_label(repo: str | None, label: str, run: Callable[..., Any] = subprocess.run) -> str:
     """Make ``label`` on ``repo`` with gh (one that exists is kept); the line to say."""
     manual = f"create the label `{label}` yourself (the repository's Issues > Labels)"
     if repo is None:
