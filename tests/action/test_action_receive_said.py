@@ -84,3 +84,15 @@ def test_a_dead_claim_is_said_to_be_the_receive_jobs(tmp_path: Path) -> None:
     said = " ".join(fake.comments_on(REPO, 1))
     assert "the receive job failed before it started one" in said
     assert "receiver restarted" not in said
+
+
+def test_the_help_says_what_stop_does_on_each_path(tmp_path: Path) -> None:
+    """An unknown command gets the help: without a receiver its stop line says cancel."""
+    said = _stopped(tmp_path, "/magi halt")
+    stop = next(line for line in said.splitlines() if line.startswith("- `/magi stop`"))
+    assert "cancel the run" in stop
+    assert "park the run" not in stop
+    fake = world(FakeGitHub())
+    app = make_app(fake)
+    asyncio.run(deliver(app, "issue_comment", issue_comment("/magi halt")))
+    assert "- `/magi stop`: park the run" in fake.comments_on(REPO, 1)[-1]

@@ -13,7 +13,7 @@ ROOT = Path(__file__).parents[2]
 # What workflows/magi.yml's run-name renders; changing one means changing the other.
 RUN_NAME = (
     "magi ${{ inputs.command || ((github.event.issue.pull_request"
-    " || github.event.workflow_run) && 'merge' || 'compete') }}"
+    " || github.event.workflow_run || github.event.merge_group) && 'merge' || 'compete') }}"
     "${{ (inputs.issue || (!github.event.issue.pull_request && github.event.issue.number))"
     " && format(', issue #{0}', inputs.issue || github.event.issue.number) || '' }}"
     "${{ (inputs.pr || github.event.issue.pull_request)"

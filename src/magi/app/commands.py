@@ -90,7 +90,7 @@ async def commands(ctx: AppContext, d: Delivery[IssueCommentEvent]) -> str:
     answers = [c for c in found if c.verb is Verb.ANSWER]
     for command in found:
         if command.verb is None:
-            replies.append(unknown_reply(command))
+            replies.append(unknown_reply(command, ctx.serverless))
         elif command.verb is Verb.ANSWER and command is not answers[0]:
             why = "one answer per comment: the runner reads the first; post this one apart."
             replies.append(refused_reply(command, why))
@@ -121,7 +121,7 @@ async def _run(
     """Do one command from a writer: (the reply, or "" when a reaction says it all; accepted)."""
     p, repo, verb = d.payload, d.repo, command.verb
     if verb is None:
-        return unknown_reply(command), False
+        return unknown_reply(command, ctx.serverless), False
     branch = p.repository.default_branch
     try:
         config = await repo_config(gh, repo, branch)

@@ -93,9 +93,18 @@ def words_of(command: Command) -> str:
     return parts[2] if len(parts) > 2 else ""
 
 
-def help_text() -> str:
-    """The full help, as a markdown list."""
-    return "\n".join(f"- `{PREFIX} {v.value}`: {text}" for v, text in HELP.items())
+# Without a receiver nothing can answer a run's question whether to park: stop cancels.
+_STOP_SERVERLESS = (
+    "cancel the run (the seats at work are ended; without a receiver nothing can park it); "
+    "`/magi retry` carries it on"
+)
+
+
+def help_text(serverless: bool = False) -> str:
+    """The full help, as a markdown list (``serverless``: as the workflow's receive job,
+    without a receiver, does each command)."""
+    said = {**HELP, Verb.STOP: _STOP_SERVERLESS} if serverless else HELP
+    return "\n".join(f"- `{PREFIX} {v.value}`: {text}" for v, text in said.items())
 
 
 def _quote(line: str) -> str:
@@ -104,13 +113,13 @@ def _quote(line: str) -> str:
     return f"> {inert(line)}"
 
 
-def unknown_reply(command: Command) -> str:
+def unknown_reply(command: Command, serverless: bool = False) -> str:
     """The short reply to a ``/magi ...`` line that is not a known command."""
     verbs = ", ".join(f"`{v.value}`" for v in Verb)
     return (
         f"{_quote(command.line)}\n\n"
         f"magi does not know this command. Known: {verbs}, each on a line of its own.\n\n"
-        f"<details><summary>Help</summary>\n\n{help_text()}\n\n</details>"
+        f"<details><summary>Help</summary>\n\n{help_text(serverless)}\n\n</details>"
     )
 
 
