@@ -14,8 +14,10 @@ would hold until someone pushed: landing wedged. Three ways out:
   lock is released if the last dispatch for the PR was for the current head and took the
   lock that is held now (and, when the run's id is known, started that very run): a job
   that pushed and crashed left a newer head, and a job superseded by a takeover must not
-  release its successor's lock. The PR is told. Nothing is dispatched from here: a job that
-  crashes every time must not loop; the next event on the head dispatches again.
+  release its successor's lock. The PR is told. Nothing is dispatched from here (a job that
+  crashes every time must not loop; the next event on the head dispatches again), except
+  after a rebase that stopped at a conflict and handed it to the fixer: that happens once
+  per head (``magi.action.publish_job.rebase``), and it is planned at once.
 - a lock older than ``STALE`` (longer than every landing job's ``timeout-minutes`` plus
   queueing) is taken over by the next event: a lost ``workflow_job`` delivery cannot wedge
   landing for good. Taking over is a compare-and-swap GitHub does for us: the lock moves
@@ -221,4 +223,22 @@ async def job_completed(ctx: AppContext, d: Delivery[WorkflowJobEvent]) -> str:
         config = await repo_config(gh, d.repo, d.payload.repository.default_branch)
     except ConfigError:
         config = Config()  # as progress does: the labeled handler says what is wrong
-    return await release(ctx, gh, d.repo, d.payload.workflow_job, config.github.workflow)
+    job = d.payload.workflow_job
+    done = await release(ctx, gh, d.repo, job, config.github.workflow)
+    m = JOB_TAG.search(job.name)
+    if done == "released" and m is not None and await _handed_on(ctx, gh, d.repo, int(m[1])):
+        # The rebase stopped at a conflict it handed to the fixer: no other event is coming
+        # (GitHub says nothing when it finishes computing mergeable), so plan now.
+        from magi.app.landing import land
+
+        return (
+            f"{done},{await land(ctx, gh, d.repo, int(m[1]), d.payload.repository.default_branch)}"
+        )
+    return done
+
+
+async def _handed_on(ctx: AppContext, gh: GitHubPort, repo: Repo, number: int) -> bool:
+    """Whether the PR's newest landing marker is a rebase's conflict handed to the fixer."""
+    own = ctx.own(await gh.list_comments(repo, number))
+    last = ctx.seal.latest(own, LAND)
+    return last is not None and last.get("step") == "conflict" and last.get("to") == "fixer"

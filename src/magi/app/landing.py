@@ -64,6 +64,7 @@ async def facts_of(
     """What ``plan`` needs, read from GitHub and from the App's own markers."""
     own = ctx.own(await gh.list_comments(repo, pull.number))
     rounds = {m.get("round") for m in ctx.seal.find(own, LAND, step="fix")}
+    head = pull.head.sha
     approval = ctx.seal.latest(own, markers.APPROVAL)
     try:
         labels = frozenset(lb.name for lb in (await gh.get_issue(repo, pull.number)).labels)
@@ -84,6 +85,9 @@ async def facts_of(
         land_rounds=g.land_rounds,
         approved_sha=approval["sha"] if approval else None,
         required=config.github.required_checks,
+        # magi's rebase of this head stopped at a conflict and handed it on (rebase job)
+        conflict=bool(ctx.seal.find(own, LAND, step="conflict", sha=head, to="fixer")),
+        conflict_tried=bool(ctx.seal.find(own, LAND, step="fix", sha=head, conflict="1")),
     )
 
 
@@ -170,6 +174,8 @@ async def _dispatch(
         attrs["job"] = sent.workflow_run_id
     if step == "fix":
         attrs["round"] = round_no
+    if p.reason == "conflict":
+        attrs["conflict"] = 1  # the fixer gets this head's conflict once
     await gh.create_comment(
         repo,
         pull.number,
