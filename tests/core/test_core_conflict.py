@@ -10,10 +10,11 @@ TREE = "50dd389ee9dbb673e097205e0456be7caf91548f"
 
 
 def test_a_conflicting_merge_tree_names_the_paths_and_gits_words():
-    out = f"{TREE}\na.txt\nb c.txt\n\nAuto-merging a.txt\nCONFLICT (content): Merge conflict in a.txt\n"
+    said = "Auto-merging a.txt\nCONFLICT (content): Merge conflict in a.txt"
+    out = f"{TREE}\na.txt\nb c.txt\n\n{said}\n"
     m = read_merge_tree(out)
     assert (m.tree, m.paths, m.clean) == (TREE, ("a.txt", "b c.txt"), False)
-    assert m.said == "Auto-merging a.txt\nCONFLICT (content): Merge conflict in a.txt"
+    assert m.said == said
 
 
 def test_a_clean_merge_tree_is_the_tree_alone():

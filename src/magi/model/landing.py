@@ -64,5 +64,6 @@ class Landing(_Rec):
 
     pr: int
     rounds: list[LandingRound] = Field(default_factory=list)
-    outcome: Literal["blocked", "conflict"] | None = None  # merged / closed: the run's status and merge
+    # merged / closed: the run's status and merge; "conflict": a person resolves it
+    outcome: Literal["blocked", "conflict"] | None = None
     reason: str | None = None
