@@ -240,7 +240,11 @@ async def _publish_resolution(
 
 
 def _why_not(git: Git, done: LandRound, paths: list[str], workflows: list[str]) -> str:
-    """Why a resolution is not pushed ('' when it is): markers left, red e2e or gate."""
+    """Why a resolution is not pushed ('' when it is): the base not in it, markers left,
+    workflow changes, red e2e or gate."""
+    base = done.conflict.base if done.conflict else ""
+    if not git._ok("merge-base", "--is-ancestor", base, done.new_head):
+        return f"the fixer's head does not contain the base `{base[:12]}`"
     left = left_marked(git, done.new_head, paths)
     if left:
         return "the fixer left conflict markers in " + ", ".join(code(p) for p in left[:10])
