@@ -48,12 +48,15 @@ def test_the_machines_words_are_infrastructure(log, shown):
 @pytest.mark.parametrize(
     "log",
     [
-        "FAILED tests/test_words.py::test_split - AssertionError\n##[error]Process completed with exit code 1.\n",
+        "FAILED tests/test_words.py::test_split - AssertionError\n"
+        "##[error]Process completed with exit code 1.\n",
         # its own timeout-minutes: a test that hangs is the code's, though Actions cancels it
-        "##[error]The job running on runner r1 has exceeded the maximum execution time of 10 minutes.\n"
+        "##[error]The job running on runner r1 has exceeded the maximum execution time of "
+        "10 minutes.\n"
         "##[error]The operation was canceled.\n",
         # fail-fast: a sibling failed; that sibling's red check is the code's
-        '##[error]The job was canceled because "test (3.12)" failed.\n##[error]The operation was canceled.\n',
+        '##[error]The job was canceled because "test (3.12)" failed.\n'
+        "##[error]The operation was canceled.\n",
         "",
     ],
 )
