@@ -39,7 +39,7 @@ from datetime import datetime, timedelta
 
 from magi.app.context import AppContext, reply_once, repo_config
 from magi.app.events import Delivery, Router
-from magi.app.progress import JobBody, WorkflowJobEvent, is_magi_run, magi_job
+from magi.app.progress import JobBody, WorkflowJobEvent, is_magi_run
 from magi.app.pulls import is_magi_pull
 from magi.core.threads.posting import code
 from magi.core.threads.progress import parse_title
@@ -48,9 +48,20 @@ from magi.github.models import PullRequest, Repo
 from magi.github.port import GitHubError, GitHubPort
 from magi.model.config import Config
 
-__all__ = ["ENDED", "STALE", "claim", "give_back", "land_ref", "release", "router"]
+__all__ = [
+    "ENDED",
+    "JOB_TAG",
+    "STALE",
+    "claim",
+    "give_back",
+    "handed_on",
+    "job_completed",
+    "land_ref",
+    "release",
+    "router",
+]
 
-router = Router()
+router = Router()  # empty: workflow_job is routed by magi.app.landing (it plans after a release)
 LAND = "land"  # the dispatch comment's marker (magi.app.landing): step= sha= lock= job=
 JOB_TAG = re.compile(r"\[magi land #(\d+)\]")
 ENDED = frozenset({"failure", "cancelled", "timed_out", "startup_failure"})
@@ -216,28 +227,18 @@ async def release(
     return "released"
 
 
-@router.on("workflow_job", "completed", WorkflowJobEvent, magi_job)  # others: no call
 async def job_completed(ctx: AppContext, d: Delivery[WorkflowJobEvent]) -> str:
+    """workflow_job completed: release (see ``release``). Routed by ``magi.app.landing``,
+    which plans at once after a rebase that handed its conflict to the fixer."""
     gh = await ctx.ports(d.installation, d.repo)
     try:
         config = await repo_config(gh, d.repo, d.payload.repository.default_branch)
     except ConfigError:
         config = Config()  # as progress does: the labeled handler says what is wrong
-    job = d.payload.workflow_job
-    done = await release(ctx, gh, d.repo, job, config.github.workflow)
-    m = JOB_TAG.search(job.name)
-    if done == "released" and m is not None and await _handed_on(ctx, gh, d.repo, int(m[1])):
-        # The rebase stopped at a conflict it handed to the fixer: no other event is coming
-        # (GitHub says nothing when it finishes computing mergeable), so plan now.
-        from magi.app.landing import land
-
-        return (
-            f"{done},{await land(ctx, gh, d.repo, int(m[1]), d.payload.repository.default_branch)}"
-        )
-    return done
+    return await release(ctx, gh, d.repo, d.payload.workflow_job, config.github.workflow)
 
 
-async def _handed_on(ctx: AppContext, gh: GitHubPort, repo: Repo, number: int) -> bool:
+async def handed_on(ctx: AppContext, gh: GitHubPort, repo: Repo, number: int) -> bool:
     """Whether the PR's newest landing marker is a rebase's conflict handed to the fixer."""
     own = ctx.own(await gh.list_comments(repo, number))
     last = ctx.seal.latest(own, LAND)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from magi.app import queue
 from magi.app.context import AppContext
-from magi.app.events import Delivery, DequeuedEvent, IssueCommentEvent, MergeGroupEvent
+from magi.app.events import Delivery, IssueCommentEvent, MergeGroupEvent
 from magi.app.events import Router as _Router
 from magi.app.pulls import on_checks
 from magi.core.threads.approval import Approval, CommentFacts, is_merge_word, read_approval
@@ -89,8 +89,6 @@ async def _merge(ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest,
 
 # A merge queue's group asks for checks: magi's own `magi` check answers (magi.app.queue).
 router.on("merge_group", "checks_requested", MergeGroupEvent)(queue.checks_requested)
-# Taken out of the queue: said with GitHub's reason; added back once when the queue let go.
-router.on("pull_request", "dequeued", DequeuedEvent)(queue.dequeued)
 
 # A check or status finishing, or a workflow run completing, may change the answer.
 on_checks(router, evaluate, ["check_suite", "check_run", "status", "workflow_run"])

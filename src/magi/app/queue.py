@@ -13,7 +13,8 @@ has no finished ``magi`` check, gets no answer from magi.
 A magi PR taken out of the queue (``pull_request`` ``dequeued``) is said on the PR with
 GitHub's reason and the next step (``magi.core.threads.dequeue``): a removal that is the
 queue's own doing (cleared, rolled back, its checks timed out) is added back once per head
-while the writer's ``merge`` still stands on it; a conflict goes to landing (the fixer).
+while the writer's ``merge`` still stands on it; a conflict goes to landing (the fixer:
+``magi.app.landing`` routes the event and plans the PR when this says ``TO_LANDING``).
 https://docs.github.com/en/webhooks/webhook-events-and-payloads#merge_group
 https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/configuring-pull-request-merges/managing-a-merge-queue#triggering-merge-group-checks-with-third-party-ci-providers
 """
@@ -30,9 +31,10 @@ from magi.core.threads.dequeue import AGAIN, Next, after_dequeue
 from magi.core.threads.posting import inert
 from magi.github.port import GitHubError
 
-__all__ = ["CHECK", "checks_requested", "dequeued", "group_pull"]
+__all__ = ["CHECK", "TO_LANDING", "checks_requested", "dequeued", "group_pull"]
 
 CHECK = "magi"  # the check magi's publish job makes on a PR's head
+TO_LANDING = "dequeued-to-landing"  # a conflict: ``magi.app.landing`` plans the PR next
 _GROUP = re.compile(r"^(?:refs/heads/)?gh-readonly-queue/.+/pr-(\d+)-([0-9a-f]{40})$")
 
 
@@ -112,8 +114,4 @@ async def dequeued(ctx: AppContext, d: Delivery[DequeuedEvent]) -> str:
     await reply_once(
         ctx, gh, d.repo, pull.number, f"dequeued-{reason}-{head[:12]}", plan.message, head
     )
-    if plan.next is Next.LAND:
-        from magi.app.landing import land  # landing imports the merge gate, which imports this
-
-        return f"dequeued-{await land(ctx, gh, d.repo, pull.number, p.repository.default_branch)}"
-    return f"dequeued-{reason.lower()}"
+    return TO_LANDING if plan.next is Next.LAND else f"dequeued-{reason.lower()}"
