@@ -477,3 +477,101 @@ def test_a_conflict_the_fixer_cannot_resolve_goes_to_a_person(tmp_path, monkeypa
     before = len(story.dispatched())
     story.send(story.suite(head, pr))
     assert len(story.dispatched()) == before
+
+
+def _moved_main(story: Story) -> str:
+    """Another change lands on main (real git): the base the PR must be brought onto."""
+    other = story.world.tmp / "elsewhere"
+    subprocess.run(["git", "clone", "-q", str(story.world.remote), str(other)], check=True)
+    (other / "NOTES.md").write_text("unrelated\n")
+    git = ["git", "-c", "user.name=o", "-c", "user.email=o@example.invalid"]
+    subprocess.run([*git, "add", "NOTES.md"], cwd=other, check=True)
+    subprocess.run([*git, "commit", "-qm", "notes"], cwd=other, check=True)
+    subprocess.run(["git", "push", "-q", "origin", "main"], cwd=other, check=True)
+    return story.world.remote_refs()["refs/heads/main"]
+
+
+def _review(story: Story, pr: int, login: str) -> tuple[str, dict[str, Any]]:
+    story.fake.add_review(REPO, pr, login, "APPROVED")  # GitHub keeps it, then sends it
+    p = story.repo_payload(fixture("pull_request.opened"))
+    p["action"] = "submitted"
+    p["pull_request"] = story.fake.world(REPO).pulls[pr].model_dump(mode="json")
+    p["review"] = {"state": "approved", "body": "", "user": {"login": login, "type": "User"}}
+    p["sender"].update(login=login, type="User")
+    return "pull_request_review", p
+
+
+def _group(story: Story, pr: int) -> tuple[str, dict[str, Any]]:
+    w = story.fake.world(REPO)
+    ((_, group),) = [q for q in w.queue if q[0] == pr]
+    p = story.repo_payload(fixture("check_suite.completed"))
+    payload = {
+        "action": "checks_requested",
+        "merge_group": {
+            "head_sha": group,
+            "head_ref": f"refs/heads/gh-readonly-queue/main/pr-{pr}-{w.pulls[pr].head.sha}",
+            "base_sha": w.refs["heads/main"],
+            "base_ref": "refs/heads/main",
+        },
+        "repository": p["repository"],
+        "sender": p["sender"],
+    }
+    return "merge_group", payload
+
+
+@pytest.mark.parametrize("rule", ["review", "queue", "up-to-date"])
+def test_the_whole_story_under_a_branch_rule(tmp_path, monkeypatch, rule):
+    """label -> compete -> publish -> green -> `merge` -> landed, on a default branch that
+    requires an approving review (a person's review arrives after the `merge`), merges only
+    through a queue, or must be up to date while the base moves."""
+    from magi.testing.github_rules import BranchRules
+
+    story = Story(make_world(tmp_path), monkeypatch)
+    fake, w = story.fake, story.fake.world(REPO)
+    rules = {
+        "review": BranchRules(required_reviews=1),
+        "queue": BranchRules(merge_queue=True, required_checks=("ci", "magi")),
+        "up-to-date": BranchRules(up_to_date=True),
+    }[rule]
+    fake.set_rules(REPO, rules)
+    w.permissions["reviewer"] = "write"
+    run_id, pr, head = _compete_and_publish(story)
+    fake.set_check(REPO, head, "ci", "completed", "success")
+    fake.set_check(REPO, head, "magi", "completed", "success")
+    if rule == "up-to-date":
+        fake.move_base(REPO, _moved_main(story))  # GitHub: behind
+    story.send(story.comment(pr, "merge"))
+    if rule == "up-to-date":  # GitHub says the base moved
+        push = story.repo_payload(fixture("push"))
+        push["ref"], push["after"] = "refs/heads/main", w.refs["heads/main"]
+        story.send(("push", push))
+    assert w.merges == []
+    landed = head
+    if rule == "review":
+        assert (
+            "a review from someone with write access is required" in fake.comments_on(REPO, pr)[-1]
+        )
+        story.send(_review(story, pr, "reviewer"))
+    elif rule == "queue":
+        assert [n for n, _ in w.queue] == [pr]
+        event = _group(story, pr)
+        fake.set_check(REPO, event[1]["merge_group"]["head_sha"], "ci", "completed", "success")
+        assert fake.run_queue(REPO) == []  # the required `magi` check is not on the group yet
+        story.send(event)
+        assert fake.run_queue(REPO) == [pr]
+    else:
+        assert story.dispatched()[-1]["command"] == "rebase"
+        story.publish_step("rebase", "--pr", str(pr))
+        branch = w.pulls[pr].head.ref
+        landed = story.world.remote_refs()[f"refs/heads/{branch}"]
+        assert landed != head
+        assert any("same patch, approval kept" in b for b in fake.comments_on(REPO, pr))
+        fake.rebased(REPO, pr, landed)
+        fake.set_check(REPO, landed, "ci", "completed", "success")
+        story.send(story.suite(landed, pr))
+    assert [m["sha"] for m in w.merges] == [landed]
+    story.send(story.closed(pr))
+    assert w.issues[ISSUE].state == "closed"
+    assert not [r for r in w.refs if r.startswith(f"heads/magi/{run_id}/")]
+    tracking = [b for b in fake.comments_on(REPO, ISSUE) if "magi:tracking" in b]
+    assert f"#{pr} merged" in tracking[0]
