@@ -47,17 +47,40 @@ def test_an_up_to_date_branch_is_left_alone(tmp_path):
     assert s.github.comments_on(REPO, PR) == []
 
 
-def test_a_conflict_stops_posts_the_paths_and_labels(tmp_path):
-    """main changed the same line: no push, the conflicting path posted, magi:conflict."""
+def test_a_conflict_goes_to_the_fixer_first_then_to_a_person(tmp_path):
+    """main changed the same line: no push; the first time on this head the fixer gets it
+    (said, no label); the second time the paths are posted and magi:conflict labeled."""
+    s = scene(tmp_path)
+    head = s.remote_sha(BRANCH)
+    base = s.move_main("a.txt", "one\n2\nthree\n")
+    first = run(s)
+    assert (first.outcome, first.paths) == ("to-fixer", ("a.txt",))
+    assert s.remote_sha(BRANCH) == head
+    assert "magi:conflict" not in s.github.labels_on(REPO, PR)
+    said = s.github.comments_on(REPO, PR)[-1]
+    assert "The fixer that wrote them gets the conflict once" in said
+    handed = SEAL.latest([said], "land", step="conflict", to="fixer")
+    assert handed is not None
+    assert (handed["sha"], handed["base"]) == (head, base)
+    second = run(s)
+    assert second.outcome == "conflict"
+    assert second.paths == ("a.txt",)
+    assert s.remote_sha(BRANCH) == head
+    assert "magi:conflict" in s.github.labels_on(REPO, PR)
+    said = s.github.comments_on(REPO, PR)[-1]
+    assert "- `a.txt`" in said
+    assert "the fixer already had this head's conflict" in said
+
+
+def test_a_conflict_the_fixer_already_had_goes_to_a_person(tmp_path):
+    """The App dispatched a conflict round for this head already: the rebase labels."""
     s = scene(tmp_path)
     head = s.remote_sha(BRANCH)
     s.move_main("a.txt", "one\n2\nthree\n")
-    done = run(s)
-    assert done.outcome == "conflict"
-    assert done.paths == ("a.txt",)
-    assert s.remote_sha(BRANCH) == head
+    mark = SEAL.marker("land", step="fix", sha=head, round=1, conflict=1)
+    asyncio.run(s.github.create_comment(REPO, PR, f"Landing: fix round 1.\n\n{mark}"))
+    assert run(s).outcome == "conflict"
     assert "magi:conflict" in s.github.labels_on(REPO, PR)
-    assert "- `a.txt`" in s.github.comments_on(REPO, PR)[-1]
 
 
 def test_a_push_in_between_is_refused_by_the_lease(tmp_path, monkeypatch):
@@ -99,4 +122,4 @@ def test_the_command_line_exits_with_the_rebase_conflict_code(tmp_path, monkeypa
     given = ActionContext(ports=lambda _url, _token: s.github)
     res = invoke(["action", "rebase", "--pr", str(PR)], env=env, obj=given)
     assert res.exit_code == ExitCode.REBASE_CONFLICT == 16, res.output
-    assert "conflict" in res.output
+    assert "to-fixer" in res.output  # the first conflict on a head: the fixer gets it

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app_landing_helpers import SHA, scene
+from app_landing_helpers import SHA, scene, suite
 from github_helpers import REPO, deliver, fixture, labeled, make_app, pr_comment, world
 from magi.core.threads.relevance import STATUS_BRANCHES, NamedPull, excludes
 from magi.testing.github import FakeGitHub
@@ -17,6 +17,7 @@ from magi.testing.github import FakeGitHub
 # fails when a change makes a flow dearer (raise it only with the reason in the commit).
 LABEL_BUDGET = 13  # 12, and the blob of the issue text the label pins (docs/app.md)
 MERGE_BUDGET = 26  # 25, and the branch's rules read for the approval reply (docs/landing.md)
+RERUN_BUDGET = 14  # a red Actions job on a magi PR: plan, its log tail read, one re-run, said
 REPO_ID = 186853002  # the fixtures' repository
 
 
@@ -94,6 +95,19 @@ def test_a_merge_comment_stays_within_its_budget() -> None:
     asyncio.run(deliver(make_app(fake), "issue_comment", pr_comment("merge")))
     assert fake.world(REPO).merges
     assert len(fake.calls) <= MERGE_BUDGET, [c.name for c in fake.calls]
+
+
+def test_a_machine_failure_re_run_stays_within_its_budget() -> None:
+    """A red Actions job whose log shows the runner shut down: landing plans, reads that one
+    log tail (no more), re-runs the job and says so, within the budget."""
+    fake = scene()
+    fake.set_actions_check(REPO, SHA, "ci", "failure", 900, 901)
+    fake.world(REPO).job_logs[901] = "##[error]The runner has received a shutdown signal.\n"
+    fake.calls.clear()
+    asyncio.run(deliver(make_app(fake), "check_suite", suite()))
+    assert fake.world(REPO).reruns == [900]
+    assert [c.name for c in fake.calls].count("job_log_tail") == 1
+    assert len(fake.calls) <= RERUN_BUDGET, [c.name for c in fake.calls]
 
 
 def test_what_the_payload_does_not_say_never_excludes() -> None:

@@ -270,3 +270,26 @@ def test_a_superseded_jobs_late_end_does_not_release_its_successors_lock():
     assert successor != first
     asyncio.run(deliver(make_app(fake), "workflow_job", job("failure")))  # RUN_ID, the first
     assert w.refs[LOCK] == successor
+
+
+def test_a_rebase_that_handed_its_conflict_to_the_fixer_is_planned_at_once():
+    """The rebase job stopped at a conflict and handed it on (its sealed marker) and failed:
+    its lock goes and the fixer's round is dispatched now, once, marked as the conflict's;
+    a second hand-off on that head dispatches nothing more (the rebase then asks a person)."""
+    fake = scene()
+    fake.add_run(REPO, RUN_ID, title(RunTitle("rebase", 1, pr=PR, run="r1")))
+    fake.run_ids = [RUN_ID]
+    w = fake.world(REPO)
+    w.pulls[PR] = w.pulls[PR].model_copy(update={"mergeable_state": "behind"})
+    fake.set_check(REPO, SHA, "ci", "completed", "success")
+    wake(fake)
+    assert [d["command"] for d in dispatches(fake)] == ["rebase"]
+    handed = SEAL.marker("land", step="conflict", sha=SHA, base="b" * 40, to="fixer")
+    asyncio.run(fake.create_comment(REPO, PR, f"the changes conflict\n\n{handed}"))
+    name = f"Rebase onto the base (App token, no agents) [magi land #{PR}]"
+    app = make_app(fake)
+    asyncio.run(deliver(app, "workflow_job", job("failure", name=name)))
+    assert [d["command"] for d in dispatches(fake)] == ["rebase", "land"]
+    assert SEAL.find(fake.comments_on(REPO, PR), "land", step="fix", sha=SHA, conflict="1")
+    wake(fake)
+    assert len(dispatches(fake)) == 2  # the round's lock holds this head

@@ -130,3 +130,96 @@ def test_the_re_run_claims_go_when_the_pr_folds() -> None:
     w.pulls[PR] = w.pulls[PR].model_copy(update={"merged": True, "state": "closed"})
     asyncio.run(deliver(make_app(fake), "pull_request", pull_event(fake, "closed")))
     assert not [r for r in w.refs if r.startswith(f"magi/rerun/{PR}/")]
+
+
+SHUTDOWN = (
+    "##[group]Run pytest\n##[error]The runner has received a shutdown signal. This can happen "
+    "when the runner service is stopped, or a manually started runner is canceled.\n"
+    "##[error]The operation was canceled.\n"
+)
+
+
+def machine_red(fake: FakeGitHub, sha: str = SHA) -> None:
+    red(fake, sha)
+    fake.world(REPO).job_logs[JOB] = SHUTDOWN
+
+
+def test_an_infrastructure_failure_is_re_run_bounded_and_never_spends_a_round() -> None:
+    """The job log shows the runner shut down: re-run (said, with the runner's words) up to
+    three times on the head; then said once more, and still no fix round."""
+    fake = scene()
+    w = fake.world(REPO)
+    for n in (1, 2, 3):
+        machine_red(fake)
+        wake(fake)
+        assert w.reruns == [RUN] * n
+        said = fake.comments_on(REPO, PR)[-1]
+        assert "the job log shows the machine failed, not the code" in said
+        assert "The runner has received a shutdown signal" in said
+        assert f"({n} of 3)" in said
+        assert SEAL.find([said], RERUN, sha=SHA, n=str(n))
+    machine_red(fake)
+    wake(fake)
+    wake(fake)
+    assert w.reruns == [RUN] * 3
+    assert dispatches(fake) == []
+    exhausted = [b for b in fake.comments_on(REPO, PR) if "for the machine's reasons again" in b]
+    assert len(exhausted) == 1
+    assert "spends no fix round" in exhausted[0]
+    assert len(fake.named("job_log_tail")) == 5  # one a red event, no more
+
+
+def test_a_code_failure_after_an_infrastructure_re_run_goes_to_the_fixer() -> None:
+    """The re-run got a runner and failed in the tests: the code's, so the fixer's."""
+    fake = scene()
+    machine_red(fake)
+    wake(fake)
+    red(fake)
+    fake.world(REPO).job_logs[JOB] = (
+        "FAILED test_words\n##[error]Process completed with exit code 1.\n"
+    )
+    wake(fake)
+    assert [d["command"] for d in dispatches(fake)] == ["land"]
+    assert fake.world(REPO).reruns == [RUN]
+
+
+def test_a_cancelled_job_is_re_run_without_reading_its_log() -> None:
+    fake = scene()
+    fake.set_actions_check(REPO, SHA, "ci", "cancelled", RUN, JOB)
+    wake(fake)
+    assert fake.world(REPO).reruns == [RUN]
+    assert fake.named("job_log_tail") == []
+    assert "the job ended cancelled" in fake.comments_on(REPO, PR)[-1]
+
+
+def test_a_red_job_that_is_not_the_machines_keeps_the_single_re_run() -> None:
+    """Two red jobs, one the machine's and one the code's: not an infrastructure failure."""
+    fake = scene()
+    machine_red(fake)
+    fake.set_actions_check(REPO, SHA, "lint", "failure", RUN, JOB + 1)
+    fake.world(REPO).job_logs[JOB + 1] = (
+        "E501 line too long\n##[error]Process completed with exit code 1.\n"
+    )
+    wake(fake)
+    said = fake.comments_on(REPO, PR)[-1]
+    assert "re-running the failed jobs once before spending a fix round" in said
+    red(fake)
+    fake.set_actions_check(REPO, SHA, "lint", "failure", RUN, JOB + 1)
+    wake(fake)
+    assert [d["command"] for d in dispatches(fake)] == ["land"]
+
+
+def test_the_job_log_is_read_through_githubs_redirect_over_http() -> None:
+    """Over the HTTP double (the 302 to a signed URL kept): the shutdown is read and told."""
+    from magi.app.rerun import machine_failures
+
+    fake, double, auth, _ = setup()
+    red(fake)
+    fake.world(REPO).job_logs[JOB] = SHUTDOWN
+
+    async def read(port: GitHubPort) -> dict[str, str]:
+        return await machine_failures(port, REPO, ["ci"], await port.list_check_runs(REPO, SHA))
+
+    found = go(auth, read)
+    assert "The runner has received a shutdown signal" in found["ci"]
+    double.assert_clean()

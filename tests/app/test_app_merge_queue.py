@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from app_landing_helpers import PR, SHA, scene, suite
-from github_helpers import REPO, deliver, fixture, go, make_app, pr_comment, setup
+from app_landing_helpers import PR, SHA, dispatches, pull_event, scene, suite
+from github_helpers import REPO, SEAL, deliver, fixture, go, make_app, pr_comment, setup
 from magi.github.port import GitHubError, GitHubPort
 from magi.testing.github import FakeGitHub
 from magi.testing.github_rules import BranchRules
@@ -121,3 +121,95 @@ def test_the_graphql_double_enqueues_and_refuses_as_github() -> None:
     assert go(auth, enqueue) == 1
     assert fake.world(REPO).queue[0][0] == 7
     double.assert_clean()
+
+
+def dequeued(fake: FakeGitHub, reason: str) -> None:
+    """GitHub takes the PR out of the queue, then sends `pull_request` `dequeued`."""
+    fake.dequeue(REPO, PR, reason)
+    payload = pull_event(fake, "dequeued", reason=reason, number=PR)
+    asyncio.run(deliver(make_app(fake), "pull_request", payload))
+
+
+def enqueued(fake: FakeGitHub) -> FakeGitHub:
+    say_merge(fake)
+    assert [n for n, _ in fake.world(REPO).queue] == [PR]
+    return fake
+
+
+def test_a_queue_that_let_go_on_its_own_gets_the_pr_back_once_per_head() -> None:
+    """QUEUE_CLEARED with the `merge` standing: said with the reason, added back; the same
+    again on that head is said, not added back a second time."""
+    fake = enqueued(queued_scene())
+    dequeued(fake, "QUEUE_CLEARED")
+    said = fake.comments_on(REPO, PR)[-1]
+    assert "Removed from the merge queue: the merge queue was cleared." in said
+    assert "adding it back once" in said
+    assert [n for n, _ in fake.world(REPO).queue] == [PR]
+    assert len(fake.named("enqueue_pull")) == 2
+    dequeued(fake, "CI_TIMEOUT")
+    assert fake.world(REPO).queue == []
+    assert len(fake.named("enqueue_pull")) == 2
+    said = fake.comments_on(REPO, PR)[-1]
+    assert "did not report in time" in said
+    assert "added this head back once already; comment `merge` again" in said
+
+
+def test_a_person_removing_it_is_left_out_and_said() -> None:
+    fake = enqueued(queued_scene())
+    dequeued(fake, "MANUAL")
+    assert fake.world(REPO).queue == []
+    assert len(fake.named("enqueue_pull")) == 1
+    said = fake.comments_on(REPO, PR)[-1]
+    assert "someone removed it from the merge queue" in said
+    assert "magi leaves it out; comment `merge` again" in said
+
+
+def test_the_queues_red_checks_are_said_with_the_next_step_not_retried() -> None:
+    fake = enqueued(queued_scene())
+    dequeued(fake, "CI_FAILURE")
+    assert len(fake.named("enqueue_pull")) == 1
+    said = fake.comments_on(REPO, PR)[-1]
+    assert "the queue's checks failed on the merged result" in said
+    assert "once that is fixed, comment `merge` again" in said
+
+
+def test_a_conflict_in_the_queue_goes_to_landing() -> None:
+    """MERGE_CONFLICT: said, and landing plans it: the conflict's fix round is dispatched."""
+    fake = enqueued(queued_scene())
+    w = fake.world(REPO)
+    w.pulls[PR] = w.pulls[PR].model_copy(update={"mergeable_state": "dirty", "mergeable": False})
+    dequeued(fake, "MERGE_CONFLICT")
+    assert [d["command"] for d in dispatches(fake)] == ["land"]
+    said = fake.comments_on(REPO, PR)
+    assert any("it conflicts with the base as the queue built it" in b for b in said)
+    assert SEAL.find(said, "land", step="fix", sha=SHA, conflict="1")
+
+
+def test_a_merged_pr_leaving_the_queue_says_nothing() -> None:
+    fake = enqueued(queued_scene())
+    before = len(fake.comments_on(REPO, PR))
+    dequeued(fake, "MERGE")
+    assert len(fake.comments_on(REPO, PR)) == before
+
+
+def test_without_a_standing_merge_nothing_is_added_back() -> None:
+    """A new head since the `merge`: the queue's own removal is said, not undone."""
+    fake = enqueued(queued_scene())
+    fake.push(REPO, PR, "c" * 40)
+    dequeued(fake, "ROLL_BACK")
+    assert len(fake.named("enqueue_pull")) == 1
+    assert "No `merge` stands on this head" in fake.comments_on(REPO, PR)[-1]
+
+
+def test_a_pr_that_is_not_magis_costs_no_call() -> None:
+    fake = enqueued(queued_scene())
+    w = fake.world(REPO)
+    w.pulls[PR] = w.pulls[PR].model_copy(update={"body": "someone's own PR"})
+    calls = len(fake.calls)
+    dequeued(fake, "QUEUE_CLEARED")
+    assert len(fake.calls) == calls
+
+
+def test_the_double_refuses_a_reason_github_does_not_send() -> None:
+    with pytest.raises(ValueError, match="no dequeue reason 'BRANCH_INVALIDATED'"):
+        queued_scene().dequeue(REPO, PR, "BRANCH_INVALIDATED")

@@ -114,9 +114,10 @@ class Story:
         assert out.exit_code in (ExitCode.OK, ExitCode.REBASE_CONFLICT), out.output
         return out.output
 
-    def read_step(self, pr: int, sha: str, failing: str) -> Path:
+    def read_step(self, pr: int, sha: str, failing: str | None) -> Path:
         """The read step: `gh api` answers saved, then `magi action land-read --fetch-logs`
-        with the job's read-only token (the red check is a GitHub Actions job)."""
+        with the job's read-only token (the red check is a GitHub Actions job; None: no
+        red check)."""
         raw = self.world.tmp / f"raw-{sha[:8]}"
         raw.mkdir()
         pull = self.fake.world(REPO).pulls[pr].model_dump(mode="json")
@@ -126,7 +127,8 @@ class Story:
         run["app"] = {"slug": "github-actions"}  # type: ignore[assignment]
         run["details_url"] = f"https://github.com/{REPO.full_name}/actions/runs/5/job/77"
         self.fake.world(REPO).job_logs[77] = f"##[group]Run tests\n{failing}\n##[error]exit 1\n"
-        (raw / "check-runs.json").write_text(json.dumps({"check_runs": [run]}))
+        runs = [run] if failing is not None else []
+        (raw / "check-runs.json").write_text(json.dumps({"check_runs": runs}))
         out = raw / "round-input.json"
         argv = ["action", "land-read", "--pr", str(pr), "--raw", str(raw), "--out", str(out)]
         res = invoke(
@@ -366,3 +368,210 @@ def test_a_red_gate_after_the_fix_is_recorded_and_said(tmp_path, monkeypatch):
     assert rnd["gate"]["passed"] is False
     assert rnd["gate"]["head"] == fixed
     assert rnd["e2e"]["passed"] is True
+
+
+def _conflicting_base(story: Story, pr: int) -> str:
+    """Someone else's change to the very line the PR changed lands on main: GitHub says the
+    PR's merge conflicts (``dirty``). The land job's checkout fetches every branch."""
+    from magi.demo import repo as demo_repo
+
+    other = story.world.tmp / "other"
+    subprocess.run(["git", "clone", "-q", str(story.world.remote), str(other)], check=True)
+    line = 'return len(text.split(" "))'
+    (other / "textstats.py").write_text(demo_repo.BUGGY.replace(line, line + "  # by spaces"))
+    git = ["git", "-c", "user.name=o", "-c", "user.email=o@example.invalid"]
+    subprocess.run([*git, "commit", "-qam", "count by spaces, said"], cwd=other, check=True)
+    subprocess.run(["git", "push", "-q", "origin", "main"], cwd=other, check=True)
+    subprocess.run(["git", "fetch", "-q", "origin"], cwd=story.world.repo, check=True)
+    base = subprocess.run(
+        ["git", "rev-parse", "origin/main"], cwd=story.world.repo, capture_output=True, text=True
+    ).stdout.strip()
+    w = story.fake.world(REPO)
+    w.pulls[pr] = w.pulls[pr].model_copy(update={"mergeable_state": "dirty", "mergeable": False})
+    return base
+
+
+def _conflict_round(story: Story, mode: str) -> tuple[str, int, str, str]:
+    """A writer's `merge` on a PR whose base then conflicts: the fixer's round, published."""
+    fake = story.fake
+    run_id, pr, head = _compete_and_publish(story)
+    if mode:
+        (story.world.scripted / "fix-as").write_text(mode)
+    fake.set_check(REPO, head, "ci", "in_progress", None)
+    story.send(story.comment(pr, "merge"))  # recorded; the gate waits for `ci`
+    base = _conflicting_base(story, pr)
+    fake.set_check(REPO, head, "ci", "completed", "success")
+    story.send(story.suite(head, pr))
+    assert story.fake.world(REPO).merges == []
+    assert story.dispatched()[-1]["command"] == "land"
+    assert SEAL.find(fake.comments_on(REPO, pr), "land", step="fix", sha=head, conflict="1")
+    res = story.land_step(pr, story.read_step(pr, head, None), 1)
+    assert res.returncode == 0, res.stdout + res.stderr
+    story.publish_step(
+        "publish-land", "--pr", str(pr), "--artifact-dir", str(story.world.tmp / "land-1")
+    )
+    return run_id, pr, head, base
+
+
+def test_a_conflict_the_fixer_resolves_is_reverified_and_approved_again(tmp_path, monkeypatch):
+    """The base conflicts: the fixer gets it (base merged in, paths named as data), resolves
+    it, e2e and the gate pass, the resolution is pushed with a lease, the standing approval
+    is said void; a new `merge` lands it."""
+    story = Story(make_world(tmp_path), monkeypatch)
+    monkeypatch.setenv("RUNNER_TEMP", str(tmp_path / "land-1"))
+    run_id, pr, head, base = _conflict_round(story, "")
+    fake, w = story.fake, story.fake.world(REPO)
+    calls = [
+        json.loads(x) for x in (story.world.scripted / "calls.jsonl").read_text().split("\n") if x
+    ]
+    assert len([c for c in calls if c["node"] == "fix"]) == 1  # one turn, the fixer's
+    branch = w.pulls[pr].head.ref
+    fixed = story.world.remote_refs()[f"refs/heads/{branch}"]
+    assert fixed != head
+    origin = story.world.remote
+    ok = subprocess.run(["git", "merge-base", "--is-ancestor", base, fixed], cwd=origin)
+    assert ok.returncode == 0  # the base is in the resolution
+    text = subprocess.run(
+        ["git", "show", f"{fixed}:textstats.py"], cwd=origin, capture_output=True, text=True
+    ).stdout
+    assert "<<<<<<<" not in text
+    (said,) = [b for b in fake.comments_on(REPO, pr) if "resolved the conflict" in b]
+    assert "e2e passed; gate passed" in said
+    assert f"the approval of `{head[:12]}` does not carry over" in said
+    assert "magi:conflict" not in fake.labels_on(REPO, pr)
+    (rnd,) = _record(story, run_id)["landing"]["rounds"]
+    assert rnd["conflict"]["paths"] == ["textstats.py"]
+    assert rnd["conflict"]["left"] == []
+    assert rnd["conflict"]["base"] == base
+    assert (rnd["e2e"]["head"], rnd["gate"]["head"]) == (fixed, fixed)
+
+    fake.push(REPO, pr, fixed)
+    w.pulls[pr] = w.pulls[pr].model_copy(update={"mergeable_state": "clean", "mergeable": True})
+    fake.set_check(REPO, fixed, "ci", "completed", "success")
+    story.send(story.suite(fixed, pr))
+    assert w.merges == []  # the old approval does not merge new code
+    again = story.comment(pr, "merge")
+    again[1]["comment"]["id"] = 7002
+    story.send(again)
+    assert [m["sha"] for m in w.merges] == [fixed]
+
+
+@pytest.mark.parametrize("mode", ["keep-markers", "nocommit"])
+def test_a_conflict_the_fixer_cannot_resolve_goes_to_a_person(tmp_path, monkeypatch, mode):
+    """Markers left, or nothing changed: nothing pushed, magi:conflict with git's paths, and
+    landing stops there (the fixer had its one try on this head)."""
+    story = Story(make_world(tmp_path), monkeypatch)
+    monkeypatch.setenv("RUNNER_TEMP", str(tmp_path / "land-1"))
+    run_id, pr, head, _base = _conflict_round(story, mode)
+    fake = story.fake
+    branch = fake.world(REPO).pulls[pr].head.ref
+    assert story.world.remote_refs()[f"refs/heads/{branch}"] == head
+    assert "magi:conflict" in fake.labels_on(REPO, pr)
+    said = fake.comments_on(REPO, pr)[-1]
+    assert "- `textstats.py`" in said
+    assert "This is a decision for a person" in said
+    why = "left conflict markers in `textstats.py`" if mode == "keep-markers" else "changed nothing"
+    assert why in said
+    landing = _record(story, run_id)["landing"]
+    assert landing["outcome"] == "conflict"
+    before = len(story.dispatched())
+    story.send(story.suite(head, pr))
+    assert len(story.dispatched()) == before
+
+
+def _moved_main(story: Story) -> str:
+    """Another change lands on main (real git): the base the PR must be brought onto."""
+    other = story.world.tmp / "elsewhere"
+    subprocess.run(["git", "clone", "-q", str(story.world.remote), str(other)], check=True)
+    (other / "NOTES.md").write_text("unrelated\n")
+    git = ["git", "-c", "user.name=o", "-c", "user.email=o@example.invalid"]
+    subprocess.run([*git, "add", "NOTES.md"], cwd=other, check=True)
+    subprocess.run([*git, "commit", "-qm", "notes"], cwd=other, check=True)
+    subprocess.run(["git", "push", "-q", "origin", "main"], cwd=other, check=True)
+    return story.world.remote_refs()["refs/heads/main"]
+
+
+def _review(story: Story, pr: int, login: str) -> tuple[str, dict[str, Any]]:
+    story.fake.add_review(REPO, pr, login, "APPROVED")  # GitHub keeps it, then sends it
+    p = story.repo_payload(fixture("pull_request.opened"))
+    p["action"] = "submitted"
+    p["pull_request"] = story.fake.world(REPO).pulls[pr].model_dump(mode="json")
+    p["review"] = {"state": "approved", "body": "", "user": {"login": login, "type": "User"}}
+    p["sender"].update(login=login, type="User")
+    return "pull_request_review", p
+
+
+def _group(story: Story, pr: int) -> tuple[str, dict[str, Any]]:
+    w = story.fake.world(REPO)
+    ((_, group),) = [q for q in w.queue if q[0] == pr]
+    p = story.repo_payload(fixture("check_suite.completed"))
+    payload = {
+        "action": "checks_requested",
+        "merge_group": {
+            "head_sha": group,
+            "head_ref": f"refs/heads/gh-readonly-queue/main/pr-{pr}-{w.pulls[pr].head.sha}",
+            "base_sha": w.refs["heads/main"],
+            "base_ref": "refs/heads/main",
+        },
+        "repository": p["repository"],
+        "sender": p["sender"],
+    }
+    return "merge_group", payload
+
+
+@pytest.mark.parametrize("rule", ["review", "queue", "up-to-date"])
+def test_the_whole_story_under_a_branch_rule(tmp_path, monkeypatch, rule):
+    """label -> compete -> publish -> green -> `merge` -> landed, on a default branch that
+    requires an approving review (a person's review arrives after the `merge`), merges only
+    through a queue, or must be up to date while the base moves."""
+    from magi.testing.github_rules import BranchRules
+
+    story = Story(make_world(tmp_path), monkeypatch)
+    fake, w = story.fake, story.fake.world(REPO)
+    rules = {
+        "review": BranchRules(required_reviews=1),
+        "queue": BranchRules(merge_queue=True, required_checks=("ci", "magi")),
+        "up-to-date": BranchRules(up_to_date=True),
+    }[rule]
+    fake.set_rules(REPO, rules)
+    w.permissions["reviewer"] = "write"
+    run_id, pr, head = _compete_and_publish(story)
+    fake.set_check(REPO, head, "ci", "completed", "success")
+    fake.set_check(REPO, head, "magi", "completed", "success")
+    if rule == "up-to-date":
+        fake.move_base(REPO, _moved_main(story))  # GitHub: behind
+    story.send(story.comment(pr, "merge"))
+    if rule == "up-to-date":  # GitHub says the base moved
+        push = story.repo_payload(fixture("push"))
+        push["ref"], push["after"] = "refs/heads/main", w.refs["heads/main"]
+        story.send(("push", push))
+    assert w.merges == []
+    landed = head
+    if rule == "review":
+        assert (
+            "a review from someone with write access is required" in fake.comments_on(REPO, pr)[-1]
+        )
+        story.send(_review(story, pr, "reviewer"))
+    elif rule == "queue":
+        assert [n for n, _ in w.queue] == [pr]
+        event = _group(story, pr)
+        fake.set_check(REPO, event[1]["merge_group"]["head_sha"], "ci", "completed", "success")
+        assert fake.run_queue(REPO) == []  # the required `magi` check is not on the group yet
+        story.send(event)
+        assert fake.run_queue(REPO) == [pr]
+    else:
+        assert story.dispatched()[-1]["command"] == "rebase"
+        story.publish_step("rebase", "--pr", str(pr))
+        branch = w.pulls[pr].head.ref
+        landed = story.world.remote_refs()[f"refs/heads/{branch}"]
+        assert landed != head
+        assert any("same patch, approval kept" in b for b in fake.comments_on(REPO, pr))
+        fake.rebased(REPO, pr, landed)
+        fake.set_check(REPO, landed, "ci", "completed", "success")
+        story.send(story.suite(landed, pr))
+    assert [m["sha"] for m in w.merges] == [landed]
+    story.send(story.closed(pr))
+    assert w.issues[ISSUE].state == "closed"
+    assert not [r for r in w.refs if r.startswith(f"heads/magi/{run_id}/")]
+    tracking = [b for b in fake.comments_on(REPO, ISSUE) if "magi:tracking" in b]
+    assert f"#{pr} merged" in tracking[0]

@@ -551,8 +551,8 @@ def rebase(ctx: typer.Context, pr: Pr) -> None:
     done = asyncio.run(run_rebase(port=port, env=env, git=git, remote=remote, pr=pr))
     env.set_output("outcome", done.outcome)
     typer.echo(f"PR #{pr}: {done.outcome} {done.new_head[:12]}".rstrip())
-    if done.outcome == "conflict":
-        raise typer.Exit(ExitCode.REBASE_CONFLICT)
+    if done.outcome in ("conflict", "to-fixer"):
+        raise typer.Exit(ExitCode.REBASE_CONFLICT)  # the job fails: the head's lock is given back
 
 
 @app.command("land-read")

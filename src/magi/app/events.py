@@ -135,6 +135,13 @@ class PullRequestEvent(Base):
     pull_request: PullRequest
 
 
+class DequeuedEvent(PullRequestEvent):
+    """``pull_request`` ``dequeued``: taken out of a merge queue, and GitHub's reason.
+    https://docs.github.com/en/webhooks/webhook-events-and-payloads#pull_request"""
+
+    reason: str
+
+
 class PushEvent(Base):
     """A push: only the branch and its new head are read (the commits list can be big)."""
 

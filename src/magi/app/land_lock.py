@@ -14,8 +14,10 @@ would hold until someone pushed: landing wedged. Three ways out:
   lock is released if the last dispatch for the PR was for the current head and took the
   lock that is held now (and, when the run's id is known, started that very run): a job
   that pushed and crashed left a newer head, and a job superseded by a takeover must not
-  release its successor's lock. The PR is told. Nothing is dispatched from here: a job that
-  crashes every time must not loop; the next event on the head dispatches again.
+  release its successor's lock. The PR is told. Nothing is dispatched from here (a job that
+  crashes every time must not loop; the next event on the head dispatches again), except
+  after a rebase that stopped at a conflict and handed it to the fixer: that happens once
+  per head (``magi.action.publish_job.rebase``), and it is planned at once.
 - a lock older than ``STALE`` (longer than every landing job's ``timeout-minutes`` plus
   queueing) is taken over by the next event: a lost ``workflow_job`` delivery cannot wedge
   landing for good. Taking over is a compare-and-swap GitHub does for us: the lock moves
@@ -37,7 +39,7 @@ from datetime import datetime, timedelta
 
 from magi.app.context import AppContext, reply_once, repo_config
 from magi.app.events import Delivery, Router
-from magi.app.progress import JobBody, WorkflowJobEvent, is_magi_run, magi_job
+from magi.app.progress import JobBody, WorkflowJobEvent, is_magi_run
 from magi.app.pulls import is_magi_pull
 from magi.core.threads.posting import code
 from magi.core.threads.progress import parse_title
@@ -46,9 +48,20 @@ from magi.github.models import PullRequest, Repo
 from magi.github.port import GitHubError, GitHubPort
 from magi.model.config import Config
 
-__all__ = ["ENDED", "STALE", "claim", "give_back", "land_ref", "release", "router"]
+__all__ = [
+    "ENDED",
+    "JOB_TAG",
+    "STALE",
+    "claim",
+    "give_back",
+    "handed_on",
+    "job_completed",
+    "land_ref",
+    "release",
+    "router",
+]
 
-router = Router()
+router = Router()  # empty: workflow_job is routed by magi.app.landing (it plans after a release)
 LAND = "land"  # the dispatch comment's marker (magi.app.landing): step= sha= lock= job=
 JOB_TAG = re.compile(r"\[magi land #(\d+)\]")
 ENDED = frozenset({"failure", "cancelled", "timed_out", "startup_failure"})
@@ -214,11 +227,19 @@ async def release(
     return "released"
 
 
-@router.on("workflow_job", "completed", WorkflowJobEvent, magi_job)  # others: no call
 async def job_completed(ctx: AppContext, d: Delivery[WorkflowJobEvent]) -> str:
+    """workflow_job completed: release (see ``release``). Routed by ``magi.app.landing``,
+    which plans at once after a rebase that handed its conflict to the fixer."""
     gh = await ctx.ports(d.installation, d.repo)
     try:
         config = await repo_config(gh, d.repo, d.payload.repository.default_branch)
     except ConfigError:
         config = Config()  # as progress does: the labeled handler says what is wrong
     return await release(ctx, gh, d.repo, d.payload.workflow_job, config.github.workflow)
+
+
+async def handed_on(ctx: AppContext, gh: GitHubPort, repo: Repo, number: int) -> bool:
+    """Whether the PR's newest landing marker is a rebase's conflict handed to the fixer."""
+    own = ctx.own(await gh.list_comments(repo, number))
+    last = ctx.seal.latest(own, LAND)
+    return last is not None and last.get("step") == "conflict" and last.get("to") == "fixer"

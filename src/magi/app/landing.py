@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from magi.app import queue
 from magi.app.context import AppContext, reply_once, repo_config
 from magi.app.ending import record_ending
 from magi.app.events import (
     Delivery,
+    DequeuedEvent,
     PullRequestEvent,
     PushEvent,
     ReviewCommentEvent,
@@ -27,8 +29,9 @@ from magi.app.events import (
     Router,
 )
 from magi.app.labeled import claim_ref
-from magi.app.land_lock import claim, give_back, land_ref
+from magi.app.land_lock import JOB_TAG, claim, give_back, handed_on, job_completed, land_ref
 from magi.app.merge import _merge, evaluate
+from magi.app.progress import WorkflowJobEvent, magi_job
 from magi.app.pulls import is_magi_pull, issue_of, on_checks, run_of
 from magi.app.rerun import rerun_once
 from magi.core.threads import markers
@@ -64,6 +67,7 @@ async def facts_of(
     """What ``plan`` needs, read from GitHub and from the App's own markers."""
     own = ctx.own(await gh.list_comments(repo, pull.number))
     rounds = {m.get("round") for m in ctx.seal.find(own, LAND, step="fix")}
+    head = pull.head.sha
     approval = ctx.seal.latest(own, markers.APPROVAL)
     try:
         labels = frozenset(lb.name for lb in (await gh.get_issue(repo, pull.number)).labels)
@@ -84,6 +88,9 @@ async def facts_of(
         land_rounds=g.land_rounds,
         approved_sha=approval["sha"] if approval else None,
         required=config.github.required_checks,
+        # magi's rebase of this head stopped at a conflict and handed it on (rebase job)
+        conflict=bool(ctx.seal.find(own, LAND, step="conflict", sha=head, to="fixer")),
+        conflict_tried=bool(ctx.seal.find(own, LAND, step="fix", sha=head, conflict="1")),
     )
 
 
@@ -170,6 +177,8 @@ async def _dispatch(
         attrs["job"] = sent.workflow_run_id
     if step == "fix":
         attrs["round"] = round_no
+    if p.reason == "conflict":
+        attrs["conflict"] = 1  # the fixer gets this head's conflict once
     await gh.create_comment(
         repo,
         pull.number,
@@ -320,4 +329,32 @@ async def synchronize(ctx: AppContext, d: Delivery[PullRequestEvent]) -> str:
     return "approval-voided"
 
 
-__all__ = ["evaluate", "fold", "land", "land_ref", "router"]
+@router.on("pull_request", "dequeued", DequeuedEvent)
+async def dequeued(ctx: AppContext, d: Delivery[DequeuedEvent]) -> str:
+    """Taken out of a merge queue: said with GitHub's reason (``magi.app.queue``); a
+    conflict is planned here, so it goes to the fixer once."""
+    done = await queue.dequeued(ctx, d)
+    if done != queue.TO_LANDING:
+        return done
+    gh = await ctx.ports(d.installation, d.repo)
+    number, branch = d.payload.pull_request.number, d.payload.repository.default_branch
+    return f"dequeued-{await land(ctx, gh, d.repo, number, branch)}"
+
+
+@router.on("workflow_job", "completed", WorkflowJobEvent, magi_job)  # others: no call
+async def job_ended(ctx: AppContext, d: Delivery[WorkflowJobEvent]) -> str:
+    """A landing job ended: its lock is released (``magi.app.land_lock``); after a rebase
+    that stopped at a conflict and handed it to the fixer (once per head), the PR is
+    planned now: no other event is coming (GitHub says nothing when it finishes computing
+    ``mergeable``)."""
+    done = await job_completed(ctx, d)
+    m = JOB_TAG.search(d.payload.workflow_job.name)
+    if done != "released" or m is None:
+        return done
+    gh = await ctx.ports(d.installation, d.repo)
+    if not await handed_on(ctx, gh, d.repo, int(m[1])):
+        return done
+    return f"{done},{await land(ctx, gh, d.repo, int(m[1]), d.payload.repository.default_branch)}"
+
+
+__all__ = ["dequeued", "evaluate", "fold", "job_ended", "land", "land_ref", "router"]

@@ -9,6 +9,12 @@ repository that requires it would stall its queue. magi answers it: the group's 
 check carries the conclusion magi gave the PR's head (what was verified is the same change;
 the queue's own CI judges the merged result). A group whose PR is not magi's, or whose head
 has no finished ``magi`` check, gets no answer from magi.
+
+A magi PR taken out of the queue (``pull_request`` ``dequeued``) is said on the PR with
+GitHub's reason and the next step (``magi.core.threads.dequeue``): a removal that is the
+queue's own doing (cleared, rolled back, its checks timed out) is added back once per head
+while the writer's ``merge`` still stands on it; a conflict goes to landing (the fixer:
+``magi.app.landing`` routes the event and plans the PR when this says ``TO_LANDING``).
 https://docs.github.com/en/webhooks/webhook-events-and-payloads#merge_group
 https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/configuring-pull-request-merges/managing-a-merge-queue#triggering-merge-group-checks-with-third-party-ci-providers
 """
@@ -17,14 +23,18 @@ from __future__ import annotations
 
 import re
 
-from magi.app.context import AppContext
-from magi.app.events import Delivery, MergeGroupEvent
+from magi.app.context import AppContext, reply_once
+from magi.app.events import Delivery, DequeuedEvent, MergeGroupEvent
 from magi.app.pulls import is_magi_pull
+from magi.core.threads import markers
+from magi.core.threads.dequeue import AGAIN, Next, after_dequeue
+from magi.core.threads.posting import inert
 from magi.github.port import GitHubError
 
-__all__ = ["CHECK", "checks_requested", "group_pull"]
+__all__ = ["CHECK", "TO_LANDING", "checks_requested", "dequeued", "group_pull"]
 
 CHECK = "magi"  # the check magi's publish job makes on a PR's head
+TO_LANDING = "dequeued-to-landing"  # a conflict: ``magi.app.landing`` plans the PR next
 _GROUP = re.compile(r"^(?:refs/heads/)?gh-readonly-queue/.+/pr-(\d+)-([0-9a-f]{40})$")
 
 
@@ -66,3 +76,42 @@ async def checks_requested(ctx: AppContext, d: Delivery[MergeGroupEvent]) -> str
         ),
     )
     return f"answered-{conclusion}"
+
+
+async def dequeued(ctx: AppContext, d: Delivery[DequeuedEvent]) -> str:
+    """A magi PR left the merge queue: say why and the next step; add it back once per head
+    when the queue let go of it on its own and the ``merge`` stands (see the docstring)."""
+    p = d.payload
+    if not is_magi_pull(p.pull_request, ctx.seal):
+        return "not-a-magi-pr"  # decided from the payload: no call
+    gh = await ctx.ports(d.installation, d.repo)
+    pull = await gh.get_pull(d.repo, p.pull_request.number)
+    if pull.merged or pull.state != "open":
+        return "not-open"
+    own = ctx.own(await gh.list_comments(d.repo, pull.number))
+    approval = ctx.seal.latest(own, markers.APPROVAL)
+    head = pull.head.sha
+    stands = approval is not None and approval.get("sha") == head
+    key = f"requeue-{head[:12]}"
+    requeued = bool(ctx.seal.find(own, markers.REFUSAL, key=key))
+    plan = after_dequeue(p.reason, stands=stands, requeued=requeued)
+    if plan.next is Next.NOTHING:
+        return "dequeued-merged"
+    if plan.next is Next.REQUEUE:
+        # Saying it is the once-per-head claim (reply_once creates a ref first).
+        if not await reply_once(ctx, gh, d.repo, pull.number, key, plan.message, head):
+            return "requeued-already"
+        try:
+            await gh.enqueue_pull(d.repo, pull.number, sha=head)
+        except GitHubError as exc:
+            if exc.status not in (404, 422):
+                raise
+            words = f"GitHub would not add it back: {inert(exc.message)}; {AGAIN}."
+            await reply_once(ctx, gh, d.repo, pull.number, f"{key}-refused", words, head)
+            return "requeue-refused"
+        return "requeued"
+    reason = p.reason.strip().upper() or "NONE"
+    await reply_once(
+        ctx, gh, d.repo, pull.number, f"dequeued-{reason}-{head[:12]}", plan.message, head
+    )
+    return TO_LANDING if plan.next is Next.LAND else f"dequeued-{reason.lower()}"

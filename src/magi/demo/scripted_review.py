@@ -65,9 +65,36 @@ def review(turn: Turn, mode: str) -> int:
     return 0
 
 
+def _resolve_ours(turn: Turn) -> None:
+    """Every file git left conflict markers in, resolved to this branch's side (a real
+    fixer would weigh both; the scripted one keeps its own change)."""
+    found = turn.run(["git", "grep", "-l", "-e", "^<<<<<<< "], check=False, capture_output=True)
+    for name in (found.stdout or "").split():
+        path = turn.cwd / name
+        out, side = [], "both"
+        for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
+            if line.startswith("<<<<<<< "):
+                side = "ours"
+            elif line.startswith(("|||||||", "=======")) and side != "both":
+                side = "theirs"
+            elif line.startswith(">>>>>>> "):
+                side = "both"
+            elif side in ("both", "ours"):
+                out.append(line)
+        path.write_text("".join(out), encoding="utf-8")
+
+
 def fix(turn: Turn, mode: str) -> int:
     ids = list(dict.fromkeys(FINDING.findall(turn.prompt)))
     cwd = turn.cwd
+    if mode == "keep-markers":  # commits something, leaves git's conflict markers
+        (cwd / "REVIEWED.md").write_text("looked\n", encoding="utf-8")
+        turn.run(["git", "add", "-A"], check=True)
+        turn.run(["git", *IDENT, "commit", "-q", "-m", "Look around"], check=True)
+        turn.say(_answer(turn, {"adopted": ids, "rejected": []}))
+        return 0
+    if mode not in ("nocommit", "same-tree"):
+        _resolve_ours(turn)
     if mode in ("reject", "reject-leaky"):
         why = "The unit tests cover this case."
         if mode == "reject-leaky":

@@ -48,6 +48,7 @@ class RoundInput(_Strict):
     run: str
     head: str  # the head the job read: the push's lease
     base: str = ""
+    base_ref: str = ""  # the base branch's name: its tip is what a conflict round merges
     checks: list[FailedCheck] = Field(default_factory=list)
     reviews: list[ReviewNote] = Field(default_factory=list)
 

@@ -17,11 +17,26 @@ from pydantic import BaseModel, ConfigDict, Field
 from magi.model.fix_round import RoundInput
 from magi.model.review import E2eResult, FixReport, Gate
 
-__all__ = ["Landing", "LandingRound"]
+__all__ = ["LandConflict", "Landing", "LandingRound"]
 
 
 class _Rec(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class LandConflict(_Rec):
+    """A round that began with the base merged in and conflicting (the rebase's conflict,
+    handed to the fixer): what git said, and what the fixer's head still left marked."""
+
+    base: str  # the base commit merged in
+    merge: str  # magi's merge commit, conflicts marked: the fixer's starting point
+    paths: list[str]
+    said: str = ""  # git's own words
+    left: list[str] = Field(default_factory=list)  # paths still holding conflict markers
+
+    @property
+    def resolved(self) -> bool:
+        return not self.left
 
 
 class LandingRound(_Rec):
@@ -36,6 +51,7 @@ class LandingRound(_Rec):
     e2e: E2eResult | None = None
     gate: Gate | None = None
     at: datetime | None = None
+    conflict: LandConflict | None = None  # the base conflicted: handed to the fixer
 
     @property
     def green(self) -> bool:
@@ -48,5 +64,6 @@ class Landing(_Rec):
 
     pr: int
     rounds: list[LandingRound] = Field(default_factory=list)
-    outcome: Literal["blocked"] | None = None  # merged / closed: the run's status and merge
+    # merged / closed: the run's status and merge; "conflict": a person resolves it
+    outcome: Literal["blocked", "conflict"] | None = None
     reason: str | None = None

@@ -120,7 +120,9 @@ def _landing_recorded(record: Record) -> Record:
 # run's stored config (absent: ``[github] runner_labels``, where every run before it ran);
 # ``[sandbox] egress`` and ``[verify] egress`` (absent: none, as before); a turn's
 # ``refused`` (absent: empty; before it a jailed seat kept the host's network, and no proxy
-# refused anything).
+# refused anything); a landing round's ``conflict`` and its input's ``base_ref`` (absent:
+# None and "", as every round before the fixer was handed conflicts had none), and
+# ``landing.outcome = "conflict"`` (a new value; no older record holds it).
 
 # from-version -> the step that produces from-version + 1.
 MIGRATIONS: dict[int, Migration] = {

@@ -65,6 +65,24 @@ from magi.github.port import GitHubError
 from magi.testing.github_rules import BranchRules, Reviewed, as_ruleset, refusal
 
 APP_LOGIN = "magi-app[bot]"
+# pull_request dequeued's ``reason``, as GitHub's webhook description lists them.
+# https://docs.github.com/en/webhooks/webhook-events-and-payloads#pull_request
+DEQUEUE_REASONS = frozenset(
+    {
+        "UNKNOWN_REMOVAL_REASON",
+        "MANUAL",
+        "MERGE",
+        "MERGE_CONFLICT",
+        "CI_FAILURE",
+        "CI_TIMEOUT",
+        "ALREADY_MERGED",
+        "QUEUE_CLEARED",
+        "ROLL_BACK",
+        "BRANCH_PROTECTIONS",
+        "GIT_TREE_INVALID",
+        "INVALID_MERGE_COMMIT",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -826,6 +844,20 @@ class FakeGitHub:
         w.refs[f"heads/gh-readonly-queue/{pull.base.ref}/pr-{number}-{sha}"] = group
         w.queue.append((number, group))
         return len(w.queue)
+
+    def dequeue(self, repo: Repo | str, number: int, reason: str) -> None:
+        """GitHub takes PR ``number`` out of its base's merge queue for ``reason`` (its group
+        branch goes with it), before it sends ``pull_request`` ``dequeued``. The reasons are
+        GitHub's closed list (``webhook-pull-request-dequeued`` in its webhook description);
+        another is no reason GitHub sends.
+        https://docs.github.com/en/webhooks/webhook-events-and-payloads#pull_request"""
+        if reason not in DEQUEUE_REASONS:
+            raise ValueError(f"GitHub sends no dequeue reason {reason!r}")
+        w = self.world(repo)
+        for entry in [q for q in w.queue if q[0] == number]:
+            w.queue.remove(entry)
+            pull = w.pulls[number]
+            w.refs.pop(f"heads/gh-readonly-queue/{pull.base.ref}/pr-{number}-{pull.head.sha}", None)
 
     def run_queue(self, repo: Repo | str) -> list[int]:
         """The merge queue merges each group whose required checks are green on the group's

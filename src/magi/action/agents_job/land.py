@@ -10,7 +10,9 @@ step saved), on a landing branch at the head the job read; progress is what git 
 head magi runs e2e and the gate (``graph.e2e.check``, ``graph.gate.check``) and writes the
 artifact publish reads: ``round.json`` and a bundle of the new commits. A round that
 changes no tree is written as such: publish then ends landing blocked instead of
-dispatching the same round again.
+dispatching the same round again. A PR whose base conflicts starts the round from the base
+merged in, conflicts marked (``magi.action.agents_job.land_conflict``): the fixer resolves
+them, and the paths it left marked are written beside the round.
 
 The round works on a copy of the run in a throw-away store (its repository this checkout,
 its worktrees under a temp dir), so nothing of the competition's record is rewritten; only
@@ -29,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 
 from magi.action.agents_job.checkout import refuse_credentials
 from magi.action.agents_job.compete import refuse_tokens
+from magi.action.agents_job.land_conflict import base_tip, conflicting, left_marked, merge_base_in
 from magi.core.review.land_prompt import fix_prompt, item_ids
 from magi.engine import context_for
 from magi.git.repo import Git
@@ -37,7 +40,7 @@ from magi.graph import gate as gate_node
 from magi.graph.fix import fixer_turn
 from magi.graph.winner import winner
 from magi.model.fix_round import RoundInput
-from magi.model.landing import Landing, LandingRound
+from magi.model.landing import LandConflict, Landing, LandingRound
 from magi.model.review import E2eResult, FixReport, Gate
 from magi.model.run import Run
 from magi.state.migrations import migrate
@@ -66,6 +69,7 @@ class LandRound(BaseModel):
     gate: Gate | None = None
     at: datetime | None = None  # when the round started
     input: RoundInput
+    conflict: LandConflict | None = None  # the base conflicted: merged in for the fixer
 
     def record(self) -> LandingRound:
         """The round as the run record's ``landing`` section keeps it."""
@@ -79,6 +83,7 @@ class LandRound(BaseModel):
             e2e=self.e2e,
             gate=self.gate,
             at=self.at,
+            conflict=self.conflict,
         )
 
     def verdict(self) -> str:
@@ -154,17 +159,28 @@ def fix_round(
         ctx = context_for(work, store=scratch, environ=environ)
         started = ctx.clock()
         branch = winner(ctx).branch
-        git.run("branch", "-f", "--end-of-options", branch, inp.head)
+        # A base that conflicts is merged in, markers and all, for the fixer to resolve.
+        onto = base_tip(git, inp)
+        merged = conflicting(git, inp.head, onto)
+        conflict = merge_base_in(git, inp.head, onto, merged) if merged else None
+        start = conflict.merge if conflict else inp.head
+        git.run("branch", "-f", "--end-of-options", branch, start)
         try:
             cfg = work.config
 
             def build(live: bool) -> str:
                 task = None if live else work.task.cleaned
-                return fix_prompt(inp, round_no, cfg.graph.land_rounds, task=task)
+                return fix_prompt(
+                    inp, round_no, cfg.graph.land_rounds, task=task, conflict=conflict
+                )
 
             report = fixer_turn(ctx, ids=item_ids(inp, round_no), build=build)
             new = report.head_after or inp.head
             e2e = gate = None
+            if conflict is not None:
+                kept = conflict.paths if not report.progressed else None
+                left = kept or left_marked(git, new, conflict.paths)
+                conflict = conflict.model_copy(update={"left": left})
             if report.progressed:
                 e2e = e2e_node.check(ctx, new)
                 gate = gate_node.check(ctx, new)
@@ -186,6 +202,7 @@ def fix_round(
         gate=gate,
         at=started,
         input=inp,
+        conflict=conflict,
     )
     run.seats = work.seats  # the fixer's conversation goes on from here next round
     run.events = work.events

@@ -6,6 +6,9 @@ the job read, and end at the head ``round.json`` names) and pushed to the PR's b
 between refuses it. The round (its input, commit and results) is recorded beside the run
 in ``refs/magi/runs/<id>`` as ``artifacts/land-round-<n>.json``. A round that changed
 nothing ends landing: label ``magi:blocked`` and say so, never the same round again.
+A round that began with the base conflicting is pushed only resolved (no conflict marker
+left, e2e and the gate green); otherwise ``magi:conflict`` asks a person, as a rebase's
+conflict did before the fixer was asked.
 """
 
 from __future__ import annotations
@@ -15,17 +18,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from magi.action.agents_job.land import BUNDLE, OUT_REF, ROUND, LandRound, add_round
+from magi.action.agents_job.land_conflict import conflicting, left_marked
 from magi.action.bundle import INCOMING
 from magi.action.env import ActionEnv
 from magi.action.publish_job.record_ref import build_commit, read_published, record_ref
 from magi.action.publish_job.trusted import default_branch
 from magi.action.publish_job.workflow_guard import workflow_changes
-from magi.core.threads.landing import BLOCKED
-from magi.core.threads.posting import Policy, code, gate
+from magi.core.threads import markers
+from magi.core.threads.conflict import for_a_person
+from magi.core.threads.landing import BLOCKED, CONFLICT
+from magi.core.threads.posting import Policy, code, gate, gate_json
 from magi.errors import RepoError, StateError, TamperedArtifact
 from magi.git.remote import Remote
 from magi.git.repo import Git
+from magi.github.models import PullRequest
 from magi.github.port import GitHubPort
+from magi.model.landing import LandConflict
 from magi.model.run import Run
 from magi.state.migrations import migrate
 
@@ -34,7 +42,7 @@ __all__ = ["LandPublished", "publish_land", "read_round"]
 
 @dataclass(frozen=True)
 class LandPublished:
-    outcome: str  # pushed | blocked
+    outcome: str  # pushed | blocked | conflict
     head: str
 
 
@@ -63,7 +71,7 @@ def _fetch_bundle(git: Git, where: Path, done: LandRound) -> None:
 
 
 def _record(
-    git: Git, remote: Remote, done: LandRound, *, blocked: str | None = None
+    git: Git, remote: Remote, done: LandRound, *, blocked: str | None = None, ended: str = "blocked"
 ) -> tuple[str, str] | None:
     """The record commit that adds the round (and its parent), made before anything is
     pushed: a record this magi cannot read stops publish before the branch moves."""
@@ -74,10 +82,13 @@ def _record(
     run = _read_run(git, prev, ref)
     add_round(run, done.pr, done.record())
     if blocked is not None and run.landing is not None:
-        run.landing.outcome, run.landing.reason = "blocked", blocked
+        run.landing.outcome = "conflict" if ended == "conflict" else "blocked"
+        run.landing.reason = blocked
     names = git.run("ls-tree", "--name-only", f"{prev}:artifacts", check=False).split()
     files = {n: git.run("cat-file", "blob", f"{prev}:artifacts/{n}") for n in names}
-    run_json = gate(run.model_dump_json(by_alias=True, indent=2), Policy(limit=1 << 62)).text
+    # Each string gated, not the JSON text: a path's redaction must not eat a quote (an e2e
+    # traceback names files in quotes, and the record then did not parse).
+    run_json = json.dumps(gate_json(run.model_dump(mode="json", by_alias=True), Policy()), indent=2)
     commit = build_commit(
         git,
         run_json=run_json + "\n",
@@ -116,15 +127,23 @@ def _push_record(remote: Remote, done: LandRound, made: tuple[str, str] | None) 
 
 
 async def _blocked(
-    port: GitHubPort, env: ActionEnv, git: Git, remote: Remote, done: LandRound, text: str, why: str
+    port: GitHubPort,
+    env: ActionEnv,
+    git: Git,
+    remote: Remote,
+    done: LandRound,
+    text: str,
+    why: str,
+    label: str = BLOCKED,
 ) -> LandPublished:
     """Landing stops at this round: recorded, said on the PR, labeled; the branch stays."""
-    mark = env.seal.marker("land", step="blocked", sha=done.head)
-    made = _record(git, remote, done, blocked=why)
+    step = "conflict" if label == CONFLICT else "blocked"
+    mark = env.seal.marker("land", step=step, sha=done.head)
+    made = _record(git, remote, done, blocked=why, ended=step)
     await port.create_comment(env.repo, done.pr, gate(text, Policy()).text + "\n\n" + mark)
-    await port.add_labels(env.repo, done.pr, [BLOCKED])
+    await port.add_labels(env.repo, done.pr, [label])
     _push_record(remote, done, made)
-    return LandPublished("blocked", done.head)
+    return LandPublished(step, done.head)
 
 
 async def publish_land(
@@ -133,6 +152,8 @@ async def publish_land(
     """Push the round with a lease, record it, and say what it did on the PR."""
     done = read_round(where, pr)
     pull = await port.get_pull(env.repo, pr)
+    if done.conflict is not None:
+        return await _publish_resolution(port, env, git, remote, where, done, pull, done.conflict)
     if not done.changed:
         status = done.fix.status if done.fix else "pending"
         why = "" if status == "ok" else f" (the fixer's turn ended `{status}`)"
@@ -167,3 +188,72 @@ async def publish_land(
     )
     await port.create_comment(env.repo, pr, body)
     return LandPublished("pushed", done.new_head)
+
+
+async def _publish_resolution(
+    port: GitHubPort,
+    env: ActionEnv,
+    git: Git,
+    remote: Remote,
+    where: Path,
+    done: LandRound,
+    pull: PullRequest,
+    conflict: LandConflict,
+) -> LandPublished:
+    """A conflict round: pushed only when the conflict is resolved (no marker left in a path
+    git names, checked here, not taken from the round) and e2e and the gate pass on it;
+    else nothing moves and ``magi:conflict`` asks a person. A pushed resolution is new code:
+    a standing approval is said void (its patch id cannot match) and asked again."""
+    failed = "" if done.changed else "the fixer changed nothing"
+    paths = list(conflict.paths)
+    if done.changed:
+        _fetch_bundle(git, where, done)
+        base = remote.fetch(f"refs/heads/{pull.base.ref}", f"{INCOMING}/land/{done.pr}/base")
+        if base is None or not git._ok("merge-base", "--is-ancestor", conflict.base, base):
+            raise TamperedArtifact(f"the round merged {conflict.base[:12]}, not {pull.base.ref}")
+        again = conflicting(git, done.head, conflict.base)
+        paths = list(dict.fromkeys([*paths, *(again.paths if again else ())]))
+        agents = set(workflow_changes(git, done.head, done.new_head))
+        agents &= set(workflow_changes(git, conflict.base, done.new_head))
+        failed = _why_not(git, done, paths, sorted(agents))
+    if failed:
+        text = for_a_person(pull.base.ref, conflict.base, paths, conflict.said, failed)
+        return await _blocked(port, env, git, remote, done, text, failed, CONFLICT)
+    made = _record(git, remote, done)
+    remote.push(done.new_head, f"refs/heads/{pull.head.ref}", expect=done.head)
+    _push_record(remote, done, made)
+    own = [c.body for c in await port.list_comments(env.repo, done.pr) if env.ours(c)]
+    approval = env.seal.latest(own, markers.APPROVAL)
+    text = (
+        f"Landing fix round {done.round}: the fixer resolved the conflict with `{pull.base.ref}` "
+        f"(`{conflict.base[:12]}`) and magi pushed `{done.new_head[:12]}` ({done.verdict()})."
+    )
+    if approval is not None and approval.get("sha") == done.head:
+        text += (
+            f"\n\nThis is new code: the approval of `{done.head[:12]}` does not carry over "
+            "(a resolution changes the patch, so its `git patch-id` cannot match). Read the "
+            "resolution, then comment `merge` again."
+        )
+    mark = env.seal.marker("land", step="pushed", round=done.round, sha=done.new_head)
+    await port.create_comment(env.repo, done.pr, gate(text, Policy()).text + "\n\n" + mark)
+    return LandPublished("pushed", done.new_head)
+
+
+def _why_not(git: Git, done: LandRound, paths: list[str], workflows: list[str]) -> str:
+    """Why a resolution is not pushed ('' when it is): the base not in it, markers left,
+    workflow changes, red e2e or gate."""
+    base = done.conflict.base if done.conflict else ""
+    if not git._ok("merge-base", "--is-ancestor", base, done.new_head):
+        return f"the fixer's head does not contain the base `{base[:12]}`"
+    left = left_marked(git, done.new_head, paths)
+    if left:
+        return "the fixer left conflict markers in " + ", ".join(code(p) for p in left[:10])
+    if workflows:
+        return (
+            "the fixer's resolution changes workflows ("
+            + ", ".join(code(p) for p in workflows[:5])
+            + "), which magi does not push"
+        )
+    if not done.record().green:
+        return f"the fixer's resolution did not pass ({done.verdict()})"
+    return ""

@@ -4,9 +4,12 @@ It runs in the publish job (the App token; nothing else runs there). The PR's br
 base are fetched fresh, the branch is rebased in a throw-away worktree, and the result is
 pushed with ``--force-with-lease`` against the head this job read: if anyone pushed in
 between, the push is refused and nothing is overwritten. A rebase that does not apply
-stops, posts git's conflicting paths and labels ``magi:conflict`` (a decision for a
-person). A pending approval is carried only when ``git patch-id --stable`` of the PR's
-diff is the same before and after (``magi.core.threads.landing.approval_across``): the kept
+pushes nothing: the first time on a head it is handed to the fixer (said on the PR; the
+job ends with the conflict's exit code, which gives the head's lock back, and the App
+dispatches a fix round with the base merged in, ``magi.action.agents_job.land_conflict``);
+after that, git's conflicting paths are posted and ``magi:conflict`` labeled (a person).
+A pending approval is carried only when ``git patch-id --stable`` of the PR's diff is the
+same before and after (``magi.core.threads.landing.approval_across``): the kept
 approval is re-pinned to the new head in a new marker, posted before the push, so the
 App's ``synchronize`` handling already sees it.
 """
@@ -20,6 +23,7 @@ from pathlib import Path
 from magi.action.bundle import INCOMING
 from magi.action.env import ActionEnv
 from magi.core.threads import markers
+from magi.core.threads.conflict import for_a_person
 from magi.core.threads.landing import CONFLICT, approval_across
 from magi.core.threads.posting import Policy, code, gate
 from magi.git.remote import Remote
@@ -32,7 +36,7 @@ __all__ = ["Rebased", "patch_id", "rebase"]
 
 @dataclass(frozen=True)
 class Rebased:
-    """What the rebase did: ``outcome`` is rebased | up-to-date | conflict."""
+    """What the rebase did: ``outcome`` is rebased | up-to-date | to-fixer | conflict."""
 
     outcome: str
     head: str
@@ -73,6 +77,42 @@ def _try_rebase(git: Git, head: str, base: str) -> tuple[str, tuple[str, ...], s
             git.run("worktree", "remove", "--force", str(where), check=False)
 
 
+async def _conflicted(
+    port: GitHubPort,
+    env: ActionEnv,
+    pr: int,
+    base_ref: str,
+    head: str,
+    base: str,
+    paths: tuple[str, ...],
+    said: str,
+) -> Rebased:
+    """Nothing pushed. The fixer gets this head's conflict once (the App dispatches a fix
+    round with the base merged in when this job's failure gives the head's lock back); a
+    second conflict on the head, or one the fixer already had, is labeled for a person."""
+    own = [c.body for c in await port.list_comments(env.repo, pr) if _ours(env, c)]
+    handed = env.seal.find(own, "land", step="conflict", sha=head) or env.seal.find(
+        own, "land", step="fix", sha=head, conflict="1"
+    )
+    if not handed:
+        listed = ", ".join(code(p, 300) for p in paths[:20]) or "(git named no path)"
+        text = (
+            f"magi could not rebase this pull request onto `{base_ref}` (`{base[:12]}`): "
+            f"the changes conflict in {listed}. The fixer that wrote them gets the conflict "
+            "once, in a fix round with the base merged in; e2e and the gate run again on its "
+            "resolution, and only if it fails is a person asked."
+        )
+        mark = env.seal.marker("land", step="conflict", sha=head, base=base, to="fixer")
+        await port.create_comment(env.repo, pr, gate(text, Policy()).text + "\n\n" + mark)
+        return Rebased("to-fixer", head, "", base, paths)
+    why = "the fixer already had this head's conflict"
+    text = for_a_person(base_ref, base, paths, said, why)
+    body = gate(text, Policy()).text + "\n" + env.seal.marker("land", step="conflict", sha=head)
+    await port.create_comment(env.repo, pr, body)
+    await port.add_labels(env.repo, pr, [CONFLICT])
+    return Rebased("conflict", head, "", base, paths)
+
+
 async def rebase(*, port: GitHubPort, env: ActionEnv, git: Git, remote: Remote, pr: int) -> Rebased:
     """Rebase PR ``pr`` onto its base; see the module docstring."""
     pull = await port.get_pull(env.repo, pr)
@@ -90,17 +130,7 @@ async def rebase(*, port: GitHubPort, env: ActionEnv, git: Git, remote: Remote, 
     before = patch_id(git, old_base, head)
     new, paths, said = _try_rebase(git, head, base)
     if not new:
-        listed = "\n".join(f"- {code(p, 300)}" for p in paths[:50]) or "(git named no path)"
-        text = (
-            f"magi could not rebase this pull request onto `{base_ref}` "
-            f"(`{base[:12]}`): the changes conflict. This is a decision for a person.\n\n"
-            f"Conflicting paths:\n{listed}\n\ngit said:\n\n```text\n{said[-3000:]}\n```\n\n"
-            f"Resolve it on the branch, then remove the `{CONFLICT}` label."
-        )
-        body = gate(text, Policy()).text + "\n" + env.seal.marker("land", step="conflict", sha=head)
-        await port.create_comment(env.repo, pr, body)
-        await port.add_labels(env.repo, pr, [CONFLICT])
-        return Rebased("conflict", head, "", base, paths)
+        return await _conflicted(port, env, pr, base_ref, head, base, paths, said)
     after = patch_id(git, base, new)
     own = [c.body for c in await port.list_comments(env.repo, pr) if _ours(env, c)]
     approval = env.seal.latest(own, markers.APPROVAL)

@@ -261,5 +261,11 @@ def read_round_input(raw: Path, pr: int, app_login: str | None = None) -> RoundI
         body = _clean(c.body)
         notes.append(ReviewNote(login=who(c.user), body=body, path=c.path, line=c.line))
     return RoundInput(
-        pr=pr, run=run, head=pull.head.sha, base=pull.base.sha, checks=checks, reviews=notes
+        pr=pr,
+        run=run,
+        head=pull.head.sha,
+        base=pull.base.sha,
+        base_ref=pull.base.ref,
+        checks=checks,
+        reviews=notes,
     )

@@ -10,8 +10,24 @@ from __future__ import annotations
 from magi.core.compete.prompts import _json_ask
 from magi.core.text.answers import SHAPE_EXAMPLES
 from magi.model.fix_round import RoundInput, quote, tail
+from magi.model.landing import LandConflict
 
-__all__ = ["fix_prompt", "item_ids"]
+__all__ = ["conflict_section", "fix_prompt", "item_ids"]
+
+
+def conflict_section(conflict: LandConflict) -> str:
+    """The base merged in and conflicting: the paths and git's words, quoted as data."""
+    paths = "\n".join(conflict.paths[:200]) or "(git named no path)"
+    return (
+        f"## The base conflicts with your change\n\nThe base (`{conflict.base[:12]}`) is "
+        "merged into this working tree and committed with git's conflict markers in the "
+        "files below. Resolve every conflict: keep what the base changed and what your "
+        "change needs, remove every marker line, and commit. Leaving a marker, or "
+        "changing nothing, hands the conflict to a person.\n\nConflicting paths:\n\n"
+        + quote(paths)
+        + "\n\ngit said:\n\n"
+        + quote(tail(conflict.said) or "(nothing)")
+    )
 
 
 def item_ids(inp: RoundInput, round_no: int) -> list[str]:
@@ -19,10 +35,18 @@ def item_ids(inp: RoundInput, round_no: int) -> list[str]:
     return [f"L{round_no}-{n}" for n in range(1, len(inp.checks) + len(inp.reviews) + 1)]
 
 
-def fix_prompt(inp: RoundInput, round_no: int, rounds: int, *, task: str | None = None) -> str:
+def fix_prompt(
+    inp: RoundInput,
+    round_no: int,
+    rounds: int,
+    *,
+    task: str | None = None,
+    conflict: LandConflict | None = None,
+) -> str:
     """The fixer's prompt for one landing round: what failed, quoted as data, by id.
 
-    ``task`` None: the seat's conversation lives and already holds the task.
+    ``task`` None: the seat's conversation lives and already holds the task. ``conflict``:
+    the round began with the base merged in and conflicting.
     """
     ids = iter(item_ids(inp, round_no))
     parts = [
@@ -34,6 +58,8 @@ def fix_prompt(inp: RoundInput, round_no: int, rounds: int, *, task: str | None 
     ]
     if task is not None:
         parts += ["## The task you implemented", task, "Your earlier work is committed here."]
+    if conflict is not None:
+        parts.append(conflict_section(conflict))
     for c in inp.checks:
         body = "\n".join(
             x for x in (c.summary, tail(c.text), *c.annotations, tail(c.log)) if x.strip()

@@ -5,7 +5,8 @@ mergeable flags, the rounds spent, the approval) and this module answers with on
 ``Step`` and the words for the PR. The order is the one a careful person follows: a
 closed PR is done; a person's decision (``magi:conflict``, ``magi:held``, a blocked
 round) is never overridden; red checks or requested changes get a fix round while rounds
-remain and a hold after; a base that moved gets a rebase; then the merge gate of
+remain and a hold after; a base that conflicts goes to the fixer once per head (a fix
+round with the base merged in), a base that moved gets a rebase; then the merge gate of
 ``magi.core.threads.approval`` decides, with or without a ``merge`` comment (``land_approval``).
 Nothing here merges what is unknown, and nothing force-merges.
 """
@@ -66,6 +67,8 @@ class LandFacts:
     land_rounds: int = 4
     approved_sha: str | None = None  # the pending approval's SHA, if any
     required: Sequence[str] = ()
+    conflict: bool = False  # magi's rebase of this head stopped at a conflict
+    conflict_tried: bool = False  # a fix round was already dispatched for a conflict here
 
 
 @dataclass(frozen=True)
@@ -131,7 +134,17 @@ def plan(f: LandFacts, now: datetime) -> Plan:
             Step.FIX, "fix", f"fix round {f.rounds_used + 1} of {f.land_rounds}: {said}.", red
         )
     state = (f.mergeable_state or "").lower()
-    if state in BEHIND or state in DIRTY or p.mergeable is False:
+    conflicts = f.conflict or state in DIRTY or p.mergeable is False
+    if conflicts and not f.conflict_tried and f.rounds_used < f.land_rounds:
+        # Seed 000: the fixer that wrote the change is the seat best placed to resolve it.
+        # Once per head: a second conflict, or a failed resolution, is a person's.
+        return Plan(
+            Step.FIX,
+            "conflict",
+            f"fix round {f.rounds_used + 1} of {f.land_rounds}: the changes conflict with "
+            "the base; the fixer resolves the conflict in a clone with the base merged in.",
+        )
+    if state in BEHIND or conflicts:
         return Plan(Step.REBASE, "rebase", "the base moved: rebasing onto it.")
     if f.land_approval:
         if f.approved_sha is None:
