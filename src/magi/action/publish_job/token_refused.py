@@ -40,7 +40,7 @@ ASKED: dict[str, dict[str, str]] = {
         "actions": "write",
         "pull-requests": "read",
         "issues": "write",
-        "checks": "read",
+        "checks": "write",
         "statuses": "read",
     },
     "publish": {
