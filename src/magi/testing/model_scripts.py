@@ -19,7 +19,7 @@ from pathlib import Path
 from magi.model.config import AgentConfig
 from magi.testing.model_wire import Asked, Provider, Reply, ToolCall
 
-__all__ = ["GIT_ID", "KEYS", "MARK", "competition", "pointed", "shell"]
+__all__ = ["GIT_ID", "KEYS", "MARK", "competition", "pointed", "prompt_of", "shell"]
 
 KEYS: dict[Provider, str] = {
     "anthropic": "sk-ant-scripted",
@@ -72,11 +72,25 @@ def _cli(asked: Asked) -> str:
 MARK = {"claude": "one", "codex": "two", "gemini": "three", "opencode": "four"}
 
 
+# What a CLI adds to the user's turn beside magi's prompt, which a model reads as context and
+# not as the question: claude's and opencode's ``<system-reminder>`` (opencode's plan mode, a
+# read-only seat's, sends one AFTER the prompt), gemini's ``<session_context>``.
+HARNESS = re.compile(r"^\s*<(system-reminder|session_context)>")
+REASK = "Your last reply could not be read as a"
+
+
+def prompt_of(asked: Asked) -> str:
+    """magi's newest prompt in the conversation: the newest user text that is not the
+    CLI's own context, and not magi's re-ask (which asks the same question again)."""
+    users = [t for r, t in reversed(asked.turns) if r == "user" and not HARNESS.match(t)]
+    return next((t for t in users if not t.startswith(REASK)), "")
+
+
 def competition(asked: Asked) -> Reply:
     """What each of magi's prompts wants, read from the newest prompt; labels from all.
     The first review round finds one blocking thing; the fixer commits a fix for it."""
     role, text = asked.last
-    prompt = asked.last_user
+    prompt = prompt_of(asked)
     if "# Review findings to address" in prompt:
         if role == "tool":
             return _json({"adopted": FOUND.findall(prompt), "rejected": []})
