@@ -109,6 +109,7 @@ def check_won_and_reviewed(run: Run, repo: Path, ids: list[str]) -> None:
     assert [t.seat for t in run.turns if t.reask] == []
     judges = {t.seat for t in run.turns if t.node == "judge"}
     assert {t.seat for t in run.turns if t.node == "vote"} == judges
+    assert {t.seat for t in run.turns if t.node == "deliberate"} == judges  # a split panel
     assert len(judges) == len(ids)
     # Every turn had a network of its own: the model on the host's loopback was reached
     # through magi's egress proxy and its bridge, and never refused; what the CLIs tried

@@ -1,12 +1,13 @@
 """Scripts for the scripted model (``model_server``): what it answers the real agent CLIs
 in a whole magi competition, read from magi's own prompts.
 
-``competition`` implements (a shell tool call that commits a change), judges, deliberates,
-votes, reviews (one blocking finding in the first round, none after) and fixes (a commit,
-then the finding's id adopted), each answer in the shape ``magi.core.text.answers``
-parses. ``python -m magi.testing.model_scripts`` serves it on 127.0.0.1 in a
-process of its own (for a benchmark that must not count the model's CPU as magi's),
-printing its base URL, until its stdin closes.
+``competition`` implements (a shell tool call that commits a change), judges (codex's seats
+choosing another first than the rest, so the panel deliberates), deliberates, votes,
+reviews (one blocking finding in the first round, none after) and fixes (a commit, then the
+finding's id adopted), each answer in the shape ``magi.core.text.answers`` parses.
+``python -m magi.testing.model_scripts`` serves it on 127.0.0.1 in a process of its own
+(for a benchmark that must not count the model's CPU as magi's), printing its base URL,
+until its stdin closes.
 """
 
 from __future__ import annotations
@@ -103,7 +104,9 @@ def competition(asked: Asked) -> Reply:
     if "# Deliberation, round" in prompt:
         return _json({"ranking": labels, "argument": f"{labels[0]} reads best."})
     if "# Blind judging" in prompt:
-        return _json({"ranking": labels, "rationale": "both pass; the first reads best"})
+        # codex's judges put the last first: first choices split, so the panel deliberates.
+        ranking = labels[::-1] if _cli(asked) == "codex" else labels
+        return _json({"ranking": ranking, "rationale": "all pass; the first reads best"})
     if "# Code review, round 1 of" in prompt:
         return _json({"findings": [FINDING]})
     if "# Code review, round" in prompt:
