@@ -92,24 +92,33 @@ def show(repo: Path, at: str) -> str:
     return shown.stdout
 
 
+def turns(run: Run) -> list[str]:
+    """Each turn in a line, for a failure's message (the requests are in model-requests.json)."""
+    return [
+        f"{t.node} {t.seat} {t.agent} {t.status} {t.duration_s}s reask={t.reask} "
+        f"refused={t.refused} {(t.error or '')[:200]}"
+        for t in run.turns
+    ]
+
+
 def check_won_and_reviewed(run: Run, repo: Path, ids: list[str]) -> None:
-    assert run.status is RunStatus.READY, run.reason
+    assert run.status is RunStatus.READY, (run.reason, turns(run))
     assert run.tally is not None
     winner = run.candidate(run.tally.winner or "")
     author = run.agent_of(winner.seat)
     assert author in ids
     wrote = MARK[CLIS[author]]
     assert f"# scripted by {wrote}" in show(repo, f"{winner.head}:textstats.py")
-    versions = {run.seats[c.seat].cli_version for c in run.candidates}
-    assert versions == {VERSIONS[CLIS[i]] for i in ids}
+    versions = {c.seat: run.seats[c.seat].cli_version for c in run.candidates}
+    assert set(versions.values()) == {VERSIONS[CLIS[i]] for i in ids}, versions
     assert not any(c.rescued for c in run.candidates), "every CLI committed its own work"
     assert run.leaks == [], "nothing in the candidates names its author"
     # Each CLI's answers were read the first time, and every judge voted: a judge whose
     # answer is lost (opencode's read-only turns once were) leaves the panel short.
-    assert [t.seat for t in run.turns if t.reask] == []
+    assert [t.seat for t in run.turns if t.reask] == [], turns(run)
     judges = {t.seat for t in run.turns if t.node == "judge"}
-    assert {t.seat for t in run.turns if t.node == "vote"} == judges
-    assert {t.seat for t in run.turns if t.node == "deliberate"} == judges  # a split panel
+    assert {t.seat for t in run.turns if t.node == "vote"} == judges, turns(run)
+    assert {t.seat for t in run.turns if t.node == "deliberate"} == judges, turns(run)  # a split
     assert len(judges) == len(ids)
     # Every turn had a network of its own: the model on the host's loopback was reached
     # through magi's egress proxy and its bridge, and never refused; what the CLIs tried
@@ -122,10 +131,10 @@ def check_won_and_reviewed(run: Run, repo: Path, ids: list[str]) -> None:
     # The review: a blocking finding in round 1, the fixer's commit, a clean round 2.
     assert run.review is not None
     rounds = run.review.rounds
-    assert [len(r.findings) for r in rounds] == [1, 0]
+    assert [len(r.findings) for r in rounds] == [1, 0], turns(run)
     fix = rounds[0].fix
-    assert fix is not None
-    assert fix.adopted == [rounds[0].findings[0].id]
+    assert fix is not None, turns(run)
+    assert fix.adopted == [rounds[0].findings[0].id], turns(run)
     assert "# (a full stop.)" in show(repo, f"{rounds[-1].head}:textstats.py")
 
 
