@@ -175,6 +175,46 @@ def test_gemini_generate_and_stream_with_header_or_query_key(model: ScriptedMode
     assert logged[0].body["tools"][0]["functionDeclarations"][0]["name"] == "run_shell_command"
 
 
+# gemini-cli 0.61.0's model router, as it asked (no ``-m``): a classifier call for JSON.
+ROUTER_SCHEMA = {
+    "type": "OBJECT",
+    "properties": {
+        "complexity_reasoning": {"type": "STRING"},
+        "complexity_score": {"type": "INTEGER"},
+        "mode": {"type": "STRING", "enum": ["fast", "slow"]},
+        "steps": {"type": "ARRAY", "items": {"type": "NUMBER"}, "minItems": 1},
+    },
+    "required": ["complexity_reasoning", "complexity_score"],
+}
+
+
+def test_gemini_structured_output_follows_its_schema_whatever_the_script_says(
+    model: ScriptedModel,
+) -> None:
+    """The script answers a tool call; the API's structured output answers JSON of the schema
+    (gemini's router retried the call five times, ~100 s, before this)."""
+    body = {
+        "contents": [{"role": "user", "parts": [{"text": "go"}]}],
+        "generationConfig": {
+            "responseMimeType": "application/json",
+            "responseJsonSchema": ROUTER_SCHEMA,
+        },
+    }
+    url = f"{model.url}/v1beta/models/gemini-3.5-flash-lite:generateContent"
+    got = httpx.post(url, json=body, headers={"x-goog-api-key": KEYS["gemini"]}).json()
+    parts = got["candidates"][0]["content"]["parts"]
+    assert [list(p) for p in parts] == [["text"]]
+    assert json.loads(parts[0]["text"]) == {
+        "complexity_reasoning": "scripted",
+        "complexity_score": 1,
+        "mode": "fast",
+        "steps": [1],
+    }
+    key = {"x-goog-api-key": KEYS["gemini"]}
+    plain = httpx.post(url, json={"contents": body["contents"]}, headers=key).json()
+    assert "functionCall" in plain["candidates"][0]["content"]["parts"][1]  # no schema: the script
+
+
 def test_gemini_refuses_as_google_does(model: ScriptedModel) -> None:
     url = f"{model.url}/v1beta/models/gemini-x:generateContent"
     body = {"contents": [{"role": "user", "parts": [{"text": "go"}]}]}

@@ -224,6 +224,27 @@ def test_gemini_commits_jailed_and_resumes_its_session(model: ScriptedModel, pla
     assert "and now?" in said
 
 
+def test_gemini_without_a_model_is_routed_by_one_classifier_call(
+    model: ScriptedModel, place: Path
+) -> None:
+    """Without ``-m``, gemini 0.61.0 first asks a classifier (``generateContent`` for JSON of
+    a schema) which model takes the turn. Answered with the script's tool call, as the
+    scripted model once did where the API answers JSON of the schema, gemini retried it
+    five times with backoff (some 100 s) before falling back: the slow gemini turns of the
+    first four-CLI competition, whose seats had no model."""
+    home = place / "home"
+    home.mkdir()
+    work = clone(place)
+    cfg = pointed("gemini", model.url, home).model_copy(update={"model": None})
+    first = turn(cfg, work, home, write=True, prompt="please commit the change")
+    assert first.status is TurnStatus.OK, first.error
+    assert log(work) == ["the scripted change", "base"]
+    asked = [(r.path.rsplit("/", 1)[-1], r.status) for r in model.logged("gemini")]
+    routed = [r for r in model.logged("gemini") if r.path.endswith(":generateContent")]
+    assert len(routed) == 1, asked
+    assert routed[0].body["generationConfig"]["responseMimeType"] == "application/json"
+
+
 def test_gemini_with_a_base_url_and_no_settings_is_refused_by_doctor_and_by_gemini(
     model: ScriptedModel, place: Path
 ) -> None:

@@ -1,12 +1,13 @@
 """Scripts for the scripted model (``model_server``): what it answers the real agent CLIs
 in a whole magi competition, read from magi's own prompts.
 
-``competition`` implements (a shell tool call that commits a change), judges, deliberates,
-votes, reviews (one blocking finding in the first round, none after) and fixes (a commit,
-then the finding's id adopted), each answer in the shape ``magi.core.text.answers``
-parses. ``python -m magi.testing.model_scripts`` serves it on 127.0.0.1 in a
-process of its own (for a benchmark that must not count the model's CPU as magi's),
-printing its base URL, until its stdin closes.
+``competition`` implements (a shell tool call that commits a change), judges (codex's seats
+choosing another first than the rest, so the panel deliberates), deliberates, votes,
+reviews (one blocking finding in the first round, none after) and fixes (a commit, then the
+finding's id adopted), each answer in the shape ``magi.core.text.answers`` parses.
+``python -m magi.testing.model_scripts`` serves it on 127.0.0.1 in a process of its own
+(for a benchmark that must not count the model's CPU as magi's), printing its base URL,
+until its stdin closes.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from magi.model.config import AgentConfig
 from magi.testing.model_wire import Asked, Provider, Reply, ToolCall
 
-__all__ = ["GIT_ID", "KEYS", "MARK", "competition", "pointed", "shell"]
+__all__ = ["GIT_ID", "KEYS", "MARK", "competition", "pointed", "prompt_of", "shell"]
 
 KEYS: dict[Provider, str] = {
     "anthropic": "sk-ant-scripted",
@@ -72,11 +73,25 @@ def _cli(asked: Asked) -> str:
 MARK = {"claude": "one", "codex": "two", "gemini": "three", "opencode": "four"}
 
 
+# What a CLI adds to the user's turn beside magi's prompt, which a model reads as context and
+# not as the question: claude's and opencode's ``<system-reminder>`` (opencode's plan mode, a
+# read-only seat's, sends one AFTER the prompt), gemini's ``<session_context>``.
+HARNESS = re.compile(r"^\s*<(system-reminder|session_context)>")
+REASK = "Your last reply could not be read as a"
+
+
+def prompt_of(asked: Asked) -> str:
+    """magi's newest prompt in the conversation: the newest user text that is not the
+    CLI's own context, and not magi's re-ask (which asks the same question again)."""
+    users = [t for r, t in reversed(asked.turns) if r == "user" and not HARNESS.match(t)]
+    return next((t for t in users if not t.startswith(REASK)), "")
+
+
 def competition(asked: Asked) -> Reply:
     """What each of magi's prompts wants, read from the newest prompt; labels from all.
     The first review round finds one blocking thing; the fixer commits a fix for it."""
     role, text = asked.last
-    prompt = asked.last_user
+    prompt = prompt_of(asked)
     if "# Review findings to address" in prompt:
         if role == "tool":
             return _json({"adopted": FOUND.findall(prompt), "rejected": []})
@@ -89,7 +104,9 @@ def competition(asked: Asked) -> Reply:
     if "# Deliberation, round" in prompt:
         return _json({"ranking": labels, "argument": f"{labels[0]} reads best."})
     if "# Blind judging" in prompt:
-        return _json({"ranking": labels, "rationale": "both pass; the first reads best"})
+        # codex's judges put the last first: first choices split, so the panel deliberates.
+        ranking = labels[::-1] if _cli(asked) == "codex" else labels
+        return _json({"ranking": ranking, "rationale": "all pass; the first reads best"})
     if "# Code review, round 1 of" in prompt:
         return _json({"findings": [FINDING]})
     if "# Code review, round" in prompt:

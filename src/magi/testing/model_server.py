@@ -19,6 +19,11 @@ provider's own error body:
   ``API_KEY_INVALID`` and none with 403 ``PERMISSION_DENIED``
   (https://ai.google.dev/gemini-api/docs/troubleshooting), so this does too.
 
+A Gemini request for structured output (``responseMimeType: application/json`` and a
+schema) is answered with JSON that follows its schema, as the API does, whatever the script
+says: the script's text when it is JSON, else the least value the schema allows
+(``model_wire.conforming``).
+
 A logged request keeps its headers except the credential's value, which reads
 ``<accepted>`` or ``<rejected>``.
 """
@@ -37,7 +42,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from magi.testing import model_socket as socket
 from magi.testing import model_wire as wire
-from magi.testing.model_wire import Provider, Script
+from magi.testing.model_wire import Provider, Reply, Script
 
 __all__ = ["Logged", "ScriptedModel"]
 
@@ -246,11 +251,26 @@ class ScriptedModel:
             return _Answer(200, wire.openai_response(asked, reply))
         asked = wire.gemini_asked(model, stream, body)
         reply = self.script(asked)
+        if asked.schema is not None and not _is_json(reply.text):
+            # Structured output: the API answers JSON that follows the schema, never a call.
+            reply = Reply(
+                text=json.dumps(wire.conforming(asked.schema)),
+                input_tokens=reply.input_tokens,
+                output_tokens=reply.output_tokens,
+            )
         if not stream:
             return _Answer(200, wire.gemini_response(asked, reply))
         if (query.get("alt") or [""])[0] == "sse":
             return _Answer(200, stream=wire.gemini_stream(asked, reply))
         return _Answer(200, [wire.gemini_response(asked, reply)])
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _shown_headers(headers: Mapping[str, str], verdict: str) -> dict[str, str]:

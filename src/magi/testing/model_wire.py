@@ -55,6 +55,8 @@ class Asked:
     turns: tuple[tuple[str, str], ...]
     tools: tuple[str, ...]
     body: Mapping[str, Any]
+    # The JSON schema the answer must follow, when the request asks for structured output.
+    schema: Mapping[str, Any] | None = None
 
     @property
     def last_user(self) -> str:
@@ -323,7 +325,31 @@ def gemini_asked(model: str, stream: bool, body: Mapping[str, Any]) -> Asked:
         for t in body.get("tools") or []
         for d in (t.get("functionDeclarations") or t.get("function_declarations") or [])
     )
-    return Asked("gemini", model, stream, tuple(turns), tools, body)
+    config = body.get("generationConfig") or body.get("generation_config") or {}
+    schema = config.get("responseJsonSchema") or config.get("responseSchema")
+    structured = config.get("responseMimeType") == "application/json" and isinstance(schema, dict)
+    return Asked("gemini", model, stream, tuple(turns), tools, body, schema if structured else None)
+
+
+def conforming(schema: Mapping[str, Any]) -> Any:
+    """The least value ``schema`` allows. Gemini's structured output (``responseMimeType``
+    ``application/json`` with ``responseSchema`` or ``responseJsonSchema``) answers only
+    JSON that follows the schema, whatever the model would say
+    (https://ai.google.dev/gemini-api/docs/structured-output): gemini-cli's model router,
+    for one, retries with backoff an answer that does not parse (five tries, ~100 s)."""
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type", "object")
+    kind = str(kind[0] if isinstance(kind, list) else kind).lower()  # Gemini's are upper case
+    if kind == "object":
+        return {k: conforming(v) for k, v in (schema.get("properties") or {}).items()}
+    if kind == "array":
+        return [conforming(schema.get("items") or {}) for _ in range(schema.get("minItems", 0))]
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 1)
+    if kind == "boolean":
+        return False
+    return "scripted" if kind == "string" else None
 
 
 def gemini_response(asked: Asked, reply: Reply, *, finished: bool = True) -> dict[str, Any]:
