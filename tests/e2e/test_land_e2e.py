@@ -409,6 +409,7 @@ def test_the_whole_story_on_a_private_free_repository(tmp_path, monkeypatch, gat
     assert pull.draft is False  # green: ready; red: GitHub refused the draft, opened ready
     if gate == "red":
         assert NOT_YET_REVIEWED in (pull.body or "")
+        assert "stays a draft" not in (pull.body or "")  # there are none here
         assert (magi.status, magi.conclusion) == ("completed", "failure")
     else:
         assert NOT_YET_REVIEWED not in (pull.body or "")
