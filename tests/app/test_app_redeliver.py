@@ -54,9 +54,10 @@ def closed_port() -> str:
 
 
 def test_start_up_asks_again_for_the_unfinished_and_pages_back_to_the_window() -> None:
-    """Of 150 deliveries (two pages): the one never answered, the 503, and the 202 that said
-    "working" are asked again; a 202 an older receiver answered "queued", the 200s, a 400
-    and one older than the window are not."""
+    """Of the last day's deliveries (two pages; a third, older, is never read): the one
+    never answered, the 503, and the 202 that said "working" are asked again; a 202 an
+    older receiver answered "queued", the 200s, a 400 and any older than the window are
+    not."""
     double = GitHubHTTP(FakeGitHub())
     side = double.app_side
     side.url = closed_port()
@@ -69,7 +70,11 @@ def test_start_up_asks_again_for_the_unfinished_and_pages_back_to_the_window() -
     legacy = delivery(REPO.full_name, 202, number=4)
     refused = delivery(REPO.full_name, 400, number=5)
     old = {**delivery(REPO.full_name, 0, number=6), "delivered_at": "2026-12-05T12:00:00Z"}
-    side.deliveries = [*rows[:100], *wanted.values(), legacy, refused, *rows[100:], old]
+    older = [
+        {**delivery(REPO.full_name, 0, number=n), "delivered_at": "2026-12-05T11:00:00Z"}
+        for n in range(400, 500)
+    ]  # a third page, all before the window: never read
+    side.deliveries = [*rows[:100], *wanted.values(), legacy, refused, *rows[100:], old, *older]
     side.answers[wanted[202]["id"]] = '{"status":"working"}'
     side.answers[legacy["id"]] = '{"status":"queued"}'
     for row in side.deliveries:
