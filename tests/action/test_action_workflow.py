@@ -362,11 +362,13 @@ def _refusal_step(job: str) -> str:
 def test_a_refused_app_token_is_said_on_the_thread_with_the_jobs_own_token(job):
     """Every job that mints the App's token says on the thread why GitHub refused it
     (``magi action token-refused``, tested in test_action_token_refused.py): its own token
-    writes issues for that step alone, and nothing else of the job sees it."""
+    writes issues for that step alone, and besides it only the artifact downloads see it
+    (``actions: read``, to read by run)."""
     block = _jobs(WORKFLOW)[job]
     step = _refusal_step(job)
     assert "if: failure() && steps.app-token.outcome == 'failure'" in step
-    assert block.count("github.token") == 1
+    downloads = block.count("github-token: ${{ github.token }}")
+    assert block.count("github.token") == 1 + downloads
     assert re.search(r"^          token: \$\{\{ github.token \}\}", step, re.M)
     assert "command: token-refused" in step
     assert "client-id: ${{ secrets.MAGI_APP_CLIENT_ID }}" in step
@@ -376,7 +378,7 @@ def test_a_refused_app_token_is_said_on_the_thread_with_the_jobs_own_token(job):
     assert perms
     wanted = {ln.split("#")[0].strip() for ln in perms.group(1).splitlines()}
     assert "issues: write" in wanted
-    assert wanted <= {"issues: write", "contents: read"}
+    assert wanted <= {"issues: write", "contents: read", "actions: read"}
 
 
 def test_the_task_job_stays_read_only_and_says_nothing_with_its_token():
@@ -403,3 +405,26 @@ def test_the_park_channel_reaches_compete_and_publish_and_no_other_job():
     assert passing == ["compete", "publish"]
     assert "MAGI_PARK: ${{ inputs.park }}" in ACTION
     assert re.search(r"^      park:\n", WORKFLOW.split("workflow_dispatch:", 1)[1], re.M)
+
+
+def test_a_job_with_a_token_downloads_by_run_and_an_agents_job_never_with_a_token():
+    """GitHub's "Re-run failed jobs" leaves the earlier attempt's artifacts to the re-run job: a job
+    that holds a token names the run (the REST path, by run, not by attempt) with its own
+    read-only token; an agents job is never given one for it (docs/action.md)."""
+    downloads = 0
+    for name, block in _jobs(WORKFLOW).items():
+        steps = re.findall(
+            r"uses: actions/download-artifact@.*?(?=\n      - |\n  \w|\Z)", block, re.S
+        )
+        downloads += len(steps)
+        for step in steps:
+            if name in {"compete", "council", "land"}:
+                assert "github-token" not in step, name
+                assert "run-id" not in step, name
+                continue
+            assert "run-id: ${{ github.run_id }}" in step, name
+            assert "github-token: ${{ github.token }}" in step, name
+            perms = re.search(r"    permissions:.*?\n((?:      .*\n)+)", block)
+            assert perms, name
+            assert "actions: read" in perms.group(1), name
+    assert downloads == 7

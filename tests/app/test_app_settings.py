@@ -134,3 +134,14 @@ def test_the_public_address_runners_ask_is_https_or_loopback() -> None:
         with pytest.raises(SettingsError, match=why) as info:
             settings_from_env({**base, "MAGI_PUBLIC_URL": bad})
         assert "MAGI_PUBLIC_URL" in str(info.value)
+
+
+@pytest.mark.parametrize("value", ["0", "10", "-1", "soon", "nan"])
+def test_the_answer_wait_is_more_than_nothing_and_under_githubs_ten_seconds(value: str) -> None:
+    """``MAGI_ANSWER_WITHIN`` past GitHub's 10 s would have every slow delivery recorded as
+    failed; 0 or words are a mistake: each is named, never taken."""
+    env = {"GITHUB_APP_ID": "1", "GITHUB_APP_PRIVATE_KEY": pem(), "GITHUB_WEBHOOK_SECRET": "s"}
+    with pytest.raises(SettingsError, match="MAGI_ANSWER_WITHIN"):
+        settings_from_env({**env, "MAGI_ANSWER_WITHIN": value})
+    assert settings_from_env({**env, "MAGI_ANSWER_WITHIN": "2.5"}).answer_within == 2.5
+    assert settings_from_env(env).answer_within == 8.0

@@ -7,6 +7,7 @@ import json
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -60,7 +61,7 @@ def run(main: Callable[[], Awaitable[Any]]) -> Any:
 
 
 def test_signed_and_unsigned_over_http() -> None:
-    """Over a real socket: unsigned 401 with no call, signed 202 and the run starts."""
+    """Over a real socket: unsigned 401 with no call, signed 200 once the run started."""
     fake = world(FakeGitHub())
     body = json.dumps(labeled()).encode()
 
@@ -72,7 +73,7 @@ def test_signed_and_unsigned_over_http() -> None:
             assert calls_after_bad == 0
             return bad.status_code, good.status_code
 
-    assert run(main) == (401, 202)
+    assert run(main) == (401, 200)
     assert len(fake.world(REPO).dispatches) == 1
 
 
@@ -98,8 +99,9 @@ def test_oversized_bodies_are_refused_with_and_without_a_length() -> None:
     assert fake.calls == []
 
 
-def test_the_answer_does_not_wait_for_github() -> None:
-    """GitHub work is held until after the 202 arrives: the acknowledgement never waits on it."""
+def test_the_answer_waits_for_github_no_longer_than_its_bound() -> None:
+    """GitHub work is held until after the answer arrives: past ``answer_within`` the
+    delivery is answered 202 "working", and the work goes on after it."""
     fake = world(FakeGitHub())
     body = json.dumps(labeled()).encode()
     release = asyncio.Event()
@@ -112,14 +114,14 @@ def test_the_answer_does_not_wait_for_github() -> None:
         from github_helpers import SETTINGS
         from magi.app import create_app
 
-        app = create_app(SETTINGS, ports=held)
+        app = create_app(replace(SETTINGS, answer_within=0.1), ports=held)
         async with serve(app) as (url,), httpx.AsyncClient(base_url=url) as c:
             r = await c.post("/webhook", content=body, headers=headers(body))
             assert fake.calls == []  # nothing reached GitHub before the answer
             release.set()
-            return r.status_code
+            return r.status_code, r.json()["status"]
 
-    assert run(main) == 202
+    assert run(main) == (202, "working")
     assert len(fake.world(REPO).dispatches) == 1
 
 
@@ -136,6 +138,6 @@ def test_fifty_concurrent_deliveries_through_two_servers_start_one_run() -> None
             ]
             return [r.status_code for r in await asyncio.gather(*posts)]
 
-    assert run(main) == [202] * 50
+    assert run(main) == [200] * 50
     assert len(fake.world(REPO).dispatches) == 1
     assert len(fake.comments_on(REPO, 1)) == 1

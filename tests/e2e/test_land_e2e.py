@@ -19,6 +19,7 @@ from action_helpers import ISSUE, REPO, TOKEN, World, make_world
 from app_e2e_helpers import _payload
 from github_helpers import PEM, SEAL, SECRET, fixture, keep_delivered, no_sleep, sign
 from magi.action.context import ActionContext
+from magi.action.publish_job.posts import NOT_YET_REVIEWED
 from magi.app import Settings, create_app
 from magi.errors import ExitCode
 from magi.github.models import Repo
@@ -76,7 +77,7 @@ class Story:
     def send(self, *deliveries: tuple[str, dict[str, Any]]) -> None:
         for event, payload in deliveries:
             keep_delivered(self.fake, event, payload)  # GitHub holds what it reports
-        assert set(asyncio.run(_serve(self.app, list(deliveries)))) == {202}
+        assert set(asyncio.run(_serve(self.app, list(deliveries)))) == {200}
 
     def repo_payload(self, p: dict[str, Any]) -> dict[str, Any]:
         p["repository"].update(full_name=REPO.full_name, default_branch="main")
@@ -575,3 +576,76 @@ def test_the_whole_story_under_a_branch_rule(tmp_path, monkeypatch, rule):
     assert not [r for r in w.refs if r.startswith(f"heads/magi/{run_id}/")]
     tracking = [b for b in fake.comments_on(REPO, ISSUE) if "magi:tracking" in b]
     assert f"#{pr} merged" in tracking[0]
+
+
+def _red_gate(world: World) -> None:
+    """`[verify] gate` fails on every candidate: the run ends with its gate red."""
+    (world.repo / "gate.py").write_text("import sys\nsys.exit(1)\n")
+    toml = (world.repo / "magi.toml").read_text()
+    (world.repo / "magi.toml").write_text(
+        toml.replace("[verify]\n", '[verify]\ngate = ["python3 gate.py"]\n')
+    )
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "add", "-A"], cwd=world.repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "a gate"], cwd=world.repo, check=True)
+    subprocess.run(["git", "push", "-q", "origin", "main"], cwd=world.repo, check=True)
+
+
+@pytest.mark.parametrize("gate", ["red", "green"])
+def test_the_whole_story_on_a_private_free_repository(tmp_path, monkeypatch, gate):
+    """A private repository on the Free plan. Green: publish opens the PR ready with magi's
+    check green, and a writer's `merge` lands it. Red gate: publish would open a draft,
+    GitHub has none there, so the PR opens ready, says it is not yet reviewed and magi's
+    check holds the merge. Each folds, and the run's record holds the merge commit."""
+    world = make_world(tmp_path)
+    if gate == "red":
+        _red_gate(world)
+    story = Story(world, monkeypatch)
+    fake, w = story.fake, story.fake.world(REPO)
+    w.visibility, w.plan = "private", "free"
+    payload = _payload()
+    payload["sender"]["login"] = WRITER  # type: ignore[index]
+    w.permissions[WRITER] = "write"
+    story.send(("issues", story.repo_payload(payload)))
+    run_id = story.dispatched()[0]["run_id"]
+    res = world.compete("--run-id", run_id)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert world.publish(monkeypatch, run_id).exit_code == 0
+    (pull,) = w.pulls.values()
+    pr = pull.number
+    head = world.remote_refs()[f"refs/heads/{pull.head.ref}"]
+    (magi,) = [c for c in w.checks[head] if c.name == "magi"]
+    assert pull.draft is False  # green: ready; red: GitHub refused the draft, opened ready
+    if gate == "red":
+        assert NOT_YET_REVIEWED in (pull.body or "")
+        assert "stays a draft" not in (pull.body or "")  # there are none here
+        assert (magi.status, magi.conclusion) == ("completed", "failure")
+    else:
+        assert NOT_YET_REVIEWED not in (pull.body or "")
+        assert (magi.status, magi.conclusion) == ("completed", "success")
+    w.pulls[pr] = pull.model_copy(update={"mergeable": True, "mergeable_state": "clean"})
+    fake.push(REPO, pr, head)  # the fake does not see git pushes
+    fake.set_check(REPO, head, "ci", "completed", "success")
+
+    story.send(story.comment(pr, "merge"), story.suite(head, pr))
+    if gate == "red":
+        assert w.merges == []  # approved, but magi's own check is red: nothing lands
+        assert any("`magi`" in b for b in fake.comments_on(REPO, pr))
+        # Someone makes the gate pass and magi's check turns green on the same head.
+        fake.set_check(REPO, head, "magi", "completed", "success")
+        story.send(story.suite(head, pr))
+    assert [m["sha"] for m in w.merges] == [head]
+    assert w.issues[ISSUE].state == "closed"
+
+    published = fake.mirror_ref(REPO, world.remote, f"refs/magi/runs/{run_id}")
+    story.send(story.closed(pr))
+    assert not [r for r in w.refs if r.startswith(f"heads/magi/{run_id}/")]
+    tracking = [b for b in fake.comments_on(REPO, ISSUE) if "magi:tracking" in b]
+    assert f"#{pr} merged" in tracking[0]
+    ended = w.refs[f"magi/runs/{run_id}"]
+    assert w.objects[ended].parents == [published]  # type: ignore[union-attr]
+    record = Run.model_validate_json(fake.file_at(REPO, ended, "run.json") or b"")
+    assert record.status is RunStatus.MERGED
+    assert record.merge is not None
+    assert (record.merge.pr, record.merge.head) == (pr, head)
+    assert record.merge.commit == w.merge_commits[pr]  # read as API 2026-03-10 gives it

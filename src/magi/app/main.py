@@ -6,6 +6,7 @@ the server accepts anything. Tests pass ``settings`` and ``ports`` (a ``FakeGitH
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import os
@@ -23,6 +24,7 @@ from starlette.routing import Route as Route_
 from magi.app import commands, labeled, land_lock, landing, logs, merge, park, progress
 from magi.app.context import AppContext, PortFactory
 from magi.app.events import Router
+from magi.app.redeliver import redeliver_unfinished
 from magi.app.settings import Settings, settings_from_env
 from magi.app.webhook import Edge
 from magi.core.threads.markers import Seal
@@ -115,7 +117,9 @@ def create_app(
             edge.ctx = replace(edge.ctx, app_login=login)
         return None
 
-    edge = Edge(ctx, settings.webhook_secret, ROUTER, recover=learn)
+    edge = Edge(
+        ctx, settings.webhook_secret, ROUTER, recover=learn, answer_within=settings.answer_within
+    )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -123,11 +127,20 @@ def create_app(
         # and check that GitHub takes the App's credentials (a JWT signed with its key).
         if not edge.ctx.app_login or auth is not None:
             edge.problem = await learn()
+        asking = None
+        if auth is not None and edge.problem is None:
+            # What the receiver before this one left unfinished, asked of GitHub again. The
+            # socket listens before this runs (``magi app serve``, ``uvicorn --fd``), so a
+            # redelivery waits in its backlog until the App serves.
+            log = logging.getLogger("magi.app")
+            asking = asyncio.create_task(redeliver_unfinished(auth, edge.ctx.clock(), log))
         # What start-up built (FastAPI, pydantic, githubkit's schema models) lives as long as
         # the process: frozen out of the collector's sight, a full collection no longer walks
         # it in the middle of a delivery.
         gc.freeze()
         yield
+        if asking is not None and not asking.done():
+            asking.cancel()
         if auth is not None:
             await auth.aclose()
 

@@ -31,6 +31,25 @@ class Settings:
     # boundary, whether a writer's `/magi stop` asked it to park (``magi.core.person.park``).
     # Without it `/magi stop` can only cancel.
     public_url: str | None = None
+    # How long a delivery's answer waits for its work (``MAGI_ANSWER_WITHIN``, seconds, more
+    # than 0 and under GitHub's 10): work still going then is answered 202 "working".
+    answer_within: float = 8.0
+
+
+def _answer_within(environ: Mapping[str, str], problems: list[str]) -> float:
+    raw = environ.get("MAGI_ANSWER_WITHIN", "").strip()
+    if not raw:
+        return Settings.answer_within
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 10:
+        problems.append(
+            f"MAGI_ANSWER_WITHIN is {raw!r}: seconds a delivery waits for its work, "
+            "more than 0 and under GitHub's 10"
+        )
+    return value
 
 
 def _private_key(environ: Mapping[str, str], problems: list[str]) -> str:
@@ -87,7 +106,8 @@ def settings_from_env(environ: Mapping[str, str]) -> Settings:
     public_url = environ.get("MAGI_PUBLIC_URL", "").strip().rstrip("/") or None
     if public_url is not None and (problem := public_url_problem(public_url)) is not None:
         problems.append(f"MAGI_PUBLIC_URL (where runners reach this receiver): {problem}")
+    answer_within = _answer_within(environ, problems)
     if problems:
         raise SettingsError(problems)
     slug = environ.get("GITHUB_APP_SLUG", "").strip() or None
-    return Settings(app_id, key, secret, api_url.rstrip("/"), slug, public_url)
+    return Settings(app_id, key, secret, api_url.rstrip("/"), slug, public_url, answer_within)

@@ -11,9 +11,12 @@ Order matters and is the point of this module:
    400 with the reason, never a 5xx;
 4. route on ``X-GitHub-Event`` and ``action``; unknown ones and bot senders (except check
    events) are acknowledged and ignored;
-5. answer 202 at once; handlers run as background work, each logged with the delivery id.
-   GitHub gives a delivery 10 s and never retries by itself, so no API call happens before
-   the answer. https://docs.github.com/en/webhooks/using-webhooks/best-practices-for-using-webhooks
+5. do the work, and answer when it is done: ``200``. GitHub gives a delivery 10 s, so the
+   answer waits ``answer_within`` (8 s) at most; work still going then is answered ``202``
+   ``{"status": "working"}`` and goes on after the answer. GitHub keeps each delivery with
+   what was answered and never resends one by itself: that record is what a receiver
+   starting up reads to ask again for what it did not finish (``magi.app.redeliver``).
+   https://docs.github.com/en/webhooks/using-webhooks/best-practices-for-using-webhooks
 """
 
 from __future__ import annotations
@@ -35,11 +38,13 @@ from starlette.routing import Route as Route_
 from magi.app.context import AppContext
 from magi.app.events import CHECK_EVENTS, Base, Delivery, Route, Router
 from magi.core.threads.approval import is_bot
+from magi.core.threads.redelivery import WORKING
 from magi.github.port import GitHubError
 
 MAX_BODY = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
-MAX_WORK = 32  # background handlers at once: GitHub allows <= 100 concurrent requests
-IGNORED = frozenset({"ignored", "ignored-bot"})  # 202: nothing for magi, said as such
+MAX_WORK = 32  # handlers at once: GitHub allows <= 100 concurrent requests
+ANSWER_WITHIN = 8.0  # seconds a delivery waits for its work: GitHub gives 10
+IGNORED = frozenset({"ignored", "ignored-bot"})  # 200: nothing for magi, said as such
 
 
 async def _read_bounded(request: Request) -> bytes | None:
@@ -69,6 +74,10 @@ def signature_ok(secret: str, body: bytes, header: str | None) -> bool:
     return verify(secret, body, header)
 
 
+async def _finish(work: asyncio.Future[None]) -> None:
+    await work
+
+
 def _reason(exc: ValidationError) -> str:
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"]) or "body"
@@ -89,8 +98,11 @@ class Edge:
         router: Router,
         *,
         recover: Callable[[], Awaitable[str | None]] | None = None,
+        answer_within: float = ANSWER_WITHIN,
     ) -> None:
         self.ctx = ctx
+        self.answer_within = answer_within
+        self._going: set[asyncio.Future[None]] = set()  # work answered 202, still running
         self.secret = secret
         self.router = router
         self._work: asyncio.Semaphore | None = None
@@ -135,12 +147,19 @@ class Edge:
             return self._done(400, delivery, event, None, "no X-GitHub-Event header", started)
         outcome = self.accept(event, body)
         if isinstance(outcome, str):
-            code = 400 if outcome not in IGNORED else 202
+            code = 400 if outcome not in IGNORED else 200
             return self._done(code, delivery, event, None, outcome, started)
         action, parsed = outcome
-        task = BackgroundTask(self._handle, delivery, event, parsed)
-        response = self._done(202, delivery, event, action, "queued", started)
-        response.background = task
+        work = asyncio.ensure_future(self._handle(delivery, event, parsed))
+        done, _ = await asyncio.wait({work}, timeout=self.answer_within)
+        if work in done:
+            return self._done(200, delivery, event, action, "done", started)
+        # Past the wait: answered 202 "working", and uvicorn's graceful shutdown (SIGTERM)
+        # still waits for the work, as for any background task of a response.
+        self._going.add(work)
+        work.add_done_callback(self._going.discard)
+        response = self._done(202, delivery, event, action, WORKING, started)
+        response.background = BackgroundTask(_finish, work)
         return response
 
     def accept(self, event: str, body: bytes) -> str | tuple[str | None, list[tuple[Route, Base]]]:

@@ -72,7 +72,12 @@ def ending(run: Run) -> str:
             "logged in on another runner); no attempt was spent."
         )
     if s is RunStatus.BLOCKED:
-        return f"Blocked: {reason} The pull request stays a draft until this is resolved."
+        # Where GitHub has no drafts (a private repository on Free or Pro) the PR is open
+        # and says it is not yet reviewed; "stays a draft" would be untrue there.
+        return (
+            f"Blocked: {reason} The pull request is not to be merged until this is resolved "
+            "(a draft, or, where GitHub has no drafts, held by the red `magi` check)."
+        )
     if s is RunStatus.FAILED:
         return f"Failed: {reason} See the job log; `/magi retry` spends another attempt."
     return f"{s.value}: {reason}".strip()

@@ -15,8 +15,18 @@ What GitHub keeps and refuses, as these routes keep it:
 - the webhook's *Active* box is not in the REST configuration (its schema has ``url``,
   ``content_type``, ``secret``, ``insecure_ssl`` only): an inactive webhook shows as no
   deliveries at all;
-- deliveries come newest first, at most ``per_page`` (default 30, at most 100) of them
+- deliveries come newest first, at most ``per_page`` (default 30, at most 100) of them,
+  the next page named by a ``cursor`` in the ``Link`` header's ``rel="next"``
   (https://docs.github.com/en/rest/apps/webhooks#list-deliveries-for-an-app-webhook);
+- one delivery (``GET /app/hook/deliveries/{id}``) holds what was sent and what the
+  receiver answered (``response.payload``, the body as text); an unknown id is 404;
+- GitHub sends a delivery again only when asked (``POST
+  /app/hook/deliveries/{id}/attempts``: 202, then a new attempt with the same ``guid``,
+  ``redelivery`` true; an unknown id is 404). The double sends it as GitHub would, to
+  ``AppSide.url`` signed with ``AppSide.secret_value``, and records what was answered: a
+  receiver that answers nothing within ``AppSide.timeout`` seconds is ``status_code`` 0
+  (https://docs.github.com/en/rest/apps/webhooks#redeliver-a-delivery-for-an-app-webhook,
+  https://docs.github.com/en/webhooks/using-webhooks/handling-failed-webhook-deliveries);
 - all three ``/app`` routes take the App's JWT only (401 otherwise, as ``GET /app``);
 - a repository's self-hosted runners are listed only to an installation granted
   ``administration: read`` (403 "Resource not accessible by integration" otherwise).
@@ -24,8 +34,13 @@ What GitHub keeps and refuses, as these routes keep it:
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import hmac
+import json
 import zlib
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -87,6 +102,44 @@ class AppSide:
     events: list[str] | None = None  # what GET /app says it subscribes to (None: the example)
     # the repository's self-hosted runners: (name, "online"/"offline", labels)
     runners: list[tuple[str, str, list[str]]] = field(default_factory=list)
+    secret_value: str = ""  # what deliveries are signed with (``send``)
+    timeout: float = 10.0  # GitHub's: a receiver slower than this failed the delivery
+    sent: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # guid -> event, body
+    answers: dict[int, str] = field(default_factory=dict)  # delivery id -> the body answered
+    sending: set[asyncio.Task[int]] = field(default_factory=set)  # redeliveries under way
+
+
+async def send(d: GitHubHTTP, event: str, body: bytes, guid: str, *, again: bool = False) -> int:
+    """Deliver ``body`` to the App's webhook as GitHub does, and record the attempt (newest
+    first); returns the status code (0: no answer)."""
+    side = _side(d)
+    side.sent[guid] = (event, body)
+    mac = hmac.new(side.secret_value.encode(), body, hashlib.sha256).hexdigest()
+    headers = {
+        "X-GitHub-Event": event,
+        "X-GitHub-Delivery": guid,
+        "X-Hub-Signature-256": f"sha256={mac}",
+        "Content-Type": "application/json",
+    }
+    try:
+        async with httpx.AsyncClient(timeout=side.timeout) as client:
+            answer = await client.post(side.url, content=body, headers=headers)
+        code, status, text = answer.status_code, "", answer.text
+    except httpx.TimeoutException:
+        code, status, text = 0, "timed out", ""
+    except httpx.TransportError:
+        code, status, text = 0, "failed to connect", ""
+    number = max((int(r["id"]) for r in side.deliveries), default=1000) + 1
+    action = json.loads(body).get("action") if body.startswith(b"{") else None
+    row = delivery("-", code, event=event, action=action, status=status, number=number - 1000)
+    row |= {"id": number, "guid": guid, "redelivery": again, "delivered_at": _now()}
+    side.deliveries.insert(0, row)
+    side.answers[number] = text
+    return code
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _side(d: GitHubHTTP) -> AppSide:
@@ -116,7 +169,45 @@ async def _deliveries(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Re
         return 422, {"message": "per_page must be between 1 and 100"}
     shape = d.example("GET", "/app/hook/deliveries")
     base = shape[0] if isinstance(shape, list) and shape else {}
-    return 200, [{**base, **row} for row in _side(d).deliveries[:per_page]]
+    rows = _side(d).deliveries
+    start = int(_query(rq, "cursor") or 0)
+    page = [{**base, **row} for row in rows[start : start + per_page]]
+    headers = {}
+    if start + per_page < len(rows):
+        nxt = rq.url.copy_set_param("cursor", str(start + per_page))
+        headers["link"] = f'<{nxt}>; rel="next"'
+    return httpx.Response(200, json=page, headers=headers)
+
+
+def _row(d: GitHubHTTP, p: dict[str, str]) -> dict[str, Any] | None:
+    wanted = p["delivery_id"]
+    return next((r for r in _side(d).deliveries if str(r["id"]) == wanted), None)
+
+
+@route("GET", "/app/hook/deliveries/{delivery_id}")
+async def _delivery(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    if (refused := _jwt_refused(d, rq)) is not None:
+        return refused
+    row = _row(d, p)
+    if row is None:
+        return 404, {"message": "Not Found"}
+    event, body = _side(d).sent.get(row["guid"], (row["event"], b"{}"))
+    sent = {"headers": {"X-GitHub-Event": event}, "payload": json.loads(body)}
+    answered: dict[str, Any] = {"headers": {}, "payload": _side(d).answers.get(row["id"])}
+    return 200, {**row, "url": _side(d).url, "request": sent, "response": answered}
+
+
+@route("POST", "/app/hook/deliveries/{delivery_id}/attempts")
+async def _redeliver(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    if (refused := _jwt_refused(d, rq)) is not None:
+        return refused
+    row = _row(d, p)
+    if row is None or row["guid"] not in _side(d).sent:
+        return 404, {"message": "Not Found"}
+    event, body = _side(d).sent[row["guid"]]
+    task = asyncio.create_task(send(d, event, body, row["guid"], again=True))
+    _side(d).sending.add(task)
+    return 202, {}
 
 
 @route("GET", "/app/installations")

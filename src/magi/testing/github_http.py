@@ -23,6 +23,7 @@ Faults for retry tests: ``inject(method, path_regex, status, headers=, body=, ti
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Mapping
@@ -120,6 +121,17 @@ class Fault:
     body: Any = None
 
 
+@dataclass
+class Hold:
+    """The next matching request waits: ``arrived`` is set when it comes, and it is
+    answered only once ``release`` is set (a test kills its client in between)."""
+
+    method: str
+    path: re.Pattern[str]
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    release: asyncio.Event = field(default_factory=asyncio.Event)
+
+
 @dataclass(frozen=True)
 class Route:
     method: str
@@ -172,6 +184,7 @@ class GitHubHTTP:
         self.unanswered: list[str] = []
         self.requests: list[tuple[str, str]] = []
         self.faults: list[Fault] = []
+        self.holds: list[Hold] = []
         self.tokens_minted = 0
         # manifest flow codes -> what the conversion answers (an App GitHub made from it)
         self.manifest_codes: dict[str, dict[str, Any]] = {}
@@ -224,6 +237,12 @@ class GitHubHTTP:
     def timeout(self, method: str, path: str, *, times: int = 1) -> None:
         self.faults.append(Fault(method, re.compile(path), times))
 
+    def hold(self, method: str, path: str) -> Hold:
+        """Hold the next ``method`` request whose path matches ``path`` (see ``Hold``)."""
+        held = Hold(method, re.compile(path))
+        self.holds.append(held)
+        return held
+
     def assert_clean(self) -> None:
         if self.unanswered:
             raise AssertionError(f"requests outside the double: {self.unanswered}")
@@ -249,6 +268,10 @@ class GitHubHTTP:
         if version != API_VERSION and not TOKEN_EXCHANGE.match(f"{method} {path}"):
             self.unanswered.append(f"{method} {path} (X-GitHub-Api-Version {version})")
             raise AssertionError(f"the double speaks API {API_VERSION}, not {version}")
+        for held in self.holds:
+            if held.method == method and held.path.search(path) and not held.arrived.is_set():
+                held.arrived.set()
+                await held.release.wait()
         if (limited := self._over_content_limit(method, path)) is not None:
             return limited
         for fault in self.faults:
