@@ -183,3 +183,40 @@ def test_each_seat_records_the_version_of_its_clis_agent(tmp_path: Path) -> None
     assert sctx.store.load_run(sctx.record.id).seats["impl-A"].cli_version == "0.171.0"
     asked = log.read_text().splitlines()
     assert sum(1 for line in asked if line.endswith("--version")) == 1
+
+
+def test_the_cli_version_is_read_beside_the_turn_not_before_it(tmp_path: Path) -> None:
+    """`gemini --version` takes seconds on a busy runner: the version is read while the
+    turn runs. This CLI answers `--version` only once its turn has begun (it waits, bounded,
+    for the turn's mark), so a read made before the turn would record no version."""
+    import sys
+
+    from magi.agents.cli import CliAgent
+    from magi.agents.codex import CodexAdapter
+    from magi.model.config import AgentConfig
+
+    work = tmp_path / "work"
+    work.mkdir()
+    script = tmp_path / "codex.py"
+    script.write_text(_RUNNING_CODEX)
+    mark = tmp_path / "turn-began"
+    wrapper = tmp_path / "codex.sh"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        'if [ "$2" = "--version" ]; then\n'
+        f"  i=0; while [ ! -e {mark} ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\n"
+        f'  [ -e {mark} ] && echo "codex-cli 0.171.0"\n'
+        "  exit 0\n"
+        "fi\n"
+        f": > {mark}\n"  # a builtin: the turn's PATH is the seat's own
+        f'exec {sys.executable} {script} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    command = [str(wrapper), str(tmp_path / "spent")]
+    cfg = budget_config([{"id": "cx", "kind": "codex", "command": command}])
+    agent_cfg = AgentConfig(id="cx", kind="codex", command=command)
+    sctx = seat_context(
+        tmp_path / "home", cfg, {"cx": CliAgent(agent_cfg, CodexAdapter(agent_cfg))}
+    )
+    ask(sctx, seat="impl-A", node="implement", prompt="go", cwd=work, allow_write=True)
+    assert sctx.store.load_run(sctx.record.id).seats["impl-A"].cli_version == "0.171.0"

@@ -45,7 +45,7 @@ from magi.seats.jailing import (
     refuse_unjailed_agent,
     seat_jail,
 )
-from magi.seats.versions import note_version
+from magi.seats.versions import start_version
 from magi.state.failpoint import failpoint
 
 M = TypeVar("M", bound=Answer)
@@ -235,7 +235,7 @@ def ask(
     """One turn of ``seat``: continues its conversation when it has a live one."""
     sctx.check_cancelled()
     _here_or_hand_off(sctx, seat, node)
-    note_version(sctx, seat)
+    noted = start_version(sctx, seat)  # read beside the turn, put on the record with it
     opened: _Opened | None = None
     try:
         opened = _open(
@@ -259,6 +259,7 @@ def ask(
     result = replace(result, text=strip_controls(result.text))
     if not result.duration_s:
         result = replace(result, duration_s=time.monotonic() - t0)
+    noted()
     _record(sctx, opened, result, started, reask, refused)
     sctx.reporter.seat(seat, result.status.value, result.error or "")
     return result
