@@ -48,3 +48,26 @@ def test_the_home_toolchains_are_looked_for_once_and_checked_each_turn(
     # A toolchain gone under a run is not bound (bwrap cannot bind what is not there)
     (home / ".rustup").rmdir()
     assert str(home / ".rustup") not in turn()
+
+
+def test_the_runner_above_a_seat_s_tree_is_hidden_and_each_folder_asked_once(
+    tmp_path: Path,
+) -> None:
+    """Every folder above a seat's tree was asked whether it is a runner's install (two
+    lookups each) every turn; the trees of a run share those folders."""
+    install = tmp_path / "actions-runner"
+    (install / "_work/p").mkdir(parents=True)
+    (install / ".runner").write_text("{}")
+    environ = {"HOME": str(tmp_path / "home"), "PATH": "/usr/bin"}
+    hidden = []
+    for seat in ("impl-A", "impl-B"):
+        tree = install / "_work/p" / seat
+        tree.mkdir()
+        asked = bwrap._is_runner.cache_info()
+        spec = seat_spec(JAILED, cwd=tree, writable=True, hide=[], environ=environ)
+        assert spec is not None
+        hidden.append(str(install) in spec.hide)
+        now = bwrap._is_runner.cache_info()
+        new = now.misses - asked.misses
+    assert hidden == [True, True]
+    assert new == 1  # the second tree's own folder; its parents were answered already

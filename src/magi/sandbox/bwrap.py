@@ -276,7 +276,10 @@ _RUNNER_HOMES = ("/opt", "/usr/local", "/srv")
 _RUNNER_VARS = ("GITHUB_WORKSPACE", "RUNNER_WORKSPACE", "RUNNER_TEMP", "RUNNER_TOOL_CACHE")
 
 
+@functools.lru_cache(maxsize=1024)
 def _is_runner(path: Path) -> bool:
+    """Asked of every folder above a seat's tree, every turn: answered once a process for
+    each (the trees of a run share their parents), as ``_installed_runners`` is."""
     return len(path.parts) > 1 and any((path / m).exists() for m in _RUNNER_MARKS)
 
 
