@@ -138,6 +138,7 @@ class _Acceptor:
     Made on the first proxy; idle, not gone, once the last one closes."""
 
     def __init__(self) -> None:
+        self.pid = os.getpid()  # a forked child has no such thread: it makes its own
         self.dir = tempfile.mkdtemp(prefix="magi-egress-")
         self._names = itertools.count()
         self._selector = selectors.DefaultSelector()
@@ -192,7 +193,7 @@ _ACCEPTOR_LOCK = threading.Lock()
 def _acceptor() -> _Acceptor:
     global _ACCEPTOR
     with _ACCEPTOR_LOCK:
-        if _ACCEPTOR is None:
+        if _ACCEPTOR is None or _ACCEPTOR.pid != os.getpid():
             _ACCEPTOR = _Acceptor()
         return _ACCEPTOR
 
@@ -361,5 +362,5 @@ def close(socket_path: str | None) -> list[str]:
 def _close_all() -> None:
     for path in list(_OPEN):
         close(path)
-    if _ACCEPTOR is not None:
+    if _ACCEPTOR is not None and _ACCEPTOR.pid == os.getpid():
         _ACCEPTOR.close()
