@@ -322,7 +322,7 @@ def _home_reads(home: str, environ: Mapping[str, str]) -> list[str]:
 
     Looked for once a process (some thirty paths resolved, most of them absent); a turn
     checks only that those found are still there (bwrap cannot bind a path that is gone). A
-    toolchain installed under a run is shown from the next run on."""
+    toolchain installed while magi runs is shown once it starts again."""
     return [p for p in _home_reads_of(home, environ.get("PATH", "")) if os.path.lexists(p)]
 
 
