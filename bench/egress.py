@@ -49,7 +49,7 @@ class _Answer(http.server.BaseHTTPRequestHandler):
 
 def _turn(agent_cfg: AgentConfig, tree: Path, proxied: bool, base: str) -> float:
     decision = decide(Sandbox(mode="bwrap"))
-    jail = seat_spec(decision, kind="command", cwd=tree, writable=True, hide=[], environ={})
+    jail = seat_spec(decision, cwd=tree, writable=True, hide=[], environ={})
     assert jail is not None  # decide() raised otherwise
     started = time.perf_counter()
     if proxied:  # what seat_jail and ask do around a turn: open, run, close

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -69,3 +70,43 @@ def test_what_is_no_proxy_request_is_refused_as_such() -> None:
     proxy = Proxy(allowlist(defaults=["api.anthropic.com"]))
     assert _ask(proxy, b"GET /v1 HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 400 ")
     assert proxy.close() == []
+
+
+def test_the_proxies_of_a_process_share_one_accepting_thread_and_directory() -> None:
+    """Opening a turn's proxy starts no thread and makes no directory of its own (it cost
+    every jailed turn both): one thread accepts for every proxy of the process."""
+    before = threading.active_count()
+    proxies = [Proxy(allowlist(defaults=["api.anthropic.com"])) for _ in range(3)]
+    try:
+        assert threading.active_count() <= before + 1  # the one thread, on the first proxy
+        assert len({os.path.dirname(p.socket_path) for p in proxies}) == 1
+        assert len({p.socket_path for p in proxies}) == 3
+        for proxy in proxies:
+            assert _ask(proxy, b"GET /v1 HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 400 ")
+    finally:
+        for proxy in proxies:
+            proxy.close()
+
+
+def test_proxies_open_at_once_keep_their_own_allowlists_and_refusals(
+    upstream: tuple[int, list[bytes]],
+) -> None:
+    port, got = upstream
+    mine = Proxy(allowlist(extra=[f"127.0.0.1:{port}"]))
+    other = Proxy(allowlist(defaults=["api.anthropic.com"]))
+    connect = f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode()
+    assert _ask(other, connect).startswith(b"HTTP/1.1 403 ")  # its allowlist, not mine's
+    get = f"GET http://127.0.0.1:{port}/x HTTP/1.1\r\nConnection: close\r\n\r\n"
+    assert _ask(mine, get.encode()).endswith(b"\r\n\r\nok")
+    assert _ask(mine, b"CONNECT evil.example:443 HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 403 ")
+    path = mine.socket_path
+    assert mine.close() == ["evil.example:443"]
+    assert not os.path.exists(path)  # a closed proxy takes no connection
+    with (
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock,
+        pytest.raises(FileNotFoundError),
+    ):
+        sock.connect(path)
+    assert _ask(other, b"CONNECT evil.example:8443 HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 403 ")
+    assert other.close() == [f"127.0.0.1:{port}", "evil.example:8443"]
+    assert len(got) == 1

@@ -276,7 +276,10 @@ _RUNNER_HOMES = ("/opt", "/usr/local", "/srv")
 _RUNNER_VARS = ("GITHUB_WORKSPACE", "RUNNER_WORKSPACE", "RUNNER_TEMP", "RUNNER_TOOL_CACHE")
 
 
+@functools.lru_cache(maxsize=1024)
 def _is_runner(path: Path) -> bool:
+    """Asked of every folder above a seat's tree, every turn: answered once a process for
+    each (the trees of a run share their parents), as ``_installed_runners`` is."""
     return len(path.parts) > 1 and any((path / m).exists() for m in _RUNNER_MARKS)
 
 
@@ -315,12 +318,21 @@ def runner_roots(environ: Mapping[str, str], cwd: Path) -> list[Path]:
 
 
 def _home_reads(home: str, environ: Mapping[str, str]) -> list[str]:
-    """The toolchains in the home and the PATH entries under it, never the home itself."""
+    """The toolchains in the home and the PATH entries under it, never the home itself.
+
+    Looked for once a process (some thirty paths resolved, most of them absent); a turn
+    checks only that those found are still there (bwrap cannot bind a path that is gone). A
+    toolchain installed while magi runs is shown once it starts again."""
+    return [p for p in _home_reads_of(home, environ.get("PATH", "")) if os.path.lexists(p)]
+
+
+@functools.lru_cache(maxsize=8)
+def _home_reads_of(home: str, path: str) -> tuple[str, ...]:
     wanted = [os.path.join(home, t) for t in TOOLCHAINS]
-    for entry in environ.get("PATH", "").split(os.pathsep):
+    for entry in path.split(os.pathsep):
         if entry.startswith(home.rstrip("/") + "/"):
             wanted.append(entry)
-    return [p for p in _real(wanted) if p != home and not home.startswith(p.rstrip("/") + "/")]
+    return tuple(p for p in _real(wanted) if p != home and not home.startswith(p.rstrip("/") + "/"))
 
 
 def _sockets(environ: Mapping[str, str]) -> list[str]:
@@ -339,6 +351,11 @@ def _own_install() -> tuple[Path, ...]:
     package = Path(magi.__file__).resolve().parent.parent
     prefixes = (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)
     return tuple(dict.fromkeys([*(Path(p).resolve() for p in prefixes), package]))
+
+
+@functools.cache
+def _own_install_real() -> tuple[str, ...]:
+    return tuple(_real(_own_install()))
 
 
 def own_install() -> list[Path]:
@@ -387,7 +404,7 @@ def seat_spec(
         ],
         git_dirs=_real(git_dirs),
         state=_real(state),
-        read=_real([*_home_reads(home, environ), *tools, *read, *own_install()]),
+        read=[*_home_reads(home, environ), *_real([*tools, *read]), *_own_install_real()],
         bwrap=decision.bwrap,
         system=dirs,
         links=links,

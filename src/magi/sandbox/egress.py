@@ -12,14 +12,22 @@ are copied both ways. Nothing is decrypted: the proxy sees the name a client ask
 Written here rather than taken from a package: Anthropic's sandbox-runtime is a Node
 program that wraps the whole command in a bwrap of its own (magi's jail is its own) and
 needs socat for its bridge; proxy.py and mitmproxy are general proxies many times the size
-of the one decision needed here. This is the stdlib's sockets and threads, one proxy per turn.
+of the one decision needed here. This is the stdlib's sockets and threads.
+
+Each turn has a proxy of its own (its allowlist, its socket, its refusals), and every proxy
+of a process is served by one thread (``_Acceptor``: a selector over their sockets, in one
+private directory made once): opening a turn's proxy is a socket bound and registered, not
+a directory made and a thread started, and closing it is the socket closed and removed. A
+connection is handed to a thread of its own, as before.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import itertools
 import os
+import selectors
 import shutil
 import socket
 import sys
@@ -124,29 +132,96 @@ def _reply(sock: socket.socket, status: str, why: str = "") -> None:
         sock.sendall(head.encode() + body)
 
 
+class _Acceptor:
+    """Accepts for every open proxy of this process: one thread, one selector over their
+    listening sockets, one ``0700`` directory (nobody else's to open) for their sockets.
+    Made on the first proxy; idle, not gone, once the last one closes."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()  # a forked child has no such thread: it makes its own
+        self.dir = tempfile.mkdtemp(prefix="magi-egress-")
+        self._names = itertools.count()
+        self._selector = selectors.DefaultSelector()
+        self._lock = threading.Lock()
+        # A proxy registered while the loop waits wakes it where the selector looks only at
+        # what it was handed (poll, select); epoll sees it without (no thread woken).
+        self._wakes = not isinstance(self._selector, getattr(selectors, "EpollSelector", ()))
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._selector.register(self._wake_r, selectors.EVENT_READ, None)
+        threading.Thread(target=self._loop, name="magi-egress", daemon=True).start()
+
+    def bind(self, server: socket.socket) -> str:
+        """Bind ``server`` to a new path in the directory; the path."""
+        path = os.path.join(self.dir, f"{next(self._names)}.sock")
+        try:
+            server.bind(path)
+        except FileNotFoundError:  # a temp cleaner took it under a long-lived process
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(self.dir, 0o700)
+            server.bind(path)
+        return path
+
+    def add(self, proxy: Proxy) -> None:
+        with self._lock:
+            self._selector.register(proxy._server, selectors.EVENT_READ, proxy)
+        if self._wakes:
+            with contextlib.suppress(OSError):
+                self._wake_w.send(b"\0")
+
+    def remove(self, proxy: Proxy) -> None:
+        with self._lock, contextlib.suppress(KeyError, ValueError):
+            self._selector.unregister(proxy._server)
+
+    def _loop(self) -> None:
+        while True:
+            for key, _ in self._selector.select():
+                if key.data is None:
+                    with contextlib.suppress(OSError):
+                        self._wake_r.recv(4096)
+                    continue
+                key.data._accept()
+
+    def close(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+_ACCEPTOR: _Acceptor | None = None
+_ACCEPTOR_LOCK = threading.Lock()
+
+
+def _acceptor() -> _Acceptor:
+    global _ACCEPTOR
+    with _ACCEPTOR_LOCK:
+        if _ACCEPTOR is None or _ACCEPTOR.pid != os.getpid():
+            _ACCEPTOR = _Acceptor()
+        return _ACCEPTOR
+
+
 class Proxy:
     """One turn's proxy: its unix socket, its allowlist, the refusals it recorded."""
 
     def __init__(self, allowed: Allowlist, connect: Connect = _connect) -> None:
         self.allowed = allowed
         self._connect = connect
-        self._dir = tempfile.mkdtemp(prefix="magi-egress-")  # 0700: nobody else's to open
-        self.socket_path = os.path.join(self._dir, "proxy.sock")
+        self._acceptor = _acceptor()
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._server.bind(self.socket_path)
+        self.socket_path = self._acceptor.bind(self._server)
         self._server.listen(128)
+        # Never blocks the one accepting thread: a closed proxy's wake-up finds nothing.
+        self._server.setblocking(False)
         self._lock = threading.Lock()
         self.refused: list[str] = []
         self._closed = False
-        threading.Thread(target=self._serve, name="magi-egress", daemon=True).start()
+        self._acceptor.add(self)
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                client, _ = self._server.accept()
-            except OSError:
-                return  # closed
-            threading.Thread(target=self._handle, args=(client,), daemon=True).start()
+    def _accept(self) -> None:
+        try:
+            client, _ = self._server.accept()
+        except OSError:
+            return  # closed, or already taken
+        client.setblocking(True)
+        threading.Thread(target=self._handle, args=(client,), daemon=True).start()
 
     def _handle(self, client: socket.socket) -> None:
         try:
@@ -204,10 +279,10 @@ class Proxy:
         with self._lock:
             if not self._closed:
                 self._closed = True
-                with contextlib.suppress(OSError):
-                    self._server.shutdown(socket.SHUT_RDWR)
+                self._acceptor.remove(self)
                 self._server.close()
-                shutil.rmtree(self._dir, ignore_errors=True)
+                with contextlib.suppress(OSError):
+                    os.unlink(self.socket_path)
             return list(self.refused)
 
 
@@ -287,3 +362,5 @@ def close(socket_path: str | None) -> list[str]:
 def _close_all() -> None:
     for path in list(_OPEN):
         close(path)
+    if _ACCEPTOR is not None and _ACCEPTOR.pid == os.getpid():
+        _ACCEPTOR.close()

@@ -179,13 +179,23 @@ def agent_argv(cfg: AgentConfig) -> list[str]:
 
 
 def seat_allowlist(sctx: SeatContext, agent_id: str) -> Allowlist:
-    return agent_allowlist(sctx.config, agent_id, sctx.environ)
+    """``agent_allowlist``, made once a record's context: its config and environment are
+    the same for every turn."""
+    key = f"egress:{agent_id}"
+    cached = sctx.cache.get(key)
+    if isinstance(cached, frozenset):
+        return cached
+    allowed = agent_allowlist(sctx.config, agent_id, sctx.environ)
+    with sctx.lock:
+        sctx.cache[key] = allowed
+    return allowed
 
 
 def seat_net(sctx: SeatContext, agent_id: str) -> Net:
-    """The network of one jailed turn: a proxy of its own allowing `seat_allowlist`, or,
-    for a check command with no ``[verify] egress``, no way out at all. The caller closes
-    it (``magi.sandbox.egress.close``) when the turn ends."""
+    """The network of one jailed turn: a proxy of its own allowing `seat_allowlist` (served
+    by the process's one accepting thread), or, for a check command with no ``[verify]
+    egress``, no way out at all. The caller closes it (``magi.sandbox.egress.close``) when
+    the turn ends."""
     allowed = seat_allowlist(sctx, agent_id)
     if not allowed and not agent_id:  # a seat always gets one: its refusals are recorded
         return egress.no_net()
