@@ -9,7 +9,7 @@ import pytest
 
 from github_helpers import REPO, SEAL, deliver, labeled, make_app, world
 from magi.core.threads import markers
-from magi.github.models import Branch, PullRequest
+from magi.github.models import Branch, Label, PullRequest
 from magi.github.port import GitHubError
 from magi.testing.github import FakeGitHub, branch_repo
 
@@ -464,3 +464,50 @@ def test_the_label_pins_the_issue_text_in_the_claim_sealed() -> None:
     assert (pinned.title, pinned.body) == (issue["title"], issue["body"] or "")
     commit = w.objects[w.refs[CLAIM]]
     assert SEAL.find([commit.message], markers.PIN, issue="1")
+
+
+def _replay(fake: FakeGitHub, guid: str, payload: dict[str, object] | None = None) -> None:
+    """GitHub sending ``guid`` again because the App's start-up asked for it."""
+    app = make_app(fake)
+    app.state.edge.replays.add(guid)
+    r = asyncio.run(deliver(app, "issues", payload or labeled(), delivery=guid))
+    assert r.status_code == 200
+
+
+def _label_on(fake: FakeGitHub) -> None:
+    w = fake.world(REPO)
+    w.issues[1] = w.issues[1].model_copy(update={"labels": [Label(name="magi")]})
+
+
+def test_a_replayed_label_starts_nothing_once_the_label_is_gone() -> None:
+    """Labeled, then unlabeled, while the App was down: replayed in any order, the label's
+    payload is old, and the issue is read again: without the label nothing starts. With
+    the label still on, the replay starts the run, at one more call (the issue read)."""
+    fake = world(FakeGitHub())
+    _replay(fake, "0b989ba4-242f-11e5-81e1-000000000001")
+    w = fake.world(REPO)
+    assert (w.dispatches, fake.comments_on(REPO, 1), CLAIM in w.refs) == ([], [], False)
+    _label_on(fake)
+    _replay(fake, "0b989ba4-242f-11e5-81e1-000000000002")
+    assert len(w.dispatches) == 1
+    assert [c.name for c in fake.calls].count("get_issue") == 2
+
+
+def test_a_replay_of_the_label_that_started_a_run_never_starts_another() -> None:
+    """Its run failed (no pull request): a new label takes the claim over, but the same
+    delivery sent again (a start-up asking for a 202 "working" whose work did finish) is
+    named in the acknowledgement's sealed marker, and starts nothing."""
+    fake = world(FakeGitHub())
+    _label_on(fake)
+    guid = "0b989ba4-242f-11e5-81e1-000000000003"
+    payload = _labeled_at("2026-01-01T00:05:00Z")
+    asyncio.run(deliver(make_app(fake), "issues", payload, delivery=guid))
+    w = fake.world(REPO)
+    (first,) = w.runs
+    w.runs[first] = w.runs[first].model_copy(
+        update={"status": "completed", "conclusion": "failure"}
+    )
+    said = len(fake.comments_on(REPO, 1))
+    _replay(fake, guid, payload)
+    assert len(w.dispatches) == 1
+    assert len(fake.comments_on(REPO, 1)) == said

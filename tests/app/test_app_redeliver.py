@@ -11,7 +11,7 @@ import httpx
 
 from github_helpers import API, REPO, pem
 from magi.app.redeliver import redeliver_unfinished
-from magi.core.threads.redelivery import newest_attempts, verdict
+from magi.core.threads.redelivery import to_replay, verdict
 from magi.github.auth import AppAuth
 from magi.testing.github import FakeGitHub
 from magi.testing.github_app_routes import delivery
@@ -36,13 +36,54 @@ def test_what_each_answer_means_at_start_up() -> None:
     ]
 
 
+def _again(row: dict[str, object], code: int, at: str, number: int) -> dict[str, object]:
+    """A redelivery of ``row``: a row of its own, same guid, ``redelivery: true``."""
+    attempt = delivery(REPO.full_name, code, number=number)
+    return {**attempt, "guid": row["guid"], "redelivery": True, "delivered_at": at}
+
+
+SINCE = NOW - timedelta(hours=24)
+
+
 def test_only_each_deliverys_newest_attempt_in_the_window_counts() -> None:
-    """A failed attempt redelivered since is done; an attempt before the window is not read."""
+    """A failed attempt redelivered since is answered by its redelivery (done); a delivery
+    first sent before the window is not read."""
     failed = delivery(REPO.full_name, 0, number=1)
-    again = {**delivery(REPO.full_name, 200, number=2), "guid": failed["guid"]}
+    again = _again(failed, 200, "2026-12-06T12:30:00Z", 2)
     old = {**delivery(REPO.full_name, 0, number=3), "delivered_at": "2026-12-04T12:00:00Z"}
-    rows = newest_attempts([again, failed, old], NOW - timedelta(hours=24))
+    rows = to_replay([again, failed, old], SINCE)
     assert [r["id"] for r in rows] == [again["id"]]
+
+
+def test_the_window_runs_from_a_deliverys_first_attempt_not_its_newest() -> None:
+    """Work that always outlives the wait is answered 202 "working" at every attempt: first
+    sent 60 hours ago and redelivered an hour ago, it is not replayed again; nor is one
+    whose first attempt is older than the rows read (only its redelivery was listed)."""
+    first = {**delivery(REPO.full_name, 202, number=1), "delivered_at": "2026-12-04T01:00:00Z"}
+    again = _again(first, 202, "2026-12-06T12:00:00Z", 2)
+    unseen = _again(delivery(REPO.full_name, 0, number=3), 0, "2026-12-06T12:10:00Z", 4)
+    assert to_replay([unseen, again, first], SINCE) == []
+    assert to_replay([again, first], NOW - timedelta(hours=72)) == [again]
+
+
+def test_a_delivery_is_redelivered_twice_at_most() -> None:
+    """Its first attempt and two redeliveries all unanswered: no third is asked, whoever
+    asked for the first two (a restart, a replica, a person in the settings)."""
+    first = delivery(REPO.full_name, 0, number=1)
+    once = _again(first, 0, "2026-12-06T12:20:00Z", 2)
+    twice = _again(first, 503, "2026-12-06T12:40:00Z", 3)
+    assert to_replay([once, first], SINCE) == [once]
+    assert to_replay([twice, once, first], SINCE) == []
+
+
+def test_deliveries_are_replayed_in_the_order_they_first_happened() -> None:
+    """Label, then unlabel, both while the receiver was down (GitHub lists newest first):
+    asked again label first; a delivery redelivered since keeps its first attempt's place."""
+    label = delivery(REPO.full_name, 0, number=10)
+    unlabel = delivery(REPO.full_name, 0, action="unlabeled", number=11)
+    retried = _again(label, 0, "2026-12-06T12:50:00Z", 12)
+    assert to_replay([unlabel, label], SINCE) == [label, unlabel]
+    assert to_replay([retried, unlabel, label], SINCE) == [retried, unlabel]
 
 
 def closed_port() -> str:
@@ -80,14 +121,17 @@ def test_start_up_asks_again_for_the_unfinished_and_pages_back_to_the_window() -
     for row in side.deliveries:
         side.sent[row["guid"]] = ("issues", b'{"action": "labeled"}')
 
+    replays: set[str] = set()
+
     async def main() -> list[int]:
         auth = AppAuth("1", pem(), API, async_transport=httpx.MockTransport(double))
-        asked = await redeliver_unfinished(auth, NOW, LOG)
+        asked = await redeliver_unfinished(auth, NOW, LOG, replays)
         await asyncio.gather(*side.sending)
         return asked
 
     asked = asyncio.run(main())
-    assert sorted(asked) == sorted(r["id"] for r in wanted.values())
+    assert asked == [r["id"] for r in wanted.values()]  # oldest first
+    assert replays == {r["guid"] for r in wanted.values()}  # the handlers know them old
     pages = [q for q in double.requests if q == ("GET", "/app/hook/deliveries")]
     assert len(pages) == 2
     again = [r for r in side.deliveries if r["redelivery"]]

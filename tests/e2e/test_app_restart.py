@@ -59,6 +59,7 @@ def world() -> FakeGitHub:
     fake = FakeGitHub()
     fake.world(REPO).permissions["Codertocat"] = "write"
     fake.add_issue(REPO, 1, "Spelling error in the README file", "two t's")
+    asyncio.run(fake.add_labels(REPO, 1, ["magi"]))  # the label a replay reads back
     return fake
 
 

@@ -187,6 +187,9 @@ class Delivery(Generic[P]):
     id: str
     event: str
     payload: P
+    # GitHub sent it again because this receiver's start-up asked (``magi.app.redeliver``):
+    # its payload tells what was true when it was first sent, not now.
+    replayed: bool = False
 
     @property
     def repo(self) -> Repo:

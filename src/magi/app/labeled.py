@@ -6,10 +6,16 @@ GitHub's side, so the losers of the race stop silently. Everything after the cla
 starts the run or says why not on the issue and releases the claim (so fixing the cause and
 labeling again works). An issue whose run already opened a pull request is never competed
 again. ``issues.unlabeled`` before the runner started cancels the dispatched workflow run.
+
+A delivery the receiver's start-up asked GitHub to send again (``Delivery.replayed``) is
+old: it starts a run only if the label is on the issue now (one more read), and never when
+a run acknowledgement of the App's already names this delivery (the sealed ``RUN`` marker
+carries the delivery's guid), so a replayed label whose run failed is not competed again.
 """
 
 from __future__ import annotations
 
+import re
 import secrets
 from datetime import datetime, timedelta
 
@@ -37,6 +43,8 @@ from magi.state.store import new_run_id
 router = Router()
 DEFAULT_LABEL = Config().github.label
 NOT_STARTED = frozenset({"queued", "waiting", "pending", "requested"})
+STARTED = "already-started"  # a run acknowledgement already names this delivery
+_GUID = re.compile(r"[A-Za-z0-9-]{1,64}")  # X-GitHub-Delivery, as a marker value may be
 
 
 def graph_shape(config: Config) -> str:
@@ -103,15 +111,19 @@ async def labeled(ctx: AppContext, d: Delivery[IssuesEvent]) -> str:
     label = config.github.label if config else DEFAULT_LABEL
     if p.label.name != label:
         return "other-label"
+    if d.replayed and not await _still_labeled(gh, repo, number, label):
+        return "label-gone"  # removed since: its unlabel came (or comes) first
     head = await gh.get_ref(repo, f"heads/{branch}")
     if head is None:
         return "no-default-branch"
     # GitHub's clock, as the claim commit's date is: the label just changed the issue.
     now = p.issue.updated_at or ctx.clock()
     text = (p.issue.title, p.issue.body or "")  # what the writer's label accepted: pinned
-    took, over = await _claim(ctx, gh, repo, number, head.sha, config or Config(), now, text)
+    took, over = await _claim(
+        ctx, gh, repo, number, head.sha, config or Config(), now, text, delivery=d.id
+    )
     if took is None:
-        return "already-claimed"
+        return over or "already-claimed"
     ctx.step(d.id, repo, "claim", "taken-over" if over else "created")
     try:
         refusal = await _refusal(ctx, gh, repo, p, problem)
@@ -130,6 +142,17 @@ async def labeled(ctx: AppContext, d: Delivery[IssuesEvent]) -> str:
         if not await _dispatched(ctx, gh, repo, number):
             await gh.delete_ref(repo, claim_ref(number))
         raise
+
+
+async def _still_labeled(gh: GitHubPort, repo: Repo, number: int, label: str) -> bool:
+    """Whether ``label`` is on the issue now (a replayed payload says what it was then)."""
+    issue = await gh.get_issue(repo, number)
+    return any(lb.name == label for lb in issue.labels)
+
+
+def _by_delivery(delivery: str) -> dict[str, str]:
+    """The RUN marker's field naming the delivery that started the run, when it can."""
+    return {"delivery": delivery} if _GUID.fullmatch(delivery) else {}
 
 
 async def _dispatched(ctx: AppContext, gh: GitHubPort, repo: Repo, number: int) -> bool:
@@ -197,8 +220,10 @@ async def _claim(
     config: Config,
     now: datetime,
     text: tuple[str, str],
+    delivery: str = "",
 ) -> tuple[str | None, str]:
-    """(the claim's value, why an older claim was taken over or ""); None: another holds it.
+    """(the claim's value, why an older claim was taken over or ""); None: another holds
+    it (with ``STARTED`` when this delivery already started a run).
 
     Creating the ref is atomic, so of racing deliveries one wins. A claim that exists is
     taken over only when it is dead (``_dead``), by a fast forward of the ref to a child of
@@ -211,9 +236,9 @@ async def _claim(
     held = await gh.get_ref(repo, ref)
     if held is None:  # released meanwhile: creating is atomic again
         return (mine, "") if await gh.create_ref(repo, ref, mine) else (None, "")
-    why = await _dead(ctx, gh, repo, number, held.sha, config, now)
-    if not why:
-        return None, ""
+    why = await _dead(ctx, gh, repo, number, held.sha, config, now, delivery)
+    if not why or why == STARTED:
+        return None, why
     took = await _claim_commit(ctx, gh, repo, number, text, held.sha, "taken over")
     try:
         await gh.update_ref(repo, ref.removeprefix("refs/"), took, force=False)
@@ -232,14 +257,18 @@ async def _dead(
     held: str,
     config: Config,
     now: datetime,
+    delivery: str = "",
 ) -> str:
-    """Why the claim at ``held`` holds no run any more ("" while it may): its run's workflow
+    """Why the claim at ``held`` holds no run any more ("" while it may; ``STARTED`` when a
+    run of the App's names ``delivery``, which is then never taken over): its run's workflow
     run ended without a pull request, or, ``CLAIM_STALE`` after a claim of magi's own, no
     run of this issue is queued or running (the receiver restarted between the claim and
     the acknowledgement, or the dispatch was lost). An issue with a PR stays claimed."""
     if await existing_pull(gh, repo, number, ctx.seal) is not None:
         return ""
     thread = ctx.own(await gh.list_comments(repo, number))
+    if (by := _by_delivery(delivery)) and ctx.seal.latest(thread, markers.RUN, **by):
+        return STARTED  # a replay of the delivery that started a run: never a second one
     run = ctx.seal.latest(thread, markers.RUN, issue=str(number))
     runs = await gh.list_workflow_runs(repo, config.github.workflow)
     workflow = config.github.workflow
@@ -290,7 +319,7 @@ async def _start(
         number,
         f"{took}magi run `{run_id}` is starting: {roster(config)}, {graph_shape(config)}.\n\n"
         f"Watch it in [Actions]({watch}).\n\n"
-        + ctx.seal.marker(markers.RUN, run=run_id, issue=number),
+        + ctx.seal.marker(markers.RUN, run=run_id, issue=number, **_by_delivery(d.id)),
     )
     inputs = {"run_id": run_id, "issue": str(number), "command": "compete"}
     inputs.update(ctx.park_input(repo, run_id))
@@ -314,6 +343,7 @@ async def _start(
                 run=run_id,
                 issue=number,
                 workflow_run=dispatched.workflow_run_id,
+                **_by_delivery(d.id),
                 # the run asks the App whether to park: `/magi stop` may park it
                 **({"park": 1} if parks else {}),
             )

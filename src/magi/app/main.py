@@ -128,12 +128,14 @@ def create_app(
         if not edge.ctx.app_login or auth is not None:
             edge.problem = await learn()
         asking = None
-        if auth is not None and edge.problem is None:
+        if auth is not None and edge.problem is None and settings.redeliver:
             # What the receiver before this one left unfinished, asked of GitHub again. The
             # socket listens before this runs (``magi app serve``, ``uvicorn --fd``), so a
             # redelivery waits in its backlog until the App serves.
             log = logging.getLogger("magi.app")
-            asking = asyncio.create_task(redeliver_unfinished(auth, edge.ctx.clock(), log))
+            asking = asyncio.create_task(
+                redeliver_unfinished(auth, edge.ctx.clock(), log, edge.replays)
+            )
         # What start-up built (FastAPI, pydantic, githubkit's schema models) lives as long as
         # the process: frozen out of the collector's sight, a full collection no longer walks
         # it in the middle of a delivery.
@@ -147,6 +149,7 @@ def create_app(
     app = FastAPI(title="magi", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.router.routes.extend(edge.routes())
     app.router.routes.append(park.route(lambda: edge.ctx))
+    app.state.edge = edge
     return app
 
 

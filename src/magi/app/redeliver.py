@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from magi.core.threads.redelivery import WORKING, newest_attempts, verdict
+from magi.core.threads.redelivery import WORKING, attempted_at, to_replay, verdict
 from magi.github.port import GitHubError
 
 if TYPE_CHECKING:  # githubkit only where the real GitHub is used
@@ -55,7 +55,8 @@ async def _recent(auth: AppAuth, since: datetime, log: logging.Logger) -> list[M
     for _ in range(PAGES):
         page, cursor = await _page(auth, cursor)
         rows.extend(page)
-        if cursor is None or not page or not newest_attempts(page[-1:], since):
+        last = attempted_at(page[-1]) if page else None
+        if cursor is None or last is None or last < since:
             return rows  # the rest is older than ``since``
     log.warning(f"redelivery: read the newest {len(rows)} deliveries only; older ones not checked")
     return rows
@@ -69,18 +70,25 @@ async def _still_working(auth: AppAuth, delivery_id: int) -> bool:
     return isinstance(payload, str) and f'"status":"{WORKING}"' in payload.replace(" ", "")
 
 
-async def redeliver_unfinished(auth: AppAuth, now: datetime, log: logging.Logger) -> list[int]:
-    """Ask GitHub to send again each delivery of the last ``WINDOW`` that this receiver (or
-    the one before it) did not finish; returns the delivery ids asked for."""
+async def redeliver_unfinished(
+    auth: AppAuth, now: datetime, log: logging.Logger, replays: set[str] | None = None
+) -> list[int]:
+    """Ask GitHub to send again, oldest first, each delivery first sent in the last
+    ``WINDOW`` that this receiver (or the one before it) did not finish and that was not
+    redelivered twice already; returns the delivery ids asked for. Each guid asked for is
+    added to ``replays`` before the ask (its redelivery may arrive before the ask returns):
+    the handlers read a replayed payload as old (``Delivery.replayed``)."""
     asked: list[int] = []
     again = auth.app.rest.apps.async_redeliver_webhook_delivery
     try:
         rows = await _recent(auth, now - WINDOW, log)
-        for row in newest_attempts(rows, now - WINDOW):
+        for row in to_replay(rows, now - WINDOW):
             code, delivery_id = int(row.get("status_code") or 0), int(row["id"])
             kind = verdict(code)
             if kind == "done" or (kind == "ask" and not await _still_working(auth, delivery_id)):
                 continue
+            if replays is not None:
+                replays.add(str(row["guid"]))
             await auth._app_port._call(again, delivery_id)
             asked.append(delivery_id)
             log.info(

@@ -34,6 +34,10 @@ class Settings:
     # How long a delivery's answer waits for its work (``MAGI_ANSWER_WITHIN``, seconds, more
     # than 0 and under GitHub's 10): work still going then is answered 202 "working".
     answer_within: float = 8.0
+    # Whether start-up asks GitHub to send again what was not finished (``MAGI_REDELIVER``,
+    # 1 or 0): replicas started together would each ask for the same deliveries, so all but
+    # one set it to 0.
+    redeliver: bool = True
 
 
 def _answer_within(environ: Mapping[str, str], problems: list[str]) -> float:
@@ -50,6 +54,16 @@ def _answer_within(environ: Mapping[str, str], problems: list[str]) -> float:
             "more than 0 and under GitHub's 10"
         )
     return value
+
+
+def _redeliver(environ: Mapping[str, str], problems: list[str]) -> bool:
+    raw = environ.get("MAGI_REDELIVER", "").strip()
+    if raw not in {"", "0", "1"}:
+        problems.append(
+            f"MAGI_REDELIVER is {raw!r}: 1 (the default) to ask GitHub at start-up for the "
+            "deliveries left unfinished, 0 on all replicas but one"
+        )
+    return raw != "0"
 
 
 def _private_key(environ: Mapping[str, str], problems: list[str]) -> str:
@@ -107,7 +121,10 @@ def settings_from_env(environ: Mapping[str, str]) -> Settings:
     if public_url is not None and (problem := public_url_problem(public_url)) is not None:
         problems.append(f"MAGI_PUBLIC_URL (where runners reach this receiver): {problem}")
     answer_within = _answer_within(environ, problems)
+    redeliver = _redeliver(environ, problems)
     if problems:
         raise SettingsError(problems)
     slug = environ.get("GITHUB_APP_SLUG", "").strip() or None
-    return Settings(app_id, key, secret, api_url.rstrip("/"), slug, public_url, answer_within)
+    return Settings(
+        app_id, key, secret, api_url.rstrip("/"), slug, public_url, answer_within, redeliver
+    )

@@ -103,6 +103,8 @@ class Edge:
         self.ctx = ctx
         self.answer_within = answer_within
         self._going: set[asyncio.Future[None]] = set()  # work answered 202, still running
+        # The guids this receiver's start-up asked GitHub to send again (``Delivery.replayed``).
+        self.replays: set[str] = set()
         self.secret = secret
         self.router = router
         self._work: asyncio.Semaphore | None = None
@@ -245,7 +247,8 @@ class Edge:
             self._work = asyncio.Semaphore(MAX_WORK)
         async with self._work:
             for route, payload in parsed:
-                await self._run(route, Delivery(delivery, event, payload))
+                d = Delivery(delivery, event, payload, replayed=delivery in self.replays)
+                await self._run(route, d)
 
     async def _run(self, route: Route, d: Delivery[Any]) -> None:
         started = time.perf_counter()

@@ -14,8 +14,18 @@ it waits before answering (the work goes on after the answer). So, at start-up:
 - one answered with another 2xx was done; a 4xx was refused (a bad signature, a body that is
   not a delivery), and asking again would be refused again.
 
-Only each delivery's newest attempt counts (a redelivery shares its delivery's ``guid``),
-and only attempts at or after ``since``.
+A delivery is its ``guid``: GitHub lists each attempt (the first, and every redelivery,
+``redelivery: true``) as a row of its own with that ``guid``. Its newest attempt says what
+was answered; its FIRST attempt says how old the event is. Every redelivery is a new
+attempt, so a window measured from the newest one would replay a delivery that always
+outlives the wait at every start, forever. So a delivery is replayed only when:
+
+- its first attempt (``redelivery: false``) was read and is at or after ``since`` (one
+  whose first attempt is past the rows read is older than them, hence than ``since``);
+- it has had fewer than ``MAX_ATTEMPTS`` attempts (two redeliveries at most, whoever asked);
+
+and the deliveries to replay come oldest first (by first attempt), the order the events
+happened in: "label, then unlabel" while the receiver was down is asked again in that order.
 https://docs.github.com/en/webhooks/using-webhooks/handling-failed-webhook-deliveries
 https://docs.github.com/en/rest/apps/webhooks#list-deliveries-for-an-app-webhook
 """
@@ -26,9 +36,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-__all__ = ["WORKING", "Verdict", "newest_attempts", "verdict"]
+__all__ = ["MAX_ATTEMPTS", "WORKING", "Verdict", "attempted_at", "to_replay", "verdict"]
 
 WORKING = "working"  # the 202 body's status: the work was still going when answered
+MAX_ATTEMPTS = 3  # a delivery's first attempt and two redeliveries: no more are asked
 
 Verdict = str  # "again", "ask" (a 202: read its answer first), "done"
 
@@ -42,7 +53,8 @@ def verdict(status_code: int) -> Verdict:
     return "done"
 
 
-def _when(row: Mapping[str, Any]) -> datetime | None:
+def attempted_at(row: Mapping[str, Any]) -> datetime | None:
+    """When GitHub made this attempt (``delivered_at``), or None when the row says no time."""
     raw = row.get("delivered_at")
     if not isinstance(raw, str):
         return None
@@ -52,18 +64,30 @@ def _when(row: Mapping[str, Any]) -> datetime | None:
         return None
 
 
-def newest_attempts(rows: Iterable[Mapping[str, Any]], since: datetime) -> list[Mapping[str, Any]]:
-    """Each delivery's newest attempt at or after ``since`` (rows come newest first, as
-    GitHub lists them); a row without a ``guid``, ``id`` or time is skipped."""
-    seen: set[str] = set()
-    out: list[Mapping[str, Any]] = []
+def _by_guid(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    """Each delivery's attempts, oldest first; a row without a ``guid``, ``id`` or time is
+    skipped."""
+    out: dict[str, list[Mapping[str, Any]]] = {}
     for row in rows:
-        guid, when = row.get("guid"), _when(row)
-        if not isinstance(guid, str) or not isinstance(row.get("id"), int) or when is None:
-            continue
-        if guid in seen:
-            continue
-        seen.add(guid)
-        if when >= since:
-            out.append(row)
+        guid = row.get("guid")
+        if isinstance(guid, str) and isinstance(row.get("id"), int) and attempted_at(row):
+            out.setdefault(guid, []).append(row)
+    for attempts in out.values():
+        attempts.sort(key=lambda r: (attempted_at(r), r["id"]))
     return out
+
+
+def to_replay(rows: Iterable[Mapping[str, Any]], since: datetime) -> list[Mapping[str, Any]]:
+    """The newest attempt of each delivery that may be asked again (see above), oldest
+    delivery first; whether it is asked again is then its ``verdict``."""
+    picked: list[tuple[datetime, Mapping[str, Any]]] = []
+    for attempts in _by_guid(rows).values():
+        first, newest = attempts[0], attempts[-1]
+        when = attempted_at(first)
+        if first.get("redelivery") is not False or when is None or when < since:
+            continue  # its first attempt is older than what was read, or than ``since``
+        if len(attempts) >= MAX_ATTEMPTS:
+            continue
+        picked.append((when, newest))
+    picked.sort(key=lambda p: p[0])
+    return [row for _, row in picked]
