@@ -8,8 +8,10 @@ import socket
 from datetime import UTC, datetime, timedelta
 
 import httpx
+import pytest
 
-from github_helpers import API, REPO, pem
+from github_helpers import API, REPO, SECRET, pem, public_pem
+from magi.app import create_app
 from magi.app.redeliver import redeliver_unfinished
 from magi.core.threads.redelivery import to_replay, verdict
 from magi.github.auth import AppAuth
@@ -137,3 +139,45 @@ def test_start_up_asks_again_for_the_unfinished_and_pages_back_to_the_window() -
     again = [r for r in side.deliveries if r["redelivery"]]
     assert sorted(r["guid"] for r in again) == sorted(r["guid"] for r in wanted.values())
     double.assert_clean()
+
+
+def _started(monkeypatch: pytest.MonkeyPatch, double: GitHubHTTP, **env: str) -> list[int] | None:
+    """Start the App from its environment over ``double``; what its start-up asked again
+    (None: it did not look)."""
+    import magi.github.auth as auth_module
+
+    transport = httpx.MockTransport(double)
+    monkeypatch.setattr(
+        auth_module, "AppAuth", lambda *a, **kw: AppAuth(*a, async_transport=transport, **kw)
+    )
+    environ = {
+        "GITHUB_APP_ID": "1",
+        "GITHUB_APP_PRIVATE_KEY": pem(),
+        "GITHUB_WEBHOOK_SECRET": SECRET,
+        "GITHUB_API_URL": API,
+        "GITHUB_APP_SLUG": "magi-app",
+        **env,
+    }
+    app = create_app(environ=environ)
+
+    async def main() -> list[int] | None:
+        async with app.router.lifespan_context(app):
+            sweep = app.state.sweep
+            asked = None if sweep is None else await sweep
+            await asyncio.gather(*double.app_side.sending)  # GitHub's sends, to nobody
+            return asked
+
+    return asyncio.run(main())
+
+
+def test_only_the_replicas_left_on_ask_github_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replicas started together would each ask for the same deliveries: with
+    ``MAGI_REDELIVER=0`` a replica never reads them; the one left on (the default) asks."""
+    double = GitHubHTTP(FakeGitHub(), app=("1", public_pem(pem())))
+    double.app_side.url = closed_port()
+    failed = delivery(REPO.full_name, 0, number=1)
+    double.app_side.deliveries = [failed]
+    double.app_side.sent[failed["guid"]] = ("issues", b'{"action": "labeled"}')
+    assert _started(monkeypatch, double, MAGI_REDELIVER="0") is None
+    assert ("GET", "/app/hook/deliveries") not in double.requests
+    assert _started(monkeypatch, double) == [failed["id"]]

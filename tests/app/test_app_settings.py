@@ -145,3 +145,14 @@ def test_the_answer_wait_is_more_than_nothing_and_under_githubs_ten_seconds(valu
         settings_from_env({**env, "MAGI_ANSWER_WITHIN": value})
     assert settings_from_env({**env, "MAGI_ANSWER_WITHIN": "2.5"}).answer_within == 2.5
     assert settings_from_env(env).answer_within == 8.0
+
+
+def test_redelivery_at_start_up_is_on_unless_a_replica_says_0() -> None:
+    """``MAGI_REDELIVER``: 1 (the default) or 0; anything else is named, never guessed."""
+    env = {"GITHUB_APP_ID": "1", "GITHUB_APP_PRIVATE_KEY": pem(), "GITHUB_WEBHOOK_SECRET": "s"}
+    assert settings_from_env(env).redeliver is True
+    assert settings_from_env({**env, "MAGI_REDELIVER": "1"}).redeliver is True
+    assert settings_from_env({**env, "MAGI_REDELIVER": "0"}).redeliver is False
+    for bad in ("no", "false", "2"):
+        with pytest.raises(SettingsError, match="MAGI_REDELIVER"):
+            settings_from_env({**env, "MAGI_REDELIVER": bad})

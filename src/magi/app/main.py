@@ -122,7 +122,7 @@ def create_app(
     )
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(served: FastAPI) -> AsyncIterator[None]:
         # The App's own login keeps it deaf to its own comments; learn it once if not given,
         # and check that GitHub takes the App's credentials (a JWT signed with its key).
         if not edge.ctx.app_login or auth is not None:
@@ -136,6 +136,7 @@ def create_app(
             asking = asyncio.create_task(
                 redeliver_unfinished(auth, edge.ctx.clock(), log, edge.replays)
             )
+        served.state.sweep = asking  # None: this replica does not ask (``MAGI_REDELIVER=0``)
         # What start-up built (FastAPI, pydantic, githubkit's schema models) lives as long as
         # the process: frozen out of the collector's sight, a full collection no longer walks
         # it in the middle of a delivery.
