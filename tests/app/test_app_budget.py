@@ -88,6 +88,21 @@ def test_labelling_an_issue_stays_within_its_budget() -> None:
     assert len(fake.calls) <= LABEL_BUDGET, [c.name for c in fake.calls]
 
 
+def test_a_replayed_label_costs_one_read_more() -> None:
+    """A label the App's start-up asked GitHub for again re-reads the issue's labels (its
+    payload is old): exactly one call more than a fresh label, never on a fresh one."""
+    fake = world(FakeGitHub())
+    asyncio.run(fake.add_labels(REPO, 1, ["magi"]))
+    fake.calls.clear()
+    app = make_app(fake)
+    app.state.edge.replays.add("replayed-1")
+    asyncio.run(deliver(app, "issues", labeled(), delivery="replayed-1"))
+    assert fake.world(REPO).dispatches
+    names = [c.name for c in fake.calls]
+    assert names.count("get_issue") == 1
+    assert len(names) <= LABEL_BUDGET + 1, names
+
+
 def test_a_merge_comment_stays_within_its_budget() -> None:
     """`merge` on a green magi PR: approval, gate, squash and fold within the budget."""
     fake = scene()
