@@ -380,7 +380,9 @@ def _conflicting_base(story: Story, pr: int) -> str:
     subprocess.run(["git", "clone", "-q", str(story.world.remote), str(other)], check=True)
     line = 'return len(text.split(" "))'
     (other / "textstats.py").write_text(demo_repo.BUGGY.replace(line, line + "  # by spaces"))
+    (other / "NOTES.md").write_text("words are counted by spaces\n")  # merges cleanly
     git = ["git", "-c", "user.name=o", "-c", "user.email=o@example.invalid"]
+    subprocess.run([*git, "add", "NOTES.md"], cwd=other, check=True)
     subprocess.run([*git, "commit", "-qam", "count by spaces, said"], cwd=other, check=True)
     subprocess.run(["git", "push", "-q", "origin", "main"], cwd=other, check=True)
     subprocess.run(["git", "fetch", "-q", "origin"], cwd=story.world.repo, check=True)
@@ -436,6 +438,8 @@ def test_a_conflict_the_fixer_resolves_is_reverified_and_approved_again(tmp_path
         ["git", "show", f"{fixed}:textstats.py"], cwd=origin, capture_output=True, text=True
     ).stdout
     assert "<<<<<<<" not in text
+    notes = subprocess.run(["git", "show", f"{fixed}:NOTES.md"], cwd=origin, capture_output=True)
+    assert notes.stdout == b"words are counted by spaces\n"  # the base's other change kept
     (said,) = [b for b in fake.comments_on(REPO, pr) if "resolved the conflict" in b]
     assert "e2e passed; gate passed" in said
     assert f"the approval of `{head[:12]}` does not carry over" in said
@@ -457,10 +461,11 @@ def test_a_conflict_the_fixer_resolves_is_reverified_and_approved_again(tmp_path
     assert [m["sha"] for m in w.merges] == [fixed]
 
 
-@pytest.mark.parametrize("mode", ["keep-markers", "nocommit"])
+@pytest.mark.parametrize("mode", ["keep-markers", "nocommit", "ours-merge"])
 def test_a_conflict_the_fixer_cannot_resolve_goes_to_a_person(tmp_path, monkeypatch, mode):
-    """Markers left, or nothing changed: nothing pushed, magi:conflict with git's paths, and
-    landing stops there (the fixer had its one try on this head)."""
+    """Markers left, nothing changed, or the base thrown away (`merge -s ours`: the base an
+    ancestor, no marker, the PR's diff reverting it): nothing pushed, magi:conflict with
+    git's paths, and landing stops there (the fixer had its one try on this head)."""
     story = Story(make_world(tmp_path), monkeypatch)
     monkeypatch.setenv("RUNNER_TEMP", str(tmp_path / "land-1"))
     run_id, pr, head, _base = _conflict_round(story, mode)
@@ -471,7 +476,11 @@ def test_a_conflict_the_fixer_cannot_resolve_goes_to_a_person(tmp_path, monkeypa
     said = fake.comments_on(REPO, pr)[-1]
     assert "- `textstats.py`" in said
     assert "This is a decision for a person" in said
-    why = "left conflict markers in `textstats.py`" if mode == "keep-markers" else "changed nothing"
+    why = {
+        "keep-markers": "left conflict markers in `textstats.py`",
+        "nocommit": "changed nothing",
+        "ours-merge": "changes paths outside the conflict (`NOTES.md`",
+    }[mode]
     assert why in said
     landing = _record(story, run_id)["landing"]
     assert landing["outcome"] == "conflict"

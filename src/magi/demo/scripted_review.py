@@ -8,7 +8,9 @@ commit (the default: write the right solution, record the ids in REVIEWED.md, co
 adopt every id), nocommit (adopt everything, change nothing), same-tree (an empty commit:
 new commit, identical tree), reject (reject every id with a reason, change nothing),
 reject-leaky (the same, the reason naming a vendor, as an author that signs its words),
-workflow (the commit fix, plus a workflow file that would run with the repository's secrets).
+workflow (the commit fix, plus a workflow file that would run with the repository's secrets),
+ours-merge (in a conflict round: back to the head, ``git merge -s ours`` of the base, then the
+commit fix: the base's changes thrown away while it shows as merged).
 """
 
 from __future__ import annotations
@@ -65,11 +67,12 @@ def review(turn: Turn, mode: str) -> int:
     return 0
 
 
-def _resolve_ours(turn: Turn) -> None:
+def _resolve_ours(turn: Turn) -> list[str]:
     """Every file git left conflict markers in, resolved to this branch's side (a real
-    fixer would weigh both; the scripted one keeps its own change)."""
+    fixer would weigh both; the scripted one keeps its own change); their names."""
     found = turn.run(["git", "grep", "-l", "-e", "^<<<<<<< "], check=False, capture_output=True)
-    for name in (found.stdout or "").split():
+    names = (found.stdout or "").split()
+    for name in names:
         path = turn.cwd / name
         out, side = [], "both"
         for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
@@ -82,6 +85,7 @@ def _resolve_ours(turn: Turn) -> None:
             elif side in ("both", "ours"):
                 out.append(line)
         path.write_text("".join(out), encoding="utf-8")
+    return names
 
 
 def fix(turn: Turn, mode: str) -> int:
@@ -93,8 +97,11 @@ def fix(turn: Turn, mode: str) -> int:
         turn.run(["git", *IDENT, "commit", "-q", "-m", "Look around"], check=True)
         turn.say(_answer(turn, {"adopted": ids, "rejected": []}))
         return 0
-    if mode not in ("nocommit", "same-tree"):
-        _resolve_ours(turn)
+    if mode == "ours-merge":  # throws the base away: its head's tree, the base as history
+        base = turn.run(["git", "rev-parse", "HEAD^2"], capture_output=True).stdout.strip()
+        turn.run(["git", "reset", "-q", "--hard", "HEAD^1"], check=True)
+        turn.run(["git", *IDENT, "merge", "-q", "-s", "ours", "--no-edit", base], check=True)
+    resolved = _resolve_ours(turn) if mode not in ("nocommit", "same-tree") else []
     if mode in ("reject", "reject-leaky"):
         why = "The unit tests cover this case."
         if mode == "reject-leaky":
@@ -110,8 +117,9 @@ def fix(turn: Turn, mode: str) -> int:
             flow = cwd / ".github" / "workflows" / "exfiltrate.yml"
             flow.parent.mkdir(parents=True, exist_ok=True)
             flow.write_text("on: push\njobs: {x: {runs-on: ubuntu-latest, steps: []}}\n")
-        with (cwd / "REVIEWED.md").open("a", encoding="utf-8") as f:
-            f.write(" ".join(ids or ["e2e"]) + "\n")
+        if not resolved:  # a conflict round changes the conflicting paths alone
+            with (cwd / "REVIEWED.md").open("a", encoding="utf-8") as f:
+                f.write(" ".join(ids or ["e2e"]) + "\n")
         turn.run(["git", "add", "-A"], check=True)
         turn.run(["git", *IDENT, "commit", "-q", "-m", "Address review findings"], check=True)
     turn.say(_answer(turn, {"adopted": ids, "rejected": []}))

@@ -17,7 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from magi.model.fix_round import RoundInput
 from magi.model.review import E2eResult, FixReport, Gate
 
-__all__ = ["LandConflict", "Landing", "LandingRound"]
+__all__ = ["MAX_PATHS", "LandConflict", "Landing", "LandingRound"]
+
+MAX_PATHS = 1000  # conflicting paths a round may name; more is a person's conflict anyway
 
 
 class _Rec(BaseModel):
@@ -30,7 +32,7 @@ class LandConflict(_Rec):
 
     base: str  # the base commit merged in
     merge: str  # magi's merge commit, conflicts marked: the fixer's starting point
-    paths: list[str]
+    paths: list[str]  # at most MAX_PATHS: publish refuses more (land_checks)
     said: str = ""  # git's own words
     left: list[str] = Field(default_factory=list)  # paths still holding conflict markers
 

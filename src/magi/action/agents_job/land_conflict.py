@@ -18,9 +18,9 @@ from magi.core.threads.conflict import MergeTree, left_markers, read_merge_tree
 from magi.errors import RepoError
 from magi.git.repo import NEUTRAL_EMAIL, NEUTRAL_NAME, Git
 from magi.model.fix_round import RoundInput
-from magi.model.landing import LandConflict
+from magi.model.landing import MAX_PATHS, LandConflict
 
-__all__ = ["base_tip", "conflicting", "left_marked", "merge_base_in"]
+__all__ = ["base_tip", "conflicting", "left_marked", "merge_base_in", "outside"]
 
 
 def base_tip(git: Git, inp: RoundInput) -> str:
@@ -58,7 +58,8 @@ def merge_base_in(git: Git, head: str, base: str, merged: MergeTree) -> LandConf
         [*ident, "commit-tree", merged.tree, "-p", head, "-p", base], input=message.encode()
     )
     merge = res.stdout.decode().strip()
-    return LandConflict(base=base, merge=merge, paths=list(merged.paths), said=merged.said)
+    paths = list(merged.paths[:MAX_PATHS])
+    return LandConflict(base=base, merge=merge, paths=paths, said=merged.said)
 
 
 def left_marked(git: Git, head: str, paths: list[str]) -> list[str]:
@@ -69,3 +70,13 @@ def left_marked(git: Git, head: str, paths: list[str]) -> list[str]:
         if got.returncode == 0 and left_markers(got.stdout.decode("utf-8", "replace")):
             left.append(path)
     return left
+
+
+def outside(git: Git, merged: MergeTree, head: str) -> list[str]:
+    """The paths where ``head``'s tree differs from git's own merge (``merged.tree``) other
+    than the conflicting ones: a resolution chooses content for those alone, so anything
+    else it changed (a base change thrown away, ``merge -s ours``, an old workflow checked
+    out) is named here."""
+    out = git.run("diff", "--name-only", "--no-renames", "-z", merged.tree, head)
+    mine = set(merged.paths)
+    return sorted({p for p in out.split("\0") if p and p not in mine})

@@ -6,9 +6,11 @@ the job read, and end at the head ``round.json`` names) and pushed to the PR's b
 between refuses it. The round (its input, commit and results) is recorded beside the run
 in ``refs/magi/runs/<id>`` as ``artifacts/land-round-<n>.json``. A round that changed
 nothing ends landing: label ``magi:blocked`` and say so, never the same round again.
-A round that began with the base conflicting is pushed only resolved (no conflict marker
-left, e2e and the gate green); otherwise ``magi:conflict`` asks a person, as a rebase's
-conflict did before the fixer was asked.
+A round that began with the base conflicting (the App's sealed dispatch marker says so) is
+pushed only resolved (``land_checks``: git's merge recomputed here, no marker left, nothing
+outside the conflict changed, ``.github/`` as the base tip has it, e2e and the gate green);
+otherwise ``magi:conflict`` asks a person, as a rebase's conflict did before the fixer was
+asked.
 """
 
 from __future__ import annotations
@@ -18,14 +20,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from magi.action.agents_job.land import BUNDLE, OUT_REF, ROUND, LandRound, add_round
-from magi.action.agents_job.land_conflict import conflicting, left_marked
+from magi.action.agents_job.land_conflict import conflicting
 from magi.action.bundle import INCOMING
 from magi.action.env import ActionEnv
+from magi.action.publish_job.land_checks import (
+    base_workflows,
+    brought_base,
+    check_conflict,
+    why_not,
+)
 from magi.action.publish_job.record_ref import build_commit, read_published, record_ref
 from magi.action.publish_job.trusted import default_branch
 from magi.action.publish_job.workflow_guard import workflow_changes
 from magi.core.threads import markers
-from magi.core.threads.conflict import for_a_person
+from magi.core.threads.conflict import MergeTree, for_a_person
 from magi.core.threads.landing import BLOCKED, CONFLICT
 from magi.core.threads.posting import Policy, code, gate, gate_json
 from magi.errors import RepoError, StateError, TamperedArtifact
@@ -53,6 +61,8 @@ def read_round(where: Path, pr: int) -> LandRound:
         raise TamperedArtifact(f"the landing round cannot be read: {e}") from None
     if done.pr != pr or done.input.pr != pr:
         raise TamperedArtifact(f"the landing round is not for PR #{pr}")
+    if done.conflict is not None:
+        check_conflict(done.conflict)
     return done
 
 
@@ -153,6 +163,13 @@ async def publish_land(
     done = read_round(where, pr)
     pull = await port.get_pull(env.repo, pr)
     if done.conflict is not None:
+        own = [c.body for c in await port.list_comments(env.repo, pr) if env.ours(c)]
+        sent = env.seal.find(own, "land", step="fix", sha=done.head, round=str(done.round))
+        if not any(m.get("conflict") == "1" for m in sent):
+            raise TamperedArtifact(
+                f"round.json names a `conflict`, but the App dispatched round {done.round} "
+                f"on {done.head[:12]} as no conflict round (no sealed `conflict=1` marker)"
+            )
         return await _publish_resolution(port, env, git, remote, where, done, pull, done.conflict)
     if not done.changed:
         status = done.fix.status if done.fix else "pending"
@@ -166,7 +183,9 @@ async def publish_land(
             port, env, git, remote, done, text, f"fix round {done.round} changed nothing{why}"
         )
     _fetch_bundle(git, where, done)
-    changed = workflow_changes(git, done.head, done.new_head)
+    changed = workflow_changes(git, done.head, done.new_head) or _merged_workflows(
+        git, remote, done, pull
+    )
     if changed and not _allows_workflows(git, remote):
         text = (
             f"Landing fix round {done.round} changes {', '.join(code(f) for f in changed[:5])}; "
@@ -190,6 +209,15 @@ async def publish_land(
     return LandPublished("pushed", done.new_head)
 
 
+def _merged_workflows(git: Git, remote: Remote, done: LandRound, pull: PullRequest) -> list[str]:
+    """An ordinary round whose fixer merged the base itself: ``.github/`` against the base
+    tip (``land_checks``), else nothing to add to head-to-new-head."""
+    tip = remote.fetch(f"refs/heads/{pull.base.ref}", f"{INCOMING}/land/{done.pr}/base")
+    if tip is None or not brought_base(git, done.head, done.new_head, tip):
+        return []
+    return base_workflows(git, done.new_head, tip)
+
+
 async def _publish_resolution(
     port: GitHubPort,
     env: ActionEnv,
@@ -200,22 +228,20 @@ async def _publish_resolution(
     pull: PullRequest,
     conflict: LandConflict,
 ) -> LandPublished:
-    """A conflict round: pushed only when the conflict is resolved (no marker left in a path
-    git names, checked here, not taken from the round) and e2e and the gate pass on it;
-    else nothing moves and ``magi:conflict`` asks a person. A pushed resolution is new code:
+    """A conflict round: pushed only when the conflict is resolved (``land_checks.why_not``
+    against git's merge recomputed here, never the round's words) and e2e and the gate pass
+    on it; else nothing moves and ``magi:conflict`` asks a person. A pushed resolution is new code:
     a standing approval is said void (its patch id cannot match) and asked again."""
     failed = "" if done.changed else "the fixer changed nothing"
     paths = list(conflict.paths)
     if done.changed:
         _fetch_bundle(git, where, done)
-        base = remote.fetch(f"refs/heads/{pull.base.ref}", f"{INCOMING}/land/{done.pr}/base")
-        if base is None or not git._ok("merge-base", "--is-ancestor", conflict.base, base):
-            raise TamperedArtifact(f"the round merged {conflict.base[:12]}, not {pull.base.ref}")
-        again = conflicting(git, done.head, conflict.base)
-        paths = list(dict.fromkeys([*paths, *(again.paths if again else ())]))
-        agents = set(workflow_changes(git, done.head, done.new_head))
-        agents &= set(workflow_changes(git, conflict.base, done.new_head))
-        failed = _why_not(git, done, paths, sorted(agents))
+        merged, tip = _merged(git, remote, done, pull, conflict)
+        paths = list(merged.paths)
+        workflows = base_workflows(git, done.new_head, tip)
+        if workflows and _allows_workflows(git, remote):
+            workflows = []
+        failed = why_not(git, done, merged, workflows)
     if failed:
         text = for_a_person(pull.base.ref, conflict.base, paths, conflict.said, failed)
         return await _blocked(port, env, git, remote, done, text, failed, CONFLICT)
@@ -239,21 +265,21 @@ async def _publish_resolution(
     return LandPublished("pushed", done.new_head)
 
 
-def _why_not(git: Git, done: LandRound, paths: list[str], workflows: list[str]) -> str:
-    """Why a resolution is not pushed ('' when it is): the base not in it, markers left,
-    workflow changes, red e2e or gate."""
-    base = done.conflict.base if done.conflict else ""
-    if not git._ok("merge-base", "--is-ancestor", base, done.new_head):
-        return f"the fixer's head does not contain the base `{base[:12]}`"
-    left = left_marked(git, done.new_head, paths)
-    if left:
-        return "the fixer left conflict markers in " + ", ".join(code(p) for p in left[:10])
-    if workflows:
-        return (
-            "the fixer's resolution changes workflows ("
-            + ", ".join(code(p) for p in workflows[:5])
-            + "), which magi does not push"
+def _merged(
+    git: Git, remote: Remote, done: LandRound, pull: PullRequest, conflict: LandConflict
+) -> tuple[MergeTree, str]:
+    """git's own merge of the head and ``conflict.base``, recomputed, and the base tip as
+    fetched now: the base must be on the base branch, and must conflict with the head (else
+    the round's ``conflict`` is not what git says, and nothing is pushed)."""
+    tip = remote.fetch(f"refs/heads/{pull.base.ref}", f"{INCOMING}/land/{done.pr}/base")
+    if tip is None or not git._ok("merge-base", "--is-ancestor", conflict.base, tip):
+        raise TamperedArtifact(
+            f"round.json's conflict.base {conflict.base[:12]} is not on {pull.base.ref}"
         )
-    if not done.record().green:
-        return f"the fixer's resolution did not pass ({done.verdict()})"
-    return ""
+    merged = conflicting(git, done.head, conflict.base)
+    if merged is None:
+        raise TamperedArtifact(
+            f"round.json's conflict.base {conflict.base[:12]} does not conflict with "
+            f"{done.head[:12]}: git merges them cleanly (or the head already holds it)"
+        )
+    return merged, tip

@@ -22,8 +22,10 @@ def conflict_section(conflict: LandConflict) -> str:
         f"## The base conflicts with your change\n\nThe base (`{conflict.base[:12]}`) is "
         "merged into this working tree and committed with git's conflict markers in the "
         "files below. Resolve every conflict: keep what the base changed and what your "
-        "change needs, remove every marker line, and commit. Leaving a marker, or "
-        "changing nothing, hands the conflict to a person.\n\nConflicting paths:\n\n"
+        "change needs, remove every marker line, and commit. Change the conflicting "
+        "paths alone: every other file must stay as git merged it, or nothing is pushed. "
+        "Leaving a marker, or changing nothing, hands the conflict to a person.\n\n"
+        "Conflicting paths:\n\n"
         + quote(paths)
         + "\n\ngit said:\n\n"
         + quote(tail(conflict.said) or "(nothing)")
