@@ -112,12 +112,17 @@ def test_a_label_is_claimed_acknowledged_and_dispatched_as_the_app_does(tmp_path
 
 
 def test_a_second_label_competes_nothing_more(tmp_path):
-    """The claim admits one competition: a second label event dispatches nothing."""
+    """The claim admits one competition: a second label event (its own workflow run)
+    dispatches nothing, and neither does a re-run of the first label's receive job (the same
+    run id: the delivery that started the run, named in its acknowledgement)."""
     fake = labeled_world(tmp_path)
+    code, out = receive(tmp_path, fake, "issues", labeled(), GITHUB_RUN_ID="9002")
+    assert code == 0, out
+    assert "already-claimed" in out
     code, out = receive(tmp_path, fake, "issues", labeled())
     assert code == 0, out
+    assert "already-started" in out or "already-claimed" in out
     assert len(fake.world(REPO).dispatches) == 1
-    assert "already-claimed" in out
 
 
 def test_a_readers_label_starts_nothing_and_says_who_may(tmp_path):
