@@ -213,3 +213,31 @@ def test_a_pr_that_is_not_magis_costs_no_call() -> None:
 def test_the_double_refuses_a_reason_github_does_not_send() -> None:
     with pytest.raises(ValueError, match="no dequeue reason 'BRANCH_INVALIDATED'"):
         queued_scene().dequeue(REPO, PR, "BRANCH_INVALIDATED")
+
+
+@pytest.mark.parametrize(
+    ("stop", "words"),
+    [
+        ("held", "it is labeled `magi:held`"),
+        ("blocked", "it is labeled `magi:blocked`"),
+        ("changes", "changes were requested by @octocat"),
+        ("land-off", "`[graph] land` is off"),
+    ],
+)
+def test_a_persons_stop_since_the_merge_keeps_it_out_of_the_queue(stop: str, words: str) -> None:
+    """The queue let go on its own, the `merge` stands, but a writer stopped it since:
+    magi does not put it back (landing's own stops), and says why on the PR."""
+    fake = enqueued(queued_scene())
+    w = fake.world(REPO)
+    if stop in ("held", "blocked"):
+        asyncio.run(fake.add_labels(REPO, PR, [f"magi:{stop}"]))
+    elif stop == "changes":
+        fake.add_review(REPO, PR, "octocat", "CHANGES_REQUESTED")
+    else:
+        w.files[("main", ".magi/config.toml")] = "[graph]\nland = false\n"
+    dequeued(fake, "QUEUE_CLEARED")
+    assert w.queue == []
+    assert len(fake.named("enqueue_pull")) == 1
+    said = fake.comments_on(REPO, PR)[-1]
+    assert "the merge queue was cleared" in said
+    assert f"magi does not add it back: {words}" in said

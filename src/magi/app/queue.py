@@ -13,8 +13,10 @@ has no finished ``magi`` check, gets no answer from magi.
 A magi PR taken out of the queue (``pull_request`` ``dequeued``) is said on the PR with
 GitHub's reason and the next step (``magi.core.threads.dequeue``): a removal that is the
 queue's own doing (cleared, rolled back, its checks timed out) is added back once per head
-while the writer's ``merge`` still stands on it; a conflict goes to landing (the fixer:
-``magi.app.landing`` routes the event and plans the PR when this says ``TO_LANDING``).
+while the writer's ``merge`` still stands on it and no person stopped it since (landing's
+stops, ``magi.core.threads.landing.held_back``: said why instead); a conflict goes to
+landing (the fixer: ``magi.app.landing`` routes the event and plans the PR when this says
+``TO_LANDING``).
 https://docs.github.com/en/webhooks/webhook-events-and-payloads#merge_group
 https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/configuring-pull-request-merges/managing-a-merge-queue#triggering-merge-group-checks-with-third-party-ci-providers
 """
@@ -23,13 +25,17 @@ from __future__ import annotations
 
 import re
 
-from magi.app.context import AppContext, reply_once
+from magi.app.context import AppContext, reply_once, repo_config
 from magi.app.events import Delivery, DequeuedEvent, MergeGroupEvent
 from magi.app.pulls import is_magi_pull
 from magi.core.threads import markers
 from magi.core.threads.dequeue import AGAIN, Next, after_dequeue
+from magi.core.threads.landing import Review, held_back
 from magi.core.threads.posting import inert
-from magi.github.port import GitHubError
+from magi.errors import ConfigError
+from magi.github.models import PullRequest
+from magi.github.port import GitHubError, GitHubPort
+from magi.model.config import Config
 
 __all__ = ["CHECK", "TO_LANDING", "checks_requested", "dequeued", "group_pull"]
 
@@ -78,6 +84,26 @@ async def checks_requested(ctx: AppContext, d: Delivery[MergeGroupEvent]) -> str
     return f"answered-{conclusion}"
 
 
+async def _held(
+    ctx: AppContext, gh: GitHubPort, d: Delivery[DequeuedEvent], pull: PullRequest
+) -> str:
+    """Why a person's stop keeps the PR out of the queue (landing's own stops), or ""."""
+    try:
+        config = await repo_config(gh, d.repo, d.payload.repository.default_branch)
+    except ConfigError:
+        config = Config()  # as landing plans with a config it cannot read
+    try:
+        labels = frozenset(lb.name for lb in (await gh.get_issue(d.repo, pull.number)).labels)
+    except GitHubError as exc:
+        if exc.status != 404:
+            raise
+        labels = frozenset()
+    reviews = tuple(
+        Review(r.user.login, r.state) for r in await gh.list_reviews(d.repo, pull.number) if r.user
+    )
+    return held_back(land=config.graph.land, labels=labels, reviews=reviews)
+
+
 async def dequeued(ctx: AppContext, d: Delivery[DequeuedEvent]) -> str:
     """A magi PR left the merge queue: say why and the next step; add it back once per head
     when the queue let go of it on its own and the ``merge`` stands (see the docstring)."""
@@ -95,6 +121,8 @@ async def dequeued(ctx: AppContext, d: Delivery[DequeuedEvent]) -> str:
     key = f"requeue-{head[:12]}"
     requeued = bool(ctx.seal.find(own, markers.REFUSAL, key=key))
     plan = after_dequeue(p.reason, stands=stands, requeued=requeued)
+    if plan.next is Next.REQUEUE and (held := await _held(ctx, gh, d, pull)):
+        plan = after_dequeue(p.reason, stands=stands, requeued=requeued, held=held)
     if plan.next is Next.NOTHING:
         return "dequeued-merged"
     if plan.next is Next.REQUEUE:

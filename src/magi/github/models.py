@@ -57,6 +57,13 @@ class Label(_Model):
     name: str
 
 
+class PullReview(_Model):
+    """A submitted review on a pull request: who and its state (APPROVED, CHANGES_REQUESTED...)."""
+
+    user: User | None = None
+    state: str = ""
+
+
 class Issue(_Model):
     number: int
     title: str = ""

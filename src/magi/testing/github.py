@@ -54,6 +54,7 @@ from magi.github.models import (
     MergeResult,
     Permission,
     PullRequest,
+    PullReview,
     Repo,
     StatusContext,
     TreeEntry,
@@ -727,6 +728,14 @@ class FakeGitHub:
             p
             for p in w.pulls.values()
             if (state == "all" or p.state == state) and (branch is None or p.head.ref == branch)
+        ]
+
+    async def list_reviews(self, repo: Repo, number: int) -> list[PullReview]:
+        w = await self._enter("list_reviews", repo, number=number)
+        if number not in w.pulls:
+            raise GitHubError("Not Found", status=404)
+        return [
+            PullReview(user=User(login=r.login), state=r.state) for r in w.reviews.get(number, [])
         ]
 
     async def create_pull(
