@@ -50,6 +50,7 @@ from magi.github.models import (
     GitRef,
     GitTree,
     Issue,
+    JobStep,
     Label,
     MergeResult,
     Permission,
@@ -710,6 +711,21 @@ class FakeGitHub:
         status = "completed" if conc else "in_progress"
         self.add_run(
             repo, run_id, f"CI {name}", status=status, conclusion=conc, event="pull_request"
+        )
+        # its job, as the jobs API tells it: a runner took it, and its one step ended as it
+        # did (a red job's step failed: the code's, unless a test says the runner's steps)
+        step = JobStep(name="Run tests", status=status, conclusion=conc)
+        self.set_job(
+            repo,
+            run_id,
+            WorkflowJob(
+                id=job,
+                name=name,
+                status=status,
+                conclusion=conc,
+                runner_name="runner-1",
+                steps=[step],
+            ),
         )
 
     # -- pull requests -----------------------------------------------------------------

@@ -699,6 +699,11 @@ def _job(j: Any, run_id: int) -> dict[str, Any]:
         "html_url": j.html_url,
         "started_at": when(j.started_at),
         "completed_at": when(j.completed_at),
+        "runner_name": j.runner_name,
+        "steps": [
+            {"name": s.name, "status": s.status, "conclusion": s.conclusion, "number": n}
+            for n, s in enumerate(j.steps, 1)
+        ],
     }
 
 
