@@ -12,9 +12,10 @@ import pytest
 from app_landing_helpers import PR, SHA, dispatches, pull_event, scene, suite
 from github_helpers import REPO, SEAL, deliver, fixture, go, make_app, pr_comment, setup
 from magi.github.port import GitHubError, GitHubPort
-from magi.testing.github import FakeGitHub
+from magi.testing.github import APP_LOGIN, FakeGitHub
 from magi.testing.github_rules import BranchRules
 
+SLUG = APP_LOGIN.removesuffix("[bot]")  # magi's App: its check runs are filed under it
 QUEUED = BranchRules(merge_queue=True, required_checks=("ci", "magi"))
 
 
@@ -22,7 +23,7 @@ def queued_scene() -> FakeGitHub:
     fake = scene()
     fake.set_rules(REPO, QUEUED)
     fake.set_check(REPO, SHA, "ci", "completed", "success")
-    fake.set_check(REPO, SHA, "magi", "completed", "success")
+    fake.set_check(REPO, SHA, "magi", "completed", "success", app=SLUG)
     return fake
 
 
@@ -73,10 +74,22 @@ def test_the_group_gets_the_conclusion_magi_gave_the_head() -> None:
     fake = queued_scene()
     say_merge(fake)
     group, payload = group_event(fake)
-    fake.set_check(REPO, SHA, "magi", "completed", "neutral")
+    fake.set_check(REPO, SHA, "magi", "completed", "neutral", app=SLUG)
     asyncio.run(deliver(make_app(fake), "merge_group", payload))
     (ours,) = [c for c in fake.world(REPO).checks[group] if c.name == "magi"]
     assert ours.conclusion == "neutral"
+
+
+@pytest.mark.parametrize("app", ["someone-elses-app", "github-actions", None])
+def test_a_magi_check_another_app_made_is_not_copied(app: str | None) -> None:
+    """Another App (or a workflow, filed under github-actions) can name a check `magi` on
+    the head: its green says nothing of magi's verdict, so the group gets no answer."""
+    fake = queued_scene()
+    say_merge(fake)
+    group, payload = group_event(fake)
+    fake.set_check(REPO, SHA, "magi", "completed", "success", app=app)
+    asyncio.run(deliver(make_app(fake), "merge_group", payload))
+    assert [c for c in fake.world(REPO).checks.get(group, []) if c.name == "magi"] == []
 
 
 def test_a_group_for_a_pr_that_is_not_magis_gets_no_answer() -> None:

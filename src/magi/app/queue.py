@@ -8,7 +8,8 @@ the group's commit. CI workflows run there by themselves (``on: merge_group``); 
 repository that requires it would stall its queue. magi answers it: the group's ``magi``
 check carries the conclusion magi gave the PR's head (what was verified is the same change;
 the queue's own CI judges the merged result). A group whose PR is not magi's, or whose head
-has no finished ``magi`` check, gets no answer from magi.
+has no finished ``magi`` check made by magi's own App (``app.slug``: another App or a
+workflow may name a check ``magi``), gets no answer from magi.
 
 A magi PR taken out of the queue (``pull_request`` ``dequeued``) is said on the PR with
 GitHub's reason and the next step (``magi.core.threads.dequeue``): a removal that is the
@@ -65,7 +66,12 @@ async def checks_requested(ctx: AppContext, d: Delivery[MergeGroupEvent]) -> str
         return "no-such-pr"
     if not is_magi_pull(pull, ctx.seal):
         return "not-a-magi-pr"
-    ours = [c for c in await gh.list_check_runs(d.repo, head) if c.name == CHECK]
+    slug = ctx.app_login.lower().removesuffix("[bot]")
+    ours = [
+        c
+        for c in await gh.list_check_runs(d.repo, head)
+        if c.name == CHECK and c.app is not None and c.app.slug.lower() == slug
+    ]  # magi's own: any App (or a workflow) may make a check run named `magi`
     done = [c for c in ours if c.status == "completed" and c.conclusion]
     if not done:
         return "no-magi-check"

@@ -336,10 +336,20 @@ class FakeGitHub:
         self._hold(w, sha)
 
     def set_check(
-        self, repo: Repo | str, sha: str, name: str, status: str, conc: str | None
+        self,
+        repo: Repo | str,
+        sha: str,
+        name: str,
+        status: str,
+        conc: str | None,
+        app: str | None = None,
     ) -> None:
+        """A check run on ``sha``, made by the App whose slug is ``app`` (None: unsaid)."""
         runs = [c for c in self.world(repo).checks.get(sha, []) if c.name != name]
-        runs.append(CheckRun(id=next(self._ids), name=name, status=status, conclusion=conc))
+        made_by = CheckApp(slug=app) if app else None
+        runs.append(
+            CheckRun(id=next(self._ids), name=name, status=status, conclusion=conc, app=made_by)
+        )
         self.world(repo).checks[sha] = runs
 
     def named(self, name: str) -> list[Call]:
@@ -960,6 +970,9 @@ class FakeGitHub:
             status=status,
             conclusion=conclusion,
             details_url=details_url,
+            # GitHub files a check run under the App whose token made it
+            # https://docs.github.com/en/rest/checks/runs#create-a-check-run
+            app=CheckApp(slug=APP_LOGIN.removesuffix("[bot]")),
         )
         w.checks.setdefault(head_sha, []).append(run.model_copy(update={"head_sha": head_sha}))
         return run
