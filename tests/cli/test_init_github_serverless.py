@@ -64,7 +64,7 @@ def test_a_label_that_would_leave_its_line_is_refused(repo: Path) -> None:
     (repo / "magi.toml").write_text('[github]\nlabel = "magi\\n|| true"\n')
     res = invoke(INIT)
     assert res.exit_code != 0
-    assert "[github] label" in res.output
+    assert "github.label: not a label name" in res.output  # the config's check names the key
     assert not (repo / ".github" / "workflows" / "magi.yml").exists()
 
 
