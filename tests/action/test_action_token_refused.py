@@ -243,8 +243,30 @@ def test_the_permissions_magi_checks_are_those_each_job_asks_for():
             continue
         step = block[block.index("create-github-app-token") :]
         step = step[: step.index("\n      - ")] if "\n      - " in step else step
-        found[job] = dict(re.findall(r"permission-([a-z-]+): (\w+)", step))
+        found[job] = {
+            name: _outside_merge_group(value)
+            for name, value in re.findall(r"permission-([a-z-]+): (\w+|\$\{\{.*?\}\})", step)
+        }
     assert found == ASKED
+
+
+def _outside_merge_group(value: str) -> str:
+    """A permission input as it is when the token-refused step can run (an issue's thread,
+    never merge_group): a plain level, or the one expression the workflow uses for it."""
+    m = re.fullmatch(
+        r"\$\{\{ github\.event_name == 'merge_group' && '(\w+)' \|\| '(\w+)' \}\}", value
+    )
+    return m[2] if m else value
+
+
+def test_the_receive_job_writes_checks_only_for_a_merge_queues_group():
+    """The receive token can write check runs only when a merge group asks for `magi`: on
+    every other event a token that can write checks is more than the job needs."""
+    text = (ROOT / "workflows" / "magi.yml").read_text()
+    receive = text.split("\n  receive:\n", 1)[1].split("\n  compete:\n", 1)[0]
+    (line,) = [x for x in receive.splitlines() if "permission-checks:" in x]
+    value = line.split(":", 1)[1].split(" #", 1)[0].strip()
+    assert value == "${{ github.event_name == 'merge_group' && 'write' || 'read' }}"
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ import pytest
 from app_landing_helpers import SHA, scene, suite
 from github_helpers import REPO, deliver, fixture, labeled, make_app, pr_comment, world
 from magi.core.threads.relevance import STATUS_BRANCHES, NamedPull, excludes
+from magi.github.models import JobStep, WorkflowJob
 from magi.testing.github import FakeGitHub
 
 # What a flow may spend, in calls to GitHub; measured when the budget was set, and a test
@@ -114,9 +115,11 @@ def test_a_merge_comment_stays_within_its_budget() -> None:
 
 def test_a_machine_failure_re_run_stays_within_its_budget() -> None:
     """A red Actions job whose log shows the runner shut down: landing plans, reads that one
-    log tail (no more), re-runs the job and says so, within the budget."""
+    log tail (no more) and its job's facts, re-runs the job and says so, within the budget."""
     fake = scene()
     fake.set_actions_check(REPO, SHA, "ci", "failure", 900, 901)
+    step = JobStep(name="Run tests", status="completed", conclusion="cancelled")
+    fake.set_job(REPO, 900, WorkflowJob(id=901, name="ci", runner_name="r1", steps=[step]))
     fake.world(REPO).job_logs[901] = "##[error]The runner has received a shutdown signal.\n"
     fake.calls.clear()
     asyncio.run(deliver(make_app(fake), "check_suite", suite()))

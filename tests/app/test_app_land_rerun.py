@@ -8,6 +8,7 @@ import asyncio
 from app_landing_helpers import PR, SHA, dispatches, pull_event, scene, suite, wake
 from github_helpers import REPO, SEAL, deliver, go, make_app, setup
 from magi.app.rerun import RERUN, rerun_ref
+from magi.github.models import JobStep, WorkflowJob
 from magi.github.port import GitHubError, GitHubPort
 from magi.testing.github import FakeGitHub
 
@@ -139,8 +140,16 @@ SHUTDOWN = (
 )
 
 
+def runner_lost(fake: FakeGitHub, job: int = JOB) -> None:
+    """The jobs API's facts when the runner went away: a runner took the job, and its step
+    was cancelled under it (none concluded failure)."""
+    step = JobStep(name="Run pytest", status="completed", conclusion="cancelled")
+    fake.set_job(REPO, RUN, WorkflowJob(id=job, name="ci", runner_name="r1", steps=[step]))
+
+
 def machine_red(fake: FakeGitHub, sha: str = SHA) -> None:
     red(fake, sha)
+    runner_lost(fake)
     fake.world(REPO).job_logs[JOB] = SHUTDOWN
 
 
@@ -155,7 +164,7 @@ def test_an_infrastructure_failure_is_re_run_bounded_and_never_spends_a_round() 
         assert w.reruns == [RUN] * n
         said = fake.comments_on(REPO, PR)[-1]
         assert "the job log shows the machine failed, not the code" in said
-        assert "The runner has received a shutdown signal" in said
+        assert "the runner received a shutdown signal" in said
         assert f"({n} of 3)" in said
         assert SEAL.find([said], RERUN, sha=SHA, n=str(n))
     machine_red(fake)
@@ -220,6 +229,54 @@ def test_the_job_log_is_read_through_githubs_redirect_over_http() -> None:
     async def read(port: GitHubPort) -> dict[str, str]:
         return await machine_failures(port, REPO, ["ci"], await port.list_check_runs(REPO, SHA))
 
+    runner_lost(fake)
     found = go(auth, read)
-    assert "The runner has received a shutdown signal" in found["ci"]
+    assert found == {"ci": "the runner received a shutdown signal"}
     double.assert_clean()
+
+
+def test_a_tests_own_words_are_not_the_machines() -> None:
+    """The code under test prints the runner's words (plain, or as ``::error::``, which the
+    log shows as ``##[error]``) and fails its step: the code's, re-run once, then the fixer;
+    nothing of the log is posted."""
+    fake = scene()
+    for log in (
+        "System.Threading.Tasks.TaskCanceledException: The operation was canceled.\n",
+        "##[error]The runner has received a shutdown signal. <img src=x>\n",
+        "##[error]No space left on device\n",
+    ):
+        red(fake)
+        fake.world(REPO).job_logs[JOB] = log
+        wake(fake)
+    said = fake.comments_on(REPO, PR)
+    assert not any("machine failed" in b for b in said)
+    assert not any("<img" in b for b in said)
+    assert fake.world(REPO).reruns == [RUN]
+    assert [d["command"] for d in dispatches(fake)] == ["land"]
+
+
+def test_the_runners_error_counts_only_when_no_step_failed() -> None:
+    """With the steps not failed, the same ``##[error]`` line is the runner's; a log with
+    the words only in a test's output is still the code's."""
+    from magi.app.rerun import machine_failures
+
+    fake = scene()
+    red(fake)
+    runner_lost(fake)
+    log = fake.world(REPO).job_logs
+    checks = fake.world(REPO).checks[SHA]
+    log[JOB] = "Error: The operation was canceled.\n"
+    assert asyncio.run(machine_failures(fake, REPO, ["ci"], checks)) == {}
+    log[JOB] = "2026-12-01T09:04:00.2Z ##[error]The operation was canceled.\n"
+    found = asyncio.run(machine_failures(fake, REPO, ["ci"], checks))
+    assert found == {"ci": "the runner canceled the job"}
+
+
+def test_a_job_no_runner_took_is_the_machines_without_its_log() -> None:
+    fake = scene()
+    red(fake)
+    fake.set_job(REPO, RUN, WorkflowJob(id=JOB, name="ci", conclusion="failure"))
+    wake(fake)
+    assert fake.world(REPO).reruns == [RUN]
+    assert fake.named("job_log_tail") == []
+    assert "no runner took the job" in fake.comments_on(REPO, PR)[-1]

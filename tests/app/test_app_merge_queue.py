@@ -12,9 +12,10 @@ import pytest
 from app_landing_helpers import PR, SHA, dispatches, pull_event, scene, suite
 from github_helpers import REPO, SEAL, deliver, fixture, go, make_app, pr_comment, setup
 from magi.github.port import GitHubError, GitHubPort
-from magi.testing.github import FakeGitHub
+from magi.testing.github import APP_LOGIN, FakeGitHub
 from magi.testing.github_rules import BranchRules
 
+SLUG = APP_LOGIN.removesuffix("[bot]")  # magi's App: its check runs are filed under it
 QUEUED = BranchRules(merge_queue=True, required_checks=("ci", "magi"))
 
 
@@ -22,7 +23,7 @@ def queued_scene() -> FakeGitHub:
     fake = scene()
     fake.set_rules(REPO, QUEUED)
     fake.set_check(REPO, SHA, "ci", "completed", "success")
-    fake.set_check(REPO, SHA, "magi", "completed", "success")
+    fake.set_check(REPO, SHA, "magi", "completed", "success", app=SLUG)
     return fake
 
 
@@ -73,10 +74,22 @@ def test_the_group_gets_the_conclusion_magi_gave_the_head() -> None:
     fake = queued_scene()
     say_merge(fake)
     group, payload = group_event(fake)
-    fake.set_check(REPO, SHA, "magi", "completed", "neutral")
+    fake.set_check(REPO, SHA, "magi", "completed", "neutral", app=SLUG)
     asyncio.run(deliver(make_app(fake), "merge_group", payload))
     (ours,) = [c for c in fake.world(REPO).checks[group] if c.name == "magi"]
     assert ours.conclusion == "neutral"
+
+
+@pytest.mark.parametrize("app", ["someone-elses-app", "github-actions", None])
+def test_a_magi_check_another_app_made_is_not_copied(app: str | None) -> None:
+    """Another App (or a workflow, filed under github-actions) can name a check `magi` on
+    the head: its green says nothing of magi's verdict, so the group gets no answer."""
+    fake = queued_scene()
+    say_merge(fake)
+    group, payload = group_event(fake)
+    fake.set_check(REPO, SHA, "magi", "completed", "success", app=app)
+    asyncio.run(deliver(make_app(fake), "merge_group", payload))
+    assert [c for c in fake.world(REPO).checks.get(group, []) if c.name == "magi"] == []
 
 
 def test_a_group_for_a_pr_that_is_not_magis_gets_no_answer() -> None:
@@ -213,3 +226,31 @@ def test_a_pr_that_is_not_magis_costs_no_call() -> None:
 def test_the_double_refuses_a_reason_github_does_not_send() -> None:
     with pytest.raises(ValueError, match="no dequeue reason 'BRANCH_INVALIDATED'"):
         queued_scene().dequeue(REPO, PR, "BRANCH_INVALIDATED")
+
+
+@pytest.mark.parametrize(
+    ("stop", "words"),
+    [
+        ("held", "it is labeled `magi:held`"),
+        ("blocked", "it is labeled `magi:blocked`"),
+        ("changes", "changes were requested by @octocat"),
+        ("land-off", "`[graph] land` is off"),
+    ],
+)
+def test_a_persons_stop_since_the_merge_keeps_it_out_of_the_queue(stop: str, words: str) -> None:
+    """The queue let go on its own, the `merge` stands, but a writer stopped it since:
+    magi does not put it back (landing's own stops), and says why on the PR."""
+    fake = enqueued(queued_scene())
+    w = fake.world(REPO)
+    if stop in ("held", "blocked"):
+        asyncio.run(fake.add_labels(REPO, PR, [f"magi:{stop}"]))
+    elif stop == "changes":
+        fake.add_review(REPO, PR, "octocat", "CHANGES_REQUESTED")
+    else:
+        w.files[("main", ".magi/config.toml")] = "[graph]\nland = false\n"
+    dequeued(fake, "QUEUE_CLEARED")
+    assert w.queue == []
+    assert len(fake.named("enqueue_pull")) == 1
+    said = fake.comments_on(REPO, PR)[-1]
+    assert "the merge queue was cleared" in said
+    assert f"magi does not add it back: {words}" in said

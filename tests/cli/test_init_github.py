@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from magi.config.source import Source, from_checkout, github_repository, parse_source
-from magi.config.workflow import PLACEHOLDER, render_workflow, template
+from magi.config.workflow import PLACEHOLDER, expression_string, render_workflow, template
 from magi.testing.cli import invoke
 
 SHA = "1234567890abcdef1234567890abcdef12345678"
@@ -165,6 +165,29 @@ def test_runner_labels_that_could_leave_the_json_are_refused(repo: Path) -> None
     assert "runner_labels" in res.output
     assert not (repo / ".github").exists()
     assert not (repo / ".magi").exists()  # nothing written when the workflow cannot be
+
+
+@pytest.mark.parametrize("label", ["x ${{ true }}", "x }} || 'y", "a${{b"])
+def test_an_issue_label_that_could_leave_the_if_expression_is_refused(
+    repo: Path, label: str
+) -> None:
+    """`[github] label` goes into the receive job's `if:`; `${{` or `}}` would make that
+    `if:` a template string (always true): refused by the config, naming the key."""
+    # a config file is a Jinja template first: raw, so the label reaches TOML as written
+    (repo / "magi.toml").write_text(f'[github]\nlabel = "{{% raw %}}{label}{{% endraw %}}"\n')
+    res = invoke(["init", "--github", "--source", f"acme/magi@{SHA}"])
+    assert res.exit_code != 0
+    assert "github.label" in res.output
+    assert "must not contain '${{' or '}}'" in res.output
+    assert not (repo / ".github").exists()
+
+
+@pytest.mark.parametrize("label", ["x ${{ true }}", "x }} || 'y"])
+def test_the_workflow_refuses_such_a_label_itself(label: str) -> None:
+    """expression_string refuses it too, whoever calls it (not only through the config)."""
+    with pytest.raises(ValueError, match=r"\[github\] label: .* must not contain"):
+        expression_string(label)
+    assert expression_string("it's") == "'it''s'"
 
 
 def test_the_default_labels_are_the_configs_default() -> None:

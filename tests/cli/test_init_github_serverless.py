@@ -64,7 +64,7 @@ def test_a_label_that_would_leave_its_line_is_refused(repo: Path) -> None:
     (repo / "magi.toml").write_text('[github]\nlabel = "magi\\n|| true"\n')
     res = invoke(INIT)
     assert res.exit_code != 0
-    assert "[github] label" in res.output
+    assert "github.label: not a label name" in res.output  # the config's check names the key
     assert not (repo / ".github" / "workflows" / "magi.yml").exists()
 
 
@@ -114,13 +114,14 @@ def test_with_a_receiver_it_hears_ci_itself(repo: Path) -> None:
 
 def test_a_merge_queues_group_starts_the_receive_job(repo: Path) -> None:
     """Without a receiver the workflow answers merge_group itself (the App's `magi` check
-    on the group), its App token able to write that check."""
+    on the group), its App token able to write that check for merge_group only."""
     assert invoke(INIT).exit_code == 0
     assert _on(repo)["merge_group"] == {"types": ["checks_requested"]}
     assert "github.event_name == 'merge_group'" in _receive_if(repo)
     steps = yaml.safe_load(_flow(repo))["jobs"]["receive"]["steps"]
     token = next(s for s in steps if s.get("id") == "app-token")
-    assert token["with"]["permission-checks"] == "write"
+    asked = "${{ github.event_name == 'merge_group' && 'write' || 'read' }}"
+    assert token["with"]["permission-checks"] == asked
 
 
 def test_with_a_receiver_merge_group_stays_off(repo: Path) -> None:
@@ -136,12 +137,22 @@ def test_with_a_receiver_merge_group_stays_off(repo: Path) -> None:
 GH = """#!/bin/sh
 [ "$1 $2" = "label create" ] || { echo "stand-in: unsupported $*" >&2; exit 2; }
 echo "$*" >> "$GH_LOG"
-if grep -qxF "$3" "$GH_LABELS" 2>/dev/null; then
-  printf 'label with name "%s" already exists; ' "$3" >&2
+shift 2
+name=""
+while [ $# -gt 0 ]; do  # flags take a value; `--` ends them (pflag), the name follows
+  case "$1" in
+    --) name="$2"; break ;;
+    --repo|--color|--description) shift 2 ;;
+    -*) echo "unknown flag: $1" >&2; exit 1 ;;
+    *) name="$1"; shift ;;
+  esac
+done
+if grep -qxF -- "$name" "$GH_LABELS" 2>/dev/null; then
+  printf 'label with name "%s" already exists; ' "$name" >&2
   echo 'use `--force` to update its color and description' >&2
   exit 1
 fi
-echo "$3" >> "$GH_LABELS"
+echo "$name" >> "$GH_LABELS"
 """
 
 
@@ -195,7 +206,8 @@ def test_push_commits_magis_files_alone_pushes_and_makes_the_label(clone: Path) 
     )
     assert staged.stdout.split() == ["mine.txt"]  # still staged, not in magi's commit
     log = (clone.parent / "gh.log").read_text().split("\n")[0].split()
-    assert log[:5] == ["label", "create", "agents", "--repo", "me/repo"]
+    assert log[:4] == ["label", "create", "--repo", "me/repo"]
+    assert log[-2:] == ["--", "agents"]  # after `--`: a name, never a flag
     assert "created the label `agents` on me/repo" in res.output
     assert "next: label an issue `agents`" in res.output
 
@@ -229,6 +241,38 @@ def test_a_refused_push_says_what_to_do(clone: Path) -> None:
     assert res.exit_code != 0
     assert "git push origin main failed" in res.output
     assert "push it yourself" in res.output
+
+
+def test_a_label_starting_with_a_dash_is_made_as_a_name(clone: Path) -> None:
+    (clone / "magi.toml").write_text('[github]\nlabel = "--help"\n')
+    res = invoke([*INIT, "--push"])
+    assert res.exit_code == 0, res.output
+    assert (clone.parent / "labels").read_text().split() == ["--help"]
+    assert "created the label `--help` on me/repo" in res.output
+
+
+def test_push_refuses_when_the_branch_has_commits_origin_lacks(clone: Path) -> None:
+    """--push sends the whole branch: a local commit not on origin would go with magi's."""
+    (clone / "secret.txt").write_text("not for origin yet\n")
+    subprocess.run(["git", "add", "secret.txt"], cwd=clone, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "wip: local only"], cwd=clone, check=True)
+    res = invoke([*INIT, "--push"])
+    assert res.exit_code != 0
+    assert "main has 1 commit(s) origin does not have" in res.output
+    assert "wip: local only" in res.output
+    assert _origin_files(clone) == []  # nothing went
+    assert not (clone.parent / "labels").exists()
+
+
+def test_magis_own_unpushed_commit_does_not_stop_a_second_push(clone: Path) -> None:
+    """A push that failed left magi's commit behind: running again pushes it."""
+    push = ["git", "remote", "set-url", "--push", "origin"]
+    subprocess.run([*push, "/nowhere/at/all.git"], cwd=clone, check=True)
+    assert invoke([*INIT, "--push"]).exit_code != 0
+    subprocess.run([*push, str(clone.parent / "origin.git")], cwd=clone, check=True)
+    again = invoke([*INIT, "--push", "--force"])
+    assert again.exit_code == 0, again.output
+    assert ".github/workflows/magi.yml" in _origin_files(clone)
 
 
 def test_push_goes_with_github(repo: Path) -> None:

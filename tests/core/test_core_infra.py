@@ -1,10 +1,11 @@
-"""A red job the machine failed, told from one the code failed: read from its log tail."""
+"""A red job the machine failed, told from one the code failed: read from the jobs API's
+facts and the runner's own lines of its log tail; never from what the code can print."""
 
 from __future__ import annotations
 
 import pytest
 
-from magi.core.threads.infra import infra_failure
+from magi.core.threads.infra import Ran, infra_failure
 
 SHUTDOWN = (
     "2026-12-01T09:00:00.1Z Run pytest\n"
@@ -12,37 +13,54 @@ SHUTDOWN = (
     "happen when the runner service is stopped, or a manually started runner is canceled.\n"
     "2026-12-01T09:04:00.2Z ##[error]The operation was canceled.\n"
 )
+LOST = Ran("r1", ("success", "cancelled"))  # a runner took it; no step failed
+FAILED = Ran("r1", ("success", "failure"))  # a step failed: the code's
 
 
 @pytest.mark.parametrize(
     ("log", "shown"),
     [
-        (SHUTDOWN, "The runner has received a shutdown signal"),
+        (SHUTDOWN, "the runner received a shutdown signal"),
         (
             "##[error]The self-hosted runner: gpu-3 lost communication with the server. "
             "Verify the machine is running and has a healthy network connection.",
-            "lost communication with the server",
+            "the runner lost communication with the server",
         ),
-        ("Error: The operation was canceled.\n", "The operation was canceled"),
-        (
-            "The job was not acquired by Runner of type hosted even after multiple attempts",
-            "not acquired",
-        ),
+        ("##[error]The operation was canceled.\n", "the runner canceled the job"),
         (
             "##[error]Timed out while waiting for a runner to pick up this job",
-            "waiting for a runner",
-        ),
-        (
-            "System.IO.IOException: No space left on device : '/home/runner/_diag/x.log'",
-            "No space left",
+            "no runner picked the job up in time",
         ),
     ],
 )
-def test_the_machines_words_are_infrastructure(log, shown):
-    words = infra_failure("failure", log)
-    assert words is not None
-    assert shown in words
-    assert "\n" not in words
+def test_the_runners_error_lines_are_infrastructure_when_no_step_failed(log, shown):
+    assert infra_failure("failure", log, LOST) == shown
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        SHUTDOWN,
+        # .NET's TaskCanceledException: exactly the runner's words, printed by a test
+        "System.Threading.Tasks.TaskCanceledException: The operation was canceled.\n",
+        "Error: The operation was canceled.\n",
+        # a test filling the disk is the code's
+        "##[error]System.IO.IOException: No space left on device : '/home/runner/x.log'",
+    ],
+)
+def test_a_failed_step_or_a_tests_own_words_are_the_codes(log):
+    assert infra_failure("failure", log, FAILED) is None
+    if "##[error]" not in log:
+        assert infra_failure("failure", log, LOST) is None  # not a runner line
+
+
+def test_without_the_jobs_facts_a_log_proves_nothing():
+    """``::error::`` renders as ``##[error]``: without the steps, the log is the code's."""
+    assert infra_failure("failure", SHUTDOWN, None) is None
+
+
+def test_a_job_no_runner_took_is_infrastructure():
+    assert infra_failure("failure", None, Ran("")) == "no runner took the job"
 
 
 @pytest.mark.parametrize(
@@ -61,7 +79,7 @@ def test_the_machines_words_are_infrastructure(log, shown):
     ],
 )
 def test_the_codes_failures_are_not(log):
-    assert infra_failure("failure", log) is None
+    assert infra_failure("failure", log, LOST) is None
 
 
 @pytest.mark.parametrize("conclusion", ["cancelled", "startup_failure", "stale"])
@@ -69,9 +87,9 @@ def test_a_job_stopped_or_never_started_is_infrastructure_without_a_log(conclusi
     assert infra_failure(conclusion, None) == f"the job ended {conclusion}"
 
 
-def test_a_timed_out_job_is_the_codes_unless_its_log_says_otherwise():
-    assert infra_failure("timed_out", "still running test_slow ...") is None
-    assert infra_failure("timed_out", SHUTDOWN) is not None
+def test_a_timed_out_job_is_the_codes_unless_the_runner_says_otherwise():
+    assert infra_failure("timed_out", "still running test_slow ...", LOST) is None
+    assert infra_failure("timed_out", SHUTDOWN, LOST) is not None
 
 
 def test_a_fail_fast_cancel_is_the_codes_even_with_a_cancelled_conclusion():

@@ -231,10 +231,16 @@ def test_the_serverless_path_is_counted_and_walked(tmp_path, monkeypatch) -> Non
     assert len(shown) == len([k for k, _ in steps if k == "command"])
     assert not [k for k, _ in steps if k == "file"], "no file is edited by hand"
     # gh, logged in as you: a stand-in records each call (`gh secret set NAME`, `gh label
-    # create NAME`) and reads what it is given on its standard input.
+    # create … -- NAME`) and reads what it is given on its standard input.
     gh_bin = tmp_path / "gh-bin"
     gh_bin.mkdir()
-    (gh_bin / "gh").write_text('#!/bin/sh\necho "$1 $2 $3" >> "$GH_LOG"; cat > /dev/null\n')
+    (gh_bin / "gh").write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = label ]; then for a; do prev=$last; last=$a; done\n'
+        '  echo "$1 $2 $prev $last" >> "$GH_LOG"\n'  # the name, after `--`
+        'else echo "$1 $2 $3" >> "$GH_LOG"; fi\n'
+        "cat > /dev/null\n"
+    )
     (gh_bin / "gh").chmod(0o755)
     monkeypatch.setenv("GH_LOG", str(tmp_path / "gh.log"))
     # The checkout of your repository on github.com (its pushes go to a bare origin here).
@@ -265,7 +271,7 @@ def test_the_serverless_path_is_counted_and_walked(tmp_path, monkeypatch) -> Non
     )
     assert ".github/workflows/magi.yml" in pushed.stdout.split()
     assert ".magi/config.toml" in pushed.stdout.split()
-    assert (tmp_path / "gh.log").read_text().split("\n")[0] == "label create magi"
+    assert (tmp_path / "gh.log").read_text().split("\n")[0] == "label create -- magi"
     # The secrets: `magi app setup --repo` sets them with gh, and they are exactly those
     # the written workflow reads.
     setup = next(c for c in shown if c.startswith("magi app setup"))

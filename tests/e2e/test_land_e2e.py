@@ -547,7 +547,7 @@ def test_the_whole_story_under_a_branch_rule(tmp_path, monkeypatch, rule):
     w.permissions["reviewer"] = "write"
     run_id, pr, head = _compete_and_publish(story)
     fake.set_check(REPO, head, "ci", "completed", "success")
-    fake.set_check(REPO, head, "magi", "completed", "success")
+    fake.set_check(REPO, head, "magi", "completed", "success", app="magi-app")  # magi's App
     if rule == "up-to-date":
         fake.move_base(REPO, _moved_main(story))  # GitHub: behind
     story.send(story.comment(pr, "merge"))

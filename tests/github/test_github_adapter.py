@@ -436,3 +436,17 @@ def test_the_app_over_http_survives_5xx_rate_limits_and_timeouts() -> None:
     assert 3.0 in sleeps.waits
     assert len(sleeps.waits) == 5
     double.assert_clean()
+
+
+def test_a_pull_requests_reviews_are_read_over_http() -> None:
+    """GET /repos/{o}/{r}/pulls/{n}/reviews: who and the state, in the order submitted."""
+    fake, double, auth, _ = setup()
+    fake.add_pull(REPO, 7, "magi/r/A", "a" * 40)
+    fake.add_review(REPO, 7, "octocat", "CHANGES_REQUESTED")
+    fake.add_review(REPO, 7, "hubot", "APPROVED")
+
+    async def reviews(port: GitHubPort) -> list[tuple[str, str]]:
+        return [(r.user.login if r.user else "", r.state) for r in await port.list_reviews(REPO, 7)]
+
+    assert go(auth, reviews) == [("octocat", "CHANGES_REQUESTED"), ("hubot", "APPROVED")]
+    double.assert_clean()

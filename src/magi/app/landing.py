@@ -14,6 +14,7 @@ that crashed gives its lock back (``magi.app.land_lock``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from magi.app import queue
@@ -39,7 +40,7 @@ from magi.core.threads.approval import is_bot, reviewer_counts
 from magi.core.threads.landing import HELD, LandFacts, Plan, Review, Step, plan
 from magi.errors import ConfigError
 from magi.github.gate import head_checks, pull_facts
-from magi.github.models import PullRequest, Repo, User
+from magi.github.models import CheckRun, PullRequest, Repo, User
 from magi.github.port import GitHubError, GitHubPort
 from magi.github.state import delete_under, dispatch_inputs
 from magi.model.config import Config
@@ -63,8 +64,10 @@ async def facts_of(
     pull: PullRequest,
     config: Config,
     reviews: tuple[Review, ...] = (),
+    runs: Sequence[CheckRun] | None = None,
 ) -> LandFacts:
-    """What ``plan`` needs, read from GitHub and from the App's own markers."""
+    """What ``plan`` needs, read from GitHub and from the App's own markers (``runs``: the
+    head's check runs when read already)."""
     own = ctx.own(await gh.list_comments(repo, pull.number))
     rounds = {m.get("round") for m in ctx.seal.find(own, LAND, step="fix")}
     head = pull.head.sha
@@ -78,7 +81,7 @@ async def facts_of(
     g = config.graph
     return LandFacts(
         pull=await pull_facts(gh, repo, pull),
-        checks=await head_checks(gh, repo, pull.head.sha),
+        checks=await head_checks(gh, repo, pull.head.sha, runs),
         reviews=reviews,
         mergeable_state=pull.mergeable_state,
         labels=labels,
@@ -107,11 +110,12 @@ async def land(
     if not is_magi_pull(pull, ctx.seal):
         return "not-a-magi-pr"
     config = await _config(gh, repo, branch)
-    f = await facts_of(ctx, gh, repo, pull, config, reviews)
+    runs = await gh.list_check_runs(repo, pull.head.sha)  # read once: plan and re-run
+    f = await facts_of(ctx, gh, repo, pull, config, reviews, runs)
     p = plan(f, ctx.clock())
     if p.step is Step.DONE:
         return await fold(ctx, gh, repo, pull)
-    if p.step is Step.FIX and (rerun := await rerun_once(ctx, gh, repo, pull, p.names)):
+    if p.step is Step.FIX and (rerun := await rerun_once(ctx, gh, repo, pull, p.names, runs)):
         return rerun  # a red check re-run once before a fix round is spent on it
     if p.step in (Step.FIX, Step.REBASE):
         return await _dispatch(ctx, gh, repo, pull, config, p, f.rounds_used + 1, branch)

@@ -8,13 +8,16 @@ the group's commit. CI workflows run there by themselves (``on: merge_group``); 
 repository that requires it would stall its queue. magi answers it: the group's ``magi``
 check carries the conclusion magi gave the PR's head (what was verified is the same change;
 the queue's own CI judges the merged result). A group whose PR is not magi's, or whose head
-has no finished ``magi`` check, gets no answer from magi.
+has no finished ``magi`` check made by magi's own App (``app.slug``: another App or a
+workflow may name a check ``magi``), gets no answer from magi.
 
 A magi PR taken out of the queue (``pull_request`` ``dequeued``) is said on the PR with
 GitHub's reason and the next step (``magi.core.threads.dequeue``): a removal that is the
 queue's own doing (cleared, rolled back, its checks timed out) is added back once per head
-while the writer's ``merge`` still stands on it; a conflict goes to landing (the fixer:
-``magi.app.landing`` routes the event and plans the PR when this says ``TO_LANDING``).
+while the writer's ``merge`` still stands on it and no person stopped it since (landing's
+stops, ``magi.core.threads.landing.held_back``: said why instead); a conflict goes to
+landing (the fixer: ``magi.app.landing`` routes the event and plans the PR when this says
+``TO_LANDING``).
 https://docs.github.com/en/webhooks/webhook-events-and-payloads#merge_group
 https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/configuring-pull-request-merges/managing-a-merge-queue#triggering-merge-group-checks-with-third-party-ci-providers
 """
@@ -23,13 +26,17 @@ from __future__ import annotations
 
 import re
 
-from magi.app.context import AppContext, reply_once
+from magi.app.context import AppContext, reply_once, repo_config
 from magi.app.events import Delivery, DequeuedEvent, MergeGroupEvent
 from magi.app.pulls import is_magi_pull
 from magi.core.threads import markers
 from magi.core.threads.dequeue import AGAIN, Next, after_dequeue
+from magi.core.threads.landing import Review, held_back
 from magi.core.threads.posting import inert
-from magi.github.port import GitHubError
+from magi.errors import ConfigError
+from magi.github.models import PullRequest
+from magi.github.port import GitHubError, GitHubPort
+from magi.model.config import Config
 
 __all__ = ["CHECK", "TO_LANDING", "checks_requested", "dequeued", "group_pull"]
 
@@ -59,7 +66,12 @@ async def checks_requested(ctx: AppContext, d: Delivery[MergeGroupEvent]) -> str
         return "no-such-pr"
     if not is_magi_pull(pull, ctx.seal):
         return "not-a-magi-pr"
-    ours = [c for c in await gh.list_check_runs(d.repo, head) if c.name == CHECK]
+    slug = ctx.app_login.lower().removesuffix("[bot]")
+    ours = [
+        c
+        for c in await gh.list_check_runs(d.repo, head)
+        if c.name == CHECK and c.app is not None and c.app.slug.lower() == slug
+    ]  # magi's own: any App (or a workflow) may make a check run named `magi`
     done = [c for c in ours if c.status == "completed" and c.conclusion]
     if not done:
         return "no-magi-check"
@@ -76,6 +88,26 @@ async def checks_requested(ctx: AppContext, d: Delivery[MergeGroupEvent]) -> str
         ),
     )
     return f"answered-{conclusion}"
+
+
+async def _held(
+    ctx: AppContext, gh: GitHubPort, d: Delivery[DequeuedEvent], pull: PullRequest
+) -> str:
+    """Why a person's stop keeps the PR out of the queue (landing's own stops), or ""."""
+    try:
+        config = await repo_config(gh, d.repo, d.payload.repository.default_branch)
+    except ConfigError:
+        config = Config()  # as landing plans with a config it cannot read
+    try:
+        labels = frozenset(lb.name for lb in (await gh.get_issue(d.repo, pull.number)).labels)
+    except GitHubError as exc:
+        if exc.status != 404:
+            raise
+        labels = frozenset()
+    reviews = tuple(
+        Review(r.user.login, r.state) for r in await gh.list_reviews(d.repo, pull.number) if r.user
+    )
+    return held_back(land=config.graph.land, labels=labels, reviews=reviews)
 
 
 async def dequeued(ctx: AppContext, d: Delivery[DequeuedEvent]) -> str:
@@ -95,6 +127,8 @@ async def dequeued(ctx: AppContext, d: Delivery[DequeuedEvent]) -> str:
     key = f"requeue-{head[:12]}"
     requeued = bool(ctx.seal.find(own, markers.REFUSAL, key=key))
     plan = after_dequeue(p.reason, stands=stands, requeued=requeued)
+    if plan.next is Next.REQUEUE and (held := await _held(ctx, gh, d, pull)):
+        plan = after_dequeue(p.reason, stands=stands, requeued=requeued, held=held)
     if plan.next is Next.NOTHING:
         return "dequeued-merged"
     if plan.next is Next.REQUEUE:

@@ -29,9 +29,9 @@ from collections.abc import Sequence
 
 from magi.app.context import AppContext, reply_once
 from magi.core.threads.approval import GREEN
-from magi.core.threads.infra import INFRA_CONCLUSIONS, infra_failure
+from magi.core.threads.infra import INFRA_CONCLUSIONS, Ran, infra_failure
 from magi.core.threads.posting import code
-from magi.github.models import CheckRun, PullRequest, Repo
+from magi.github.models import CheckRun, PullRequest, Repo, WorkflowJob
 from magi.github.port import GitHubError, GitHubPort
 
 __all__ = ["INFRA_RERUNS", "RERUN", "machine_failures", "rerun_once", "rerun_ref", "runs_to_rerun"]
@@ -74,8 +74,10 @@ def runs_to_rerun(red: Sequence[str], checks: Sequence[CheckRun], repo: Repo) ->
 async def machine_failures(
     gh: GitHubPort, repo: Repo, red: Sequence[str], checks: Sequence[CheckRun]
 ) -> dict[str, str]:
-    """Each red check's words showing the machine failed, read from its job's log tail
-    (``GET /repos/{o}/{r}/actions/jobs/{job_id}/logs``); {} unless every one of them did."""
+    """Each red check's rule showing the machine failed, read from its job's facts
+    (``GET /repos/{o}/{r}/actions/runs/{run_id}/jobs``: its runner, its steps' conclusions)
+    and log tail (``GET /repos/{o}/{r}/actions/jobs/{job_id}/logs``, read only when no step
+    failed); {} unless every one of them did."""
     found: dict[str, str] = {}
     jobs = [
         c
@@ -85,15 +87,36 @@ async def machine_failures(
     ]
     if not jobs or len(jobs) > MAX_LOGS:
         return {}  # many red jobs at once are more likely the code's than the machines'
+    facts: dict[int, list[WorkflowJob]] = {}
     for c in jobs:
-        log = None
-        if (c.conclusion or "") not in INFRA_CONCLUSIONS and (job := _job_of(c)) is not None:
-            log = await gh.job_log_tail(repo, job, max_bytes=LOG_BYTES)
-        words = infra_failure(c.conclusion, log)
+        log, ran = None, None
+        job, run = _job_of(c), _run_of(c, repo)
+        if (c.conclusion or "") not in INFRA_CONCLUSIONS and job and run:
+            ran = await _ran(gh, repo, run, job, facts)
+            if ran is not None and ran.runner and "failure" not in ran.steps:
+                log = await gh.job_log_tail(repo, job, max_bytes=LOG_BYTES)
+        words = infra_failure(c.conclusion, log, ran)
         if words is None:
             return {}
         found[c.name] = words
     return found
+
+
+async def _ran(
+    gh: GitHubPort, repo: Repo, run: int, job: int, facts: dict[int, list[WorkflowJob]]
+) -> Ran | None:
+    """The jobs API's facts about ``job`` (one call per run), or None when GitHub has none."""
+    if run not in facts:
+        try:
+            facts[run] = await gh.list_run_jobs(repo, run)
+        except GitHubError as exc:
+            if exc.status != 404:
+                raise
+            facts[run] = []
+    for j in facts[run]:
+        if j.id == job:
+            return Ran(j.runner_name or "", tuple(s.conclusion for s in j.steps))
+    return None
 
 
 def _job_of(check: CheckRun) -> int | None:
@@ -102,7 +125,8 @@ def _job_of(check: CheckRun) -> int | None:
 
 
 def _why(infra: dict[str, str]) -> str:
-    return "; ".join(f"{code(n)}: {code(w, 200)}" for n, w in infra.items())
+    # the rule's own words (magi's), never the log's: the log is the code's to write
+    return "; ".join(f"{code(n)}: {w}" for n, w in infra.items())
 
 
 async def _claim(gh: GitHubPort, repo: Repo, pull: PullRequest, bound: int) -> int | None:
@@ -128,16 +152,23 @@ async def _rerun(gh: GitHubPort, repo: Repo, runs: Sequence[int]) -> list[int]:
 
 
 async def rerun_once(
-    ctx: AppContext, gh: GitHubPort, repo: Repo, pull: PullRequest, red: Sequence[str]
+    ctx: AppContext,
+    gh: GitHubPort,
+    repo: Repo,
+    pull: PullRequest,
+    red: Sequence[str],
+    checks: Sequence[CheckRun] | None = None,
 ) -> str | None:
     """Re-run ``red`` for ``pull``'s head; the outcome, or None to spend a fix round.
 
     Once per head; up to ``INFRA_RERUNS`` times when every red job failed for the machine's
     reasons (``machine_failures``), which never spends a fix round: past the bound it is
-    said, and a person looks at the runners."""
+    said, and a person looks at the runners. ``checks``: the head's check runs, when read
+    already."""
     if not red:
         return None  # changes requested, not a red check
-    checks = await gh.list_check_runs(repo, pull.head.sha)
+    if checks is None:
+        checks = await gh.list_check_runs(repo, pull.head.sha)
     runs = runs_to_rerun(red, checks, repo)
     if not runs:
         return None

@@ -2,7 +2,8 @@
 
 What a person would otherwise type after ``magi init --github``: ``git add`` and ``git
 commit`` of magi's two files alone (``.magi/config.toml`` and the workflow; anything else
-staged stays staged and out of the commit), ``git push`` of the branch to ``origin``, and
+staged stays staged and out of the commit), ``git push`` of the branch to ``origin`` (refused
+when the branch has commits of its own that origin lacks: they would go with it), and
 the ``[github] label`` created on the repository, which the label step needs (GitHub's
 issue page offers only labels that exist). The label is made with the GitHub CLI (``gh
 label create``), with whatever login it has (``gh auth login``, or ``GH_TOKEN`` /
@@ -46,6 +47,7 @@ def push_files(root: Path, files: list[str]) -> list[str]:
     branch = _git(root, "symbolic-ref", "--quiet", "--short", "HEAD").stdout.strip()
     if not branch:
         raise UsageError("--push: HEAD is detached; check out the default branch and run it again")
+    _refuse_unpushed(root, branch)
     added = _git(root, "add", "--", *files)
     if added.returncode != 0:
         raise UsageError(f"--push: git add failed: {_said(added)}")
@@ -76,6 +78,22 @@ def push_files(root: Path, files: list[str]) -> list[str]:
     return out
 
 
+def _refuse_unpushed(root: Path, branch: str) -> None:
+    """A UsageError when HEAD has commits origin does not have, other than magi's own
+    (a push that failed before): ``--push`` sends the whole branch, and they would go too."""
+    listed = _git(root, "log", "--format=%h %s", "HEAD", "--not", "--remotes=origin")
+    if listed.returncode != 0:
+        raise UsageError(f"--push: git could not list what origin lacks: {_said(listed)}")
+    theirs = [line for line in listed.stdout.splitlines() if line.split(" ", 1)[1:] != [_MESSAGE]]
+    if theirs:
+        shown = "; ".join(theirs[:3]) + (f"; and {len(theirs) - 3} more" if len(theirs) > 3 else "")
+        raise UsageError(
+            f"--push: {branch} has {len(theirs)} commit(s) origin does not have ({shown}); "
+            "--push would send them too. Push them (or move them to another branch) first, "
+            "or commit and push magi's two files yourself"
+        )
+
+
 def origin_repository(root: Path) -> str | None:
     """OWNER/REPO of ``origin`` on github.com, else None."""
     url = _git(root, "remote", "get-url", "origin").stdout.strip()
@@ -90,8 +108,10 @@ def create_label(repo: str | None, label: str, run: Callable[..., Any] = subproc
     gh = shutil.which("gh")
     if gh is None:
         return f"the GitHub CLI (gh) is not on PATH: {manual}"
-    argv = [gh, "label", "create", label, "--repo", repo]
-    argv += ["--color", LABEL_COLOR, "--description", _DESCRIPTION]
+    # `--` ends the flags (gh's cobra/pflag parsing): a label starting with `-` is the name,
+    # never a flag. https://github.com/spf13/cobra/commit/c439c4fa093711d42e1b01acb1235b52004753c1
+    argv = [gh, "label", "create", "--repo", repo]
+    argv += ["--color", LABEL_COLOR, "--description", _DESCRIPTION, "--", label]
     try:
         done = run(argv, capture_output=True, text=True, check=False, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -102,4 +122,4 @@ def create_label(repo: str | None, label: str, run: Callable[..., Any] = subproc
     if "already exists" in said:
         return f"the label `{label}` is on {repo} already"
     first = said.splitlines()[0] if said else f"exit {done.returncode}"
-    return f"`gh label create {label} --repo {repo}` failed ({first}): {manual}"
+    return f"`gh label create --repo {repo} -- {label}` failed ({first}): {manual}"

@@ -110,10 +110,13 @@ def render_workflow(
 
 def expression_string(value: str) -> str:
     """``value`` as a string literal of a GitHub expression (a quote doubled), refused when
-    it could leave the line it is written on.
+    it could leave the line it is written on or the expression it is written in.
     https://docs.github.com/en/actions/reference/workflows-and-actions/expressions#literals"""
     if not value.strip() or any(c in value for c in "\n\r\t\0"):
         raise ValueError(f"[github] label: not a label name: {value!r}")
+    if "${{" in value or "}}" in value:
+        # inside an `if:`, either turns the expression into a template string (always true)
+        raise ValueError(f"[github] label: {value!r} must not contain '${{{{' or '}}}}'")
     return "'" + value.replace("'", "''") + "'"
 
 

@@ -24,7 +24,7 @@ job calls it from ``magi action merge`` with the event GitHub wrote to disk. Bot
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -47,7 +47,7 @@ from magi.core.threads.markers import Seal
 from magi.core.threads.posting import code, inert
 from magi.core.threads.refusal import MERGE_TRIES, Why, read_refusal, when_it_merges
 from magi.errors import ConfigError
-from magi.github.models import Comment, MergeResult, PullRequest, Repo
+from magi.github.models import CheckRun, Comment, MergeResult, PullRequest, Repo
 from magi.github.port import GitHubError, GitHubPort
 from magi.github.state import claim_ref, own_bodies, refs_under, reply_once, repo_config
 
@@ -290,9 +290,14 @@ async def _push_before(
     return pushed, ""
 
 
-async def head_checks(gh: GitHubPort, repo: Repo, sha: str) -> list[Check]:
-    """Every check run and commit status on ``sha``, as the pure decisions read them."""
-    checks = [Check(c.name, c.status, c.conclusion) for c in await gh.list_check_runs(repo, sha)]
+async def head_checks(
+    gh: GitHubPort, repo: Repo, sha: str, runs: Sequence[CheckRun] | None = None
+) -> list[Check]:
+    """Every check run and commit status on ``sha``, as the pure decisions read them
+    (``runs``: the check runs on ``sha`` when the caller read them already)."""
+    if runs is None:
+        runs = await gh.list_check_runs(repo, sha)
+    checks = [Check(c.name, c.status, c.conclusion) for c in runs]
     combined = await gh.combined_status(repo, sha)
     if combined.total_count:
         checks += [status_check(s.context, s.state) for s in combined.statuses]

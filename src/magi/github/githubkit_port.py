@@ -36,6 +36,7 @@ from magi.github.models import (
     MergeResult,
     Permission,
     PullRequest,
+    PullReview,
     Repo,
     TreeEntry,
     WorkflowJob,
@@ -340,6 +341,11 @@ class GitHubKitPort:
             self.gh.rest.pulls.async_list, repo.owner, repo.name, state=state, **kw
         )
         return [self._parse(PullRequest, p) for p in items]
+
+    async def list_reviews(self, repo: Repo, number: int) -> list[PullReview]:
+        r = self.gh.rest.pulls
+        items = await self._pages(r.async_list_reviews, repo.owner, repo.name, number)
+        return [self._parse(PullReview, v) for v in items]
 
     async def create_pull(
         self, repo: Repo, *, title: str, head: str, base: str, body: str, draft: bool

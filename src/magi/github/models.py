@@ -57,6 +57,13 @@ class Label(_Model):
     name: str
 
 
+class PullReview(_Model):
+    """A submitted review on a pull request: who and its state (APPROVED, CHANGES_REQUESTED...)."""
+
+    user: User | None = None
+    state: str = ""
+
+
 class Issue(_Model):
     number: int
     title: str = ""
@@ -109,6 +116,14 @@ class WorkflowRun(_Model):
     head_repository: BranchRepo | None = None
 
 
+class JobStep(_Model):
+    """One step of a workflow job, as the jobs API says it (its log is the job's)."""
+
+    name: str = ""
+    status: str = "queued"
+    conclusion: str | None = None
+
+
 class WorkflowJob(_Model):
     """One job of a workflow run (``GET .../actions/runs/{run_id}/jobs``)."""
 
@@ -119,6 +134,8 @@ class WorkflowJob(_Model):
     html_url: str = ""
     started_at: datetime | None = None
     completed_at: datetime | None = None
+    runner_name: str | None = None  # null: no runner took the job
+    steps: list[JobStep] = Field(default_factory=list)
 
 
 class BranchRepo(_Model):

@@ -33,6 +33,7 @@ from magi.github.models import (
     MergeResult,
     Permission,
     PullRequest,
+    PullReview,
     Repo,
     TreeEntry,
     WorkflowJob,
@@ -75,6 +76,7 @@ CALLS: Mapping[str, tuple[str, str]] = {
     "rerun_failed_jobs": ("actions", "write"),
     "get_pull": ("pull_requests", "read"),
     "list_pulls": ("pull_requests", "read"),
+    "list_reviews": ("pull_requests", "read"),
     "create_pull": ("pull_requests", "write"),
     "update_pull": ("pull_requests", "write"),
     "merge_pull": ("contents", "write"),
@@ -164,6 +166,7 @@ class GitHubPort(Protocol):
     async def list_pulls(
         self, repo: Repo, *, state: str = "open", head: str | None = None
     ) -> list[PullRequest]: ...
+    async def list_reviews(self, repo: Repo, number: int) -> list[PullReview]: ...
     async def create_pull(
         self, repo: Repo, *, title: str, head: str, base: str, body: str, draft: bool
     ) -> PullRequest: ...

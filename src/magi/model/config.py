@@ -357,6 +357,21 @@ class Github(_Strict):
     def _labels(cls, labels: list[str]) -> list[str]:
         return _runner_labels_checked(labels)
 
+    @field_validator("label")
+    @classmethod
+    def _label(cls, label: str) -> str:
+        # Written into the receive job's `if:` as an expression's string: `${{` or `}}` there
+        # would make the whole `if:` a template string, always true.
+        # https://docs.github.com/en/actions/reference/workflows-and-actions/expressions
+        if not label.strip() or any(c in label for c in "\n\r\t\0"):
+            raise ValueError(f"not a label name: {label!r}")
+        if "${{" in label or "}}" in label:
+            raise ValueError(
+                f"{label!r}: a label must not contain '${{{{' or '}}}}' (the workflow's "
+                "`if:` reads it inside an expression)"
+            )
+        return label
+
 
 class Price(_Strict):
     """What one model costs, in US dollars per million tokens (magi's estimate of a turn

@@ -50,10 +50,12 @@ from magi.github.models import (
     GitRef,
     GitTree,
     Issue,
+    JobStep,
     Label,
     MergeResult,
     Permission,
     PullRequest,
+    PullReview,
     Repo,
     StatusContext,
     TreeEntry,
@@ -334,10 +336,20 @@ class FakeGitHub:
         self._hold(w, sha)
 
     def set_check(
-        self, repo: Repo | str, sha: str, name: str, status: str, conc: str | None
+        self,
+        repo: Repo | str,
+        sha: str,
+        name: str,
+        status: str,
+        conc: str | None,
+        app: str | None = None,
     ) -> None:
+        """A check run on ``sha``, made by the App whose slug is ``app`` (None: unsaid)."""
         runs = [c for c in self.world(repo).checks.get(sha, []) if c.name != name]
-        runs.append(CheckRun(id=next(self._ids), name=name, status=status, conclusion=conc))
+        made_by = CheckApp(slug=app) if app else None
+        runs.append(
+            CheckRun(id=next(self._ids), name=name, status=status, conclusion=conc, app=made_by)
+        )
         self.world(repo).checks[sha] = runs
 
     def named(self, name: str) -> list[Call]:
@@ -710,6 +722,21 @@ class FakeGitHub:
         self.add_run(
             repo, run_id, f"CI {name}", status=status, conclusion=conc, event="pull_request"
         )
+        # its job, as the jobs API tells it: a runner took it, and its one step ended as it
+        # did (a red job's step failed: the code's, unless a test says the runner's steps)
+        step = JobStep(name="Run tests", status=status, conclusion=conc)
+        self.set_job(
+            repo,
+            run_id,
+            WorkflowJob(
+                id=job,
+                name=name,
+                status=status,
+                conclusion=conc,
+                runner_name="runner-1",
+                steps=[step],
+            ),
+        )
 
     # -- pull requests -----------------------------------------------------------------
     async def get_pull(self, repo: Repo, number: int) -> PullRequest:
@@ -727,6 +754,14 @@ class FakeGitHub:
             p
             for p in w.pulls.values()
             if (state == "all" or p.state == state) and (branch is None or p.head.ref == branch)
+        ]
+
+    async def list_reviews(self, repo: Repo, number: int) -> list[PullReview]:
+        w = await self._enter("list_reviews", repo, number=number)
+        if number not in w.pulls:
+            raise GitHubError("Not Found", status=404)
+        return [
+            PullReview(user=User(login=r.login), state=r.state) for r in w.reviews.get(number, [])
         ]
 
     async def create_pull(
@@ -935,6 +970,9 @@ class FakeGitHub:
             status=status,
             conclusion=conclusion,
             details_url=details_url,
+            # GitHub files a check run under the App whose token made it
+            # https://docs.github.com/en/rest/checks/runs#create-a-check-run
+            app=CheckApp(slug=APP_LOGIN.removesuffix("[bot]")),
         )
         w.checks.setdefault(head_sha, []).append(run.model_copy(update={"head_sha": head_sha}))
         return run

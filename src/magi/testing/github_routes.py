@@ -424,6 +424,19 @@ async def _list_pulls(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Re
     return 200, [over(example, _pull(x, repo)) for x in _page(rq, pulls)]
 
 
+@route("GET", C + "/pulls/{pull_number}/reviews")
+async def _list_reviews(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
+    reviews = await d.fake.list_reviews(repo, int(p["pull_number"]))
+    example = (d.example("GET", C + "/pulls/{pull_number}/reviews") or [{}])[0]
+    return 200, [
+        over(
+            example, {"user": {**example.get("user", {}), "login": r.user.login}, "state": r.state}
+        )
+        for r in _page(rq, reviews)
+        if r.user
+    ]
+
+
 @route("POST", C + "/pulls")
 async def _create_pull(d: GitHubHTTP, repo: Repo, p: dict[str, str], rq: httpx.Request) -> Any:
     b = _body(rq)
@@ -686,6 +699,11 @@ def _job(j: Any, run_id: int) -> dict[str, Any]:
         "html_url": j.html_url,
         "started_at": when(j.started_at),
         "completed_at": when(j.completed_at),
+        "runner_name": j.runner_name,
+        "steps": [
+            {"name": s.name, "status": s.status, "conclusion": s.conclusion, "number": n}
+            for n, s in enumerate(j.steps, 1)
+        ],
     }
 
 

@@ -33,14 +33,16 @@ from magi.github.port import GitHubError
 
 # What each job of workflows/magi.yml asks its token for (its create-github-app-token
 # step's permission-* inputs; a test holds the two equal). A job not named here is checked
-# for credentials and installation only.
+# for credentials and installation only. An input that depends on the event is written as
+# it is for the events this step runs on (an issue's thread): receive asks ``checks:
+# write`` only for ``merge_group``, which has no thread to say a refusal on.
 ASKED: dict[str, dict[str, str]] = {
     "receive": {
         "contents": "write",
         "actions": "write",
         "pull-requests": "read",
         "issues": "write",
-        "checks": "write",
+        "checks": "read",
         "statuses": "read",
     },
     "publish": {

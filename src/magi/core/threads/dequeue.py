@@ -60,11 +60,12 @@ class Dequeued:
     message: str = ""
 
 
-def after_dequeue(reason: str, *, stands: bool, requeued: bool) -> Dequeued:
+def after_dequeue(reason: str, *, stands: bool, requeued: bool, held: str = "") -> Dequeued:
     """What to do after GitHub's ``dequeued`` with ``reason``.
 
     ``stands``: a writer's ``merge`` is pinned to the PR's current head. ``requeued``: magi
-    already added this head back once after a removal.
+    already added this head back once after a removal. ``held``: why a person's stop keeps
+    it out (``magi.core.threads.landing.held_back``), or "".
     """
     key = reason.strip().upper()
     if key in MERGED:
@@ -76,6 +77,11 @@ def after_dequeue(reason: str, *, stands: bool, requeued: bool) -> Dequeued:
     if key in TRANSIENT:
         if not stands:
             return Dequeued(Next.SAY, f"{said} No `merge` stands on this head: {AGAIN}.")
+        if held:
+            return Dequeued(
+                Next.SAY,
+                f"{said} magi does not add it back: {held}; once that is settled, {AGAIN}.",
+            )
         if not requeued:
             return Dequeued(Next.REQUEUE, f"{said} The `merge` still stands: adding it back once.")
         return Dequeued(Next.SAY, f"{said} magi added this head back once already; {AGAIN}.")

@@ -102,6 +102,23 @@ def _names(names: Sequence[str]) -> str:
     return ", ".join(code(n) for n in names)
 
 
+def held_back(*, land: bool, labels: frozenset[str], reviews: Sequence[Review]) -> str:
+    """Why a person's stop keeps magi from adding the PR back to a merge queue, or "".
+
+    The stops ``plan`` never overrides (land off, a stop label) and a writer's request for
+    changes: magi re-enqueues only what landing would still merge without a fix round.
+    """
+    if not land:
+        return "`[graph] land` is off"
+    stops = sorted(labels & STOPS)
+    if stops:
+        return f"it is labeled `{stops[0]}`"
+    asked = changes_requested(reviews)
+    if asked:
+        return f"changes were requested by {', '.join('@' + a for a in asked)}"
+    return ""
+
+
 def plan(f: LandFacts, now: datetime) -> Plan:
     """The next landing step for the PR described by ``f``."""
     p = f.pull
