@@ -21,7 +21,7 @@ from magi.agents.discover import read_version
 from magi.agents.registry import kinds
 from magi.seats.context import SeatContext
 
-__all__ = ["VERSION_WAIT_S", "agent_version", "note_version", "start_version"]
+__all__ = ["VERSION_WAIT_S", "start_version"]
 
 _KEY = "cli_version:"  # SeatContext.cache, per agent id: a Future of the version read
 # A node CLI on a busy runner can take seconds to print its version; read beside the turn,
@@ -59,11 +59,6 @@ def _future(sctx: SeatContext, agent_id: str) -> Future[str | None]:
     return fut
 
 
-def agent_version(sctx: SeatContext, agent_id: str) -> str | None:
-    """The CLI version of ``agent_id``, read once per run (per process)."""
-    return _future(sctx, agent_id).result()
-
-
 def start_version(sctx: SeatContext, seat: str) -> Callable[[], None]:
     """Begin reading the version of the CLI that holds ``seat`` beside its turn (a node CLI
     takes seconds to answer ``--version``, which must not delay the turn); the call returned
@@ -82,8 +77,3 @@ def start_version(sctx: SeatContext, seat: str) -> Callable[[], None]:
 
     return note
 
-
-def note_version(sctx: SeatContext, seat: str) -> None:
-    """Put the version of the CLI that holds ``seat`` on its record, if not there yet (saved
-    with the seat's turn). A seat that passed to another agent has its version read anew."""
-    start_version(sctx, seat)()
