@@ -105,8 +105,10 @@ def _names(names: Sequence[str]) -> str:
 def held_back(*, land: bool, labels: frozenset[str], reviews: Sequence[Review]) -> str:
     """Why a person's stop keeps magi from adding the PR back to a merge queue, or "".
 
-    The stops ``plan`` never overrides (land off, a stop label) and a writer's request for
-    changes: magi re-enqueues only what landing would still merge without a fix round.
+    The stops ``plan`` never overrides (land off, a stop label) and a request for changes
+    (anyone's, unlike landing, which asks who may write: here a reader's review errs on the
+    side of not adding back): magi re-enqueues only what landing would still merge without
+    a fix round.
     """
     if not land:
         return "`[graph] land` is off"
