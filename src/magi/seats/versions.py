@@ -76,4 +76,3 @@ def start_version(sctx: SeatContext, seat: str) -> Callable[[], None]:
                 record.cli_version = version
 
     return note
-
